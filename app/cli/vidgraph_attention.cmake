@@ -1,0 +1,1 @@
+# vidgraph-attention: placeholder until it lands.

@@ -1,0 +1,1 @@
+# vidgraph-run: placeholder until it lands.
