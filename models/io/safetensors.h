@@ -1,0 +1,85 @@
+// Safetensors reader and writer (https://huggingface.co/docs/safetensors format: 8-byte little-endian
+// header size N, N bytes of JSON {name: {dtype, shape, data_offsets: [begin, end)}, "__metadata__":
+// {string: string}}, then the data region).
+//
+// Reader: the file is memory-mapped (read-only, shared); the header is validated on open (size bound
+// of 100 MiB, JSON object, every entry's dtype supported — F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL —,
+// shape non-negative, offsets inside the data region, end - begin == numel * element size, entries
+// non-overlapping). load() copies one tensor straight from the mapping to the requested device and
+// dtype: the file is never read into memory as a whole. Errors throw SafetensorsError whose message
+// names the file (and the tensor).
+// Writer: atomic — writes <path>.tmp-<pid>-<n>, fsyncs it, renames it over <path>, fsyncs the folder;
+// a failure leaves any previous file untouched. Tensors are written contiguous, little-endian, from
+// any device; the header is padded with spaces to a multiple of 8 bytes.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace vidgraph::model_io {
+
+class SafetensorsError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct SafetensorsEntry {
+  std::string name;
+  std::string dtype;            // as in the file: "F32", "BF16", ...
+  at::ScalarType scalar_type;   // the matching ATen type
+  std::vector<int64_t> shape;
+  uint64_t begin = 0;           // byte offsets inside the data region
+  uint64_t end = 0;
+};
+
+// The ATen type for a safetensors dtype string, or nullopt if unsupported.
+std::optional<at::ScalarType> safetensors_dtype_to_scalar(const std::string& dtype);
+// The safetensors dtype string for an ATen type; throws SafetensorsError if unsupported.
+std::string safetensors_dtype_name(at::ScalarType type);
+
+class SafetensorsFile {
+ public:
+  // Maps and validates `path`; throws SafetensorsError naming the file and the problem.
+  static SafetensorsFile open(const std::string& path);
+
+  SafetensorsFile(SafetensorsFile&&) noexcept;
+  SafetensorsFile& operator=(SafetensorsFile&&) noexcept;
+  ~SafetensorsFile();
+
+  const std::string& path() const;
+  // Tensor names in file (data offset) order.
+  std::vector<std::string> names() const;
+  bool contains(const std::string& name) const;
+  // Throws SafetensorsError naming the file and the tensor when absent.
+  const SafetensorsEntry& entry(const std::string& name) const;
+  const std::map<std::string, std::string>& metadata() const;
+
+  // A new tensor (owning its memory) with the data of `name`, on `device`, converted to `dtype`
+  // when given. Throws SafetensorsError naming the file and the tensor.
+  at::Tensor load(const std::string& name, c10::Device device = c10::Device(c10::kCPU),
+                  std::optional<at::ScalarType> dtype = std::nullopt) const;
+
+ private:
+  struct Impl;
+  explicit SafetensorsFile(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
+
+// Writes `tensors` (unique names, any device, supported dtypes) and `metadata` atomically to `path`.
+// Throws SafetensorsError naming the file (and tensor) on failure.
+void save_safetensors(const std::string& path, const NamedTensors& tensors,
+                      const std::map<std::string, std::string>& metadata = {});
+
+}  // namespace vidgraph::model_io

@@ -1,0 +1,171 @@
+// Plugin discovery, handshake checks, loading and the designed shutdown order. See plugin_loader.h.
+#include "plugins/api/plugin_loader.h"
+
+#include "plugins/api/plugin_log.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+#include <system_error>
+
+namespace vidgraph::plugin {
+namespace fs = std::filesystem;
+namespace {
+
+std::string executable_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : exe.parent_path().string();
+}
+
+std::string handshake_mismatch(const VidgraphPluginInfo& info) {
+  if (info.abi_version != VIDGRAPH_PLUGIN_ABI_VERSION)
+    return "plugin ABI version " + std::to_string(info.abi_version) + " does not match the program's " +
+           std::to_string(VIDGRAPH_PLUGIN_ABI_VERSION) + "; rebuild the plugin against this Vidgraph";
+  const std::string torch = info.torch_version ? info.torch_version : "(none)";
+  if (torch != VIDGRAPH_PLUGIN_TORCH_VERSION)
+    return "plugin was built with LibTorch " + torch + " but the program uses " +
+           VIDGRAPH_PLUGIN_TORCH_VERSION + "; rebuild the plugin with the same LibTorch";
+  const std::string abi = info.compiler_abi ? info.compiler_abi : "(none)";
+  if (abi != VIDGRAPH_PLUGIN_COMPILER_ABI)
+    return "plugin compiler ABI '" + abi + "' does not match the program's '" +
+           VIDGRAPH_PLUGIN_COMPILER_ABI + "'";
+  if (!info.name || !info.version || !info.create_attention_backend || !info.destroy_attention_backend)
+    return "plugin entry is incomplete (name, version or factory missing)";
+  return {};
+}
+
+}  // namespace
+
+LoadedPlugin::~LoadedPlugin() {
+  if (backend_ != nullptr) {
+    try {
+      backend_->shutdown();
+    } catch (const std::exception& ex) {
+      plugin_logger()->warn("plugin '{}' shutdown failed: {}", path_, ex.what());
+    }
+    info_->destroy_attention_backend(backend_);
+  }
+  if (handle_ != nullptr) dlclose(handle_);
+}
+
+std::vector<std::string> plugin_search_dirs() {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("VIDGRAPH_PLUGIN_PATH")) {
+    std::stringstream ss(env);
+    std::string item;
+    while (std::getline(ss, item, ':'))
+      if (!item.empty()) dirs.push_back(item);
+  }
+  const std::string exe = executable_dir();
+  if (!exe.empty()) dirs.push_back((fs::path(exe) / ".." / "lib" / "vidgraph" / "plugins").lexically_normal().string());
+#ifdef VIDGRAPH_BUILD_PLUGIN_DIR
+  dirs.push_back(VIDGRAPH_BUILD_PLUGIN_DIR);
+#endif
+  std::vector<std::string> unique;
+  for (const auto& d : dirs)
+    if (std::find(unique.begin(), unique.end(), d) == unique.end()) unique.push_back(d);
+  return unique;
+}
+
+std::unique_ptr<LoadedPlugin> load_plugin_file(const std::string& path, std::string* error) {
+  auto set_error = [&](const std::string& why) {
+    if (error) *error = "plugin '" + path + "' not loaded: " + why;
+    plugin_logger()->warn("plugin '{}' not loaded: {}", path, why);
+    return nullptr;
+  };
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return set_error("no such file");
+  dlerror();
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    return set_error(std::string("dlopen failed: ") + (why ? why : "unknown error"));
+  }
+  auto entry = reinterpret_cast<VidgraphPluginEntryFn>(dlsym(handle, VIDGRAPH_PLUGIN_ENTRY_SYMBOL));
+  if (entry == nullptr) {
+    dlclose(handle);
+    return set_error(std::string("it does not export '") + VIDGRAPH_PLUGIN_ENTRY_SYMBOL +
+                     "' (not a Vidgraph plugin)");
+  }
+  const VidgraphPluginInfo* info = entry();
+  const std::string mismatch = info ? handshake_mismatch(*info) : "entry returned no information";
+  if (!mismatch.empty()) {
+    dlclose(handle);
+    return set_error(mismatch);
+  }
+  std::unique_ptr<LoadedPlugin> plugin(new LoadedPlugin());
+  plugin->path_ = path;
+  plugin->name_ = info->name;
+  plugin->version_ = info->version;
+  plugin->description_ = info->description ? info->description : "";
+  plugin->handle_ = handle;
+  plugin->info_ = info;
+  try {
+    plugin->backend_ = info->create_attention_backend();
+  } catch (const std::exception& ex) {
+    return set_error(std::string("its factory failed: ") + ex.what());
+  }
+  if (plugin->backend_ == nullptr) return set_error("its factory returned no backend");
+  plugin_logger()->info("loaded {}", plugin_version_string(*plugin));
+  return plugin;
+}
+
+PluginLoadReport load_attention_plugin_from(const std::vector<std::string>& dirs, const std::string& name) {
+  PluginLoadReport report;
+  report.searched = dirs;
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) continue;
+    std::vector<std::string> files;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (e.path().extension() == ".so") files.push_back(e.path().string());
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+      std::string why;
+      auto plugin = load_plugin_file(file, &why);
+      if (!plugin) {
+        report.failures.push_back({file, why});
+        continue;
+      }
+      if (!name.empty() && plugin->name() != name) continue;
+      report.plugin = std::move(plugin);
+      return report;
+    }
+  }
+  return report;
+}
+
+PluginLoadReport load_attention_plugin(const std::string& name) {
+  return load_attention_plugin_from(plugin_search_dirs(), name);
+}
+
+std::string PluginLoadReport::message() const {
+  std::ostringstream s;
+  if (plugin) {
+    s << "loaded " << plugin_version_string(*plugin);
+  } else {
+    s << "no attention plugin found. Searched:";
+    for (const auto& d : searched) s << " " << d;
+    s << " (set VIDGRAPH_PLUGIN_PATH to a folder holding vidgraph_attention.so).";
+  }
+  for (const auto& f : failures) s << "\n  " << f.reason;
+  return s.str();
+}
+
+std::string plugin_version_string(const LoadedPlugin& plugin) {
+  return plugin.name() + " " + plugin.version() + " (plugin ABI " +
+         std::to_string(VIDGRAPH_PLUGIN_ABI_VERSION) + ", LibTorch " + VIDGRAPH_PLUGIN_TORCH_VERSION +
+         ") from " + plugin.path();
+}
+
+uint32_t host_plugin_abi_version() { return VIDGRAPH_PLUGIN_ABI_VERSION; }
+const char* host_torch_version() { return VIDGRAPH_PLUGIN_TORCH_VERSION; }
+const char* host_compiler_abi() { return VIDGRAPH_PLUGIN_COMPILER_ABI; }
+
+}  // namespace vidgraph::plugin

@@ -1,0 +1,90 @@
+// Finds and loads attention-backend plugins; owns their library handles and backends.
+//
+// Search order (first usable plugin wins unless a name is requested):
+//   1. every folder of VIDGRAPH_PLUGIN_PATH (':'-separated), in order;
+//   2. <directory of the running executable>/../lib/vidgraph/plugins (the installed layout, and the
+//      build tree's layout too);
+//   3. the build tree's plugin folder (compile-time VIDGRAPH_BUILD_PLUGIN_DIR).
+// A candidate is any regular file named *.so in those folders. Loading uses dlopen(RTLD_NOW |
+// RTLD_LOCAL). Each failure (dlopen error, missing vidgraph_plugin_entry, ABI / LibTorch / compiler
+// mismatch, a throwing factory) is recorded with the file and the reason, logged on the "plugins"
+// logger and the file skipped; nothing crashes. When nothing loads, the report's message lists the
+// places searched and why each candidate failed.
+//
+// Shutdown order (designed, not left to static destruction): LoadedPlugin's destructor calls
+// AttentionBackend::shutdown() (drains device work, frees caches), then the plugin's destroy function,
+// then dlclose. Tensors whose autograd graph was built by the plugin refer to its code: release them
+// (and any graphs) before the LoadedPlugin. Programs normally keep one LoadedPlugin for their lifetime.
+#pragma once
+
+#include "plugins/api/attention_backend.h"
+#include "plugins/api/plugin_entry.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace vidgraph::plugin {
+
+struct PluginFailure {
+  std::string path;
+  std::string reason;
+};
+
+class LoadedPlugin {
+ public:
+  LoadedPlugin(const LoadedPlugin&) = delete;
+  LoadedPlugin& operator=(const LoadedPlugin&) = delete;
+  ~LoadedPlugin();
+
+  const std::string& path() const { return path_; }
+  const std::string& name() const { return name_; }
+  const std::string& version() const { return version_; }
+  const std::string& description() const { return description_; }
+  AttentionBackend& backend() { return *backend_; }
+  const AttentionBackend& backend() const { return *backend_; }
+
+ private:
+  friend std::unique_ptr<LoadedPlugin> load_plugin_file(const std::string&, std::string*);
+  LoadedPlugin() = default;
+
+  std::string path_;
+  std::string name_;
+  std::string version_;
+  std::string description_;
+  void* handle_ = nullptr;
+  const VidgraphPluginInfo* info_ = nullptr;
+  AttentionBackend* backend_ = nullptr;
+};
+
+struct PluginLoadReport {
+  std::unique_ptr<LoadedPlugin> plugin;  // null when nothing loaded
+  std::vector<std::string> searched;     // folders looked in, in order
+  std::vector<PluginFailure> failures;   // candidates that did not load
+  // One paragraph: what loaded, or "no plugin found" with the folders searched and every failure.
+  std::string message() const;
+};
+
+// The folders searched, in order (existing or not).
+std::vector<std::string> plugin_search_dirs();
+
+// Loads one file. On failure returns nullptr and sets *error to a sentence naming the file and why.
+std::unique_ptr<LoadedPlugin> load_plugin_file(const std::string& path, std::string* error);
+
+// Searches the folders and loads the first usable plugin, or the one whose name equals `name`
+// when given (others are then not loaded).
+PluginLoadReport load_attention_plugin(const std::string& name = {});
+
+// Same, over explicit folders instead of plugin_search_dirs().
+PluginLoadReport load_attention_plugin_from(const std::vector<std::string>& dirs,
+                                            const std::string& name = {});
+
+// "<name> <version> (plugin ABI N, LibTorch X.Y) from <path>", for --version outputs.
+std::string plugin_version_string(const LoadedPlugin& plugin);
+
+// The program's own handshake values, for comparison and messages.
+uint32_t host_plugin_abi_version();
+const char* host_torch_version();
+const char* host_compiler_abi();
+
+}  // namespace vidgraph::plugin
