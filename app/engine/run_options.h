@@ -1,0 +1,33 @@
+// Per-run settings a node can read: where outputs go, how relative paths resolve, overwrite policy,
+// and the workflow's JSON text (embedded by export nodes as provenance).
+//
+// Path rules (resolve_path):
+//   - an absolute path is returned unchanged;
+//   - "{resources}/x" resolves against resources_dir (default: <exe_dir>/../share/vidgraph, see
+//     default_resources_dir(); the runner's --resources overrides it);
+//   - "{output}/x" resolves against output_dir;
+//   - any other relative path resolves against workflow_dir (the folder of the workflow file), or the
+//     current directory when the workflow was not loaded from a file.
+// Results are lexically normalised ("a/./b/../c" → "a/c"); nothing is checked on disk.
+#pragma once
+
+#include <string>
+
+namespace vidgraph::engine {
+
+struct RunOptions {
+  std::string output_dir;     // where nodes write files; empty = current directory
+  std::string workflow_dir;   // folder of the workflow file; empty = current directory
+  std::string resources_dir;  // empty = default_resources_dir()
+  bool overwrite = false;     // nodes may replace existing output files only when true
+  std::string workflow_json;  // the workflow as saved (canonical text), for output metadata
+
+  std::string resolve_path(const std::string& path) const;
+  // output_dir made absolute (current directory when empty).
+  std::string output_directory() const;
+};
+
+// <directory of the running executable>/../share/vidgraph, normalised; "" if it cannot be found.
+std::string default_resources_dir();
+
+}  // namespace vidgraph::engine

@@ -1,0 +1,79 @@
+// The `.vgflow` workflow file format: load, save, migrate.
+//
+// Format (UTF-8 JSON):
+//   {"format": "vidgraph-workflow", "version": N,
+//    "nodes": [{"id": "...", "type": "...", "type_version": 1, "params": {...},
+//               "inputs": {"port": {"node": "...", "output": "..."}}, ...unknown keys kept}],
+//    "editor": {"nodes": {"<id>": {"pos": [x, y], ...}}, ...},
+//    ...unknown top-level keys kept}
+//
+// Loading: size limit (kMaxWorkflowBytes), UTF-8 check, nesting-depth limit (kMaxWorkflowDepth),
+// JSON parse, format id check, then the migration chain runs on the whole JSON from the file's
+// version up to the current one, and only then is the (current-version) JSON parsed into a document;
+// structural invariants are enforced (duplicate ids, dangling links, cycles → error naming the node).
+// A file newer than the current version is refused. Unknown node types and unknown keys are kept.
+// Nothing is "corrected" on load: node-type upgrades are a separate, explicit step.
+//
+// Saving is canonical (sorted keys, 2-space indent, nodes in document order, trailing newline), so
+// load → save reproduces a canonically saved file byte for byte. save_workflow_file writes a temp file
+// in the same folder, flushes and fsyncs it, then renames it over the target: a failure at any point
+// leaves the old file intact.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "document.h"
+#include "result.h"
+
+namespace vidgraph::engine {
+
+inline constexpr const char* kWorkflowFormatId = "vidgraph-workflow";
+inline constexpr int kWorkflowFormatVersion = 1;
+inline constexpr std::size_t kMaxWorkflowBytes = 32u * 1024u * 1024u;
+inline constexpr int kMaxWorkflowDepth = 64;
+
+// One migration step: edits the whole document JSON from version `from` to `from + 1`.
+using MigrationFn = std::function<Status(nlohmann::json& document)>;
+
+// The chain of migrations up to `current_version`. The built-in chain is default_migrations();
+// tests may build their own (e.g. with a v0 test format) to prove the mechanism.
+struct MigrationChain {
+  int current_version = kWorkflowFormatVersion;
+  int oldest_version = kWorkflowFormatVersion;  // files older than this are refused
+  std::map<int, MigrationFn> steps;             // from-version → step to from+1
+};
+const MigrationChain& default_migrations();
+
+struct LoadOptions {
+  const Registry* registry = nullptr;          // set on the document (for connect type checks)
+  const MigrationChain* migrations = nullptr;  // null = default_migrations()
+};
+
+struct LoadedWorkflow {
+  GraphDocument document;
+  int file_version = kWorkflowFormatVersion;  // version found in the file, before migration
+  std::vector<std::string> warnings;          // e.g. "migrated from version 0"
+};
+
+// `source` names the file in error messages ("<clipboard>", a path, ...).
+Result<LoadedWorkflow> load_workflow_string(std::string_view text, const LoadOptions& options = {},
+                                            const std::string& source = "<string>");
+Result<LoadedWorkflow> load_workflow_file(const std::string& path, const LoadOptions& options = {});
+
+nlohmann::json workflow_to_json(const GraphDocument& doc);
+std::string save_workflow_string(const GraphDocument& doc);
+Status save_workflow_file(const GraphDocument& doc, const std::string& path);
+
+// Low-level pieces, exposed for tests and tools.
+// Checks that `bytes` is valid UTF-8; the error gives the byte offset.
+Status check_utf8(std::string_view bytes);
+// Writes `contents` to `path` atomically (temp in the same folder, fsync, rename).
+Status write_file_atomic(const std::string& path, std::string_view contents);
+
+}  // namespace vidgraph::engine
