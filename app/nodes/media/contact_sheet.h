@@ -1,0 +1,27 @@
+// Contact sheet: a grid of evenly spaced frames of a clip in one PNG, for Preview Video and the
+// CLI's "write a contact sheet" option. Frames in: uint8 RGB [F, H, W, 3].
+#pragma once
+
+#include <string>
+
+#include "nodes/frames.h"
+
+namespace vidgraph::nodes::media {
+
+struct ContactSheetOptions {
+  int columns = 4;        // tiles per row, >= 1
+  int max_frames = 16;    // frames shown, evenly spaced from first to last, >= 1
+  int tile_width = 256;   // each tile's width in pixels (height keeps the aspect), >= 8
+  int gap = 2;            // pixels between tiles (dark grey)
+  bool overwrite = false;
+};
+
+// The sheet as an image. Returns false with a sentence on bad input.
+bool make_contact_sheet(const Frames& frames, const ContactSheetOptions& options, Image* out,
+                        std::string* error);
+
+// Builds the sheet and writes it as PNG through a temporary file and a rename.
+bool write_contact_sheet(const Frames& frames, const std::string& path,
+                         const ContactSheetOptions& options, std::string* error);
+
+}  // namespace vidgraph::nodes::media

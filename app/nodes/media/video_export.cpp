@@ -1,0 +1,132 @@
+// Implements the placement half of video_export.h: option checks, the temporary-then-rename
+// dance and the PNG-sequence writer. The FFmpeg encoding lives in video_encoder.cpp.
+#include "nodes/media/video_export.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "nodes/media/image_io.h"
+#include "nodes/media/output_path.h"
+
+namespace vidgraph::nodes::media {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool fail(std::string* error, std::string message) {
+  if (error) *error = std::move(message);
+  return false;
+}
+
+std::string frame_file_name(int index) {
+  char name[32];
+  std::snprintf(name, sizeof name, "frame_%06d.png", index + 1);
+  return name;
+}
+
+// Writes every frame and metadata.json into the (fresh, empty) folder `dir`.
+bool write_png_sequence(const Frames& frames, const ExportOptions& options, const fs::path& dir,
+                        std::string* error, bool* cancelled) {
+  for (int i = 0; i < frames.count; ++i) {
+    Image image;
+    image.width = frames.width;
+    image.height = frames.height;
+    image.rgb.assign(frames.frame(i), frames.frame(i) + frames.frame_bytes());
+    if (!write_png((dir / frame_file_name(i)).string(), image, false, error)) return false;
+    if (options.progress && !options.progress(i + 1, frames.count)) {
+      if (cancelled) *cancelled = true;
+      return fail(error, "Export cancelled.");
+    }
+  }
+  const nlohmann::json meta = {{"format", "vidgraph-png-sequence"}, {"frames", frames.count},
+                               {"width", frames.width},          {"height", frames.height},
+                               {"fps", options.fps},             {"workflow", options.workflow_json}};
+  const std::string text = meta.dump(2) + "\n";
+  const std::string message =
+      write_file_atomically((dir / "metadata.json").string(), text.data(), text.size(), false);
+  if (!message.empty()) return fail(error, message);
+  return true;
+}
+
+}  // namespace
+
+bool parse_video_format(const std::string& name, VideoFormat* out) {
+  if (name == "mp4") *out = VideoFormat::Mp4;
+  else if (name == "webm") *out = VideoFormat::WebM;
+  else if (name == "png") *out = VideoFormat::PngSequence;
+  else return false;
+  return true;
+}
+
+const char* video_format_name(VideoFormat format) {
+  switch (format) {
+    case VideoFormat::Mp4: return "mp4";
+    case VideoFormat::WebM: return "webm";
+    case VideoFormat::PngSequence: return "png";
+  }
+  return "mp4";
+}
+
+const char* video_format_extension(VideoFormat format) {
+  switch (format) {
+    case VideoFormat::Mp4: return ".mp4";
+    case VideoFormat::WebM: return ".webm";
+    case VideoFormat::PngSequence: return "";
+  }
+  return "";
+}
+
+std::string validate_export(const Frames& frames, const ExportOptions& options) {
+  if (!frames.consistent()) {
+    return "There are no frames to export (or the frame buffer does not match its size); check "
+           "the node feeding Export Video.";
+  }
+  if (!(options.fps > 0.0 && options.fps <= 240.0)) {
+    return "fps must be above 0 and at most 240 (got " + std::to_string(options.fps) + ").";
+  }
+  const int max_crf = options.format == VideoFormat::WebM ? 63 : 51;
+  if (options.format != VideoFormat::PngSequence && (options.crf < 0 || options.crf > max_crf)) {
+    return "crf must be between 0 and " + std::to_string(max_crf) + " for " +
+           video_format_name(options.format) + " (got " + std::to_string(options.crf) + ").";
+  }
+  if (options.format != VideoFormat::PngSequence &&
+      (frames.width % 2 != 0 || frames.height % 2 != 0)) {
+    return "MP4 and WebM need an even width and height (got " + std::to_string(frames.width) +
+           "x" + std::to_string(frames.height) + "); resize the frames or export a PNG sequence.";
+  }
+  return {};
+}
+
+bool export_video(const Frames& frames, const ExportOptions& options, std::string* error,
+                  bool* cancelled) {
+  if (cancelled) *cancelled = false;
+  if (std::string message = validate_export(frames, options); !message.empty()) {
+    return fail(error, std::move(message));
+  }
+  if (std::string message = check_output_path(options.path, options.overwrite); !message.empty()) {
+    return fail(error, std::move(message));
+  }
+  const std::string temp = temporary_sibling(options.path);
+  bool ok = false;
+  if (options.format == VideoFormat::PngSequence) {
+    std::error_code ec;
+    if (!fs::create_directory(temp, ec)) {
+      return fail(error, "Could not create a folder in '" +
+                             fs::path(temp).parent_path().string() + "': " + ec.message() + ".");
+    }
+    ok = write_png_sequence(frames, options, temp, error, cancelled);
+  } else {
+    ok = encode_video_file(frames, options, temp, error, cancelled);
+  }
+  if (ok) {
+    std::string message = commit_output(temp, options.path, options.overwrite);
+    if (message.empty()) return true;
+    if (error) *error = std::move(message);
+  }
+  remove_quietly(temp);
+  return false;
+}
+
+}  // namespace vidgraph::nodes::media

@@ -1,0 +1,161 @@
+// Implements video_probe.h: libavformat/libavcodec decode for files, metadata.json + PNG reads
+// for PNG-sequence folders.
+#include "nodes/media/video_probe.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "nodes/media/ffmpeg_util.h"
+#include "nodes/media/image_io.h"
+
+namespace vidgraph::nodes::media {
+namespace fs = std::filesystem;
+
+namespace {
+
+using namespace ffmpeg;
+
+bool fail(std::string* error, std::string message) {
+  if (error) *error = std::move(message);
+  return false;
+}
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return text;
+}
+
+bool probe_sequence(const fs::path& dir, VideoInfo* info, std::string* error, bool keep_frames) {
+  std::ifstream in(dir / "metadata.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  const nlohmann::json meta = nlohmann::json::parse(text.str(), nullptr, false);
+  if (!in || meta.is_discarded() || !meta.is_object()) {
+    return fail(error, "'" + dir.string() + "' has no readable metadata.json; it is not a "
+                       "Vidgraph PNG sequence.");
+  }
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() == ".png") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  info->frame_count = static_cast<int>(files.size());
+  info->fps = meta.value("fps", 0.0);
+  info->codec = "png";
+  info->pixel_format = "rgb24";
+  info->metadata["comment"] = meta.value("workflow", std::string());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    Image image;
+    if (!load_image(files[i].string(), &image, error)) return false;
+    if (i == 0) {
+      info->width = image.width;
+      info->height = image.height;
+      if (keep_frames) {
+        info->frames = Frames{info->frame_count, image.width, image.height, {}};
+        info->frames.rgb.reserve(image.rgb.size() * files.size());
+      }
+    } else if (image.width != info->width || image.height != info->height) {
+      return fail(error, "Frame '" + files[i].string() + "' differs in size from the first frame.");
+    }
+    if (keep_frames) info->frames.rgb.insert(info->frames.rgb.end(), image.rgb.begin(), image.rgb.end());
+  }
+  return true;
+}
+
+// Decodes every frame of the open stream, counting them and optionally converting to RGB.
+bool decode_all(AVFormatContext* fc, int stream_index, AVCodecContext* dc, VideoInfo* info,
+                bool keep_frames, const std::string& path, std::string* error) {
+  PacketPtr packet(av_packet_alloc());
+  FramePtr frame(av_frame_alloc());
+  SwsPtr sws;
+  auto drain = [&]() -> int {
+    while (true) {
+      const int rc = avcodec_receive_frame(dc, frame.get());
+      if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF) return 0;
+      if (rc < 0) return rc;
+      ++info->frame_count;
+      if (keep_frames) {
+        if (!sws) {
+          sws.reset(sws_getContext(frame->width, frame->height,
+                                   static_cast<AVPixelFormat>(frame->format), frame->width,
+                                   frame->height, AV_PIX_FMT_RGB24, SWS_BICUBIC, nullptr, nullptr,
+                                   nullptr));
+          if (!sws) return AVERROR(ENOMEM);
+          // Decode with the colour matrix and range the stream declares (BT.601 when unset).
+          const int matrix =
+              frame->colorspace == AVCOL_SPC_BT709 ? SWS_CS_ITU709 : SWS_CS_DEFAULT;
+          const int* coeffs = sws_getCoefficients(matrix);
+          const int full_range = frame->color_range == AVCOL_RANGE_JPEG ? 1 : 0;
+          sws_setColorspaceDetails(sws.get(), coeffs, full_range, coeffs, 1, 0, 1 << 16, 1 << 16);
+        }
+        const std::size_t offset = info->frames.rgb.size();
+        info->frames.rgb.resize(offset + static_cast<std::size_t>(frame->width) * frame->height * 3);
+        uint8_t* dst[1] = {info->frames.rgb.data() + offset};
+        const int dst_stride[1] = {frame->width * 3};
+        sws_scale(sws.get(), frame->data, frame->linesize, 0, frame->height, dst, dst_stride);
+        info->frames.count = info->frame_count;
+      }
+      av_frame_unref(frame.get());
+    }
+  };
+  int rc = 0;
+  while ((rc = av_read_frame(fc, packet.get())) >= 0) {
+    if (packet->stream_index == stream_index) {
+      rc = avcodec_send_packet(dc, packet.get());
+      if (rc >= 0) rc = drain();
+    }
+    av_packet_unref(packet.get());
+    if (rc < 0) return fail(error, "Decoding '" + path + "' failed: " + error_text(rc) + ".");
+  }
+  avcodec_send_packet(dc, nullptr);
+  rc = drain();
+  if (rc < 0) return fail(error, "Decoding '" + path + "' failed: " + error_text(rc) + ".");
+  return true;
+}
+
+}  // namespace
+
+bool probe_video(const std::string& path, VideoInfo* info, std::string* error, bool keep_frames) {
+  *info = VideoInfo{};
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return fail(error, "Video '" + path + "' does not exist.");
+  if (fs::is_directory(path, ec)) return probe_sequence(path, info, error, keep_frames);
+  quiet_logs();
+  AVFormatContext* raw = nullptr;
+  int rc = avformat_open_input(&raw, path.c_str(), nullptr, nullptr);
+  if (rc < 0) return fail(error, "Could not open video '" + path + "': " + error_text(rc) + ".");
+  InputPtr fc(raw);
+  rc = avformat_find_stream_info(fc.get(), nullptr);
+  if (rc < 0) return fail(error, "Could not read streams of '" + path + "': " + error_text(rc) + ".");
+  const AVCodec* codec = nullptr;
+  const int index = av_find_best_stream(fc.get(), AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
+  if (index < 0 || !codec) return fail(error, "Video '" + path + "' has no decodable video stream.");
+  const AVStream* stream = fc->streams[index];
+  CodecContextPtr dc(avcodec_alloc_context3(codec));
+  avcodec_parameters_to_context(dc.get(), stream->codecpar);
+  rc = avcodec_open2(dc.get(), codec, nullptr);
+  if (rc < 0) return fail(error, "Could not open the decoder for '" + path + "': " + error_text(rc) + ".");
+  info->width = stream->codecpar->width;
+  info->height = stream->codecpar->height;
+  info->codec = codec->name;
+  const char* pix = av_get_pix_fmt_name(static_cast<AVPixelFormat>(stream->codecpar->format));
+  info->pixel_format = pix ? pix : "";
+  AVRational rate = stream->avg_frame_rate;
+  if (rate.num <= 0 || rate.den <= 0) rate = stream->r_frame_rate;
+  info->fps = (rate.num > 0 && rate.den > 0) ? av_q2d(rate) : 0.0;
+  const AVDictionaryEntry* tag = nullptr;
+  while ((tag = av_dict_get(fc->metadata, "", tag, AV_DICT_IGNORE_SUFFIX))) {
+    info->metadata[lower(tag->key)] = tag->value;
+  }
+  if (keep_frames) info->frames = Frames{0, info->width, info->height, {}};
+  return decode_all(fc.get(), index, dc.get(), info, keep_frames, path, error);
+}
+
+}  // namespace vidgraph::nodes::media
