@@ -1,0 +1,168 @@
+// full, vsa and sla_star over the shared stages. See attention_methods.h.
+#include "plugins/attention/attention_methods.h"
+
+#include "plugins/attention/block_sparse_function.h"
+#include "plugins/attention/tile_layout.h"
+#include "plugins/attention/tile_selection.h"
+
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/elu.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/isfinite.h>
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/relu.h>
+#include <ATen/ops/softmax.h>
+#include <c10/util/Exception.h>
+
+#include <cmath>
+
+namespace vidgraph::attention {
+namespace {
+
+using plugin::AttentionCall;
+using plugin::AttentionResult;
+
+at::ScalarType accumulation_type(const at::Tensor& x) {
+  return x.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+}
+
+std::array<int64_t, 3> tile_param(const plugin::ParamMap& params) {
+  const auto t = plugin::param_as_int_list(params, "tile");
+  return {t.at(0), t.at(1), t.at(2)};
+}
+
+// Fills the statistics of a selection.
+plugin::SelectionStats stats_of(const TopkSelection& sel, const TileLayout& layout, bool sparse) {
+  plugin::SelectionStats s;
+  s.sparse = sparse;
+  s.query_tiles = layout.num_tiles;
+  s.kv_tiles = layout.num_tiles;
+  s.topk = sel.q2k.size(3);
+  s.tile_volume = layout.tile_volume;
+  s.density = static_cast<double>(s.topk) / static_cast<double>(s.kv_tiles);
+  s.selected_per_query_tile = (sel.q2k >= 0).sum(-1).to(at::kLong);
+  s.selected_per_kv_tile = sel.k2q_count.to(at::kLong);
+  s.tile_sizes = layout.tile_sizes;
+  return s;
+}
+
+// Mean per tile: [B, H, Sp, D] -> [B, H, N, D] in the accumulation dtype (sum / real count).
+at::Tensor tile_mean(const at::Tensor& tiled, const TileLayout& layout) {
+  const at::Tensor sums = tiled.to(accumulation_type(tiled))
+                              .view({tiled.size(0), tiled.size(1), layout.num_tiles, layout.tile_volume,
+                                     tiled.size(3)})
+                              .sum(3);
+  return sums / layout.tile_sizes.to(sums.scalar_type()).unsqueeze(-1);
+}
+
+struct VsaParts {
+  at::Tensor out;  // [B, S, H, D]
+  plugin::SelectionStats stats;
+};
+
+VsaParts vsa_parts(const AttentionCall& call, const plugin::ParamMap& params, const std::string& method) {
+  const at::Tensor& q = call.q;
+  DevicePath& path = require_device_path(q.device().type(), method);
+  const auto layout = tile_layout(call.grid, tile_param(params), q.device());
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
+  // [B, S, H, D] -> [B, H, Sp, D]
+  const at::Tensor q_t = tile_tokens(q, *layout), k_t = tile_tokens(call.k, *layout),
+                   v_t = tile_tokens(call.v, *layout);
+  // Coarse branch over tile means: [B, H, N, D], scores [B, H, N, N]
+  const at::Tensor q_c = tile_mean(q_t, *layout), k_c = tile_mean(k_t, *layout), v_c = tile_mean(v_t, *layout);
+  const at::Tensor scores = at::matmul(q_c, k_c.transpose(-1, -2)) * scale;
+  const at::Tensor detached = scores.detach();
+  TORCH_CHECK(at::isfinite(detached).all().item<bool>(), "method ", method,
+              ": the coarse scores are not finite; q or k contains NaN or infinite values");
+  const int64_t topk = topk_for_sparsity(plugin::param_as_double(params, "sparsity"), layout->num_tiles);
+  BlockSparsePlan plan;
+  plan.path = &path;
+  plan.selection = path.select_topk(detached, topk);
+  plan.tile_sizes = layout->tile_sizes_i32;
+  plan.tile_volume = layout->tile_volume;
+  plan.scale = scale;
+  // Fine branch: [B, H, Sp, D] -> [B, S, H, D]
+  at::Tensor out = untile_tokens(block_sparse_attention(q_t, k_t, v_t, plan), *layout);
+  if (call.extras.gate.defined()) {
+    // Coarse output per tile, broadcast to its tokens: [B, H, N, D] -> [B, H, S, D] -> [B, S, H, D]
+    const at::Tensor o_c = at::matmul(at::softmax(scores, -1), v_c);
+    const at::Tensor coarse = o_c.index_select(2, layout->tile_of_token).permute({0, 2, 1, 3});
+    out = out + (coarse * call.extras.gate).to(out.scalar_type());
+  }
+  return {out, stats_of(plan.selection, *layout, true)};
+}
+
+at::Tensor feature(const at::Tensor& x, const std::string& map) {
+  if (map == "softmax") return at::softmax(x, -1);
+  if (map == "elu") return at::elu(x) + 1.0;
+  if (map == "relu") return at::relu(x);
+  TORCH_CHECK(false, "unknown feature map '", map, "' (softmax, elu or relu)");
+}
+
+}  // namespace
+
+AttentionResult run_full(const AttentionCall& call) {
+  const at::Tensor& q = call.q;
+  DevicePath& path = require_device_path(q.device().type(), "full");
+  // 1-D tiling of the S tokens into 64-token blocks; every block attends to every block.
+  const int64_t s = q.size(1);
+  const auto layout = tile_layout({1, 1, s}, {1, 1, 64}, q.device());
+  const int64_t n = layout->num_tiles;
+  BlockSparsePlan plan;
+  plan.path = &path;
+  const auto opts = q.options().dtype(at::kInt);
+  plan.selection.q2k = at::arange(n, opts).expand({q.size(0), q.size(2), n, n}).contiguous();
+  plan.selection.k2q = plan.selection.q2k;
+  plan.selection.k2q_count = at::full({q.size(0), q.size(2), n}, n, opts);
+  plan.tile_sizes = layout->tile_sizes_i32;
+  plan.tile_volume = layout->tile_volume;
+  plan.scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
+  at::Tensor out = untile_tokens(
+      block_sparse_attention(tile_tokens(q, *layout), tile_tokens(call.k, *layout), tile_tokens(call.v, *layout),
+                             plan),
+      *layout);
+  AttentionResult r;
+  r.out = out;
+  r.stats = stats_of(plan.selection, *layout, false);
+  return r;
+}
+
+AttentionResult run_vsa(const AttentionCall& call, const plugin::ParamMap& params) {
+  VsaParts parts = vsa_parts(call, params, "vsa");
+  return {parts.out, parts.stats};
+}
+
+at::Tensor linear_branch(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                         const std::string& feature_map) {
+  const at::ScalarType acc = accumulation_type(q);
+  // [B, S, H, D] -> [B, H, S, D]
+  const at::Tensor fq = feature(q.to(acc), feature_map).permute({0, 2, 1, 3});
+  const at::Tensor fk = feature(k.to(acc), feature_map).permute({0, 2, 1, 3});
+  const at::Tensor vv = v.to(acc).permute({0, 2, 1, 3});
+  const at::Tensor kv = at::matmul(fk.transpose(-1, -2), vv);        // [B, H, D, D]
+  const at::Tensor ksum = fk.sum(2, /*keepdim=*/true);                // [B, H, 1, D]
+  const at::Tensor num = at::matmul(fq, kv);                           // [B, H, S, D]
+  const at::Tensor den = (fq * ksum).sum(-1, /*keepdim=*/true) + 1e-5;  // [B, H, S, 1]
+  return (num / den).permute({0, 2, 1, 3});                            // [B, S, H, D]
+}
+
+AttentionResult run_sla_star(const AttentionCall& call, const plugin::ParamMap& params) {
+  VsaParts parts = vsa_parts(call, params, "sla_star");
+  const auto& w = call.extras.proj_l_weight;
+  const auto& b = call.extras.proj_l_bias;
+  if (w.defined() || b.defined()) {
+    at::Tensor proj;
+    if (w.defined()) {
+      const at::Tensor o_lin = linear_branch(call.q, call.k, call.v, plugin::param_as_string(params, "feature_map"));
+      proj = at::matmul(o_lin, w.to(o_lin.scalar_type()).t());  // [B, S, H, D]
+      if (b.defined()) proj = proj + b.to(proj.scalar_type());
+    } else {
+      proj = b;  // a zero weight: proj_l(o_lin) is the bias alone
+    }
+    parts.out = parts.out + proj.to(parts.out.scalar_type());
+  }
+  return {parts.out, parts.stats};
+}
+
+}  // namespace vidgraph::attention

@@ -1,0 +1,32 @@
+// The attention plugin's backend: method table (full, vsa, sla_star and their params), dispatch to
+// the method implementations after the door checks, and shutdown (device paths drained, layout
+// cache freed). create_attention_plugin_backend() is what the entry symbol's factory returns.
+#pragma once
+
+#include "plugins/api/attention_backend.h"
+
+#include <memory>
+
+namespace vidgraph::attention {
+
+// The methods and parameters: full (none); vsa: sparsity (float in [0, 1), default 0.875), tile
+// (3 ints in [1, 64], default 4,4,4); sla_star: those plus feature_map (softmax | elu | relu).
+std::vector<plugin::MethodInfo> attention_methods();
+
+class AttentionPluginBackend : public plugin::AttentionBackend {
+ public:
+  AttentionPluginBackend();  // registers the CPU path (and the GPU path when built with it)
+  ~AttentionPluginBackend() override;
+
+  std::vector<plugin::MethodInfo> methods() const override;
+  at::Tensor forward(const plugin::AttentionCall& call) override;
+  plugin::AttentionResult forward_with_stats(const plugin::AttentionCall& call) override;
+  bool supports(const std::string& method, const std::string& device_type) const override;
+  void shutdown() override;
+
+ private:
+  std::vector<plugin::MethodInfo> methods_;
+  bool shut_down_ = false;
+};
+
+}  // namespace vidgraph::attention
