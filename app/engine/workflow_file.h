@@ -73,6 +73,8 @@ Status save_workflow_file(const GraphDocument& doc, const std::string& path);
 // Low-level pieces, exposed for tests and tools.
 // Checks that `bytes` is valid UTF-8; the error gives the byte offset.
 Status check_utf8(std::string_view bytes);
+// Checks that JSON text nests arrays/objects at most `max_depth` deep (strings are skipped).
+Status check_json_depth(std::string_view text, int max_depth = kMaxWorkflowDepth);
 // Writes `contents` to `path` atomically (temp in the same folder, fsync, rename).
 Status write_file_atomic(const std::string& path, std::string_view contents);
 

@@ -1,0 +1,340 @@
+// The Engine: run preparation (overrides, upgrades, validation, plan) and execution on a worker
+// thread with the result cache (see engine.h).
+#include "engine.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <set>
+
+#include "cache_key.h"
+#include "log.h"
+#include "overrides.h"
+#include "plan.h"
+#include "validation.h"
+
+namespace vidgraph::engine {
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
+const char* to_string(NodeOutcome outcome) {
+  switch (outcome) {
+    case NodeOutcome::Pending: return "pending";
+    case NodeOutcome::Cached: return "cached";
+    case NodeOutcome::Finished: return "finished";
+    case NodeOutcome::Failed: return "failed";
+    case NodeOutcome::Cancelled: return "cancelled";
+  }
+  return "pending";
+}
+
+struct Engine::RunState {
+  std::uint64_t run_id = 0;
+  GraphDocument doc;
+  RunRequest request;
+  std::atomic<bool> cancel{false};
+  std::mutex mutex;
+  std::condition_variable done_cv;
+  bool done = false;
+  RunResult result;
+};
+
+Engine::Engine(const Registry& registry, EngineConfig config)
+    : registry_(registry), cache_(config.cache_budget_bytes) {}
+
+Engine::~Engine() {
+  cancel();
+  if (worker_.joinable()) worker_.join();
+}
+
+Result<std::uint64_t> Engine::start(const GraphDocument& doc, RunRequest request) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (current_) {
+    std::lock_guard<std::mutex> state_lock(current_->mutex);
+    if (!current_->done) return make_error("a run is already in progress; wait for it or cancel it first");
+  }
+  if (worker_.joinable()) worker_.join();
+  auto state = std::make_shared<RunState>();
+  state->run_id = next_run_id_++;
+  state->doc = doc;
+  state->doc.set_registry(&registry_);
+  state->request = std::move(request);
+  state->result.run_id = state->run_id;
+  current_ = state;
+  worker_ = std::thread([this, state] { execute(state); });
+  return state->run_id;
+}
+
+RunResult Engine::wait() {
+  std::shared_ptr<RunState> state;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    state = current_;
+  }
+  if (!state) return RunResult{};
+  std::unique_lock<std::mutex> lock(state->mutex);
+  state->done_cv.wait(lock, [&] { return state->done; });
+  return state->result;
+}
+
+RunResult Engine::run(const GraphDocument& doc, RunRequest request) {
+  auto id = start(doc, std::move(request));
+  if (!id.ok()) {
+    RunResult r;
+    r.status = RunStatus::Invalid;
+    r.errors.push_back(id.error());
+    return r;
+  }
+  return wait();
+}
+
+void Engine::cancel(std::uint64_t run_id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (current_ && (run_id == 0 || current_->run_id == run_id)) current_->cancel = true;
+}
+
+bool Engine::running() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!current_) return false;
+  std::lock_guard<std::mutex> state_lock(current_->mutex);
+  return !current_->done;
+}
+
+namespace {
+
+// Everything one execution needs, kept out of the Engine's header.
+class Runner {
+ public:
+  Runner(const Registry& registry, EventBus& bus, ResultCache& cache, std::uint64_t run_id,
+         const std::atomic<bool>& cancel, RunResult& result)
+      : registry_(registry), bus_(bus), cache_(cache), run_id_(run_id), cancel_(cancel), result_(result) {}
+
+  // Returns the run status; events and result are filled on the way.
+  RunStatus run(GraphDocument& doc, const RunRequest& request) {
+    if (!prepare(doc, request)) {
+      post(EventKind::RunStarted, {}, {}, [](Event& e) { e.value = 0; });
+      return RunStatus::Invalid;
+    }
+    post(EventKind::RunStarted, {}, {}, [&](Event& e) { e.value = static_cast<std::int64_t>(plan_.size()); });
+    for (const auto& id : plan_) {
+      const Node* n = doc.find_node(id);
+      result_.nodes.push_back(NodeRunStat{id, n->type, NodeOutcome::Pending, 0.0});
+      post(EventKind::NodeQueued, id, n->type);
+    }
+    count_consumers(doc);
+    for (std::size_t i = 0; i < plan_.size(); ++i) {
+      if (cancel_) return RunStatus::Cancelled;
+      const RunStatus s = run_node(doc, *doc.find_node(plan_[i]), result_.nodes[i], request);
+      if (s != RunStatus::Succeeded) return s;
+    }
+    if (request.keep_outputs) {
+      for (const auto& t : targets_) {
+        auto it = outputs_.find(t);
+        if (it != outputs_.end()) result_.outputs[t] = it->second;
+      }
+    }
+    return RunStatus::Succeeded;
+  }
+
+  void post(EventKind kind, const std::string& node, const std::string& type,
+            const std::function<void(Event&)>& fill = {}) const {
+    Event e;
+    e.kind = kind;
+    e.run_id = run_id_;
+    e.node_id = node;
+    e.node_type = type;
+    if (fill) fill(e);
+    bus_.post(e);
+  }
+
+ private:
+  bool prepare(GraphDocument& doc, const RunRequest& request) {
+    if (auto s = apply_overrides(doc, registry_, request.overrides); !s) {
+      result_.errors.push_back(s.error());
+      return false;
+    }
+    if (auto up = upgrade_node_types(doc, registry_); !up.ok()) {
+      result_.errors.push_back(up.error());
+      return false;
+    }
+    ValidationReport report = validate_document(doc, registry_, request.targets);
+    result_.warnings = report.warnings;
+    if (!report.ok()) {
+      result_.errors = report.errors;
+      return false;
+    }
+    auto plan = plan_execution(doc, request.targets);
+    if (!plan.ok()) {
+      result_.errors.push_back(plan.error());
+      return false;
+    }
+    plan_ = std::move(plan.value());
+    planned_.insert(plan_.begin(), plan_.end());
+    const auto roots = request.targets.empty() ? doc.sink_nodes() : request.targets;
+    targets_.insert(roots.begin(), roots.end());
+    return true;
+  }
+
+  void count_consumers(const GraphDocument& doc) {
+    for (const auto& id : plan_) {
+      for (const auto& [port, link] : doc.find_node(id)->inputs) ++consumers_left_[link.node];
+    }
+  }
+
+  void release_inputs(const Node& n, bool keep_targets) {
+    for (const auto& [port, link] : n.inputs) {
+      if (--consumers_left_[link.node] == 0 && !(keep_targets && targets_.count(link.node))) {
+        outputs_.erase(link.node);
+      }
+    }
+  }
+
+  RunStatus run_node(const GraphDocument& doc, const Node& n, NodeRunStat& stat, const RunRequest& request);
+  RunStatus fail(NodeRunStat& stat, const Node& n, const std::string& message, Clock::time_point t0);
+
+  const Registry& registry_;
+  EventBus& bus_;
+  ResultCache& cache_;
+  std::uint64_t run_id_;
+  const std::atomic<bool>& cancel_;
+  RunResult& result_;
+  std::vector<std::string> plan_;
+  std::set<std::string> planned_;
+  std::set<std::string> targets_;
+  std::map<std::string, ValueMap> outputs_;
+  std::map<std::string, CacheKey> keys_;
+  std::map<std::string, int> consumers_left_;
+};
+
+RunStatus Runner::fail(NodeRunStat& stat, const Node& n, const std::string& message, Clock::time_point t0) {
+  stat.outcome = NodeOutcome::Failed;
+  stat.seconds = seconds_since(t0);
+  result_.errors.push_back(Error{n.id, message});
+  post(EventKind::NodeFailed, n.id, n.type, [&](Event& e) {
+    e.text = message;
+    e.seconds = stat.seconds;
+  });
+  return RunStatus::Failed;
+}
+
+RunStatus Runner::run_node(const GraphDocument& doc, const Node& n, NodeRunStat& stat, const RunRequest& request) {
+  const auto t0 = Clock::now();
+  const NodeType& type = *registry_.find(n.type);
+  const nlohmann::json params = type.params_with_defaults(n.params);
+  std::string fingerprint;
+  std::map<std::string, KeyInput> key_inputs;
+  ValueMap inputs;
+  for (const auto& [port, link] : n.inputs) {
+    key_inputs[port] = KeyInput{keys_[link.node], link.output};
+    const ValueMap& src = outputs_[link.node];
+    auto it = src.find(link.output);
+    if (it != src.end()) inputs[port] = it->second;
+  }
+  try {
+    if (type.fingerprint) fingerprint = type.fingerprint(params, request.options);
+  } catch (const std::exception& e) {
+    return fail(stat, n, std::string("cannot inspect the node's inputs: ") + e.what(), t0);
+  }
+  const CacheKey key = compute_cache_key(type.name, type.version, params, fingerprint, key_inputs);
+  keys_[n.id] = key;
+  if (!type.always_run) {
+    if (auto cached = cache_.get(key)) {
+      outputs_[n.id] = std::move(*cached);
+      stat.outcome = NodeOutcome::Cached;
+      release_inputs(n, request.keep_outputs);
+      post(EventKind::NodeCached, n.id, n.type);
+      return RunStatus::Succeeded;
+    }
+  }
+  post(EventKind::NodeStarted, n.id, n.type);
+  NodeContext::Hooks hooks;
+  hooks.progress = [&](std::int64_t value, std::int64_t max, const std::string& text) {
+    post(EventKind::NodeProgress, n.id, n.type, [&](Event& e) {
+      e.value = value;
+      e.max = max;
+      e.text = text;
+    });
+  };
+  hooks.cancelled = [this] { return cancel_.load(); };
+  hooks.log = [&](LogLevel level, const std::string& line) {
+    post(EventKind::Log, n.id, n.type, [&](Event& e) {
+      e.level = level;
+      e.text = line;
+    });
+  };
+  hooks.preview = [&](const Value& v) { post(EventKind::Preview, n.id, n.type, [&](Event& e) { e.preview = v; }); };
+  NodeContext ctx(n.id, type.name, std::move(inputs), params, request.options, std::move(hooks));
+  Result<ValueMap> out = make_error("");
+  try {
+    out = type.compute(ctx);
+  } catch (const std::exception& e) {
+    out = make_error(e.what());
+  } catch (...) {
+    out = make_error("the node threw an unknown exception");
+  }
+  if (!out.ok() && cancel_) {
+    stat.outcome = NodeOutcome::Cancelled;
+    stat.seconds = seconds_since(t0);
+    post(EventKind::NodeCancelled, n.id, n.type, [&](Event& e) { e.seconds = stat.seconds; });
+    return RunStatus::Cancelled;
+  }
+  if (!out.ok()) {
+    const std::string msg = out.error().message.empty() ? "the node failed without a message" : out.error().message;
+    return fail(stat, n, msg, t0);
+  }
+  ValueMap values = std::move(out.value());
+  for (const PortSpec& port : type.outputs) {
+    auto it = values.find(port.name);
+    if (it != values.end() && it->second.type.empty()) it->second.type = port.type;
+  }
+  for (const Link& l : doc.links_from(n.id)) {
+    if (!values.count(l.from_output) && planned_.count(l.to_node)) {
+      return fail(stat, n, "the node did not produce output '" + l.from_output + "', which '" + l.to_node +
+                               "' needs; this is a bug in the node type " + type.name, t0);
+    }
+  }
+  if (!type.always_run) cache_.put(key, values);
+  outputs_[n.id] = std::move(values);
+  stat.outcome = NodeOutcome::Finished;
+  stat.seconds = seconds_since(t0);
+  release_inputs(n, request.keep_outputs);
+  post(EventKind::NodeFinished, n.id, n.type, [&](Event& e) { e.seconds = stat.seconds; });
+  return RunStatus::Succeeded;
+}
+
+}  // namespace
+
+void Engine::execute(std::shared_ptr<RunState> state) {
+  const auto t0 = Clock::now();
+  RunResult result;
+  result.run_id = state->run_id;
+  Runner runner(registry_, bus_, cache_, state->run_id, state->cancel, result);
+  RunStatus status = RunStatus::Failed;
+  try {
+    status = runner.run(state->doc, state->request);
+  } catch (const std::exception& e) {
+    result.errors.push_back(make_error(std::string("internal error during the run: ") + e.what()));
+  }
+  result.status = status;
+  result.seconds = seconds_since(t0);
+  engine_logger()->debug("run {} {} in {:.3f} s", state->run_id, to_string(status), result.seconds);
+  std::string message = result.errors.empty() ? std::string() : result.errors.front().to_string();
+  runner.post(EventKind::RunFinished, {}, {}, [&](Event& e) {
+    e.status = status;
+    e.seconds = result.seconds;
+    e.text = message;
+  });
+  std::lock_guard<std::mutex> lock(state->mutex);
+  state->result = std::move(result);
+  state->done = true;
+  state->done_cv.notify_all();
+}
+
+}  // namespace vidgraph::engine

@@ -1,0 +1,159 @@
+// Workflow file I/O: reading with a size limit, byte-level checks (UTF-8, nesting depth) and the
+// atomic write (temp file in the same folder, fsync, rename).
+#include "workflow_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+namespace vidgraph::engine {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string errno_text() { return std::strerror(errno); }
+
+Status write_all(int fd, std::string_view data, const std::string& path) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return make_error("cannot write '" + path + "': " + errno_text());
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  return {};
+}
+
+void fsync_directory(const fs::path& dir) {
+  const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return;
+  (void)::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+Status check_utf8(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const std::size_t n = s.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const unsigned char c = p[i];
+    std::size_t len = 0;
+    std::uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      cp = c & 0x07;
+    }
+    bool ok = len != 0 && i + len <= n;
+    for (std::size_t k = 1; ok && k < len; ++k) {
+      ok = (p[i + k] & 0xC0) == 0x80;
+      cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    // Overlong forms, surrogates and values past U+10FFFF are invalid too.
+    if (ok) {
+      ok = !((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+             (cp >= 0xD800 && cp <= 0xDFFF));
+    }
+    if (!ok) {
+      return make_error("the text is not valid UTF-8 (bad byte at offset " + std::to_string(i) +
+                        "); save the file as UTF-8");
+    }
+    i += len;
+  }
+  return {};
+}
+
+Status check_json_depth(std::string_view text, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) {
+        return make_error("JSON nests deeper than " + std::to_string(max_depth) + " levels (at byte " +
+                          std::to_string(i) + "); a workflow never needs that");
+      }
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return {};
+}
+
+Result<LoadedWorkflow> load_workflow_file(const std::string& path, const LoadOptions& options) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return make_error("'" + path + "' does not exist; check the path");
+  if (fs::is_directory(path, ec)) return make_error("'" + path + "' is a folder, not a workflow file");
+  const auto size = fs::file_size(path, ec);
+  if (ec) return make_error("cannot read '" + path + "': " + ec.message());
+  if (size > kMaxWorkflowBytes) {
+    return make_error(path + ": " + std::to_string(size / (1024 * 1024)) + " MB is larger than the " +
+                      std::to_string(kMaxWorkflowBytes / (1024 * 1024)) +
+                      " MB a workflow may have; is this really a workflow file?");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error("cannot open '" + path + "': " + errno_text());
+  std::string text(static_cast<std::size_t>(size), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(size));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return load_workflow_string(text, options, path);
+}
+
+Status write_file_atomic(const std::string& path, std::string_view contents) {
+  const fs::path target(path);
+  const fs::path dir = target.parent_path();
+  std::string tmpl = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) return make_error("cannot create a temporary file next to '" + path + "': " + errno_text());
+  auto fail = [&](Status s) {
+    ::close(fd);
+    ::unlink(tmpl.c_str());
+    return s;
+  };
+  if (auto s = write_all(fd, contents, path); !s) return fail(s);
+  if (::fsync(fd) != 0) return fail(make_error("cannot flush '" + path + "' to disk: " + errno_text()));
+  // mkstemp creates 0600; give the file the usual permissions (or the old file's).
+  struct stat st {};
+  const mode_t mode = ::stat(path.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0644;
+  (void)::fchmod(fd, mode);
+  if (::close(fd) != 0) {
+    ::unlink(tmpl.c_str());
+    return make_error("cannot close '" + path + "': " + errno_text());
+  }
+  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
+    const std::string why = errno_text();
+    ::unlink(tmpl.c_str());
+    return make_error("cannot replace '" + path + "': " + why);
+  }
+  fsync_directory(dir);
+  return {};
+}
+
+}  // namespace vidgraph::engine
