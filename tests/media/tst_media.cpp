@@ -18,7 +18,7 @@
 #include "nodes/frames.h"
 #include "nodes/media/contact_sheet.h"
 #include "nodes/media/image_io.h"
-#include "nodes/media/output_path.h"
+#include "nodes/output_path.h"
 #include "nodes/media/video_export.h"
 #include "nodes/media/video_probe.h"
 #include "nodes/size_rules.h"

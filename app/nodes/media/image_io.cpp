@@ -14,7 +14,7 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
-#include "nodes/media/output_path.h"
+#include "nodes/output_path.h"
 
 namespace vidgraph::nodes::media {
 namespace fs = std::filesystem;

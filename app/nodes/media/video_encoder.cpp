@@ -3,7 +3,7 @@
 #include <cerrno>
 
 #include "nodes/media/ffmpeg_util.h"
-#include "nodes/media/output_path.h"
+#include "nodes/output_path.h"
 #include "nodes/media/video_export.h"
 
 extern "C" {

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nodes/media/image_io.h"
-#include "nodes/media/output_path.h"
+#include "nodes/output_path.h"
 
 namespace vidgraph::nodes::media {
 namespace fs = std::filesystem;

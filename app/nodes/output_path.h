@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <string>
 
-namespace vidgraph::nodes::media {
+namespace vidgraph::nodes {
 
 // Checks that `path` can be written: its folder exists and is a writable folder, and the path
 // itself does not exist unless `overwrite`. Returns an empty string when fine, otherwise a
@@ -31,4 +31,4 @@ std::string write_file_atomically(const std::string& path, const void* bytes, st
 // A sentence for errno-style failures: "disk is full" for ENOSPC/EDQUOT, the system text otherwise.
 std::string describe_errno(int error_number);
 
-}  // namespace vidgraph::nodes::media
+}  // namespace vidgraph::nodes

@@ -1,5 +1,5 @@
 // Implements output_path.h with std::filesystem and POSIX file calls.
-#include "output_path.h"
+#include "nodes/output_path.h"
 
 #include <atomic>
 #include <cerrno>
@@ -11,7 +11,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-namespace vidgraph::nodes::media {
+namespace vidgraph::nodes {
 namespace fs = std::filesystem;
 
 namespace {
@@ -115,4 +115,4 @@ std::string write_file_atomically(const std::string& path, const void* bytes, st
   return {};
 }
 
-}  // namespace vidgraph::nodes::media
+}  // namespace vidgraph::nodes

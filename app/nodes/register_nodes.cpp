@@ -1,0 +1,52 @@
+// Implements register_nodes.h: the one list of built-in node types.
+#include "nodes/register_nodes.h"
+
+#include <functional>
+
+#include "nodes/nodes_log.h"
+#include "nodes/types/node_types.h"
+
+namespace vidgraph::nodes {
+
+namespace {
+
+std::vector<std::string> default_attention_methods() { return {"full", "vsa", "sla_star"}; }
+
+std::vector<engine::NodeType> builtin_types(const BuiltinNodeOptions& options) {
+  const std::vector<std::string> methods =
+      options.attention_methods.empty() ? default_attention_methods() : options.attention_methods;
+  std::vector<engine::NodeType> types;
+#ifdef VIDGRAPH_HAVE_MEDIA
+  types.push_back(load_image_node());
+#endif  // VIDGRAPH_HAVE_MEDIA
+  types.push_back(prompt_node());
+  types.push_back(save_latent_node());
+  types.push_back(load_latent_node());
+  types.push_back(preview_video_node());
+#ifdef VIDGRAPH_HAVE_MEDIA
+  types.push_back(export_video_node());
+#endif  // VIDGRAPH_HAVE_MEDIA
+  (void)methods;
+  return types;
+}
+
+}  // namespace
+
+void register_builtin_nodes(engine::Registry& registry, const BuiltinNodeOptions& options) {
+  for (engine::NodeType& type : builtin_types(options)) {
+    const std::string name = type.name;
+    const engine::Status status = registry.add(std::move(type));
+    if (!status.ok()) {
+      nodes_logger()->error("Built-in node type {} was not registered: {}", name,
+                            status.error().to_string());
+    }
+  }
+}
+
+std::vector<std::string> builtin_node_names() {
+  std::vector<std::string> names;
+  for (const engine::NodeType& type : builtin_types({})) names.push_back(type.name);
+  return names;
+}
+
+}  // namespace vidgraph::nodes

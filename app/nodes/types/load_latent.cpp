@@ -1,0 +1,67 @@
+// Load Latent: reads a latent written by Save Latent (or any safetensors file with one 5-D
+// `latent` tensor) back, bit for bit.
+#include "models/io/safetensors.h"
+#include "nodes/types/latent.h"
+#include "nodes/types/node_types.h"
+#include "nodes/types/node_util.h"
+#include "nodes/value_types.h"
+
+#include <filesystem>
+
+namespace vidgraph::nodes {
+
+using engine::ParamSpec;
+
+namespace {
+
+engine::Result<engine::ValueMap> compute_load_latent(engine::NodeContext& ctx) {
+  const std::string path = ctx.param_path("path");
+  if (path.empty()) return node_error(ctx, "No latent file was given; set path.");
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    return node_error(ctx, "Latent file '" + path + "' does not exist; check the path.");
+  }
+  Latent latent;
+  try {
+    const auto file = model_io::SafetensorsFile::open(path);
+    if (!file.contains(kLatentTensorName)) {
+      return node_error(ctx, "'" + path + "' holds no tensor named 'latent'; it was not written by "
+                             "Save Latent.");
+    }
+    latent.samples = file.load(kLatentTensorName, c10::Device(c10::kCPU), at::kFloat);
+    latent.info = file.metadata();
+    latent.info.erase(kLatentFormatKey);
+  } catch (const std::exception& e) {
+    return node_error(ctx, std::string("Could not read the latent: ") + e.what());
+  }
+  if (latent.samples.dim() != 5) {
+    return node_error(ctx, "The latent in '" + path + "' has " +
+                           std::to_string(latent.samples.dim()) +
+                           " dimensions; expected 5 ([batch, channels, frames, height, width]).");
+  }
+  const std::size_t bytes = latent.bytes();
+  return engine::ValueMap{{"latent", engine::make_value(kLatentType, std::move(latent), bytes)}};
+}
+
+}  // namespace
+
+engine::NodeType load_latent_node() {
+  engine::NodeType t;
+  t.name = "LoadLatent";
+  t.display_name = "Load Latent";
+  t.category = "latent";
+  t.description = "Loads a latent saved by Save Latent (safetensors), exactly, e.g. to decode it "
+                  "again or to start sampling from it.";
+  t.version = 1;
+  t.outputs = {{"latent", kLatentType, false, "The loaded latent [1, C, T, H, W] float32."}};
+  t.params = {
+      ParamSpec::file_path("path", "", "Safetensors (*.safetensors)", "The latent file."),
+  };
+  t.fingerprint = [](const nlohmann::json& params, const engine::RunOptions& options) {
+    return file_fingerprint(options.resolve_path(params.value("path", std::string())));
+  };
+  t.compute = compute_load_latent;
+  return t;
+}
+
+}  // namespace vidgraph::nodes

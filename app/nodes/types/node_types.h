@@ -1,0 +1,26 @@
+// Internal: one factory per built-in node type (one source file each, in this folder), collected by
+// register_nodes.cpp. Each factory returns a complete descriptor: name, display name, category,
+// description, version, typed ports, documented params with ranges, compute.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/node_type.h"
+
+namespace vidgraph::nodes {
+
+engine::NodeType prompt_node();
+engine::NodeType load_wan_model_node();
+engine::NodeType encode_text_node();
+engine::NodeType wan_sampler_node(const std::vector<std::string>& attention_methods);
+engine::NodeType vae_decode_node();
+engine::NodeType save_latent_node();
+engine::NodeType load_latent_node();
+engine::NodeType preview_video_node();
+#ifdef VIDGRAPH_HAVE_MEDIA
+engine::NodeType load_image_node();
+engine::NodeType export_video_node();
+#endif  // VIDGRAPH_HAVE_MEDIA
+
+}  // namespace vidgraph::nodes
