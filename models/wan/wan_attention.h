@@ -1,0 +1,77 @@
+// Self- and cross-attention of a Wan DiT block (wan/modules/model.py WanSelfAttention,
+// WanCrossAttention); submodule names are the checkpoint keys: q, k, v, o, norm_q, norm_k, and the
+// optional sparse extras to_gate_compress (Linear(dim, dim), the VSA gate) and proj_l
+// (Linear(head_dim, head_dim), the SLA* linear-branch projection, kept fp32).
+//
+// Self-attention runs through the plugin interface (vidgraph::plugin::AttentionBackend) with the
+// method and params of the run; it never names a concrete plugin. Cross-attention (text, 512 keys,
+// no mask) is always dense. q/k RMSNorm spans the full dim (across heads), before the head split.
+#pragma once
+
+#include <array>
+#include <string>
+
+#include <ATen/core/Tensor.h>
+#include <torch/nn/cloneable.h>
+#include <torch/nn/pimpl.h>
+
+#include "models/wan/wan_layers.h"
+#include "models/wan/wan_rope.h"
+#include "plugins/api/attention_backend.h"
+#include "plugins/api/attention_params.h"
+
+namespace vidgraph::wan {
+
+// How self-attention runs for one forward. backend == nullptr selects the model's own dense
+// attention, which accepts only method "full" (used by tests and by tools without a plugin).
+struct AttentionRun {
+    plugin::AttentionBackend* backend = nullptr;
+    std::string method = "full";
+    plugin::ParamMap params;
+};
+
+// Dense softmax attention, scale 1/sqrt(D). q: [B, Lq, H, D], k, v: [B, Lk, H, D] (same dtype)
+// -> [B, Lq, H, D] in q's dtype. Computed in query chunks so memory stays O(chunk * Lk).
+at::Tensor dense_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
+
+struct WanAttentionOptions {
+    int64_t dim = 0;
+    int64_t num_heads = 0;
+    double eps = 1e-6;
+    bool with_gate_compress = false;
+    bool with_proj_l = false;
+    at::TensorOptions compute_options; // matmul weights (bf16/fp16 on GPU)
+    at::TensorOptions fp32_options;    // norms, proj_l
+};
+
+class WanSelfAttentionImpl : public torch::nn::Cloneable<WanSelfAttentionImpl> {
+public:
+    explicit WanSelfAttentionImpl(const WanAttentionOptions& options);
+    void reset() override;
+    // x: [B, L, dim] fp32 (the modulated, normalised hidden state), L = grid volume
+    // -> [B, L, dim] in the compute dtype.
+    at::Tensor forward(const at::Tensor& x, const std::array<int64_t, 3>& grid,
+                       const RopeTables& rope, const AttentionRun& run);
+
+    WanAttentionOptions options;
+    WanLinear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};
+    WanRMSNorm norm_q{nullptr}, norm_k{nullptr};
+    WanLinear to_gate_compress{nullptr}; // present only with options.with_gate_compress
+    WanLinear proj_l{nullptr};           // present only with options.with_proj_l
+};
+TORCH_MODULE(WanSelfAttention);
+
+class WanCrossAttentionImpl : public torch::nn::Cloneable<WanCrossAttentionImpl> {
+public:
+    explicit WanCrossAttentionImpl(const WanAttentionOptions& options);
+    void reset() override;
+    // x: [B, L, dim] fp32, context: [B, Lt, dim] (text_embedding output) -> [B, L, dim] compute dtype.
+    at::Tensor forward(const at::Tensor& x, const at::Tensor& context);
+
+    WanAttentionOptions options;
+    WanLinear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};
+    WanRMSNorm norm_q{nullptr}, norm_k{nullptr};
+};
+TORCH_MODULE(WanCrossAttention);
+
+} // namespace vidgraph::wan

@@ -1,0 +1,87 @@
+// Wan DiT checkpoints: detection of the layout, the config and the key mapping, then loading
+// shard by shard straight to the model's device and dtypes; and a writer for each layout.
+//
+// Layouts read (detected automatically from a path):
+//   - a folder with `*.safetensors.index.json` + its shards (official Wan2.2 release, or a diffusers
+//     `transformer/` folder; a diffusers repo root with a `transformer/` subfolder also works);
+//   - a folder with *.safetensors files and no index (all of them are read);
+//   - one .safetensors file (single-file repacks, official or diffusers names, any prefix such as
+//     `model.diffusion_model.`, fp32/fp16/bf16).
+// The config comes from the tensor shapes, with config.json beside the weights (or our writer's
+// `vidgraph_wan_config` metadata) as a hint for the head count.
+//
+// Errors (std::runtime_error) name the file and the tensor, with the expected and found shape or
+// dtype. Missing sparse extras (`to_gate_compress`, `proj_l`) are zero-initialised when the config
+// asks for them; present ones are loaded. Unknown tensors are reported in the log and skipped.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+
+#include "models/wan/wan_config.h"
+#include "models/wan/wan_keys.h"
+#include "models/wan/wan_model.h"
+
+namespace vidgraph::wan {
+
+enum class WanLayout {
+    Official,   // folder: config.json + diffusion_pytorch_model-0000i-of-0000n.safetensors + index
+    Diffusers,  // folder: config.json (diffusers keys) + shards + index, diffusers tensor names
+    SingleFile, // one .safetensors, official names with a prefix (default `model.diffusion_model.`)
+};
+
+const char* wan_layout_name(WanLayout layout);
+
+struct WanTensorSource {
+    std::string file;         // the .safetensors file holding it
+    std::string stored_name;  // its name in that file
+    std::vector<int64_t> shape;
+    std::string dtype;        // safetensors dtype string
+};
+
+struct WanCheckpointInfo {
+    std::string path;                // what the user gave
+    WanLayout layout = WanLayout::SingleFile;
+    KeyScheme scheme;
+    std::vector<std::string> files;  // shards in load order
+    WanConfig config;                // detected
+    std::map<std::string, WanTensorSource> tensors; // canonical name -> source
+    std::vector<std::string> unknown;               // stored names that are not Wan DiT keys
+};
+
+// Reads only headers (and config.json): cheap even for the 5B model.
+WanCheckpointInfo wan_inspect_checkpoint(const std::string& path);
+
+// Loads every parameter of `model` from the checkpoint, shard by shard, converting to each
+// parameter's device and dtype. Throws on missing tensors (except sparse extras, zeroed), shape
+// mismatch and non-float dtypes, naming the file and tensor.
+void wan_load_weights(WanModelImpl& model, const WanCheckpointInfo& info);
+
+struct WanLoadOptions {
+    c10::Device device = c10::Device(c10::kCPU);
+    at::ScalarType compute_dtype = at::kFloat; // bf16/fp16 on GPU
+    // Force the sparse extras into the model (zero when the checkpoint has none).
+    bool with_gate_compress = false;
+    bool with_proj_l = false;
+};
+
+// Inspect + build + load.
+WanModel wan_load_model(const std::string& path, const WanLoadOptions& options);
+
+struct WanSaveOptions {
+    WanLayout layout = WanLayout::Official;
+    std::optional<at::ScalarType> dtype;  // cast every tensor (fp16/bf16 repacks); default: as is
+    std::string prefix = "model.diffusion_model."; // SingleFile only
+    int64_t shards = 1;                            // folder layouts: number of shard files
+};
+
+// Writes `model`'s weights in a layout. Folder layouts take a folder path (created if needed) and
+// write config.json, the shards and the index json; SingleFile takes the .safetensors path.
+void wan_save_checkpoint(WanModelImpl& model, const std::string& path, const WanSaveOptions& options);
+
+} // namespace vidgraph::wan

@@ -1,0 +1,76 @@
+// Leaf layers of the Wan DiT whose parameter names match the official checkpoint: a Linear, an
+// RMSNorm (weight only) and a LayerNorm (affine or not). Parameters are allocated uninitialised
+// (at::empty) directly on the requested device and dtype, so that building the 5B model costs no
+// host memory and no init time; the loader or `wan_init_weights` fills them.
+//
+// Precision contract: WanLinear casts its input to the weight's dtype (bf16/fp16 matmuls on GPU
+// when the weights are), norms always compute in fp32 and return fp32.
+#pragma once
+
+#include <cstdint>
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/TensorOptions.h>
+#include <torch/nn/cloneable.h>
+#include <torch/nn/pimpl.h>
+
+namespace vidgraph::wan {
+
+struct WanLinearOptions {
+    WanLinearOptions(int64_t in, int64_t out) : in_features(in), out_features(out) {}
+    int64_t in_features;
+    int64_t out_features;
+    bool bias = true;
+    at::TensorOptions tensor_options = at::TensorOptions().dtype(at::kFloat);
+};
+
+// y = x W^T + b; parameters `weight` [out, in], `bias` [out].
+class WanLinearImpl : public torch::nn::Cloneable<WanLinearImpl> {
+public:
+    explicit WanLinearImpl(const WanLinearOptions& options);
+    void reset() override;
+    // x: [..., in] any float dtype -> [..., out] in the weight's dtype.
+    at::Tensor forward(const at::Tensor& x);
+
+    WanLinearOptions options;
+    at::Tensor weight;
+    at::Tensor bias;
+};
+TORCH_MODULE(WanLinear);
+
+struct WanNormOptions {
+    explicit WanNormOptions(int64_t d) : dim(d) {}
+    int64_t dim;
+    double eps = 1e-6;
+    bool affine = true; // LayerNorm: weight and bias; RMSNorm: weight (always)
+    at::TensorOptions tensor_options = at::TensorOptions().dtype(at::kFloat);
+};
+
+// x * rsqrt(mean(x^2) + eps) * weight over the last dim; parameter `weight` [dim].
+class WanRMSNormImpl : public torch::nn::Cloneable<WanRMSNormImpl> {
+public:
+    explicit WanRMSNormImpl(const WanNormOptions& options);
+    void reset() override;
+    // x: [..., dim] -> fp32 [..., dim]
+    at::Tensor forward(const at::Tensor& x);
+
+    WanNormOptions options;
+    at::Tensor weight;
+};
+TORCH_MODULE(WanRMSNorm);
+
+// LayerNorm over the last dim, fp32; parameters `weight`, `bias` [dim] only when affine.
+class WanLayerNormImpl : public torch::nn::Cloneable<WanLayerNormImpl> {
+public:
+    explicit WanLayerNormImpl(const WanNormOptions& options);
+    void reset() override;
+    // x: [..., dim] -> fp32 [..., dim]
+    at::Tensor forward(const at::Tensor& x);
+
+    WanNormOptions options;
+    at::Tensor weight;
+    at::Tensor bias;
+};
+TORCH_MODULE(WanLayerNorm);
+
+} // namespace vidgraph::wan
