@@ -1,6 +1,11 @@
-# Resolves VIDGRAPH_GPU (auto|hip|cuda|off) into VIDGRAPH_GPU_BACKEND (hip, cuda or empty) and
-# enables the matching language. `auto` picks CUDA when nvcc is found, else HIP when hipcc is
-# found and a ROCm install is usable, else off.
+# Resolves VIDGRAPH_GPU (auto|hip|cuda|off) into VIDGRAPH_GPU_BACKEND (hip, cuda or empty).
+#  - cuda: enables CMake's CUDA language; CMAKE_CUDA_ARCHITECTURES defaults to sm_80 + sm_90a
+#    (override it, e.g. -DCMAKE_CUDA_ARCHITECTURES=90a).
+#  - hip: finds hipcc (VIDGRAPH_HIPCC overrides). The kernels compile through hipcc custom commands
+#    rather than CMake's HIP language, so a bare hipcc (Debian's 5.2 package, no full ROCm CMake
+#    setup) is enough. CMAKE_HIP_ARCHITECTURES (default gfx90a;gfx940) picks the targets, e.g.
+#    -DCMAKE_HIP_ARCHITECTURES="gfx942;gfx950".
+#  - auto: cuda when nvcc works, else hip when hipcc is found, else off.
 set(VIDGRAPH_GPU_BACKEND "")
 string(TOLOWER "${VIDGRAPH_GPU}" _vg_gpu)
 if(_vg_gpu STREQUAL "auto")
@@ -9,8 +14,8 @@ if(_vg_gpu STREQUAL "auto")
   if(CMAKE_CUDA_COMPILER)
     set(_vg_gpu cuda)
   else()
-    check_language(HIP)
-    if(CMAKE_HIP_COMPILER)
+    find_program(VIDGRAPH_HIPCC hipcc)
+    if(VIDGRAPH_HIPCC)
       set(_vg_gpu hip)
     else()
       set(_vg_gpu off)
@@ -24,6 +29,11 @@ if(_vg_gpu STREQUAL "cuda")
   enable_language(CUDA)
   set(VIDGRAPH_GPU_BACKEND cuda)
 elseif(_vg_gpu STREQUAL "hip")
+  find_program(VIDGRAPH_HIPCC hipcc PATHS /opt/rocm/bin ENV ROCM_PATH PATH_SUFFIXES bin)
+  if(NOT VIDGRAPH_HIPCC)
+    message(FATAL_ERROR "VIDGRAPH_GPU=hip needs hipcc: install ROCm (or Debian's hipcc package) "
+                        "or pass -DVIDGRAPH_HIPCC=/path/to/hipcc.")
+  endif()
   if(NOT DEFINED CMAKE_HIP_ARCHITECTURES)
     set(CMAKE_HIP_ARCHITECTURES gfx90a gfx940)
   endif()

@@ -1,0 +1,106 @@
+// Public launch boundary of the Vidgraph attention kernels (kernels/ layer): framework-free
+// params structs and host launchers. No LibTorch, no Qt, no vendor runtime header: streams are
+// passed as `void*` (a cudaStream_t or hipStream_t), pointers are device pointers.
+//
+// Layouts (DESIGN.md, Data contracts):
+//  - Attention tensors are [B, S, H, D] views: element strides for B, S and H (int64), D
+//    contiguous. Pointers 16-byte aligned, strides multiples of 8 elements. D is 64 or 128.
+//  - Blocks are 64 tokens. Row block r of a sequence covers tokens [64r, 64r+64); the last one is
+//    masked past the sequence end. kv_block_valid (optional, [ceil(seq_kv/64)] int32) further
+//    limits key block j to its first kv_block_valid[j] keys (VSA pad slots).
+//  - Block lists: index [B, H, n_row_blocks, max_len] int32, ascending per row, count
+//    [B, H, n_row_blocks] int32 (count == nullptr: every row holds max_len entries).
+//    index == nullptr means "every block" (dense, no index loads).
+//  - LSE: fp32 [B, H, seq_q] contiguous, natural log of Σ exp(scale·qᵀk) over the listed keys;
+//    −inf for a row with no key (its output row is 0).
+// Every launcher checks its arguments, launches on `stream`, checks the launch, and returns a
+// Status; on failure last_error() holds a sentence naming what failed. Nothing synchronises.
+#pragma once
+
+#include <cstdint>
+
+namespace vidgraph::kernels {
+
+enum class Status { Ok = 0, InvalidArgument, Unsupported, LaunchFailed };
+enum class ElementType { BFloat16, Float16, Float32 };
+
+// Speed knobs (never change results). Rows per architecture live in src/common/arch_config.h;
+// a launcher given nullptr uses the row of the current device.
+struct AttentionTuning {
+  int fwd_stages;        // K/V shared-memory stages in the forward loop (1 or 2)
+  int bwd_stages;        // Q/dO (dK/dV kernel) and K/V (dQ kernel) stages (1 or 2)
+  bool kv_evict_first;   // streamed tiles marked evict-first in L2 (non-temporal on AMD)
+  bool index_in_shared;  // stage a row block's list in shared memory before its loop
+};
+
+struct TensorView {
+  void* data = nullptr;
+  int64_t stride_b = 0, stride_s = 0, stride_h = 0;
+};
+
+struct BlockLists {
+  const int32_t* index = nullptr;
+  const int32_t* count = nullptr;
+  int max_len = 0;
+};
+
+struct FlashForwardParams {
+  ElementType dtype = ElementType::BFloat16;
+  int batch = 0, heads = 0, seq_q = 0, seq_kv = 0, head_dim = 0;
+  float scale = 0.f;             // softmax scale, usually 1/sqrt(head_dim)
+  TensorView q, k, v, o;         // q, o: [B, seq_q, H, D]; k, v: [B, seq_kv, H, D]
+  float* lse = nullptr;          // [B, H, seq_q]
+  BlockLists q2k;                // per query block: key blocks
+  const int32_t* kv_block_valid = nullptr;
+  const AttentionTuning* tuning = nullptr;
+};
+
+struct FlashBackwardParams {
+  ElementType dtype = ElementType::BFloat16;
+  int batch = 0, heads = 0, seq_q = 0, seq_kv = 0, head_dim = 0;
+  float scale = 0.f;
+  TensorView q, k, v, o, dout;   // as in the forward; dout like o
+  const float* lse = nullptr;    // from the forward
+  float* delta = nullptr;        // workspace [B, H, seq_q] fp32 (rowsum(dO∘O))
+  TensorView dq, dk, dv;         // outputs, dtype of q; every row < seq written
+  BlockLists q2k;                // per query block: key blocks (dQ kernel)
+  BlockLists k2q;                // per key block: query blocks (dK/dV kernel); same set as q2k
+  const int32_t* kv_block_valid = nullptr;
+  const AttentionTuning* tuning = nullptr;
+};
+
+Status flash_forward(const FlashForwardParams& p, void* stream);
+Status flash_backward(const FlashBackwardParams& p, void* stream);
+
+// out[b, i, h, :] = index[i] >= 0 ? in[b, index[i], h, :] : 0 for i < rows_out. Tiling (token →
+// 64-slot tile order, pads −1) and untiling (the inverse map) are both this gather.
+Status gather_rows(ElementType dtype, int batch, int rows_out, int heads, int head_dim,
+                   TensorView in, TensorView out, const int32_t* index, void* stream);
+
+// Per-tile mean of a tiled tensor x [B, tiles·64, H, D] (pads zero): sums 64 rows in fp32 and
+// divides by tile_valid[t] (0 → 0). out: fp32 [B, tiles, H, D] contiguous.
+Status tile_mean_pool(ElementType dtype, int batch, int tiles, int heads, int head_dim,
+                      TensorView x, const int32_t* tile_valid, float* out, void* stream);
+// Its gradient: dx[b, 64t + r, h, :] = r < tile_valid[t] ? grad[b, t, h, :] / tile_valid[t] : 0.
+Status tile_mean_pool_backward(ElementType dtype, int batch, int tiles, int heads, int head_dim,
+                               const float* grad, const int32_t* tile_valid, TensorView dx,
+                               void* stream);
+
+// Per row of scores [rows, n] (fp32, row stride `ld`): the k largest entries (ties: lowest
+// index first), written ascending to index [rows, k]; count[row] = k. 1 <= k <= n <= 16384.
+Status topk_select(const float* scores, int64_t rows, int n, int64_t ld, int k, int32_t* index,
+                   int32_t* count, void* stream);
+
+// Transposes block lists: for `groups` (= B·H) groups of n_q rows over n_kv columns, writes for
+// each column the ascending list of rows that contain it: k2q index [groups, n_kv, n_q], count
+// [groups, n_kv], entries past the count set to -1. Deterministic; q2k rows must be ascending.
+Status invert_block_lists(int64_t groups, int n_q, int n_kv, BlockLists q2k, int32_t* k2q_index,
+                          int32_t* k2q_count, void* stream);
+
+// The tuning row this build uses for the current device (for the benchmark's reports).
+AttentionTuning default_tuning();
+
+// The message of the last failed launcher call on this thread ("" if none).
+const char* last_error();
+
+}  // namespace vidgraph::kernels

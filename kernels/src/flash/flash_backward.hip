@@ -1,0 +1,74 @@
+// Host launcher of the block-sparse FlashAttention backward: delta pre-pass, then the dQ kernel
+// over query→key lists and the dK/dV kernel over key→query lists, all on one stream.
+// Instances: D ∈ {64, 128} × {bf16, fp16}.
+#include "../common/check.h"
+#include "flash_bwd_kernels.h"
+#include "flash_launch_checks.h"
+
+namespace vidgraph::kernels {
+namespace {
+
+template <typename K>
+Status allow_smem(K kernel, size_t smem, const char* who) {
+  if (vgFuncSetAttribute(kernel, vgFuncAttributeMaxDynamicSharedMemorySize, int(smem)) !=
+      vgSuccess) {
+    (void)vgGetLastError();
+    return detail::set_error(Status::Unsupported,
+                             std::string(who) + ": the device cannot give " +
+                                 std::to_string(smem) +
+                                 " bytes of shared memory to one block; use fewer stages.");
+  }
+  return Status::Ok;
+}
+
+template <int D, typename T>
+Status launch_backward(const FlashBackwardParams& p, const AttentionTuning& tune, vgStream_t s) {
+  const int64_t rows = int64_t(p.batch) * p.seq_q * p.heads;
+  const int64_t delta_blocks = (rows * (D / 8) + 255) / 256;
+  flash::flash_bwd_delta_kernel<D, T><<<dim3(unsigned(delta_blocks)), 256, 0, s>>>(p);
+  VG_CHECK_LAUNCH("flash_backward (delta)");
+
+  const int n_qb = (p.seq_q + flash::kBlock - 1) / flash::kBlock;
+  const int n_kb = (p.seq_kv + flash::kBlock - 1) / flash::kBlock;
+  const int dq_list = (p.q2k.index != nullptr && tune.index_in_shared) ? p.q2k.max_len : 0;
+  const size_t dq_smem = flash::bwd_dq_smem_bytes<D>(tune.bwd_stages, dq_list);
+  auto dq_kernel = flash::flash_bwd_dq_kernel<D, T>;
+  Status st = allow_smem(dq_kernel, dq_smem, "flash_backward (dQ)");
+  if (st != Status::Ok) return st;
+  dq_kernel<<<dim3(n_qb, p.heads, p.batch), flash::kThreads, dq_smem, s>>>(p, tune);
+  VG_CHECK_LAUNCH("flash_backward (dQ)");
+
+  const int kv_list = (p.k2q.index != nullptr && tune.index_in_shared) ? p.k2q.max_len : 0;
+  const size_t kv_smem = flash::bwd_dkdv_smem_bytes<D>(tune.bwd_stages, kv_list);
+  auto kv_kernel = flash::flash_bwd_dkdv_kernel<D, T>;
+  st = allow_smem(kv_kernel, kv_smem, "flash_backward (dK/dV)");
+  if (st != Status::Ok) return st;
+  kv_kernel<<<dim3(n_kb, p.heads, p.batch), flash::kThreads, kv_smem, s>>>(p, tune);
+  VG_CHECK_LAUNCH("flash_backward (dK/dV)");
+  return Status::Ok;
+}
+
+}  // namespace
+
+Status flash_backward(const FlashBackwardParams& p, void* stream) {
+  const Status st = detail::check_common(
+      p.dtype, p.batch, p.heads, p.seq_q, p.seq_kv, p.head_dim,
+      {&p.q, &p.k, &p.v, &p.o, &p.dout, &p.dq, &p.dk, &p.dv}, "flash_backward");
+  if (st != Status::Ok) return st;
+  VG_REQUIRE(p.lse != nullptr && p.delta != nullptr,
+             "flash_backward: the lse input and the delta workspace must be given.");
+  VG_REQUIRE((p.q2k.index == nullptr) == (p.k2q.index == nullptr),
+             "flash_backward: give both block lists (q2k and k2q) or neither.");
+  VG_REQUIRE(p.q2k.index == nullptr || (p.q2k.max_len > 0 && p.k2q.max_len > 0),
+             "flash_backward: block lists need max_len > 0.");
+  const AttentionTuning tune = detail::resolve_tuning(p.tuning);
+  VG_REQUIRE(tune.bwd_stages == 1 || tune.bwd_stages == 2,
+             "flash_backward: tuning.bwd_stages must be 1 or 2.");
+  auto s = static_cast<vgStream_t>(stream);
+  const bool bf16 = p.dtype == ElementType::BFloat16;
+  if (p.head_dim == 64)
+    return bf16 ? launch_backward<64, Bf16>(p, tune, s) : launch_backward<64, Fp16>(p, tune, s);
+  return bf16 ? launch_backward<128, Bf16>(p, tune, s) : launch_backward<128, Fp16>(p, tune, s);
+}
+
+}  // namespace vidgraph::kernels

@@ -1,0 +1,47 @@
+// Host launcher of the block-sparse FlashAttention forward: checks, dispatch over head dim and
+// dtype, shared-memory sizing. Instances: D ∈ {64, 128} × {bf16, fp16}.
+#include "../common/check.h"
+#include "flash_fwd_kernel.h"
+#include "flash_launch_checks.h"
+
+namespace vidgraph::kernels {
+namespace {
+
+template <int D, typename T>
+Status launch_forward(const FlashForwardParams& p, const AttentionTuning& tune, vgStream_t s) {
+  const int max_list = (p.q2k.index != nullptr && tune.index_in_shared) ? p.q2k.max_len : 0;
+  const size_t smem = flash::fwd_smem_bytes<D>(tune.fwd_stages, max_list);
+  auto kernel = flash::flash_fwd_kernel<D, T>;
+  if (vgFuncSetAttribute(kernel, vgFuncAttributeMaxDynamicSharedMemorySize, int(smem)) !=
+      vgSuccess) {
+    (void)vgGetLastError();
+    return detail::set_error(Status::Unsupported,
+                             "flash_forward: the device cannot give " + std::to_string(smem) +
+                                 " bytes of shared memory to one block; use fewer stages.");
+  }
+  const dim3 grid((p.seq_q + flash::kBlock - 1) / flash::kBlock, p.heads, p.batch);
+  kernel<<<grid, flash::kThreads, smem, s>>>(p, tune);
+  VG_CHECK_LAUNCH("flash_forward");
+  return Status::Ok;
+}
+
+}  // namespace
+
+Status flash_forward(const FlashForwardParams& p, void* stream) {
+  const Status st = detail::check_common(p.dtype, p.batch, p.heads, p.seq_q, p.seq_kv,
+                                         p.head_dim, {&p.q, &p.k, &p.v, &p.o}, "flash_forward");
+  if (st != Status::Ok) return st;
+  VG_REQUIRE(p.lse != nullptr, "flash_forward: the lse output pointer is null.");
+  VG_REQUIRE(p.q2k.index == nullptr || p.q2k.max_len > 0,
+             "flash_forward: a block list needs max_len > 0.");
+  const AttentionTuning tune = detail::resolve_tuning(p.tuning);
+  VG_REQUIRE(tune.fwd_stages == 1 || tune.fwd_stages == 2,
+             "flash_forward: tuning.fwd_stages must be 1 or 2.");
+  auto s = static_cast<vgStream_t>(stream);
+  const bool bf16 = p.dtype == ElementType::BFloat16;
+  if (p.head_dim == 64)
+    return bf16 ? launch_forward<64, Bf16>(p, tune, s) : launch_forward<64, Fp16>(p, tune, s);
+  return bf16 ? launch_forward<128, Bf16>(p, tune, s) : launch_forward<128, Fp16>(p, tune, s);
+}
+
+}  // namespace vidgraph::kernels

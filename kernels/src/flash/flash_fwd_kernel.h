@@ -1,0 +1,157 @@
+// Block-sparse FlashAttention forward kernel. One CTA per (64-row query block, head, batch);
+// 4 warps, 16 query rows each. Loops over the block's key-block list (or every key block when
+// the list is absent), keeping Q in registers and K/V tiles in shared memory (1 or 2 stages),
+// with the online softmax in fp32 in the exp2 domain. Writes O (dtype T) and the natural-log
+// LSE (fp32). Written once against the tile-MMA layer (../common/tile_mma.h).
+#pragma once
+
+#include "flash_common.h"
+
+namespace vidgraph::kernels::flash {
+
+template <int D>
+constexpr size_t fwd_smem_bytes(int stages, int max_list) {
+  return size_t(tile_elems<D>()) * (1 + 2 * stages) * 2 + size_t(kWarps) * kScratchElems * 2 +
+         size_t(max_list) * 4;
+}
+
+template <int D, typename T>
+__global__ void __launch_bounds__(kThreads) flash_fwd_kernel(FlashForwardParams p,
+                                                             AttentionTuning tune) {
+  constexpr int kLd = pitch<D>();
+  constexpr int kDt = D / 16;  // 16-wide column tiles of the head dim
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  uint16_t* q_s = reinterpret_cast<uint16_t*>(smem_raw);
+  uint16_t* k_s = q_s + tile_elems<D>();
+  uint16_t* v_s = k_s + tune.fwd_stages * tile_elems<D>();
+  uint16_t* scratch = v_s + tune.fwd_stages * tile_elems<D>();
+  int32_t* list_s = reinterpret_cast<int32_t*>(scratch + kWarps * kScratchElems);
+
+  const int qb = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  const int q0 = qb * kBlock;
+  const int n_qblocks = gridDim.x;
+  const int64_t row_id = (int64_t(b) * p.heads + h) * n_qblocks + qb;
+  const ListView list = resolve_list(p.q2k, row_id, (p.seq_kv + kBlock - 1) / kBlock, list_s,
+                                     tune.index_in_shared);
+  const bool two_stages = tune.fwd_stages == 2;
+  const float scale_log2 = p.scale * kLog2e;
+
+  auto load_kv = [&](int kb, int stage) {
+    load_tile<D>(k_s + stage * tile_elems<D>(), p.k, b, h, kb * kBlock, p.seq_kv,
+                 tune.kv_evict_first);
+    load_tile<D>(v_s + stage * tile_elems<D>(), p.v, b, h, kb * kBlock, p.seq_kv,
+                 tune.kv_evict_first);
+  };
+
+  load_tile<D>(q_s, p.q, b, h, q0, p.seq_q, false);
+  copy_commit();
+  __syncthreads();  // the staged list is visible
+  if (list.count > 0) load_kv(list.at(0), 0);
+  copy_commit();
+  copy_wait<1>();
+  __syncthreads();
+
+  mma::FragA qa[kDt];
+  for (int kk = 0; kk < kDt; ++kk) mma::load_a(qa[kk], q_s + warp * 16 * kLd + kk * 16, kLd, lane);
+
+  mma::FragC o[kDt];
+  for (int dn = 0; dn < kDt; ++dn) mma::zero(o[dn]);
+  float m[mma::kRowSlots], l[mma::kRowSlots];
+  for (int r = 0; r < mma::kRowSlots; ++r) {
+    m[r] = -INFINITY;
+    l[r] = 0.f;
+  }
+
+  for (int it = 0; it < list.count; ++it) {
+    const int stage = two_stages ? (it & 1) : 0;
+    if (two_stages && it + 1 < list.count) {
+      load_kv(list.at(it + 1), (it + 1) & 1);
+      copy_commit();
+      copy_wait<1>();
+    } else {
+      copy_wait<0>();
+    }
+    __syncthreads();
+    const int kb = list.at(it);
+    const int n_valid = valid_keys(kb, p.seq_kv, p.kv_block_valid);
+    const uint16_t* ks = k_s + stage * tile_elems<D>();
+    const uint16_t* vs = v_s + stage * tile_elems<D>();
+
+    mma::FragC s[4];  // 16 query rows x 64 keys
+    for (int n = 0; n < 4; ++n) mma::zero(s[n]);
+    for (int kk = 0; kk < kDt; ++kk) {
+      for (int n = 0; n < 4; ++n) {
+        mma::FragB kf;
+        mma::load_b_nk(kf, ks + n * 16 * kLd + kk * 16, kLd, lane);
+        mma::mma<T>(s[n], qa[kk], kf);
+      }
+    }
+
+    float mx[mma::kRowSlots];
+    for (int r = 0; r < mma::kRowSlots; ++r) mx[r] = -INFINITY;
+    for (int n = 0; n < 4; ++n) {
+      for (int i = 0; i < mma::kCElems; ++i) {
+        const int col = n * 16 + mma::c_col(lane, i);
+        const float v = col < n_valid ? s[n].c[i] * scale_log2 : -INFINITY;
+        s[n].c[i] = v;
+        mx[mma::c_slot(i)] = fmaxf(mx[mma::c_slot(i)], v);
+      }
+    }
+    float m_use[mma::kRowSlots];
+    for (int r = 0; r < mma::kRowSlots; ++r) {
+      const float m_new = fmaxf(m[r], mma::row_max(mx[r]));
+      m_use[r] = m_new == -INFINITY ? 0.f : m_new;
+      const float alpha = fast_exp2(m[r] - m_use[r]);
+      m[r] = m_new;
+      l[r] *= alpha;
+      mx[r] = alpha;
+    }
+    for (int dn = 0; dn < kDt; ++dn)
+      for (int i = 0; i < mma::kCElems; ++i) o[dn].c[i] *= mx[mma::c_slot(i)];
+    for (int n = 0; n < 4; ++n) {
+      for (int i = 0; i < mma::kCElems; ++i) {
+        const float pv = fast_exp2(s[n].c[i] - m_use[mma::c_slot(i)]);
+        s[n].c[i] = pv;
+        l[mma::c_slot(i)] += pv;  // lane-partial; reduced across the row at the end
+      }
+    }
+
+    for (int kk = 0; kk < 4; ++kk) {
+      mma::FragA pa;
+      mma::c_to_a<T>(pa, s[kk], scratch + warp * kScratchElems, lane);
+      for (int dn = 0; dn < kDt; ++dn) {
+        mma::FragB vf;
+        mma::load_b_kn(vf, vs + kk * 16 * kLd + dn * 16, kLd, lane);
+        mma::mma<T>(o[dn], pa, vf);
+      }
+    }
+    __syncthreads();  // the next prefetch overwrites this stage
+  }
+
+  float inv[mma::kRowSlots];
+  for (int r = 0; r < mma::kRowSlots; ++r) {
+    l[r] = mma::row_sum(l[r]);
+    inv[r] = l[r] > 0.f ? 1.f / l[r] : 0.f;
+  }
+  for (int dn = 0; dn < kDt; ++dn) {
+    for (int i = 0; i < mma::kCElems; ++i) {
+      const int row = q0 + warp * 16 + mma::c_row(lane, i);
+      if (row < p.seq_q) {
+        row_ptr_mut(p.o, b, row, h)[dn * 16 + mma::c_col(lane, i)] =
+            Numeric<T>::from_float(o[dn].c[i] * inv[mma::c_slot(i)]);
+      }
+    }
+  }
+  if (mma::c_col(lane, 0) == 0) {
+    for (int r = 0; r < mma::kRowSlots; ++r) {
+      const int row = q0 + warp * 16 + mma::slot_row(lane, r);
+      if (row < p.seq_q) {
+        p.lse[(int64_t(b) * p.heads + h) * p.seq_q + row] =
+            l[r] > 0.f ? (m[r] + log2f(l[r])) * kLn2 : -INFINITY;
+      }
+    }
+  }
+}
+
+}  // namespace vidgraph::kernels::flash

@@ -1,0 +1,222 @@
+// GPU device path: ATen tensors in, kernels/ launchers out. See gpu_path.h.
+#include "plugins/attention/gpu/gpu_path.h"
+
+#include "vidgraph/kernels/attention_kernels.h"
+
+#include <ATen/ops/empty.h>
+#include <c10/util/Exception.h>
+#if defined(USE_ROCM)
+#include <c10/hip/HIPStream.h>
+#else
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+namespace vidgraph::attention {
+namespace {
+
+namespace vk = vidgraph::kernels;
+
+void* current_stream(const at::Tensor& t) {
+#if defined(USE_ROCM)
+  return c10::hip::getCurrentHIPStream(t.device().index()).stream();
+#else
+  return c10::cuda::getCurrentCUDAStream(t.device().index()).stream();
+#endif
+}
+
+vk::ElementType element_type(const at::Tensor& t) {
+  switch (t.scalar_type()) {
+    case at::kBFloat16: return vk::ElementType::BFloat16;
+    case at::kHalf: return vk::ElementType::Float16;
+    case at::kFloat: return vk::ElementType::Float32;
+    default: TORCH_CHECK(false, "attention GPU path: unsupported dtype ", t.scalar_type());
+  }
+}
+
+// A [B, H, Sp, D] contiguous tensor as a [B, S, H, D] strided view.
+vk::TensorView bhsd_view(const at::Tensor& t) {
+  vk::TensorView v;
+  v.data = t.data_ptr();
+  v.stride_b = t.stride(0);
+  v.stride_h = t.stride(1);
+  v.stride_s = t.stride(2);
+  return v;
+}
+
+void check_status(vk::Status s, const char* what) {
+  TORCH_CHECK(s == vk::Status::Ok, "attention GPU path: ", what, ": ", vk::last_error());
+}
+
+void check_tiled(const at::Tensor& t, const char* name, const at::Tensor& q) {
+  TORCH_CHECK(t.dim() == 4 && t.sizes() == q.sizes(), "attention GPU path: ", name, " must be ",
+              q.sizes(), ", got ", t.sizes());
+  TORCH_CHECK(t.is_contiguous() && t.device() == q.device() && t.scalar_type() == q.scalar_type(),
+              "attention GPU path: ", name, " must be contiguous, on ", q.device(), ", of dtype ",
+              q.scalar_type());
+}
+
+void check_int32(const at::Tensor& t, const char* name, const at::Tensor& q) {
+  TORCH_CHECK(t.defined() && t.scalar_type() == at::kInt && t.is_contiguous() && t.device() == q.device(),
+              "attention GPU path: ", name, " must be a contiguous int32 tensor on ", q.device());
+}
+
+// Common geometry of a call; `dense` when the selection lists every KV tile.
+struct Geometry {
+  int batch, heads, seq, dim, tiles;
+  bool dense;
+};
+
+Geometry geometry(const at::Tensor& q, const at::Tensor& q2k, const at::Tensor& tile_sizes,
+                  int64_t tile_volume) {
+  TORCH_CHECK(tile_volume == 64, "attention GPU path: the kernels need a tile volume of 64, got ",
+              tile_volume);
+  TORCH_CHECK(q.dim() == 4, "attention GPU path: q must be [B, H, Sp, D], got ", q.sizes());
+  Geometry g{int(q.size(0)), int(q.size(1)), int(q.size(2)), int(q.size(3)), int(tile_sizes.numel()),
+             false};
+  TORCH_CHECK(int64_t(g.tiles) * 64 == q.size(2), "attention GPU path: Sp = ", q.size(2),
+              " is not 64 x ", g.tiles, " tiles");
+  TORCH_CHECK(q2k.dim() == 4 && q2k.size(0) == g.batch && q2k.size(1) == g.heads && q2k.size(2) == g.tiles,
+              "attention GPU path: q2k must be [", g.batch, ", ", g.heads, ", ", g.tiles, ", topk], got ",
+              q2k.sizes());
+  g.dense = q2k.size(3) == g.tiles;  // distinct tiles, all of them: every block
+  return g;
+}
+
+}  // namespace
+
+std::string GpuPath::name() const {
+#if defined(USE_ROCM)
+  return "hip-mfma";
+#else
+  return "cuda-mma";
+#endif
+}
+
+bool GpuPath::supports(int64_t d, int64_t tile_volume, at::ScalarType dtype, std::string* why) const {
+  std::string reason;
+  if (d != 64 && d != 128) {
+    reason = "head dim " + std::to_string(d) + " is not supported by the GPU kernels (64 or 128)";
+  } else if (tile_volume != 64) {
+    reason = "the GPU kernels need tiles of 64 tokens (e.g. 4x4x4), got a volume of " +
+             std::to_string(tile_volume);
+  } else if (dtype != at::kBFloat16 && dtype != at::kHalf) {
+    reason = std::string("the GPU kernels take bf16 or fp16 tensors, got ") + c10::toString(dtype) +
+             " (convert the inputs, e.g. .to(torch::kBFloat16))";
+  }
+  if (why != nullptr) *why = reason;
+  return reason.empty();
+}
+
+SparseForwardResult GpuPath::sparse_forward(const SparseForwardArgs& a) {
+  const Geometry g = geometry(a.q, a.q2k, a.tile_sizes, a.tile_volume);
+  check_tiled(a.k, "k", a.q);
+  check_tiled(a.v, "v", a.q);
+  check_int32(a.tile_sizes, "tile_sizes", a.q);
+  check_int32(a.q2k, "q2k", a.q);
+  // out [B, H, Sp, D], lse fp32 [B, H, Sp]
+  SparseForwardResult r;
+  r.out = at::empty(a.q.sizes(), a.q.options());
+  r.lse = at::empty({g.batch, g.heads, g.seq}, a.q.options().dtype(at::kFloat));
+  vk::FlashForwardParams p;
+  p.dtype = element_type(a.q);
+  p.batch = g.batch;
+  p.heads = g.heads;
+  p.seq_q = p.seq_kv = g.seq;
+  p.head_dim = g.dim;
+  p.scale = float(a.scale);
+  p.q = bhsd_view(a.q);
+  p.k = bhsd_view(a.k);
+  p.v = bhsd_view(a.v);
+  p.o = bhsd_view(r.out);
+  p.lse = r.lse.data_ptr<float>();
+  if (!g.dense) {
+    p.q2k.index = a.q2k.data_ptr<int32_t>();
+    p.q2k.max_len = int(a.q2k.size(3));  // exactly topk per row: no count array
+  }
+  p.kv_block_valid = a.tile_sizes.data_ptr<int32_t>();
+  check_status(vk::flash_forward(p, current_stream(a.q)), "block-sparse forward");
+  return r;
+}
+
+SparseBackwardResult GpuPath::sparse_backward(const SparseBackwardArgs& a) {
+  const Geometry g = geometry(a.q, a.q2k, a.tile_sizes, a.tile_volume);
+  for (const auto& [t, name] : {std::pair<const at::Tensor*, const char*>{&a.k, "k"}, {&a.v, "v"},
+                                {&a.out, "out"}, {&a.dout, "dout"}})
+    check_tiled(*t, name, a.q);
+  check_int32(a.tile_sizes, "tile_sizes", a.q);
+  check_int32(a.q2k, "q2k", a.q);
+  TORCH_CHECK(a.lse.scalar_type() == at::kFloat && a.lse.is_contiguous() && a.lse.numel() == int64_t(g.batch) * g.heads * g.seq,
+              "attention GPU path: lse must be contiguous fp32 [B, H, Sp]");
+  // dq, dk, dv [B, H, Sp, D]; delta fp32 [B, H, Sp] (workspace)
+  SparseBackwardResult r;
+  r.dq = at::empty(a.q.sizes(), a.q.options());
+  r.dk = at::empty(a.q.sizes(), a.q.options());
+  r.dv = at::empty(a.q.sizes(), a.q.options());
+  const at::Tensor delta = at::empty({g.batch, g.heads, g.seq}, a.q.options().dtype(at::kFloat));
+  vk::FlashBackwardParams p;
+  p.dtype = element_type(a.q);
+  p.batch = g.batch;
+  p.heads = g.heads;
+  p.seq_q = p.seq_kv = g.seq;
+  p.head_dim = g.dim;
+  p.scale = float(a.scale);
+  p.q = bhsd_view(a.q);
+  p.k = bhsd_view(a.k);
+  p.v = bhsd_view(a.v);
+  p.o = bhsd_view(a.out);
+  p.dout = bhsd_view(a.dout);
+  p.lse = a.lse.data_ptr<float>();
+  p.delta = delta.data_ptr<float>();
+  p.dq = bhsd_view(r.dq);
+  p.dk = bhsd_view(r.dk);
+  p.dv = bhsd_view(r.dv);
+  if (!g.dense) {
+    check_int32(a.k2q, "k2q", a.q);
+    check_int32(a.k2q_count, "k2q_count", a.q);
+    TORCH_CHECK(a.k2q.dim() == 4 && a.k2q.size(2) == g.tiles && a.k2q.size(3) == g.tiles &&
+                    a.k2q_count.numel() == int64_t(g.batch) * g.heads * g.tiles,
+                "attention GPU path: k2q must be [B, H, N, N] with counts [B, H, N]");
+    p.q2k.index = a.q2k.data_ptr<int32_t>();
+    p.q2k.max_len = int(a.q2k.size(3));
+    p.k2q.index = a.k2q.data_ptr<int32_t>();
+    p.k2q.count = a.k2q_count.data_ptr<int32_t>();
+    p.k2q.max_len = int(a.k2q.size(3));
+  }
+  p.kv_block_valid = a.tile_sizes.data_ptr<int32_t>();
+  check_status(vk::flash_backward(p, current_stream(a.q)), "block-sparse backward");
+  return r;
+}
+
+TopkSelection GpuPath::select_topk(const at::Tensor& scores, int64_t topk) {
+  TORCH_CHECK(scores.dim() == 4 && scores.size(2) == scores.size(3),
+              "attention GPU path: coarse scores must be [B, H, N, N], got ", scores.sizes());
+  const int64_t n = scores.size(3);
+  TORCH_CHECK(topk >= 1 && topk <= n, "attention GPU path: topk ", topk, " is outside 1..", n);
+  // scores fp32 [B, H, N, N] -> q2k int32 [B, H, N, topk], k2q int32 [B, H, N, N], counts [B, H, N]
+  const at::Tensor s = scores.to(at::kFloat).contiguous();
+  const auto iopts = s.options().dtype(at::kInt);
+  TopkSelection sel;
+  sel.q2k = at::empty({s.size(0), s.size(1), n, topk}, iopts);
+  const at::Tensor q2k_count = at::empty({s.size(0), s.size(1), n}, iopts);
+  sel.k2q = at::empty({s.size(0), s.size(1), n, n}, iopts);
+  sel.k2q_count = at::empty({s.size(0), s.size(1), n}, iopts);
+  void* stream = current_stream(s);
+  check_status(vk::topk_select(s.data_ptr<float>(), s.numel() / n, int(n), n, int(topk),
+                               sel.q2k.data_ptr<int32_t>(), q2k_count.data_ptr<int32_t>(), stream),
+               "top-k selection");
+  vk::BlockLists lists;
+  lists.index = sel.q2k.data_ptr<int32_t>();
+  lists.count = q2k_count.data_ptr<int32_t>();
+  lists.max_len = int(topk);
+  check_status(vk::invert_block_lists(s.size(0) * s.size(1), int(n), int(n), lists,
+                                      sel.k2q.data_ptr<int32_t>(), sel.k2q_count.data_ptr<int32_t>(), stream),
+               "list inversion");
+  return sel;
+}
+
+void register_gpu_device_paths() {
+  register_device_path(c10::DeviceType::CUDA, std::make_unique<GpuPath>());
+}
+
+}  // namespace vidgraph::attention
