@@ -19,8 +19,7 @@ int64_t topk_for_sparsity(double sparsity, int64_t num_tiles) {
 }
 
 TopkSelection select_topk_aten(const at::Tensor& scores, int64_t topk) {
-  TORCH_CHECK(scores.dim() == 4 && scores.size(2) == scores.size(3),
-              "coarse scores must be [B, H, N, N], got ", scores.sizes());
+  TORCH_CHECK(scores.dim() == 4, "coarse scores must be [B, H, Nq, Nkv], got ", scores.sizes());
   TORCH_CHECK(topk >= 1 && topk <= scores.size(3), "topk must be in [1, ", scores.size(3), "], got ", topk);
   // A stable descending sort keeps equal scores in index order: ties go to the lowest index.
   const at::Tensor order = std::get<1>(at::sort(scores, /*stable=*/true, /*dim=*/-1, /*descending=*/true));
