@@ -1,0 +1,24 @@
+// Adapts a Wan DiT to the sampler's VelocityFn: per-frame timesteps, the text contexts of the
+// prompt and the negative prompt, the self-attention run; both CFG branches in one batch of 2
+// (or two calls when batch_cfg is false, to halve peak activation memory).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include "models/sampling/flow_sampler.h"
+#include "models/wan/wan_attention.h"
+#include "models/wan/wan_model.h"
+
+namespace vidgraph::sampling {
+
+struct WanVelocityOptions {
+    at::Tensor context;      // [l, text_dim] or [1, l, text_dim]: the prompt's encoder output
+    at::Tensor context_null; // same for the negative prompt (needed when guidance is on)
+    wan::AttentionRun attention;
+    bool batch_cfg = true;
+};
+
+// The model is shared (not copied): keep it alive while the function is in use.
+VelocityFn make_wan_velocity(wan::WanModel model, WanVelocityOptions options);
+
+} // namespace vidgraph::sampling
