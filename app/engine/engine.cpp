@@ -156,12 +156,13 @@ class Runner {
 
  private:
   bool prepare(GraphDocument& doc, const RunRequest& request) {
-    if (auto s = apply_overrides(doc, registry_, request.overrides); !s) {
-      result_.errors.push_back(s.error());
-      return false;
-    }
+    // Upgrades first: overrides name the params of the current node-type versions.
     if (auto up = upgrade_node_types(doc, registry_); !up.ok()) {
       result_.errors.push_back(up.error());
+      return false;
+    }
+    if (auto s = apply_overrides(doc, registry_, request.overrides); !s) {
+      result_.errors.push_back(s.error());
       return false;
     }
     ValidationReport report = validate_document(doc, registry_, request.targets);

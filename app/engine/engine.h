@@ -1,7 +1,7 @@
 // The Engine: validates, plans and executes a snapshot of a document on a worker thread, with a
 // result cache that outlives runs, cooperative cancellation and one event bus.
 //
-// Run = copy the document → apply overrides → upgrade node types → validate (errors → RunStatus::
+// Run = copy the document → upgrade node types → apply overrides → validate (errors → RunStatus::
 // Invalid) → plan (the targets and their ancestors, topological, document order among equals) →
 // execute each planned node: served from the cache when its key is cached (NodeCached), else computed
 // (NodeStarted ... NodeFinished). A node that returns an error or throws fails the run (NodeFailed
