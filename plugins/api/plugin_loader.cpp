@@ -152,7 +152,7 @@ std::string PluginLoadReport::message() const {
   } else {
     s << "no attention plugin found. Searched:";
     for (const auto& d : searched) s << " " << d;
-    s << " (set VIDGRAPH_PLUGIN_PATH to a folder holding vidgraph_attention.so).";
+    s << " (set VIDGRAPH_PLUGIN_PATH to a folder holding libvidgraph_attention.so).";
   }
   for (const auto& f : failures) s << "\n  " << f.reason;
   return s.str();

@@ -1,0 +1,53 @@
+// Shared pieces of vidgraph-attention. See attention_tool.h.
+#include "app/cli/attention_tool.h"
+
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+namespace vidgraph::cli {
+
+std::shared_ptr<spdlog::logger> attention_tool_logger() {
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto logger = spdlog::get("cli");
+  if (!logger) {
+    logger = spdlog::default_logger()->clone("cli");
+    spdlog::register_logger(logger);
+  }
+  return logger;
+}
+
+std::unique_ptr<plugin::LoadedPlugin> load_plugin_or_report(const std::string& name) {
+  plugin::PluginLoadReport report = plugin::load_attention_plugin(name);
+  if (!report.plugin) {
+    std::string msg = report.message();
+    if (!name.empty()) msg = "no plugin named '" + name + "': " + msg;
+    attention_tool_logger()->error("{}", msg);
+    return nullptr;
+  }
+  return std::move(report.plugin);
+}
+
+plugin::TokenGrid parse_grid(const std::string& text) {
+  std::vector<int64_t> v;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    size_t used = 0;
+    int64_t x = 0;
+    try {
+      x = std::stoll(item, &used);
+    } catch (const std::logic_error&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || x <= 0)
+      throw std::invalid_argument("--grid must be three positive integers T,H,W, got '" + text + "'");
+    v.push_back(x);
+  }
+  if (v.size() != 3) throw std::invalid_argument("--grid must be three positive integers T,H,W, got '" + text + "'");
+  return {v[0], v[1], v[2]};
+}
+
+}  // namespace vidgraph::cli
