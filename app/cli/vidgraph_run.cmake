@@ -1,1 +1,30 @@
-# vidgraph-run: placeholder until it lands.
+# vidgraph-run: the headless workflow runner. The run_* sources form vidgraph_run_lib, which the
+# product executable and the test runner (tests/cli: vidgraph-run-test, with test-only node types)
+# both link, so the product never contains test nodes.
+add_library(vidgraph_run_lib STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/run_cli.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/run_commands.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/run_logging.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/run_render.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/run_signals.cpp
+)
+target_include_directories(vidgraph_run_lib PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+target_link_libraries(vidgraph_run_lib
+  PUBLIC vidgraph_engine
+  PRIVATE CLI11::CLI11 spdlog::spdlog nlohmann_json::nlohmann_json)
+
+add_executable(vidgraph-run ${CMAKE_CURRENT_LIST_DIR}/vidgraph_run_main.cpp)
+target_compile_definitions(vidgraph-run PRIVATE VIDGRAPH_VERSION="${PROJECT_VERSION}")
+target_link_libraries(vidgraph-run PRIVATE vidgraph_run_lib spdlog::spdlog)
+if(TARGET vidgraph_nodes)
+  target_compile_definitions(vidgraph-run PRIVATE VIDGRAPH_HAVE_NODES)
+  target_link_libraries(vidgraph-run PRIVATE vidgraph_nodes)
+  if(TARGET vidgraph_plugin_api)
+    target_compile_definitions(vidgraph-run PRIVATE VIDGRAPH_HAVE_PLUGIN_API)
+    target_link_libraries(vidgraph-run PRIVATE vidgraph_plugin_api)
+    # The plugin is loaded at run time; build it with the runner so the build tree works as is.
+    if(TARGET vidgraph_attention)
+      add_dependencies(vidgraph-run vidgraph_attention)
+    endif()
+  endif()
+endif()

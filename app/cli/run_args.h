@@ -1,0 +1,24 @@
+// Parsed command line of vidgraph-run: plain data filled by run_cli.cpp, read by the commands.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace vidgraph::cli {
+
+enum class RunCommand { None, Run, Validate, Nodes };
+
+struct RunArgs {
+  RunCommand command = RunCommand::None;
+  std::string flow;                  // run, validate
+  std::vector<std::string> sets;     // --set NODE.PARAM=VALUE
+  std::vector<std::string> targets;  // --target NODE (run up to these nodes)
+  std::string output_dir;            // --output-dir (default: current directory)
+  std::string resources_dir;         // --resources (default: <exe>/../share/vidgraph)
+  bool overwrite = false;            // --overwrite
+  bool json_events = false;          // run --json-events
+  bool json = false;                 // validate/nodes --json
+  bool verbose = false;              // --verbose: debug log lines
+};
+
+}  // namespace vidgraph::cli

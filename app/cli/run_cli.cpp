@@ -1,0 +1,107 @@
+// vidgraph-run command line: CLI11 parsing into RunArgs, exit codes, dispatch (see run_cli.h).
+#include "run_cli.h"
+
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+
+#include "run_args.h"
+#include "run_commands.h"
+#include "run_logging.h"
+
+namespace vidgraph::cli {
+namespace {
+
+const char* kFooter =
+    "\nExit codes:\n"
+    "  0    success\n"
+    "  2    invalid workflow or arguments (nothing ran)\n"
+    "  3    a node failed (its id and message are printed)\n"
+    "  130  cancelled (Ctrl-C cancels the run cleanly; a second Ctrl-C exits at once)\n"
+    "\nPaths inside a workflow: absolute paths stay; relative paths resolve against the workflow file's\n"
+    "folder; {resources}/... against the resources folder; {output}/... against the output folder.\n"
+    "\nExamples:\n"
+    "  vidgraph-run run flow.vgflow --set sampler.steps=4 --output-dir out/\n"
+    "  vidgraph-run run flow.vgflow --json-events > events.jsonl\n"
+    "  vidgraph-run validate flow.vgflow\n"
+    "  vidgraph-run nodes --json\n";
+
+void add_flow_options(CLI::App* cmd, RunArgs& args) {
+  cmd->add_option("flow", args.flow, "Workflow file (.vgflow)")->required();
+  cmd->add_option("--set", args.sets, "Override a param for this run: NODE.PARAM=VALUE (repeatable)")
+      ->type_name("NODE.PARAM=VALUE")
+      ->allow_extra_args(false);
+  cmd->add_option("--target", args.targets, "Run only this node and what it needs (repeatable)")
+      ->type_name("NODE")
+      ->allow_extra_args(false);
+}
+
+}  // namespace
+
+int run_cli_main(int argc, char** argv, const RunnerConfig& config) {
+  RunArgs args;
+  CLI::App app{"Runs Vidgraph workflow files headless: the same files the editor saves.", config.program};
+  app.footer(kFooter);
+  app.require_subcommand(0, 1);
+  bool show_version = false;
+  app.add_flag("--version", show_version, "Print the version and exit");
+  app.add_flag("-v,--verbose", args.verbose, "Show debug log lines");
+
+  CLI::App* run = app.add_subcommand("run", "Run a workflow");
+  add_flow_options(run, args);
+  run->add_option("--output-dir", args.output_dir, "Folder for output files (default: current folder)")->type_name("DIR");
+  run->add_option("--resources", args.resources_dir, "Resources folder for {resources}/ paths")->type_name("DIR");
+  run->add_flag("--overwrite", args.overwrite, "Let nodes replace existing output files");
+  run->add_flag("--json-events", args.json_events, "Print one JSON object per event per line on stdout");
+
+  CLI::App* validate = app.add_subcommand("validate", "Check a workflow without running it");
+  add_flow_options(validate, args);
+  validate->add_flag("--json", args.json, "Print the result as JSON");
+
+  CLI::App* nodes = app.add_subcommand("nodes", "List every node type with its ports and params");
+  nodes->add_flag("--json", args.json, "Print the list as JSON");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "%s: %s\nRun '%s --help' for usage.\n", config.program.c_str(), e.what(),
+                 config.program.c_str());
+    return kExitInvalid;
+  }
+  if (show_version) {
+    std::printf("%s %s\n", config.program.c_str(), config.version.c_str());
+    if (config.version_details) {
+      const std::string details = config.version_details();
+      if (!details.empty()) std::printf("%s\n", details.c_str());
+    }
+    return kExitOk;
+  }
+  if (run->parsed()) args.command = RunCommand::Run;
+  if (validate->parsed()) args.command = RunCommand::Validate;
+  if (nodes->parsed()) args.command = RunCommand::Nodes;
+  if (args.command == RunCommand::None) {
+    std::fprintf(stderr, "%s: choose a command: run, validate or nodes\nRun '%s --help' for usage.\n",
+                 config.program.c_str(), config.program.c_str());
+    return kExitInvalid;
+  }
+
+  setup_logging(args.verbose);
+  engine::Registry registry;
+  try {
+    if (config.register_nodes) config.register_nodes(registry);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: registering node types failed: %s\n", e.what());
+    return kExitInvalid;
+  }
+  switch (args.command) {
+    case RunCommand::Run: return command_run(args, registry);
+    case RunCommand::Validate: return command_validate(args, registry);
+    case RunCommand::Nodes: return command_nodes(args, registry);
+    case RunCommand::None: break;
+  }
+  return kExitInvalid;
+}
+
+}  // namespace vidgraph::cli

@@ -1,0 +1,33 @@
+// vidgraph-run's entry point, shared by the product executable and the test runner
+// (tests/cli builds `vidgraph-run-test` from the same sources plus the test-only node types).
+//
+// Commands: run FLOW [--set NODE.PARAM=VALUE]... [--target NODE]... [--output-dir DIR]
+//           [--resources DIR] [--overwrite] [--json-events]; validate FLOW [--set ...] [--json];
+//           nodes [--json]; --help; --version.
+// Exit codes: 0 success, 2 invalid workflow or arguments, 3 a node failed, 130 cancelled.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "engine/registry.h"
+
+namespace vidgraph::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInvalid = 2;
+inline constexpr int kExitNodeFailed = 3;
+inline constexpr int kExitCancelled = 130;
+
+struct RunnerConfig {
+  std::string program = "vidgraph-run";
+  std::string version;  // "0.1.0"
+  // Fills the registry with the node types this program offers.
+  std::function<void(engine::Registry&)> register_nodes;
+  // Extra lines for --version (e.g. the attention plugin loaded); may be empty.
+  std::function<std::string()> version_details;
+};
+
+int run_cli_main(int argc, char** argv, const RunnerConfig& config);
+
+}  // namespace vidgraph::cli

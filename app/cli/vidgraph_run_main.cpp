@@ -1,0 +1,48 @@
+// vidgraph-run: the product executable. Registers the built-in node types (when the nodes layer is
+// part of the build) with the attention methods of the loaded plugin, then hands over to
+// run_cli_main. Test-only node types never appear here (see tests/cli for vidgraph-run-test).
+#include <memory>
+#include <string>
+
+#include <spdlog/spdlog.h>
+
+#include "run_cli.h"
+
+#ifdef VIDGRAPH_HAVE_NODES
+#include "nodes/register_nodes.h"
+#endif  // VIDGRAPH_HAVE_NODES
+#ifdef VIDGRAPH_HAVE_PLUGIN_API
+#include "plugins/api/plugin_loader.h"
+#endif  // VIDGRAPH_HAVE_PLUGIN_API
+
+int main(int argc, char** argv) {
+#ifdef VIDGRAPH_HAVE_PLUGIN_API
+  // Kept for the whole program: node types may hold the backend while runs execute.
+  std::unique_ptr<vidgraph::plugin::LoadedPlugin> plugin;
+#endif  // VIDGRAPH_HAVE_PLUGIN_API
+  vidgraph::cli::RunnerConfig config;
+  config.version = VIDGRAPH_VERSION;
+  config.register_nodes = [&](vidgraph::engine::Registry& registry) {
+#ifdef VIDGRAPH_HAVE_NODES
+    vidgraph::nodes::BuiltinNodeOptions options;
+#ifdef VIDGRAPH_HAVE_PLUGIN_API
+    auto report = vidgraph::plugin::load_attention_plugin();
+    if (report.plugin) {
+      for (const auto& method : report.plugin->backend().methods()) options.attention_methods.push_back(method.name);
+      plugin = std::move(report.plugin);
+    } else {
+      spdlog::warn("{}", report.message());
+    }
+#endif  // VIDGRAPH_HAVE_PLUGIN_API
+    vidgraph::nodes::register_builtin_nodes(registry, options);
+#else
+    (void)registry;
+#endif  // VIDGRAPH_HAVE_NODES
+  };
+#ifdef VIDGRAPH_HAVE_PLUGIN_API
+  config.version_details = [&]() -> std::string {
+    return plugin ? "attention plugin: " + vidgraph::plugin::plugin_version_string(*plugin) : std::string();
+  };
+#endif  // VIDGRAPH_HAVE_PLUGIN_API
+  return vidgraph::cli::run_cli_main(argc, argv, config);
+}

@@ -1,0 +1,14 @@
+// vidgraph-run-test: the runner built from the product's run_* sources with the test-only node
+// types instead of the built-in ones. Used by tst_cli; never installed.
+#include "engine_test_nodes.h"
+#include "run_cli.h"
+
+int main(int argc, char** argv) {
+  vidgraph::cli::RunnerConfig config;
+  config.program = "vidgraph-run-test";
+  config.version = VIDGRAPH_VERSION;
+  config.register_nodes = [](vidgraph::engine::Registry& registry) {
+    vidgraph::test::register_engine_test_nodes(registry);
+  };
+  return vidgraph::cli::run_cli_main(argc, argv, config);
+}
