@@ -1,0 +1,208 @@
+// The safetensors reader and writer: round trips of every supported dtype, conversion on load,
+// unaligned data, metadata, atomic writes, and malformed files rejected with the file named.
+#include "models/io/safetensors.h"
+
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/equal.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/randn.h>
+#include <ATen/ops/zeros.h>
+
+#include <QtCore/QDir>
+#include <QtCore/QFile>
+#include <QtCore/QTemporaryDir>
+#include <QtTest/QtTest>
+
+#include <cstdint>
+#include <string>
+
+using vidgraph::model_io::SafetensorsError;
+using vidgraph::model_io::SafetensorsFile;
+using vidgraph::model_io::save_safetensors;
+
+namespace {
+
+// Writes a file from a header text and data bytes; `declared` overrides the header size field.
+void write_raw(const QString& path, const std::string& header, const std::string& data, int64_t declared = -1) {
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::WriteOnly));
+  uint64_t n = declared >= 0 ? static_cast<uint64_t>(declared) : header.size();
+  char size_le[8];
+  for (int i = 0; i < 8; ++i, n >>= 8) size_le[i] = static_cast<char>(n & 0xff);
+  f.write(size_le, 8);
+  f.write(header.data(), static_cast<qint64>(header.size()));
+  f.write(data.data(), static_cast<qint64>(data.size()));
+}
+
+std::string open_error(const QString& path) {
+  try {
+    SafetensorsFile::open(path.toStdString());
+  } catch (const SafetensorsError& e) {
+    return e.what();
+  }
+  return {};
+}
+
+}  // namespace
+
+class tst_safetensors : public QObject {
+  Q_OBJECT
+
+ private:
+  QTemporaryDir dir_;
+  QString path(const char* name) const { return dir_.filePath(QLatin1String(name)); }
+
+ private Q_SLOTS:
+  void initTestCase() { QVERIFY(dir_.isValid()); }
+
+  void round_trip_every_dtype_data() {
+    QTest::addColumn<int>("type");
+    QTest::addColumn<QString>("name");
+    QTest::newRow("F64") << int(at::kDouble) << "F64";
+    QTest::newRow("F32") << int(at::kFloat) << "F32";
+    QTest::newRow("F16") << int(at::kHalf) << "F16";
+    QTest::newRow("BF16") << int(at::kBFloat16) << "BF16";
+    QTest::newRow("I64") << int(at::kLong) << "I64";
+    QTest::newRow("I32") << int(at::kInt) << "I32";
+    QTest::newRow("I16") << int(at::kShort) << "I16";
+    QTest::newRow("I8") << int(at::kChar) << "I8";
+    QTest::newRow("U8") << int(at::kByte) << "U8";
+    QTest::newRow("BOOL") << int(at::kBool) << "BOOL";
+  }
+  void round_trip_every_dtype() {
+    QFETCH(int, type); QFETCH(QString, name);
+    const auto st = static_cast<at::ScalarType>(type);
+    const at::Tensor t = (at::arange(24, at::kDouble).reshape({2, 3, 4}) * 3 - 20).remainder(7).to(st);
+    const at::Tensor strided = t.transpose(0, 2);  // non-contiguous input is written contiguous
+    const std::string file = path("dtypes.safetensors").toStdString();
+    save_safetensors(file, {{"a", t}, {"b", strided}, {"empty", at::zeros({0, 3}, st)}}, {{"k", "v"}});
+    const auto f = SafetensorsFile::open(file);
+    QCOMPARE(f.entry("a").dtype, name.toStdString());
+    QCOMPARE(f.entry("b").shape, (std::vector<int64_t>{4, 3, 2}));
+    QVERIFY(at::equal(f.load("a"), t));
+    QVERIFY(at::equal(f.load("b"), strided.contiguous()));
+    QCOMPARE(f.load("empty").numel(), int64_t(0));
+    QCOMPARE(f.metadata().at("k"), std::string("v"));
+    QCOMPARE(f.names(), (std::vector<std::string>{"a", "b", "empty"}));
+  }
+
+  void load_converts_dtype() {
+    const at::Tensor t = at::randn({5, 7}, at::kFloat);
+    const std::string file = path("convert.safetensors").toStdString();
+    save_safetensors(file, {{"x", t}, {"scalar", at::ones({}, at::kDouble)}});
+    const auto f = SafetensorsFile::open(file);
+    const at::Tensor d = f.load("x", at::kCPU, at::kDouble);
+    QCOMPARE(d.scalar_type(), at::kDouble);
+    QVERIFY(at::equal(d, t.to(at::kDouble)));
+    QCOMPARE(f.load("scalar").dim(), int64_t(0));
+    // The header is padded so the data region starts 8-byte aligned.
+    QFile raw(QString::fromStdString(file));
+    QVERIFY(raw.open(QIODevice::ReadOnly));
+    const QByteArray head = raw.read(8);
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<uint8_t>(head[i]);
+    QCOMPARE(n % 8, uint64_t(0));
+  }
+
+  void unaligned_data_loads() {
+    const float value = 1.5f;
+    std::string data(1, '\x07');
+    data.append(reinterpret_cast<const char*>(&value), sizeof value);
+    write_raw(path("unaligned.safetensors"),
+              R"({"b":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"f":{"dtype":"F32","shape":[1],"data_offsets":[1,5]}})",
+              data);
+    const auto f = SafetensorsFile::open(path("unaligned.safetensors").toStdString());
+    QCOMPARE(f.load("f").item<float>(), 1.5f);
+    QCOMPARE(f.load("b").item<uint8_t>(), uint8_t(7));
+  }
+
+  void malformed_files_are_rejected_data() {
+    QTest::addColumn<QByteArray>("header");
+    QTest::addColumn<int>("data_bytes");
+    QTest::addColumn<qint64>("declared");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("header too large") << QByteArray("{}") << 0 << qint64(200) * 1024 * 1024 << "exceeds the 100 MiB limit";
+    QTest::newRow("header past end") << QByteArray("{}") << 0 << qint64(1000) << "runs past the end";
+    QTest::newRow("bad JSON") << QByteArray("{\"a\":") << 0 << qint64(-1) << "not valid JSON";
+    QTest::newRow("not an object") << QByteArray("[1,2]") << 0 << qint64(-1) << "not a JSON object";
+    QTest::newRow("unsupported dtype")
+        << QByteArray(R"({"a":{"dtype":"C64","shape":[1],"data_offsets":[0,8]}})") << 8 << qint64(-1) << "unsupported dtype 'C64'";
+    QTest::newRow("offsets out of range")
+        << QByteArray(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})") << 8 << qint64(-1) << "out of range";
+    QTest::newRow("span mismatch")
+        << QByteArray(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,16]}})") << 16 << qint64(-1) << "need 12";
+    QTest::newRow("overlap")
+        << QByteArray(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})")
+        << 12 << qint64(-1) << "overlap";
+    QTest::newRow("negative shape")
+        << QByteArray(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,0]}})") << 0 << qint64(-1) << "non-negative";
+    QTest::newRow("no offsets")
+        << QByteArray(R"({"a":{"dtype":"F32","shape":[1]}})") << 4 << qint64(-1) << "data_offsets";
+    QTest::newRow("metadata value")
+        << QByteArray(R"({"__metadata__":{"x":1}})") << 0 << qint64(-1) << "__metadata__ value 'x'";
+  }
+  void malformed_files_are_rejected() {
+    QFETCH(QByteArray, header); QFETCH(int, data_bytes); QFETCH(qint64, declared); QFETCH(QString, expected);
+    const QString file = path("bad.safetensors");
+    write_raw(file, header.toStdString(), std::string(static_cast<size_t>(data_bytes), '\0'), declared);
+    const std::string msg = open_error(file);
+    QVERIFY2(msg.find(expected.toStdString()) != std::string::npos, msg.c_str());
+    QVERIFY2(msg.find(file.toStdString()) != std::string::npos, msg.c_str());
+  }
+
+  void short_and_missing_files() {
+    QFile f(path("short.safetensors"));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("abc", 3);
+    f.close();
+    QVERIFY(open_error(path("short.safetensors")).find("shorter than the 8-byte header") != std::string::npos);
+    QVERIFY(open_error(path("nope.safetensors")).find("cannot open") != std::string::npos);
+  }
+
+  void missing_tensor_names_file_and_tensor() {
+    const std::string file = path("one.safetensors").toStdString();
+    save_safetensors(file, {{"x", at::zeros({2})}});
+    const auto f = SafetensorsFile::open(file);
+    QVERIFY(!f.contains("y"));
+    try {
+      f.load("y");
+      QFAIL("loading an absent tensor must throw");
+    } catch (const SafetensorsError& e) {
+      const std::string msg = e.what();
+      QVERIFY2(msg.find(file) != std::string::npos && msg.find("'y'") != std::string::npos, e.what());
+    }
+  }
+
+  void writes_are_atomic() {
+    const std::string file = path("atomic.safetensors").toStdString();
+    save_safetensors(file, {{"x", at::ones({3})}});
+    // A failing write (unsupported dtype, duplicate name) leaves the old file and no temporary.
+    bool threw = false;
+    try {
+      save_safetensors(file, {{"x", at::zeros({3})}, {"x", at::zeros({3})}});
+    } catch (const SafetensorsError& e) {
+      threw = std::string(e.what()).find("appears twice") != std::string::npos;
+    }
+    QVERIFY(threw);
+    QVERIFY(at::equal(SafetensorsFile::open(file).load("x"), at::ones({3})));
+    const QStringList leftovers = QDir(dir_.path()).entryList({QStringLiteral("*.tmp-*")}, QDir::Files);
+    QVERIFY2(leftovers.isEmpty(), qPrintable(leftovers.join(QLatin1Char(' '))));
+    // A successful write replaces the file, also while a reader still maps the old one.
+    const auto old_reader = SafetensorsFile::open(file);
+    save_safetensors(file, {{"y", at::full({2}, 4.0)}});
+    QVERIFY(at::equal(SafetensorsFile::open(file).load("y"), at::full({2}, 4.0)));
+    QVERIFY(at::equal(old_reader.load("x"), at::ones({3})));
+    // No write into a folder that does not exist; the message names the file.
+    try {
+      save_safetensors(path("no/such/dir.safetensors").toStdString(), {{"x", at::ones({1})}});
+      QFAIL("writing into a missing folder must throw");
+    } catch (const SafetensorsError& e) {
+      QVERIFY(std::string(e.what()).find("dir.safetensors") != std::string::npos);
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(tst_safetensors)
+#include "tst_safetensors.moc"
