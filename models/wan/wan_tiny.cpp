@@ -32,14 +32,24 @@ bool ends_with(const std::string& s, const std::string& suffix)
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// FNV-1a of the parameter name mixed with the seed: each parameter's draw depends only on its name,
+// so adding the sparse extras leaves every other weight unchanged.
+uint64_t param_seed(uint64_t seed, const std::string& name)
+{
+    uint64_t h = 1469598103934665603ULL ^ (seed * 0x9E3779B97F4A7C15ULL);
+    for (unsigned char ch : name) {
+        h = (h ^ ch) * 1099511628211ULL;
+    }
+    return h;
+}
+
 } // namespace
 
 void wan_init_weights(WanModelImpl& model, uint64_t seed)
 {
     c10::NoGradGuard no_grad;
-    uint64_t index = 0;
     for (auto& [name, param] : wan_named_parameters(model)) {
-        at::Generator gen = at::detail::createCPUGenerator(seed * 1000003ULL + index++);
+        at::Generator gen = at::detail::createCPUGenerator(param_seed(seed, name));
         at::Tensor n = at::randn(param.sizes(), gen, at::TensorOptions().dtype(at::kFloat));
         at::Tensor value;
         if (ends_with(name, "modulation")) {
