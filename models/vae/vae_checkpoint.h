@@ -1,0 +1,50 @@
+// Loading and saving Wan2.2 VAE weights in every layout users have:
+// - official (`Wan2.2_VAE.pth`, and single-file repacks such as Comfy-Org `wan2.2_vae.safetensors`):
+//   keys = our module tree (`encoder.downsamples.0.downsamples.0.residual.0.gamma`, `conv1.weight`...);
+// - diffusers (`vae/diffusion_pytorch_model.safetensors` of a *-Diffusers repo): `encoder.down_blocks.
+//   {s}.resnets.{j}.norm1.gamma`, `...downsampler.resample.1.weight`, `mid_block`, `norm_out`,
+//   `conv_in/conv_out`, `quant_conv`/`post_quant_conv` (the renames of diffusers' `convert_vae_22`).
+// A common prefix such as `vae.` or `first_stage_model.` is stripped. The config is derived from the
+// tensor shapes (z, widths, stages, residual blocks, temporal stages). Every missing, unexpected or
+// mis-shaped tensor is a std::runtime_error naming the file, the tensor and both shapes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+
+#include "models/io/safetensors.h"
+#include "wan_vae.h"
+
+namespace vidgraph::vae {
+
+enum class VaeLayout { Official, Diffusers };
+
+// Official key -> diffusers key (and back); keys outside the VAE come back unchanged.
+std::string vae_key_to_diffusers(const std::string& official, const WanVaeConfig& config);
+std::string vae_key_from_diffusers(const std::string& diffusers, const WanVaeConfig& config);
+
+VaeLayout detect_vae_layout(const model_io::NamedTensors& tensors);
+// Official-key tensors of any layout (prefix stripped, renamed). `origin` names the file in errors.
+model_io::NamedTensors vae_official_tensors(model_io::NamedTensors tensors, const std::string& origin);
+// The config the (official-key) tensors describe; latent mean/std = the first z official values.
+WanVaeConfig detect_vae_config(const model_io::NamedTensors& official, const std::string& origin);
+
+// Copies every parameter from `official` (converted to the module's dtype/device); strict.
+void load_vae_weights(WanVae& vae, const model_io::NamedTensors& official, const std::string& origin);
+
+// Loads a VAE from a `.pth` or `.safetensors` file, or a diffusers folder (its `vae/` or itself
+// holding `diffusion_pytorch_model.safetensors`), onto `device` in `dtype` (fp32 is the reference).
+std::shared_ptr<WanVae> load_wan_vae(const std::string& path, c10::Device device = c10::Device(c10::kCPU),
+                                     at::ScalarType dtype = at::kFloat);
+
+// A VAE with deterministic pseudo-random weights from `seed` (same seed, same weights, any machine).
+std::shared_ptr<WanVae> make_seeded_vae(const WanVaeConfig& config, uint64_t seed);
+// Writes the VAE's parameters to a safetensors file in `layout` (fp32 unless `dtype` says otherwise).
+void save_vae_safetensors(const WanVae& vae, const std::string& path, VaeLayout layout = VaeLayout::Official,
+                          at::ScalarType dtype = at::kFloat);
+
+} // namespace vidgraph::vae

@@ -1,0 +1,26 @@
+// Spatially tiled VAE decode: the latent is cut into overlapping tiles (VaeTiling, latent units),
+// each tile runs the causal chunk loop on its own (so activations and caches scale with the tile,
+// not the frame), and the decoded tiles are blended into the output with linear ramps across each
+// overlap (weights normalised per pixel). Seams are not bit-exact with an untiled decode: the
+// convolutions' receptive field and the per-frame attention of the middle block see only the tile.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include "wan_vae.h"
+
+namespace vidgraph::vae {
+
+// latent [B,z,T,h,w] -> video [B,3,1+4(T-1),16h,16w] on `output_device`; progress counts tiles x chunks.
+at::Tensor decode_tiled(const WanVae& vae, const at::Tensor& latent, const VaeCallbacks& callbacks,
+                        const VaeTiling& tiling, c10::Device output_device);
+
+// Start offsets of tiles of `tile` covering [0, size) with at least `overlap` shared cells; the last
+// tile is aligned to the end.
+std::vector<int64_t> tile_starts(int64_t size, int64_t tile, int64_t overlap);
+
+} // namespace vidgraph::vae
