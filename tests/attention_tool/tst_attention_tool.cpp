@@ -1,0 +1,189 @@
+// vidgraph-attention end to end: the test writes q, k, v (+ extras, do) to a safetensors file, runs
+// the tool, and checks o and the gradients against the dense float64 references, the printed
+// selection statistics, and the errors for malformed files and bad arguments.
+#include "attention_reference.h"
+#include "models/io/safetensors.h"
+
+#include <ATen/Context.h>
+#include <ATen/ops/randn.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include <QtCore/QFile>
+#include <QtCore/QJsonArray>
+#include <QtCore/QJsonDocument>
+#include <QtCore/QJsonObject>
+#include <QtCore/QProcess>
+#include <QtCore/QTemporaryDir>
+#include <QtTest/QtTest>
+
+using vidgraph::model_io::SafetensorsFile;
+using vidgraph::model_io::save_safetensors;
+namespace ref = attention_reference;
+
+namespace {
+
+struct ToolRun {
+  int exit_code = -1;
+  QByteArray out;
+  QByteArray err;
+};
+
+ToolRun run_tool(const QStringList& args) {
+  QProcess p;
+  p.start(QStringLiteral(VIDGRAPH_BINARY_DIR "/bin/vidgraph-attention"), args);
+  ToolRun r;
+  if (!p.waitForFinished(240000)) {
+    p.kill();
+    return r;
+  }
+  r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
+  r.out = p.readAllStandardOutput();
+  r.err = p.readAllStandardError();
+  return r;
+}
+
+double max_abs_diff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
+
+}  // namespace
+
+class tst_attention_tool : public QObject {
+  Q_OBJECT
+
+ private:
+  QTemporaryDir dir_;
+  QString path(const QString& name) const { return dir_.filePath(name); }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QVERIFY(dir_.isValid());
+    QVERIFY2(QFile::exists(QStringLiteral(VIDGRAPH_BINARY_DIR "/bin/vidgraph-attention")), "vidgraph-attention is not built");
+  }
+
+  void round_trip_data() {
+    QTest::addColumn<QString>("method");
+    QTest::addColumn<double>("sparsity");
+    QTest::newRow("full") << "full" << 0.0;
+    QTest::newRow("vsa 0.75") << "vsa" << 0.75;
+    QTest::newRow("sla_star 0.5") << "sla_star" << 0.5;
+  }
+  void round_trip() {
+    QFETCH(QString, method); QFETCH(double, sparsity);
+    const std::array<int64_t, 3> grid{5, 6, 7};
+    const int64_t b = 2, s = 210, h = 2, d = 16;
+    at::manual_seed(7);
+    auto leaf = [](at::Tensor t) { return t.requires_grad_(true); };
+    const at::Tensor q = leaf(at::randn({b, s, h, d}, at::kDouble)), k = leaf(at::randn({b, s, h, d}, at::kDouble)),
+                     v = leaf(at::randn({b, s, h, d}, at::kDouble)), gate = leaf(at::randn({b, s, h, d}, at::kDouble)),
+                     w = leaf(at::randn({d, d}, at::kDouble)), bias = leaf(at::randn({d}, at::kDouble));
+    const at::Tensor dout = at::randn({b, s, h, d}, at::kDouble);
+    vidgraph::model_io::NamedTensors inputs{{"q", q}, {"k", k}, {"v", v}, {"do", dout}};
+    std::vector<at::Tensor> wrt{q, k, v};
+    at::Tensor expect;
+    if (method == "full") {
+      expect = ref::dense_attention(q, k, v);
+    } else {
+      inputs.push_back({"gate", gate});
+      wrt.push_back(gate);
+      expect = ref::vsa(q, k, v, gate, grid, {4, 4, 4}, sparsity).out;
+      if (method == "sla_star") {
+        inputs.push_back({"proj_l.weight", w});
+        inputs.push_back({"proj_l.bias", bias});
+        wrt.push_back(w);
+        wrt.push_back(bias);
+        expect = expect + at::matmul(ref::linear_branch(q, k, v, "softmax"), w.t()) + bias;
+      }
+    }
+    const auto grads = torch::autograd::grad({expect}, wrt, {dout});
+    const QString in = path(QStringLiteral("in_%1.safetensors").arg(method));
+    const QString out = path(QStringLiteral("out_%1.safetensors").arg(method));
+    save_safetensors(in.toStdString(), inputs);
+    QStringList args{QStringLiteral("run"), QStringLiteral("-i"), in, QStringLiteral("-o"), out, QStringLiteral("--method"),
+                     method, QStringLiteral("--grid"), QStringLiteral("5,6,7"), QStringLiteral("--backward")};
+    if (method != "full") args << QStringLiteral("--sparsity") << QString::number(sparsity);
+    const ToolRun r = run_tool(args);
+    QVERIFY2(r.exit_code == 0, r.err.constData());
+    const auto file = SafetensorsFile::open(out.toStdString());
+    QVERIFY(max_abs_diff(file.load("o"), expect.detach()) < 1e-12);
+    const std::vector<std::string> names{"dq", "dk", "dv", "dgate", "dproj_l.weight", "dproj_l.bias"};
+    for (size_t i = 0; i < wrt.size(); ++i) {
+      const double err = max_abs_diff(file.load(names[i]), grads[i]);
+      QVERIFY2(err < 1e-10, qPrintable(QStringLiteral("%1 differs by %2").arg(QString::fromStdString(names[i])).arg(err)));
+    }
+    QCOMPARE(file.metadata().at("method"), method.toStdString());
+    // The printed statistics.
+    const QJsonObject report = QJsonDocument::fromJson(r.out).object();
+    const QJsonObject sel = report.value(QStringLiteral("selection")).toObject();
+    QVERIFY2(!sel.isEmpty(), r.out.constData());
+    const int64_t n = ref::num_tiles(grid, {4, 4, 4});
+    if (method == "full") {
+      QCOMPARE(sel.value(QStringLiteral("sparse")).toBool(), false);
+    } else {
+      QCOMPARE(sel.value(QStringLiteral("kv_tiles")).toInt(), int(n));
+      QCOMPARE(sel.value(QStringLiteral("topk")).toInt(), int(ref::topk_for(sparsity, n)));
+      const QJsonObject per_q = sel.value(QStringLiteral("selected_per_query_tile")).toObject();
+      QCOMPARE(per_q.value(QStringLiteral("min")).toDouble(), double(ref::topk_for(sparsity, n)));
+      QCOMPARE(per_q.value(QStringLiteral("max")).toDouble(), double(ref::topk_for(sparsity, n)));
+      QCOMPARE(sel.value(QStringLiteral("tile_sizes")).toObject().value(QStringLiteral("ragged")).toInt(), 7);
+    }
+  }
+
+  void errors_are_reported_data() {
+    QTest::addColumn<QString>("case_name");
+    QTest::addColumn<int>("exit_code");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("malformed file") << "malformed" << 1 << "invalid safetensors file";
+    QTest::newRow("missing q") << "missing_q" << 1 << "has no tensor 'q'";
+    QTest::newRow("grid mismatch") << "grid" << 1 << "has 30 tokens but q has S = 210";
+    QTest::newRow("unknown method") << "method" << 1 << "unknown method 'flash'";
+    QTest::newRow("bad param") << "param" << 1 << "must be in [0, 1)";
+    QTest::newRow("unknown plugin") << "plugin" << 2 << "no plugin named 'nope'";
+    QTest::newRow("unknown device") << "device" << 1 << "device";
+  }
+  void errors_are_reported() {
+    QFETCH(QString, case_name); QFETCH(int, exit_code); QFETCH(QString, expected);
+    const QString good = path(QStringLiteral("good.safetensors"));
+    const at::Tensor x = at::randn({1, 210, 1, 8}, at::kFloat);
+    save_safetensors(good.toStdString(), {{"q", x}, {"k", x}, {"v", x}});
+    QString in = good, grid = QStringLiteral("5,6,7"), method = QStringLiteral("vsa");
+    QStringList extra;
+    if (case_name == "malformed") {
+      in = path(QStringLiteral("malformed.safetensors"));
+      QFile f(in);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(QByteArray("\x10\x00\x00\x00\x00\x00\x00\x00{\"q\": [1, 2, 3]}", 24));
+    } else if (case_name == "missing_q") {
+      in = path(QStringLiteral("no_q.safetensors"));
+      save_safetensors(in.toStdString(), {{"k", x}, {"v", x}});
+    } else if (case_name == "grid") {
+      grid = QStringLiteral("2,3,5");
+    } else if (case_name == "method") {
+      method = QStringLiteral("flash");
+    } else if (case_name == "param") {
+      extra << QStringLiteral("--sparsity") << QStringLiteral("1.5");
+    } else if (case_name == "plugin") {
+      extra << QStringLiteral("--plugin") << QStringLiteral("nope");
+    } else if (case_name == "device") {
+      extra << QStringLiteral("--device") << QStringLiteral("notadevice");
+    }
+    const ToolRun r = run_tool(QStringList{QStringLiteral("run"), QStringLiteral("-i"), in, QStringLiteral("-o"),
+                                           path(QStringLiteral("err_out.safetensors")), QStringLiteral("-m"), method,
+                                           QStringLiteral("-g"), grid} + extra);
+    QVERIFY2(r.exit_code == exit_code, qPrintable(QStringLiteral("exit %1: %2").arg(r.exit_code).arg(QString::fromUtf8(r.err))));
+    QVERIFY2(r.err.contains(expected.toUtf8()), r.err.constData());
+    QVERIFY(!QFile::exists(path(QStringLiteral("err_out.safetensors"))));
+  }
+
+  void methods_and_version() {
+    const ToolRun m = run_tool({QStringLiteral("methods")});
+    QVERIFY2(m.exit_code == 0, m.err.constData());
+    const QJsonArray methods = QJsonDocument::fromJson(m.out).object().value(QStringLiteral("methods")).toArray();
+    QCOMPARE(methods.size(), 3);
+    QCOMPARE(methods.at(1).toObject().value(QStringLiteral("name")).toString(), QStringLiteral("vsa"));
+    const ToolRun v = run_tool({QStringLiteral("--version")});
+    QVERIFY2(v.exit_code == 0, v.err.constData());
+    QVERIFY2(v.out.contains("vidgraph_attention") && v.out.contains("plugin ABI"), v.out.constData());
+  }
+};
+
+QTEST_GUILESS_MAIN(tst_attention_tool)
+#include "tst_attention_tool.moc"
