@@ -284,6 +284,13 @@ json environment(const BenchOptions& o, const plugin::LoadedPlugin& loaded) {
   return env;
 }
 
+bool write_json(const std::string& path, const json& j) {
+  if (path.empty()) return true;
+  std::ofstream f(path);
+  f << j.dump(2) << '\n';
+  return bool(f);
+}
+
 int run_bench(const BenchOptions& o) {
   auto log = attention_tool_logger();
   auto loaded = load_plugin_or_report(o.plugin);
@@ -315,18 +322,13 @@ int run_bench(const BenchOptions& o) {
     add_ratios(shape);
     shape["targets"] = evaluate_targets(shape);
     shapes.push_back(shape);
-  }
-  result["shapes"] = shapes;
-  const std::string text = result.dump(2);
-  std::cout << text << std::endl;
-  if (!o.out.empty()) {
-    std::ofstream f(o.out);
-    f << text << '\n';
-    if (!f) {
+    result["shapes"] = shapes;
+    if (!write_json(o.out, result)) {  // after every shape: a long run that is cut keeps its results
       log->error("bench: could not write '{}'", o.out);
       return 1;
     }
   }
+  std::cout << result.dump(2) << std::endl;
   return 0;
 }
 

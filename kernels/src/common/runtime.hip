@@ -2,6 +2,8 @@
 #include "arch_config.h"
 #include "check.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace vidgraph::kernels {
@@ -24,7 +26,24 @@ AttentionTuning resolve_tuning(const AttentionTuning* requested) {
 
 }  // namespace detail
 
+namespace {
+
+// VIDGRAPH_ATTENTION_TUNING="fwd_stages,bwd_stages,evict_first,index_in_shared" (e.g. "2,1,0,1")
+// replaces the table row; used by benchmark sweeps. Malformed values are ignored.
+bool tuning_from_env(AttentionTuning* t) {
+  const char* env = std::getenv("VIDGRAPH_ATTENTION_TUNING");
+  int f = 0, b = 0, e = 0, i = 0;
+  if (env == nullptr || std::sscanf(env, "%d,%d,%d,%d", &f, &b, &e, &i) != 4) return false;
+  if (f < 1 || f > 2 || b < 1 || b > 2) return false;
+  *t = AttentionTuning{f, b, e != 0, i != 0};
+  return true;
+}
+
+}  // namespace
+
 AttentionTuning default_tuning() {
+  AttentionTuning from_env;
+  if (tuning_from_env(&from_env)) return from_env;
 #if defined(VG_PLATFORM_HIP)
   return kTuningCdna;
 #else

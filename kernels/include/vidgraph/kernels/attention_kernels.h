@@ -97,7 +97,8 @@ Status topk_select(const float* scores, int64_t rows, int n, int64_t ld, int k, 
 Status invert_block_lists(int64_t groups, int n_q, int n_kv, BlockLists q2k, int32_t* k2q_index,
                           int32_t* k2q_count, void* stream);
 
-// The tuning row this build uses for the current device (for the benchmark's reports).
+// The tuning row this build uses for the current device, or the override of the environment
+// variable VIDGRAPH_ATTENTION_TUNING="fwd_stages,bwd_stages,evict_first,index_in_shared".
 AttentionTuning default_tuning();
 
 // The message of the last failed launcher call on this thread ("" if none).

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Builds and runs the GPU suite (and, with --bench, the attention benchmark) on the lent H200.
+# Run from the repository root on the device machine, with the Debian packages of
+# DESIGN.md "Where things run" (plus spdlog, fmt, nlohmann-json, CLI11, xxhash, sentencepiece)
+# carried in .device/debs. Logs and results go to $OUT (or ./device-out).
+# Usage: tests/bench/h200_run.sh [--bench] [--bench-args "..."]
+set -uo pipefail
+OUT=${OUT:-$PWD/device-out}
+mkdir -p "$OUT"
+BENCH=0
+BENCH_ARGS=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bench) BENCH=1 ;;
+    --bench-args) BENCH_ARGS="$2"; shift ;;
+  esac
+  shift
+done
+DEPS=/tmp/vg-deps
+BUILD=/tmp/vg-build
+mkdir -p "$DEPS"
+for f in .device/debs/*.deb; do dpkg -x "$f" "$DEPS"; done
+# pip torch ships fmt 12 headers in its include dir; Debian's spdlog 1.10 needs its own fmt 9
+# first on the path (-I dirs precede -isystem ones).
+mkdir -p /tmp/vg-fmt/include && cp -r "$DEPS/usr/include/fmt" /tmp/vg-fmt/include/
+export LD_LIBRARY_PATH="$DEPS/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+TORCH_PREFIX=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')
+{
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
+  python3 -c 'import torch;print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
+  nvcc --version | tail -1; cmake --version | head -1; g++ --version | head -1
+  git log -1 --format='commit %H %s' 2>/dev/null || true
+} 2>&1 | tee "$OUT/env.txt"
+
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVIDGRAPH_GPU=cuda \
+  -DCMAKE_CUDA_ARCHITECTURES=90a -DVIDGRAPH_GUI=OFF -DVIDGRAPH_MEDIA=OFF \
+  -DCMAKE_PREFIX_PATH="$TORCH_PREFIX;$DEPS/usr" \
+  -DCMAKE_CXX_FLAGS="-I/tmp/vg-fmt/include" \
+  -DQt6_DIR="$DEPS/usr/lib/x86_64-linux-gnu/cmake/Qt6" > "$OUT/configure.log" 2>&1
+echo "configure rc=$?"; tail -5 "$OUT/configure.log"
+TARGETS="tst_attention_gpu vidgraph_attention"
+[ "$BENCH" = 1 ] && TARGETS="$TARGETS vidgraph-attention"
+ninja -C "$BUILD" -j16 $TARGETS > "$OUT/build.log" 2>&1
+echo "build rc=$?"; grep -E "error|spill" "$OUT/build.log" | head -20
+ninja -C "$BUILD" -t commands vidgraph_kernels | grep -o "generate-code=[^ ]*" | sort -u
+
+if [ -x "$BUILD/tests/tst_attention_gpu" ]; then
+  start=$(date +%s)
+  "$BUILD/tests/tst_attention_gpu" -o "$OUT/test.txt,txt" -o -,txt > "$OUT/test-stdout.txt" 2>&1
+  echo "tst_attention_gpu rc=$? in $(( $(date +%s) - start )) s"
+  grep -E "^(FAIL|Totals|SKIP)|rel-L2|Loc:" "$OUT/test.txt" | head -60
+fi
+if [ "$BENCH" = 1 ] && [ -x "$BUILD/bin/vidgraph-attention" ]; then
+  VIDGRAPH_PLUGIN_PATH="$BUILD/lib/vidgraph/plugins" "$BUILD/bin/vidgraph-attention" bench \
+    --device cuda $BENCH_ARGS --out "$OUT/bench.json" > "$OUT/bench-stdout.txt" 2>&1
+  echo "bench rc=$?"; tail -40 "$OUT/bench-stdout.txt"
+fi
