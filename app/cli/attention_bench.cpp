@@ -274,6 +274,7 @@ json environment(const BenchOptions& o, const plugin::LoadedPlugin& loaded) {
            {"dtype", o.dtype}, {"batch", o.batch}, {"heads", o.heads}, {"head_dim", o.head_dim},
            {"warmup", o.warmup}, {"repeats", o.repeats}};
   if (const char* commit = std::getenv("VIDGRAPH_COMMIT")) env["commit"] = commit;
+  if (const char* tuning = std::getenv("VIDGRAPH_ATTENTION_TUNING")) env["tuning"] = tuning;
 #ifdef VG_BENCH_HAVE_CUDA
   if (on_cuda(o)) {
     const cudaDeviceProp* p = at::cuda::getCurrentDeviceProperties();

@@ -3,19 +3,26 @@
 # Run from the repository root on the device machine, with the Debian packages of
 # DESIGN.md "Where things run" (plus spdlog, fmt, nlohmann-json, CLI11, xxhash, sentencepiece)
 # carried in .device/debs. Logs and results go to $OUT (or ./device-out).
-# Usage: tests/bench/h200_run.sh [--bench] [--bench-args "..."]
+# Usage: tests/bench/h200_run.sh [--bench] [--bench-args "..."] [--sweep]
+#   --sweep: times full and vsa@0.875 on the Wan2.2-5B grid under each tuning row candidate
+#            (VIDGRAPH_ATTENTION_TUNING) before the main benchmark.
+# Returned under $OUT: test.txt, bench.json, summary.txt, logs.tar.gz (<= 8 files).
 set -uo pipefail
 OUT=${OUT:-$PWD/device-out}
 mkdir -p "$OUT"
 BENCH=0
+SWEEP=0
 BENCH_ARGS=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --bench) BENCH=1 ;;
+    --sweep) SWEEP=1 ;;
     --bench-args) BENCH_ARGS="$2"; shift ;;
   esac
   shift
 done
+LOGS=/tmp/vg-logs
+mkdir -p "$LOGS"
 DEPS=/tmp/vg-deps
 BUILD=/tmp/vg-build
 mkdir -p "$DEPS"
@@ -30,28 +37,41 @@ TORCH_PREFIX=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')
   python3 -c 'import torch;print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
   nvcc --version | tail -1; cmake --version | head -1; g++ --version | head -1
   git log -1 --format='commit %H %s' 2>/dev/null || true
-} 2>&1 | tee "$OUT/env.txt"
+} 2>&1 | tee "$LOGS/env.txt"
 
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVIDGRAPH_GPU=cuda \
   -DCMAKE_CUDA_ARCHITECTURES=90a -DVIDGRAPH_GUI=OFF -DVIDGRAPH_MEDIA=OFF \
   -DCMAKE_PREFIX_PATH="$TORCH_PREFIX;$DEPS/usr" \
   -DCMAKE_CXX_FLAGS="-I/tmp/vg-fmt/include" \
-  -DQt6_DIR="$DEPS/usr/lib/x86_64-linux-gnu/cmake/Qt6" > "$OUT/configure.log" 2>&1
-echo "configure rc=$?"; tail -5 "$OUT/configure.log"
+  -DQt6_DIR="$DEPS/usr/lib/x86_64-linux-gnu/cmake/Qt6" > "$LOGS/configure.log" 2>&1
+echo "configure rc=$?"; tail -5 "$LOGS/configure.log"
 TARGETS="tst_attention_gpu vidgraph_attention"
-[ "$BENCH" = 1 ] && TARGETS="$TARGETS vidgraph-attention"
-ninja -C "$BUILD" -j16 $TARGETS > "$OUT/build.log" 2>&1
-echo "build rc=$?"; grep -E "error|spill" "$OUT/build.log" | head -20
-ninja -C "$BUILD" -t commands vidgraph_kernels | grep -o "generate-code=[^ ]*" | sort -u
+[ "$BENCH" = 1 ] || [ "$SWEEP" = 1 ] && TARGETS="$TARGETS vidgraph-attention"
+ninja -C "$BUILD" -j16 $TARGETS > "$LOGS/build.log" 2>&1
+echo "build rc=$?"; grep -E "error|spill" "$LOGS/build.log" | head -20
+ninja -C "$BUILD" -t commands vidgraph_kernels | grep -oE "arch=compute_[0-9a]+,code=[^ ]+" | sort -u
 
 if [ -x "$BUILD/tests/tst_attention_gpu" ]; then
   start=$(date +%s)
-  "$BUILD/tests/tst_attention_gpu" -o "$OUT/test.txt,txt" -o -,txt > "$OUT/test-stdout.txt" 2>&1
+  "$BUILD/tests/tst_attention_gpu" -o "$OUT/test.txt,txt" -o -,txt > "$LOGS/test-stdout.txt" 2>&1
   echo "tst_attention_gpu rc=$? in $(( $(date +%s) - start )) s"
   grep -E "^(FAIL|Totals|SKIP)|rel-L2|Loc:" "$OUT/test.txt" | head -60
 fi
-if [ "$BENCH" = 1 ] && [ -x "$BUILD/bin/vidgraph-attention" ]; then
-  VIDGRAPH_PLUGIN_PATH="$BUILD/lib/vidgraph/plugins" "$BUILD/bin/vidgraph-attention" bench \
-    --device cuda $BENCH_ARGS --out "$OUT/bench.json" > "$OUT/bench-stdout.txt" 2>&1
-  echo "bench rc=$?"; tail -40 "$OUT/bench-stdout.txt"
+TOOL="$BUILD/bin/vidgraph-attention"
+export VIDGRAPH_PLUGIN_PATH="$BUILD/lib/vidgraph/plugins"
+if [ "$SWEEP" = 1 ] && [ -x "$TOOL" ]; then
+  mkdir -p "$LOGS/sweep"
+  for cfg in 2,2,0,1 1,1,0,1 2,1,0,1 1,2,0,1 2,2,1,1 2,2,0,0; do
+    VIDGRAPH_ATTENTION_TUNING=$cfg "$TOOL" bench --device cuda --grid 31,22,40 --method full \
+      --method vsa --sparsity 0.875 --warmup 2 --repeats 10 --out "$LOGS/sweep/$cfg.json" \
+      > "$LOGS/sweep/$cfg.log" 2>&1
+    echo "tuning $cfg rc=$?"
+    python3 tests/bench/summarize.py "$LOGS/sweep/$cfg.json" --short | tee -a "$OUT/summary.txt"
+  done
 fi
+if [ "$BENCH" = 1 ] && [ -x "$TOOL" ]; then
+  "$TOOL" bench --device cuda $BENCH_ARGS --out "$OUT/bench.json" > "$LOGS/bench-stdout.txt" 2>&1
+  echo "bench rc=$?"
+  python3 tests/bench/summarize.py "$OUT/bench.json" | tee -a "$OUT/summary.txt"
+fi
+tar -czf "$OUT/logs.tar.gz" -C "$LOGS" .
