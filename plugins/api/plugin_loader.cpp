@@ -63,7 +63,13 @@ std::vector<std::string> plugin_search_dirs() {
       if (!item.empty()) dirs.push_back(item);
   }
   const std::string exe = executable_dir();
-  if (!exe.empty()) dirs.push_back((fs::path(exe) / ".." / "lib" / "vidgraph" / "plugins").lexically_normal().string());
+  if (!exe.empty()) {
+    dirs.push_back((fs::path(exe) / ".." / "lib" / "vidgraph" / "plugins").lexically_normal().string());
+#ifdef VIDGRAPH_INSTALL_LIBDIR
+    // Installs whose library folder is not plain lib/ (e.g. lib/x86_64-linux-gnu).
+    dirs.push_back((fs::path(exe) / ".." / VIDGRAPH_INSTALL_LIBDIR / "vidgraph" / "plugins").lexically_normal().string());
+#endif  // VIDGRAPH_INSTALL_LIBDIR
+  }
 #ifdef VIDGRAPH_BUILD_PLUGIN_DIR
   dirs.push_back(VIDGRAPH_BUILD_PLUGIN_DIR);
 #endif

@@ -3,7 +3,8 @@
 // Search order (first usable plugin wins unless a name is requested):
 //   1. every folder of VIDGRAPH_PLUGIN_PATH (':'-separated), in order;
 //   2. <directory of the running executable>/../lib/vidgraph/plugins (the installed layout, and the
-//      build tree's layout too);
+//      build tree's layout too), and <exe dir>/../<CMAKE_INSTALL_LIBDIR>/vidgraph/plugins when the
+//      install's library folder differs (e.g. lib/x86_64-linux-gnu);
 //   3. the build tree's plugin folder (compile-time VIDGRAPH_BUILD_PLUGIN_DIR).
 // A candidate is any regular file named *.so in those folders. Loading uses dlopen(RTLD_NOW |
 // RTLD_LOCAL). Each failure (dlopen error, missing vidgraph_plugin_entry, ABI / LibTorch / compiler
