@@ -39,19 +39,22 @@ VelocityFn make_wan_velocity(wan::WanModel model, WanVelocityOptions options)
         if (need_uncond && !uncond.defined()) {
             throw std::invalid_argument("Guidance is on but no negative-prompt context was given.");
         }
-        at::Tensor xb = x.unsqueeze(0); // [1, C, F, H, W]
-        at::Tensor tb = t.unsqueeze(0); // [1, F]
+        // The sampler's device may differ from the model's: run on the model's, answer on x's.
+        const c10::Device out_device = x.device();
+        at::Tensor xb = x.unsqueeze(0).to(model->device()); // [1, C, F, H, W]
+        at::Tensor tb = t.unsqueeze(0).to(model->device()); // [1, F]
         if (!need_uncond) {
-            return {model->forward(xb, tb, cond, options.attention).squeeze(0)};
+            return {model->forward(xb, tb, cond, options.attention).squeeze(0).to(out_device)};
         }
         if (options.batch_cfg) {
             at::Tensor out = model->forward(at::cat({xb, xb}, 0), at::cat({tb, tb}, 0),
                                             at::cat({cond, uncond.to(cond.scalar_type())}, 0),
-                                            options.attention); // [2, C, F, H, W]
+                                            options.attention)
+                                 .to(out_device); // [2, C, F, H, W]
             return {out.select(0, 0), out.select(0, 1)};
         }
-        return {model->forward(xb, tb, cond, options.attention).squeeze(0),
-                model->forward(xb, tb, uncond, options.attention).squeeze(0)};
+        return {model->forward(xb, tb, cond, options.attention).squeeze(0).to(out_device),
+                model->forward(xb, tb, uncond, options.attention).squeeze(0).to(out_device)};
     };
 }
 

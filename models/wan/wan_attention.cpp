@@ -110,10 +110,12 @@ at::Tensor WanSelfAttentionImpl::forward(const at::Tensor& x, const std::array<i
         call.grid = plugin::TokenGrid{grid[0], grid[1], grid[2]};
         call.method = run.method;
         call.params = run.params;
-        if (!to_gate_compress.is_empty()) {
+        // Dense attention has no extras: skip the gate projection for "full".
+        const bool sparse = run.method != "full";
+        if (sparse && !to_gate_compress.is_empty()) {
             call.extras.gate = to_gate_compress(x).view({B, L, H, D});
         }
-        if (!proj_l.is_empty()) {
+        if (sparse && !proj_l.is_empty()) {
             call.extras.proj_l_weight = proj_l->weight;
             call.extras.proj_l_bias = proj_l->bias;
         }

@@ -27,6 +27,7 @@
 #include <memory>
 
 #include "models/wan/wan_config.h"
+#include "models/wan/wan_memory.h"
 #include "models/wan/wan_model.h"
 #include "models/wan/wan_rope.h"
 #include "models/wan/wan_tiny.h"
@@ -188,6 +189,7 @@ private Q_SLOTS:
     void bf16Weights();
     void pluginFullMatchesDense();
     void pluginRequiredForSparse();
+    void memoryEstimate();
 };
 
 void tst_dit::config5bCounts()
@@ -471,6 +473,36 @@ void tst_dit::pluginRequiredForSparse()
     } catch (const std::exception& e) {
         QVERIFY2(std::string(e.what()).find("needs an attention plugin") != std::string::npos, e.what());
     }
+}
+
+void tst_dit::memoryEstimate()
+{
+    const WanConfig c = WanConfig::ti2v_5b();
+    // fp32 everywhere: exactly 4 bytes per parameter.
+    const auto f32 = wan_estimate_memory(c, at::kFloat, {31, 44, 80}, 1);
+    QCOMPARE(f32.weight_bytes, int64_t(4999787712) * 4);
+    // bf16 matmul weights: 2 bytes each, plus 2 more for every fp32-kept parameter.
+    int64_t kept = 0;
+    for (const auto& [name, s] : c.parameter_shapes()) {
+        const bool fp32 = name.find("modulation") != std::string::npos || name.find("norm") != std::string::npos ||
+                          name.rfind("time_", 0) == 0;
+        int64_t n = 1;
+        for (int64_t d : s) n *= d;
+        if (fp32) kept += n;
+    }
+    const auto bf16 = wan_estimate_memory(c, at::kBFloat16, {31, 44, 80}, 2);
+    QCOMPARE(bf16.weight_bytes, int64_t(4999787712) * 2 + kept * 2);
+    // The same count from a real (tiny) model's parameters.
+    WanModelOptions o;
+    o.config = small_config();
+    o.compute_dtype = at::kBFloat16;
+    WanModel tiny(o);
+    int64_t bytes = 0;
+    for (auto& [name, p] : wan_named_parameters(*tiny)) bytes += p.numel() * p.element_size();
+    QCOMPARE(wan_estimate_memory(small_config(), at::kBFloat16, {2, 4, 4}, 1).weight_bytes, bytes);
+    // 704x1280x121, CFG batched: the DiT fits a 24 GB GPU; activations grow with the batch.
+    QVERIFY(bf16.total_bytes() < int64_t(24) * 1000 * 1000 * 1000);
+    QVERIFY(bf16.activation_bytes > wan_estimate_memory(c, at::kBFloat16, {31, 44, 80}, 1).activation_bytes);
 }
 
 QTEST_GUILESS_MAIN(tst_dit)
