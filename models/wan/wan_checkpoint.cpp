@@ -7,7 +7,6 @@
 #include <stdexcept>
 
 #include <ATen/ops/zeros_like.h>
-#include <c10/util/irange.h>
 #include <nlohmann/json.hpp>
 
 #include "models/io/safetensors.h"

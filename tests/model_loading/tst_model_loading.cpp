@@ -90,6 +90,7 @@ private Q_SLOTS:
     void layouts_data();
     void layouts();
     void diffusersRepoRoot();
+    void diffusersSingleFile();
     void headsFromConfigJson();
     void extrasPresentAndAliased();
     void extrasMissingAreZero();
@@ -232,6 +233,36 @@ void tst_model_loading::diffusersRepoRoot()
     const auto j = nlohmann::json::parse(std::ifstream(root / "transformer" / "config.json"));
     QCOMPARE(j.at("num_attention_heads").get<int64_t>(), int64_t(2));
     QCOMPARE(j.at("attention_head_dim").get<int64_t>(), int64_t(32));
+}
+
+void tst_model_loading::diffusersSingleFile()
+{
+    // A single file with diffusers names under a `transformer.` prefix (and a stray buffer).
+    WanModel src = wan_make_model(wan_tiny_config(), 12);
+    const std::string a = (tmp_.path() + "/official-names.safetensors").toStdString();
+    WanSaveOptions so;
+    so.layout = WanLayout::SingleFile;
+    so.prefix = "";
+    wan_save_checkpoint(*src, a, so);
+    const std::string b = rewrite(a, (tmp_.path() + "/diffusers-names.safetensors").toStdString(),
+                                  [&](std::string& n, at::Tensor&) {
+                                      n = "transformer." + stored_key(n, KeyNaming::Diffusers);
+                                      return true;
+                                  });
+    {
+        const auto in = model_io::SafetensorsFile::open(b);
+        model_io::NamedTensors all;
+        for (const auto& n : in.names()) all.emplace_back(n, in.load(n));
+        all.emplace_back("transformer.rope.freqs", at::zeros({4}));
+        model_io::save_safetensors(b, all, in.metadata());
+    }
+    const WanCheckpointInfo info = wan_inspect_checkpoint(b);
+    QCOMPARE(info.layout, WanLayout::SingleFile);
+    QCOMPARE(info.scheme.naming, KeyNaming::Diffusers);
+    QCOMPARE(info.scheme.prefix, std::string("transformer."));
+    QCOMPARE(info.unknown, std::vector<std::string>{"transformer.rope.freqs"});
+    WanModel back = wan_load_model(b, WanLoadOptions{});
+    expect_same_weights(*src, *back, 0.0);
 }
 
 void tst_model_loading::headsFromConfigJson()
