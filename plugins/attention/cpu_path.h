@@ -18,4 +18,11 @@ class CpuPath : public DevicePath {
 // Largest head dim the CPU path accepts.
 constexpr int64_t kCpuMaxHeadDim = 256;
 
+// Work is split into blocks of (batch*head) rows x query tiles whose logits and gathered K/V stay
+// under this many elements (16M: 64 MiB of fp32 logits).
+constexpr int64_t kCpuDefaultBlockElements = int64_t(1) << 24;
+
+// Changes the bound (tests use tiny values to exercise the blocking); <= 0 restores the default.
+void set_cpu_block_elements(int64_t elements);
+
 }  // namespace vidgraph::attention

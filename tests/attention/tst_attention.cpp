@@ -4,6 +4,7 @@
 #include "attention_reference.h"
 #include "plugins/attention/attention_methods.h"
 #include "plugins/attention/attention_plugin.h"
+#include "plugins/attention/cpu_path.h"
 #include "plugins/attention/tile_layout.h"
 #include "plugins/attention/tile_selection.h"
 
@@ -253,13 +254,18 @@ class tst_attention : public QObject {
   void gradients_match_dense_data() {
     QTest::addColumn<QString>("method");
     QTest::addColumn<double>("sparsity");
-    QTest::newRow("full") << "full" << 0.0;
-    QTest::newRow("vsa 0.5") << "vsa" << 0.5;
-    QTest::newRow("vsa 0.875") << "vsa" << 0.875;
-    QTest::newRow("sla_star 0.6") << "sla_star" << 0.6;
+    QTest::addColumn<qlonglong>("block_elements");
+    QTest::newRow("full") << "full" << 0.0 << qlonglong(0);
+    QTest::newRow("full, one tile per block") << "full" << 0.0 << qlonglong(1);
+    QTest::newRow("vsa 0.5") << "vsa" << 0.5 << qlonglong(0);
+    QTest::newRow("vsa 0.5, 3 tiles per block") << "vsa" << 0.5 << qlonglong(3 * (64 * 4 * 64 + 4 * 64 * 32 * 2));
+    QTest::newRow("vsa 0.875, heads grouped") << "vsa" << 0.875 << qlonglong(8 * 3 * (64 * 64 + 64 * 32 * 2));
+    QTest::newRow("sla_star 0.6") << "sla_star" << 0.6 << qlonglong(0);
   }
   void gradients_match_dense() {
-    QFETCH(QString, method); QFETCH(double, sparsity);
+    QFETCH(QString, method); QFETCH(double, sparsity); QFETCH(qlonglong, block_elements);
+    attention::set_cpu_block_elements(block_elements);
+    auto restore = std::shared_ptr<void>(nullptr, [](void*) { attention::set_cpu_block_elements(0); });
     const Grid grid{5, 6, 7};
     const int64_t s = 210, d = 32;
     auto leaf = [](at::Tensor t) { return t.requires_grad_(true); };
