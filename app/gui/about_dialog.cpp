@@ -1,0 +1,54 @@
+// About dialog (see about_dialog.h). LibTorch and plugin versions need an API that does not expose
+// ATen headers; plugins/api's loader header includes LibTorch, so the GUI cannot include it. Until
+// app/nodes offers such a function, the dialog says so instead of guessing.
+#include "gui/about_dialog.h"
+
+#include <QtCore/QLibraryInfo>
+#include <QtCore/QStringList>
+#include <QtWidgets/QDialogButtonBox>
+#include <QtWidgets/QLabel>
+#include <QtWidgets/QVBoxLayout>
+
+#include "engine/workflow_file.h"
+#include "gui/app_icon.h"
+
+#ifdef VIDGRAPH_GUI_HAVE_NODES
+#include "nodes/register_nodes.h"
+#endif  // VIDGRAPH_GUI_HAVE_NODES
+
+namespace vidgraph::gui {
+
+QString versionReport() {
+  QStringList lines;
+  lines << QStringLiteral("Vidgraph: %1").arg(QStringLiteral(VIDGRAPH_VERSION));
+  lines << QStringLiteral("Qt: %1 (built with %2)").arg(QString::fromLatin1(qVersion()), QStringLiteral(QT_VERSION_STR));
+  lines << QStringLiteral("Workflow format: version %1").arg(engine::kWorkflowFormatVersion);
+#ifdef VIDGRAPH_GUI_HAVE_NODES
+  lines << QStringLiteral("Built-in nodes: %1 types").arg(nodes::builtin_node_names().size());
+#else
+  lines << QStringLiteral("Built-in nodes: not in this build");
+#endif  // VIDGRAPH_GUI_HAVE_NODES
+  lines << QStringLiteral("LibTorch: not reported (no LibTorch-free version API yet)");
+  lines << QStringLiteral("Attention plugin: not reported (no LibTorch-free plugin API yet)");
+  return lines.join(QLatin1Char('\n'));
+}
+
+AboutDialog::AboutDialog(QWidget* parent) : QDialog(parent) {
+  setWindowTitle(tr("About Vidgraph"));
+  auto* layout = new QVBoxLayout(this);
+  auto* icon = new QLabel(this);
+  icon->setPixmap(QPixmap::fromImage(paintAppIcon(96)));
+  icon->setAlignment(Qt::AlignCenter);
+  layout->addWidget(icon);
+  auto* title = new QLabel(tr("<h2>Vidgraph</h2><p>Node-graph video generation with Wan2.2 and sparse attention.</p>"), this);
+  title->setAlignment(Qt::AlignCenter);
+  layout->addWidget(title);
+  auto* versions = new QLabel(versionReport().toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>")), this);
+  versions->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  layout->addWidget(versions);
+  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
+  connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+  layout->addWidget(buttons);
+}
+
+}  // namespace vidgraph::gui

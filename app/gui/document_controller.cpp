@@ -1,0 +1,235 @@
+// DocumentController (see document_controller.h).
+#include "gui/document_controller.h"
+
+#include <set>
+
+#include <QtCore/QFileInfo>
+
+#include "engine/workflow_file.h"
+#include "gui/clipboard_json.h"
+#include "gui/gui_log.h"
+#include "gui/operation_command.h"
+
+namespace vidgraph::gui {
+
+namespace {
+
+std::set<std::string> nodeIds(const engine::GraphDocument& doc) {
+  std::set<std::string> ids;
+  for (const auto& n : doc.nodes()) ids.insert(n.id);
+  return ids;
+}
+
+}  // namespace
+
+DocumentController::DocumentController(const engine::Registry& registry, QObject* parent)
+    : QObject(parent), registry_(registry), doc_(&registry), undoStack_(this) {
+  subscription_ = doc_.subscribe([this](const engine::DocumentChange& change) { Q_EMIT documentChanged(change); });
+  connect(&undoStack_, &QUndoStack::cleanChanged, this, [this](bool clean) { Q_EMIT modifiedChanged(!clean); });
+}
+
+DocumentController::~DocumentController() {
+  doc_.unsubscribe(subscription_);
+}
+
+engine::Status DocumentController::apply(engine::OperationPtr op) {
+  auto inverse = op->apply(doc_);
+  if (!inverse.ok()) return inverse.error();
+  undoStack_.push(new OperationCommand(doc_, std::move(op), std::move(inverse.value())));
+  return {};
+}
+
+engine::Result<std::string> DocumentController::addNode(const std::string& type, QPointF pos,
+                                                        const std::optional<PendingLink>& link) {
+  const engine::NodeType* t = registry_.find(type);
+  if (!t) return engine::make_error("there is no node type named '" + type + "'; pick one from the palette");
+  engine::Node node;
+  node.type = t->name;
+  node.type_version = t->version;
+  node.id = doc_.unique_node_id(t->name);
+  node.params = t->params_with_defaults(nlohmann::json::object());
+  const std::string id = node.id;
+  nlohmann::json layout = {{"pos", {pos.x(), pos.y()}}};
+  auto add = engine::make_add_node(std::move(node), engine::GraphDocument::npos, std::move(layout));
+  if (!link) {
+    auto status = apply(std::move(add));
+    if (!status.ok()) return status.error();
+    return id;
+  }
+  std::vector<engine::OperationPtr> parts;
+  parts.push_back(std::move(add));
+  if (link->fromOutput) {
+    parts.push_back(engine::make_connect(id, link->newPort, engine::InputLink{link->node, link->port}));
+  } else {
+    const engine::Node* consumer = doc_.find_node(link->node);
+    if (consumer && consumer->inputs.count(link->port)) parts.push_back(engine::make_disconnect(link->node, link->port));
+    parts.push_back(engine::make_connect(link->node, link->port, engine::InputLink{id, link->newPort}));
+  }
+  auto status = apply(engine::make_composite("Add node '" + id + "' and link it", std::move(parts)));
+  if (!status.ok()) return status.error();
+  return id;
+}
+
+engine::Status DocumentController::connectPorts(const std::string& fromNode, const std::string& output,
+                                                const std::string& toNode, const std::string& input) {
+  const engine::Node* to = doc_.find_node(toNode);
+  const engine::InputLink from{fromNode, output};
+  if (to) {
+    auto existing = to->inputs.find(input);
+    if (existing != to->inputs.end()) {
+      if (existing->second == from) return {};
+      // Replacing a link: one step that disconnects the old source and connects the new one.
+      engine::GraphDocument probe(doc_);
+      (void)probe.disconnect(toNode, input);
+      auto status = probe.can_connect(toNode, input, from);
+      if (!status.ok()) return status;
+      std::vector<engine::OperationPtr> parts;
+      parts.push_back(engine::make_disconnect(toNode, input));
+      parts.push_back(engine::make_connect(toNode, input, from));
+      return apply(engine::make_composite("Reconnect '" + toNode + "." + input + "'", std::move(parts)));
+    }
+  }
+  return apply(engine::make_connect(toNode, input, from));
+}
+
+engine::Status DocumentController::disconnectInput(const std::string& toNode, const std::string& input) {
+  return apply(engine::make_disconnect(toNode, input));
+}
+
+engine::Status DocumentController::removeNodes(const std::vector<std::string>& ids) {
+  if (ids.empty()) return {};
+  return apply(engine::make_remove_nodes(doc_, ids));
+}
+
+engine::Status DocumentController::moveNodes(const std::map<std::string, QPointF>& positions) {
+  if (positions.empty()) return {};
+  if (positions.size() == 1) {
+    const auto& [id, p] = *positions.begin();
+    return apply(engine::make_move_node(id, p.x(), p.y()));
+  }
+  std::vector<engine::OperationPtr> parts;
+  for (const auto& [id, p] : positions) parts.push_back(engine::make_move_node(id, p.x(), p.y()));
+  return apply(engine::make_composite("Move " + std::to_string(positions.size()) + " nodes", std::move(parts)));
+}
+
+engine::Status DocumentController::setParam(const std::string& nodeId, const std::string& param,
+                                            nlohmann::json value) {
+  const engine::Node* n = doc_.find_node(nodeId);
+  if (!n) return engine::make_error("there is no node '" + nodeId + "'");
+  if (n->params.contains(param) && n->params[param] == value) return {};
+  return apply(engine::make_set_param(nodeId, param, std::move(value)));
+}
+
+engine::Status DocumentController::renameNode(const std::string& oldId, const std::string& newId) {
+  if (oldId == newId) return {};
+  return apply(engine::make_rename_node(oldId, newId));
+}
+
+engine::Result<std::vector<std::string>> DocumentController::applyAndCollectNew(engine::OperationPtr op) {
+  const auto before = nodeIds(doc_);
+  auto status = apply(std::move(op));
+  if (!status.ok()) return status.error();
+  std::vector<std::string> added;
+  for (const auto& n : doc_.nodes()) {
+    if (!before.count(n.id)) added.push_back(n.id);
+  }
+  return added;
+}
+
+engine::Result<std::vector<std::string>> DocumentController::duplicateNodes(const std::vector<std::string>& ids,
+                                                                            QPointF offset) {
+  return pasteJson(copyJson(ids), offset);
+}
+
+engine::Result<std::vector<std::string>> DocumentController::pasteJson(const QString& json, QPointF offset) {
+  auto parsed = parseWorkflowJson(json);
+  if (!parsed.ok()) return parsed.error();
+  if (parsed->nodes.empty()) return engine::make_error("the clipboard holds no nodes to paste");
+  return applyAndCollectNew(
+      engine::make_paste(doc_, std::move(parsed->nodes), parsed->layouts, offset.x(), offset.y()));
+}
+
+QString DocumentController::copyJson(const std::vector<std::string>& ids) const {
+  return nodesToWorkflowJson(doc_, ids);
+}
+
+QPointF DocumentController::nodePosition(const std::string& id, QPointF fallback) const {
+  const nlohmann::json layout = doc_.node_editor(id);
+  if (layout.is_object() && layout.contains("pos")) {
+    const auto& p = layout["pos"];
+    if (p.is_array() && p.size() == 2 && p[0].is_number() && p[1].is_number()) {
+      return QPointF(p[0].get<double>(), p[1].get<double>());
+    }
+  }
+  return fallback;
+}
+
+void DocumentController::replaceDocument(engine::GraphDocument doc, const QString& path) {
+  undoStack_.clear();
+  doc.set_registry(&registry_);
+  doc_ = std::move(doc);  // notifies Reset to the observers (they stay subscribed)
+  if (filePath_ != path) {
+    filePath_ = path;
+    Q_EMIT filePathChanged(path);
+  }
+}
+
+void DocumentController::newDocument() {
+  loadWarnings_.clear();
+  replaceDocument(engine::GraphDocument(&registry_), QString());
+  undoStack_.setClean();
+}
+
+engine::Status DocumentController::open(const QString& path) {
+  engine::LoadOptions options;
+  options.registry = &registry_;
+  auto loaded = engine::load_workflow_file(path.toStdString(), options);
+  if (!loaded.ok()) return loaded.error();
+  loadWarnings_.clear();
+  for (const auto& w : loaded->warnings) loadWarnings_ << QString::fromStdString(w);
+  for (const auto& n : loaded->document.nodes()) {
+    if (!registry_.find(n.type)) {
+      loadWarnings_ << QStringLiteral("Node '%1' has the unknown type '%2'; it is kept as is and saved back unchanged.")
+                           .arg(QString::fromStdString(n.id), QString::fromStdString(n.type));
+    }
+  }
+  replaceDocument(std::move(loaded->document), QFileInfo(path).absoluteFilePath());
+  undoStack_.setClean();
+  guiLogger()->info("opened {}", path.toStdString());
+  return {};
+}
+
+engine::Status DocumentController::loadText(const QString& text, const QString& path, const QString& source) {
+  engine::LoadOptions options;
+  options.registry = &registry_;
+  const QByteArray utf8 = text.toUtf8();
+  auto loaded = engine::load_workflow_string(std::string_view(utf8.constData(), utf8.size()), options,
+                                             source.toStdString());
+  if (!loaded.ok()) return loaded.error();
+  loadWarnings_.clear();
+  replaceDocument(std::move(loaded->document), path);
+  // Restored content differs from what is on disk: mark modified by leaving the stack unclean.
+  undoStack_.setClean();
+  undoStack_.resetClean();
+  Q_EMIT modifiedChanged(true);
+  return {};
+}
+
+engine::Status DocumentController::save(const QString& path) {
+  auto status = engine::save_workflow_file(doc_, path.toStdString());
+  if (!status.ok()) return status;
+  const QString absolute = QFileInfo(path).absoluteFilePath();
+  if (filePath_ != absolute) {
+    filePath_ = absolute;
+    Q_EMIT filePathChanged(absolute);
+  }
+  undoStack_.setClean();
+  guiLogger()->info("saved {}", path.toStdString());
+  return {};
+}
+
+QString DocumentController::displayName() const {
+  return filePath_.isEmpty() ? QStringLiteral("Untitled") : QFileInfo(filePath_).fileName();
+}
+
+}  // namespace vidgraph::gui

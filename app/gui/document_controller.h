@@ -1,0 +1,109 @@
+// DocumentController: the one document of a window (an engine::GraphDocument), its undo stack and
+// its file. Every user edit goes through here as an engine Operation wrapped 1:1 in an
+// OperationCommand; views observe the document through documentChanged().
+//
+// Contract:
+//   - edits return engine::Status; a refused edit changes nothing, pushes nothing, and its error says
+//     why (the view shows it);
+//   - documentChanged() is emitted synchronously for every engine DocumentChange (edits, undo, redo,
+//     load), on the GUI thread; ChangeKind::Reset means "rebuild everything";
+//   - isModified() follows the undo stack's clean state; open/save/newDocument reset it;
+//   - saves are atomic (engine::save_workflow_file: temp file, fsync, rename).
+// The registry must outlive the controller.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <QtCore/QObject>
+#include <QtCore/QPointF>
+#include <QtCore/QString>
+#include <QtCore/QStringList>
+#include <QtGui/QUndoStack>
+
+#include "engine/document.h"
+#include "engine/operations.h"
+#include "engine/registry.h"
+
+namespace vidgraph::gui {
+
+// A link to make together with a new node (a wire dropped on empty canvas, then a type chosen).
+struct PendingLink {
+  std::string node;     // the existing node the wire came from
+  std::string port;     // its port
+  bool fromOutput = true;  // the existing port is an output (the new node gets the input side)
+  std::string newPort;  // the new node's port
+};
+
+class DocumentController : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit DocumentController(const engine::Registry& registry, QObject* parent = nullptr);
+  ~DocumentController() override;
+
+  const engine::Registry& registry() const { return registry_; }
+  const engine::GraphDocument& document() const { return doc_; }
+  QUndoStack* undoStack() { return &undoStack_; }
+
+  // ---- edits (each is one undo step)
+  // Applies `op` and pushes it; on failure nothing changes and the error is returned.
+  engine::Status apply(engine::OperationPtr op);
+  // Adds a node of `type` (registered name) with default params at `pos`; returns its new id.
+  // With `link`, the node and its link are added as one undo step.
+  engine::Result<std::string> addNode(const std::string& type, QPointF pos,
+                                      const std::optional<PendingLink>& link = std::nullopt);
+  engine::Status connectPorts(const std::string& fromNode, const std::string& output,
+                              const std::string& toNode, const std::string& input);
+  engine::Status disconnectInput(const std::string& toNode, const std::string& input);
+  engine::Status removeNodes(const std::vector<std::string>& ids);
+  // Moves nodes to new positions as one step (one node's moves merge while dragging).
+  engine::Status moveNodes(const std::map<std::string, QPointF>& positions);
+  // Sets one param; consecutive edits of the same param merge into one undo step.
+  engine::Status setParam(const std::string& nodeId, const std::string& param, nlohmann::json value);
+  engine::Status renameNode(const std::string& oldId, const std::string& newId);
+  // Copies `ids` with fresh ids, offset by `offset`; returns the new ids.
+  engine::Result<std::vector<std::string>> duplicateNodes(const std::vector<std::string>& ids, QPointF offset);
+  // Pastes workflow JSON (see clipboard_json.h); returns the new ids.
+  engine::Result<std::vector<std::string>> pasteJson(const QString& json, QPointF offset);
+  // The nodes as workflow JSON for the clipboard (links to nodes outside `ids` are dropped).
+  QString copyJson(const std::vector<std::string>& ids) const;
+
+  // Position of a node from the editor layout, or `fallback` when it has none.
+  QPointF nodePosition(const std::string& id, QPointF fallback = QPointF()) const;
+
+  // ---- files
+  void newDocument();
+  engine::Status open(const QString& path);
+  // Replaces the document with workflow text (e.g. a recovery file); `path` becomes the file path
+  // ("" = untitled) and the document is marked modified.
+  engine::Status loadText(const QString& text, const QString& path, const QString& source);
+  engine::Status save(const QString& path);
+  const QString& filePath() const { return filePath_; }
+  QString displayName() const;  // file name, or "Untitled"
+  bool isModified() const { return !undoStack_.isClean(); }
+  // Warnings of the last open (migrations, unknown node types).
+  const QStringList& loadWarnings() const { return loadWarnings_; }
+
+ Q_SIGNALS:
+  void documentChanged(const vidgraph::engine::DocumentChange& change);
+  void filePathChanged(const QString& path);
+  void modifiedChanged(bool modified);
+
+ private:
+  void replaceDocument(engine::GraphDocument doc, const QString& path);
+  engine::Result<std::vector<std::string>> applyAndCollectNew(engine::OperationPtr op);
+
+  const engine::Registry& registry_;
+  engine::GraphDocument doc_;
+  QUndoStack undoStack_;
+  QString filePath_;
+  QStringList loadWarnings_;
+  int subscription_ = 0;
+};
+
+}  // namespace vidgraph::gui
+
+Q_DECLARE_METATYPE(vidgraph::engine::DocumentChange)

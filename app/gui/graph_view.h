@@ -1,0 +1,44 @@
+// GraphView: the canvas widget over a GraphScene: smooth zoom under the cursor (wheel, Ctrl +/-),
+// pan (middle or right button drag, or Space + left drag), a grid background, fit-to-view,
+// rubber-band selection. Tab or a double-click on empty canvas asks for the node palette.
+#pragma once
+
+#include <QtWidgets/QGraphicsView>
+
+namespace vidgraph::gui {
+
+class GraphView : public QGraphicsView {
+  Q_OBJECT
+
+ public:
+  explicit GraphView(QWidget* parent = nullptr);
+
+  qreal zoom() const { return transform().m11(); }
+  void setZoom(qreal factor, QPointF anchorScenePos);
+  void zoomBy(qreal factor);
+  // Fits every node (or `rect` when valid) in the view, zoom clamped to [0.2, 1.5].
+  void fitToNodes(QRectF rect = QRectF());
+  // Scene position under the mouse, or the view's centre when the mouse is outside.
+  QPointF cursorScenePos() const;
+
+ Q_SIGNALS:
+  void paletteRequested(QPointF scenePos);
+
+ protected:
+  void drawBackground(QPainter* painter, const QRectF& rect) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void mouseDoubleClickEvent(QMouseEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
+  void keyReleaseEvent(QKeyEvent* event) override;
+  bool focusNextPrevChild(bool next) override;
+
+ private:
+  bool panning_ = false;
+  bool spaceHeld_ = false;
+  QPoint lastPanPos_;
+};
+
+}  // namespace vidgraph::gui

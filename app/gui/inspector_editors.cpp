@@ -1,0 +1,229 @@
+// Param editors (see inspector_editors.h).
+#include "gui/inspector_editors.h"
+
+#include <cmath>
+#include <limits>
+
+#include <QtCore/QRandomGenerator>
+#include <QtGui/QRegularExpressionValidator>
+#include <QtWidgets/QCheckBox>
+#include <QtWidgets/QComboBox>
+#include <QtWidgets/QDoubleSpinBox>
+#include <QtWidgets/QFileDialog>
+#include <QtWidgets/QHBoxLayout>
+#include <QtWidgets/QLineEdit>
+#include <QtWidgets/QPlainTextEdit>
+#include <QtWidgets/QSlider>
+#include <QtWidgets/QSpinBox>
+#include <QtWidgets/QToolButton>
+
+namespace vidgraph::gui {
+
+namespace {
+
+using nlohmann::json;
+using engine::ParamKind;
+
+QHBoxLayout* rowLayout(QWidget* w) {
+  auto* l = new QHBoxLayout(w);
+  l->setContentsMargins(0, 0, 0, 0);
+  return l;
+}
+
+json valueOrDefault(const engine::ParamSpec& spec, const json& value) {
+  return value.is_null() ? spec.default_value : value;
+}
+
+class NumberEditor : public ParamEditor {
+ public:
+  NumberEditor(const engine::ParamSpec& spec, QWidget* parent) : ParamEditor(spec, parent) {
+    const bool isInt = spec.kind == ParamKind::Int;
+    const double lo = spec.min.value_or(isInt ? -2147483647.0 : -1e9);
+    const double hi = spec.max.value_or(isInt ? 2147483647.0 : 1e9);
+    spin_ = new QDoubleSpinBox(this);
+    spin_->setRange(lo, hi);
+    spin_->setDecimals(isInt ? 0 : 4);
+    spin_->setSingleStep(isInt ? 1.0 : std::max(0.0001, (spec.min && spec.max) ? (hi - lo) / 100.0 : 0.1));
+    spin_->setKeyboardTracking(false);
+    auto* layout = rowLayout(this);
+    if (spec.min && spec.max && hi > lo && (!isInt || hi - lo <= 10000)) {
+      slider_ = new QSlider(Qt::Horizontal, this);
+      slider_->setRange(0, isInt ? int(hi - lo) : 1000);
+      layout->addWidget(slider_, 2);
+      QObject::connect(slider_, &QSlider::valueChanged, this, [this, lo, hi, isInt](int v) {
+        const double value = isInt ? lo + v : lo + (hi - lo) * v / 1000.0;
+        spin_->blockSignals(true);
+        spin_->setValue(value);
+        spin_->blockSignals(false);
+        emitValue(value);
+      });
+    }
+    layout->addWidget(spin_, 1);
+    QObject::connect(spin_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+      syncSlider(v);
+      emitValue(v);
+    });
+  }
+
+  void setValue(const json& value) override {
+    const json v = valueOrDefault(spec(), value);
+    if (!v.is_number()) return;
+    updating_ = true;
+    spin_->setValue(v.get<double>());
+    syncSlider(v.get<double>());
+    updating_ = false;
+  }
+
+ private:
+  void emitValue(double v) {
+    if (spec().kind == ParamKind::Int) commit(json(static_cast<std::int64_t>(std::llround(v))));
+    else commit(json(v));
+  }
+  void syncSlider(double v) {
+    if (!slider_) return;
+    const double lo = spin_->minimum(), hi = spin_->maximum();
+    const int pos = spec().kind == ParamKind::Int ? int(std::llround(v - lo)) : int(std::llround((v - lo) / (hi - lo) * 1000.0));
+    slider_->blockSignals(true);
+    slider_->setValue(pos);
+    slider_->blockSignals(false);
+  }
+  QDoubleSpinBox* spin_ = nullptr;
+  QSlider* slider_ = nullptr;
+};
+
+class BoolEditor : public ParamEditor {
+ public:
+  BoolEditor(const engine::ParamSpec& spec, QWidget* parent) : ParamEditor(spec, parent), box_(new QCheckBox(this)) {
+    rowLayout(this)->addWidget(box_);
+    QObject::connect(box_, &QCheckBox::toggled, this, [this](bool on) { commit(json(on)); });
+  }
+  void setValue(const json& value) override {
+    const json v = valueOrDefault(spec(), value);
+    updating_ = true;
+    box_->setChecked(v.is_boolean() && v.get<bool>());
+    updating_ = false;
+  }
+
+ private:
+  QCheckBox* box_;
+};
+
+class EnumEditor : public ParamEditor {
+ public:
+  EnumEditor(const engine::ParamSpec& spec, QWidget* parent) : ParamEditor(spec, parent), combo_(new QComboBox(this)) {
+    for (const auto& c : spec.choices) combo_->addItem(QString::fromStdString(c));
+    rowLayout(this)->addWidget(combo_);
+    QObject::connect(combo_, &QComboBox::currentTextChanged, this,
+                     [this](const QString& text) { commit(json(text.toStdString())); });
+  }
+  void setValue(const json& value) override {
+    const json v = valueOrDefault(spec(), value);
+    updating_ = true;
+    const QString text = v.is_string() ? QString::fromStdString(v.get<std::string>()) : QString();
+    if (combo_->findText(text) < 0) combo_->addItem(text);  // keep an out-of-enum value visible
+    combo_->setCurrentText(text);
+    updating_ = false;
+  }
+
+ private:
+  QComboBox* combo_;
+};
+
+class TextEditor : public ParamEditor {
+ public:
+  TextEditor(const engine::ParamSpec& spec, QWidget* parent) : ParamEditor(spec, parent), edit_(new QPlainTextEdit(this)) {
+    edit_->setMinimumHeight(90);
+    rowLayout(this)->addWidget(edit_);
+    QObject::connect(edit_, &QPlainTextEdit::textChanged, this, [this] { commit(json(edit_->toPlainText().toStdString())); });
+  }
+  void setValue(const json& value) override {
+    const json v = valueOrDefault(spec(), value);
+    const QString text = v.is_string() ? QString::fromStdString(v.get<std::string>()) : QString();
+    if (text == edit_->toPlainText()) return;  // keep the cursor while typing
+    updating_ = true;
+    edit_->setPlainText(text);
+    updating_ = false;
+  }
+
+ private:
+  QPlainTextEdit* edit_;
+};
+
+// String, Seed, FilePath, FolderPath: a line edit plus an optional button.
+class LineEditor : public ParamEditor {
+ public:
+  LineEditor(const engine::ParamSpec& spec, QWidget* parent) : ParamEditor(spec, parent), line_(new QLineEdit(this)) {
+    auto* layout = rowLayout(this);
+    layout->addWidget(line_, 1);
+    if (spec.kind == ParamKind::Seed) {
+      line_->setValidator(new QRegularExpressionValidator(QRegularExpression(QStringLiteral("-?[0-9]{1,19}")), line_));
+      addButton(layout, tr("Randomise"), [this] {
+        const double hi = spec_max();
+        const auto v = static_cast<std::int64_t>(QRandomGenerator::global()->bounded(hi));
+        line_->setText(QString::number(v));
+        commitLine();
+      });
+    } else if (spec.kind == ParamKind::FilePath) {
+      addButton(layout, QStringLiteral("…"), [this] {
+        const QString filter = QString::fromStdString(this->spec().file_filter);
+        const QString path = QFileDialog::getOpenFileName(this, tr("Choose a file"), line_->text(), filter);
+        if (!path.isEmpty()) { line_->setText(path); commitLine(); }
+      });
+    } else if (spec.kind == ParamKind::FolderPath) {
+      addButton(layout, QStringLiteral("…"), [this] {
+        const QString path = QFileDialog::getExistingDirectory(this, tr("Choose a folder"), line_->text());
+        if (!path.isEmpty()) { line_->setText(path); commitLine(); }
+      });
+    }
+    QObject::connect(line_, &QLineEdit::editingFinished, this, [this] { commitLine(); });
+  }
+  void setValue(const json& value) override {
+    const json v = valueOrDefault(spec(), value);
+    updating_ = true;
+    if (v.is_string()) line_->setText(QString::fromStdString(v.get<std::string>()));
+    else if (v.is_number_integer()) line_->setText(QString::number(v.get<std::int64_t>()));
+    else line_->clear();
+    updating_ = false;
+  }
+
+ private:
+  double spec_max() const {
+    const double hi = spec().max.value_or(4294967295.0);
+    return std::max(1.0, std::min(hi, 9.0e15));
+  }
+  void addButton(QHBoxLayout* layout, const QString& text, std::function<void()> action) {
+    auto* b = new QToolButton(this);
+    b->setText(text);
+    layout->addWidget(b);
+    QObject::connect(b, &QToolButton::clicked, this, std::move(action));
+  }
+  void commitLine() {
+    if (spec().kind == ParamKind::Seed) {
+      bool ok = false;
+      const qlonglong v = line_->text().toLongLong(&ok);
+      if (ok) commit(json(static_cast<std::int64_t>(v)));
+    } else {
+      commit(json(line_->text().toStdString()));
+    }
+  }
+  QLineEdit* line_;
+};
+
+}  // namespace
+
+ParamEditor* createParamEditor(const engine::ParamSpec& spec, QWidget* parent) {
+  switch (spec.kind) {
+    case ParamKind::Int:
+    case ParamKind::Float: return new NumberEditor(spec, parent);
+    case ParamKind::Bool: return new BoolEditor(spec, parent);
+    case ParamKind::Enum: return new EnumEditor(spec, parent);
+    case ParamKind::Text: return new TextEditor(spec, parent);
+    case ParamKind::String:
+    case ParamKind::Seed:
+    case ParamKind::FilePath:
+    case ParamKind::FolderPath: return new LineEditor(spec, parent);
+  }
+  return new LineEditor(spec, parent);
+}
+
+}  // namespace vidgraph::gui

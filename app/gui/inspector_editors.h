@@ -1,0 +1,46 @@
+// Param editors of the inspector, one per engine::ParamKind: a spin box (with a slider when the
+// range is bounded and small enough) for Int and Float, a check box for Bool, a line for String, a
+// multi-line box for Text (prompts), a combo box for Enum (e.g. the attention methods the loaded
+// plugin offers), a line with a randomise button for Seed, and a line with a picker button for
+// FilePath and FolderPath.
+//
+// Contract: an editor calls its commit function with a JSON value of the param's JSON type on every
+// user change (a slider drag commits many times; the controller merges them into one undo step).
+// setValue() shows a value without committing.
+#pragma once
+
+#include <functional>
+
+#include <QtWidgets/QWidget>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/node_type.h"
+
+namespace vidgraph::gui {
+
+class ParamEditor : public QWidget {
+ public:
+  using Commit = std::function<void(nlohmann::json value)>;
+
+  ParamEditor(engine::ParamSpec spec, QWidget* parent) : QWidget(parent), spec_(std::move(spec)) {}
+  const engine::ParamSpec& spec() const { return spec_; }
+  void setCommit(Commit commit) { commit_ = std::move(commit); }
+  // Shows `value` (null = the default) without committing it.
+  virtual void setValue(const nlohmann::json& value) = 0;
+
+ protected:
+  void commit(nlohmann::json value) {
+    if (commit_ && !updating_) commit_(std::move(value));
+  }
+  // Guard for setValue(): widget signals fired while showing a value must not commit.
+  bool updating_ = false;
+
+ private:
+  engine::ParamSpec spec_;
+  Commit commit_;
+};
+
+ParamEditor* createParamEditor(const engine::ParamSpec& spec, QWidget* parent);
+
+}  // namespace vidgraph::gui

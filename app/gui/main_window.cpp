@@ -1,0 +1,316 @@
+// MainWindow: layout, menus, edit and run actions (see main_window.h). File handling, settings and
+// recovery live in main_window_files.cpp.
+#include "gui/main_window.h"
+
+#include <algorithm>
+
+#include <QtCore/QDir>
+#include <QtCore/QFileInfo>
+#include <QtCore/QMimeData>
+#include <QtCore/QPointer>
+#include <QtCore/QStandardPaths>
+#include <QtGui/QClipboard>
+#include <QtGui/QGuiApplication>
+#include <QtWidgets/QApplication>
+#include <QtWidgets/QDockWidget>
+#include <QtWidgets/QMenuBar>
+#include <QtWidgets/QStatusBar>
+
+#include "gui/about_dialog.h"
+#include "gui/app_icon.h"
+#include "gui/autosave.h"
+#include "gui/clipboard_json.h"
+#include "gui/graph_scene.h"
+#include "gui/graph_view.h"
+#include "gui/inspector_panel.h"
+#include "gui/log_panel.h"
+#include "gui/log_sink.h"
+#include "gui/node_palette.h"
+#include "gui/preview_player.h"
+#include "gui/run_controller.h"
+
+namespace vidgraph::gui {
+
+MainWindow::MainWindow(const engine::Registry& registry, MainWindowOptions options, QWidget* parent)
+    : QMainWindow(parent),
+      registry_(registry),
+      options_(std::move(options)),
+      controller_(new DocumentController(registry, this)),
+      run_(new RunController(registry, this)),
+      scene_(new GraphScene(controller_, this)),
+      view_(new GraphView(this)),
+      palette_(new NodePalette(registry, this)),
+      autosave_(new Autosave(controller_, options_.recoveryDir, options_.autosaveIntervalMs, this)) {
+  setObjectName(QStringLiteral("vidgraphMainWindow"));
+  setWindowIcon(appIcon());
+  setAcceptDrops(true);
+  scene_->setRunController(run_);
+  view_->setScene(scene_);
+  setCentralWidget(view_);
+  buildDocks();
+  buildMenus();
+  connectSignals();
+  statusBar()->showMessage(tr("Tab or double-click: add a node · drag from a port: connect · wheel: zoom · "
+                              "middle/right drag: pan"));
+  resize(1400, 860);
+  if (options_.restoreWindowState) restoreSettings();
+  updateTitle();
+  updateRunActions();
+}
+
+MainWindow::~MainWindow() {
+  if (logSink_) logSink_->setReceiver({});
+  // The scene observes the controller: tear it down first, while the controller still exists.
+  disconnect(scene_, nullptr, this, nullptr);
+  view_->setScene(nullptr);
+  delete scene_;
+  scene_ = nullptr;
+}
+
+void MainWindow::attachLogSink(std::shared_ptr<LogSink> sink) {
+  logSink_ = std::move(sink);
+  QPointer<LogPanel> panel(log_);
+  logSink_->setReceiver([panel](const QString& level, const QString& logger, const QString& text) {
+    if (!panel) return;
+    QMetaObject::invokeMethod(panel, [panel, level, logger, text] {
+      if (panel) panel->appendLine(level, logger, text);
+    }, Qt::QueuedConnection);
+  });
+}
+
+void MainWindow::buildDocks() {
+  inspector_ = new InspectorPanel(controller_, this);
+  auto* inspectorDock = new QDockWidget(tr("Inspector"), this);
+  inspectorDock->setObjectName(QStringLiteral("inspectorDock"));
+  inspectorDock->setWidget(inspector_);
+  addDockWidget(Qt::RightDockWidgetArea, inspectorDock);
+
+  player_ = new PreviewPlayer(this);
+  previewDock_ = new QDockWidget(tr("Preview"), this);
+  previewDock_->setObjectName(QStringLiteral("previewDock"));
+  previewDock_->setWidget(player_);
+  addDockWidget(Qt::RightDockWidgetArea, previewDock_);
+
+  log_ = new LogPanel(this);
+  auto* logDock = new QDockWidget(tr("Log"), this);
+  logDock->setObjectName(QStringLiteral("logDock"));
+  logDock->setWidget(log_);
+  addDockWidget(Qt::BottomDockWidgetArea, logDock);
+  resizeDocks({inspectorDock, previewDock_}, {420, 360}, Qt::Vertical);
+  resizeDocks({inspectorDock}, {400}, Qt::Horizontal);
+  resizeDocks({logDock}, {150}, Qt::Vertical);
+}
+
+void MainWindow::buildMenus() {
+  buildFileMenu();
+  buildEditMenu();
+  QMenu* docks = new QMenu(tr("&Panels"), this);
+  for (QDockWidget* dock : findChildren<QDockWidget*>()) docks->addAction(dock->toggleViewAction());
+  buildViewMenu(docks);
+  buildRunMenu();
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&About Vidgraph"), this, [this] { AboutDialog(this).exec(); });
+  help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
+}
+
+void MainWindow::buildEditMenu() {
+  QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+  QAction* undo = controller_->undoStack()->createUndoAction(this, tr("&Undo"));
+  undo->setShortcuts(QKeySequence::Undo);
+  QAction* redo = controller_->undoStack()->createRedoAction(this, tr("&Redo"));
+  redo->setShortcuts(QKeySequence::Redo);
+  edit->addAction(undo);
+  edit->addAction(redo);
+  edit->addSeparator();
+  edit->addAction(tr("Cu&t"), QKeySequence::Cut, this, &MainWindow::cutSelection);
+  edit->addAction(tr("&Copy"), QKeySequence::Copy, this, &MainWindow::copySelection);
+  edit->addAction(tr("&Paste"), QKeySequence::Paste, this, &MainWindow::pasteClipboard);
+  edit->addAction(tr("&Duplicate"), QKeySequence(Qt::CTRL | Qt::Key_D), this, &MainWindow::duplicateSelection);
+  QAction* del = edit->addAction(tr("De&lete"), this, &MainWindow::deleteSelection);
+  del->setShortcuts({QKeySequence::Delete, QKeySequence(Qt::Key_Backspace)});
+  edit->addSeparator();
+  edit->addAction(tr("Select &All"), QKeySequence::SelectAll, this, [this] {
+    for (QGraphicsItem* item : scene_->items()) {
+      if (item->type() == NodeItem::Type) item->setSelected(true);
+    }
+  });
+  edit->addAction(tr("&Add Node…"), QKeySequence(Qt::Key_Tab), this,
+                  [this] { openPalette(view_->cursorScenePos(), std::nullopt); })
+      ->setShortcutContext(Qt::WidgetShortcut);  // the canvas handles Tab itself
+}
+
+void MainWindow::buildViewMenu(QMenu* docks) {
+  QMenu* viewMenu = menuBar()->addMenu(tr("&View"));
+  viewMenu->addAction(tr("&Fit to Nodes"), QKeySequence(Qt::CTRL | Qt::Key_0), this, &MainWindow::fitView);
+  viewMenu->addAction(tr("Zoom &In"), QKeySequence::ZoomIn, this, [this] { view_->zoomBy(1.25); });
+  viewMenu->addAction(tr("Zoom &Out"), QKeySequence::ZoomOut, this, [this] { view_->zoomBy(0.8); });
+  viewMenu->addSeparator();
+  viewMenu->addMenu(docks);
+}
+
+void MainWindow::buildRunMenu() {
+  QMenu* runMenu = menuBar()->addMenu(tr("&Run"));
+  runAction_ = runMenu->addAction(tr("&Run"), this, [this] { runWorkflow(); });
+  runAction_->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_Return), QKeySequence(Qt::Key_F5)});
+  runSelectedAction_ = runMenu->addAction(tr("Run to &Selected"), this, [this] { runToSelected(); });
+  runSelectedAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Return));
+  cancelAction_ = runMenu->addAction(tr("&Cancel"), this, &MainWindow::cancelRun);
+  cancelAction_->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_Period), QKeySequence(Qt::SHIFT | Qt::Key_F5)});
+}
+
+void MainWindow::connectSignals() {
+  connect(controller_, &DocumentController::modifiedChanged, this, [this] { updateTitle(); });
+  connect(controller_, &DocumentController::filePathChanged, this, [this] { updateTitle(); });
+  connect(scene_, &GraphScene::message, this, [this](const QString& m) { statusBar()->showMessage(m, 6000); });
+  connect(inspector_, &InspectorPanel::message, this, [this](const QString& m) { statusBar()->showMessage(m, 6000); });
+  connect(player_, &PreviewPlayer::message, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
+  connect(scene_, &QGraphicsScene::selectionChanged, this, [this] {
+    const auto ids = scene_->selectedNodeIds();
+    inspector_->setNode(ids.empty() ? std::string() : ids.front());
+  });
+  connect(view_, &GraphView::paletteRequested, this, [this](QPointF p) { openPalette(p, std::nullopt); });
+  connect(scene_, &GraphScene::wireDroppedOnCanvas, this, [this](const WireDrop& d) { openPalette(d.scenePos, d); });
+  connect(palette_, &NodePalette::nodeChosen, this, &MainWindow::onNodeChosen);
+  connect(run_, &RunController::logLine, log_, &LogPanel::appendLine);
+  connect(run_, &RunController::runStarted, this, [this] { updateRunActions(); });
+  connect(run_, &RunController::previewReceived, this, [this](const QString& id, const PreviewClip& clip) {
+    player_->setClip(id, clip);
+    previewDock_->show();
+    previewDock_->raise();
+  });
+  connect(run_, &RunController::runFinished, this, [this](const QString& status, const QString& message) {
+    updateRunActions();
+    const QString text = message.isEmpty() ? tr("Run %1.").arg(status) : tr("Run %1: %2").arg(status, message);
+    statusBar()->showMessage(text, 10000);
+    log_->appendLine(status == QLatin1String("succeeded") ? QStringLiteral("info") : QStringLiteral("error"),
+                     QStringLiteral("run"), text);
+  });
+}
+
+void MainWindow::openPalette(QPointF scenePos, const std::optional<WireDrop>& wire) {
+  paletteScenePos_ = scenePos;
+  paletteWire_ = wire;
+  std::optional<PortFilter> filter;
+  if (wire) filter = PortFilter{wire->type, wire->fromOutput};
+  const QPoint global = view_->viewport()->mapToGlobal(view_->mapFromScene(scenePos));
+  palette_->popup(global, filter);
+}
+
+void MainWindow::onNodeChosen(const QString& type, const QString& port) {
+  std::optional<PendingLink> link;
+  if (paletteWire_ && !port.isEmpty()) {
+    link = PendingLink{paletteWire_->node, paletteWire_->port.toStdString(), paletteWire_->fromOutput, port.toStdString()};
+  }
+  auto id = controller_->addNode(type.toStdString(), paletteScenePos_, link);
+  paletteWire_.reset();
+  if (!id.ok()) {
+    statusBar()->showMessage(QString::fromStdString(id.error().message), 8000);
+    return;
+  }
+  scene_->selectNodes({id.value()});
+}
+
+void MainWindow::copySelection() {
+  const auto ids = scene_->selectedNodeIds();
+  if (ids.empty()) return;
+  const QString json = controller_->copyJson(ids);
+  auto* mime = new QMimeData;
+  mime->setText(json);
+  mime->setData(QString::fromLatin1(kWorkflowMimeType), json.toUtf8());
+  QGuiApplication::clipboard()->setMimeData(mime);
+  statusBar()->showMessage(tr("Copied %n node(s).", nullptr, int(ids.size())), 4000);
+}
+
+void MainWindow::cutSelection() {
+  copySelection();
+  deleteSelection();
+}
+
+void MainWindow::pasteClipboard() {
+  const QMimeData* mime = QGuiApplication::clipboard()->mimeData();
+  if (!mime) return;
+  const QString json = mime->hasFormat(QString::fromLatin1(kWorkflowMimeType))
+                           ? QString::fromUtf8(mime->data(QString::fromLatin1(kWorkflowMimeType)))
+                           : mime->text();
+  auto parsed = parseWorkflowJson(json);
+  if (!parsed.ok()) {
+    statusBar()->showMessage(tr("Nothing to paste: %1").arg(QString::fromStdString(parsed.error().message)), 6000);
+    return;
+  }
+  // Place the pasted group's top-left corner at the mouse.
+  QPointF topLeft(1e300, 1e300);
+  for (auto it = parsed->layouts.begin(); it != parsed->layouts.end(); ++it) {
+    const auto& pos = (*it)["pos"];
+    if (pos.is_array() && pos.size() == 2 && pos[0].is_number() && pos[1].is_number()) {
+      topLeft.setX(std::min(topLeft.x(), pos[0].get<double>()));
+      topLeft.setY(std::min(topLeft.y(), pos[1].get<double>()));
+    }
+  }
+  const QPointF offset = topLeft.x() > 1e299 ? QPointF(30, 30) : view_->cursorScenePos() - topLeft;
+  auto added = controller_->pasteJson(json, offset);
+  if (!added.ok()) {
+    statusBar()->showMessage(QString::fromStdString(added.error().message), 6000);
+    return;
+  }
+  scene_->selectNodes(added.value());
+}
+
+void MainWindow::duplicateSelection() {
+  const auto ids = scene_->selectedNodeIds();
+  if (ids.empty()) return;
+  auto added = controller_->duplicateNodes(ids, QPointF(40, 40));
+  if (added.ok()) scene_->selectNodes(added.value());
+  else statusBar()->showMessage(QString::fromStdString(added.error().message), 6000);
+}
+
+void MainWindow::deleteSelection() {
+  auto status = controller_->removeNodes(scene_->selectedNodeIds());
+  if (!status.ok()) statusBar()->showMessage(QString::fromStdString(status.error().message), 6000);
+}
+
+bool MainWindow::runWorkflow(const QStringList& targets) {
+  engine::RunOptions options;
+  if (!controller_->filePath().isEmpty()) {
+    options.workflow_dir = QFileInfo(controller_->filePath()).absolutePath().toStdString();
+  }
+  QString out = QStandardPaths::writableLocation(QStandardPaths::MoviesLocation);
+  if (out.isEmpty()) out = QDir::homePath();
+  options.output_dir = QDir(out).filePath(QStringLiteral("Vidgraph")).toStdString();
+  QDir().mkpath(QString::fromStdString(options.output_dir));
+  auto status = run_->start(controller_->document(), targets, options);
+  if (!status.ok()) {
+    statusBar()->showMessage(QString::fromStdString(status.error().message), 6000);
+    return false;
+  }
+  updateRunActions();
+  statusBar()->showMessage(targets.isEmpty() ? tr("Running…") : tr("Running up to %1…").arg(targets.join(QStringLiteral(", "))));
+  return true;
+}
+
+bool MainWindow::runToSelected() {
+  QStringList targets;
+  for (const auto& id : scene_->selectedNodeIds()) targets << QString::fromStdString(id);
+  if (targets.isEmpty()) {
+    statusBar()->showMessage(tr("Select the nodes to run up to first."), 5000);
+    return false;
+  }
+  return runWorkflow(targets);
+}
+
+void MainWindow::cancelRun() {
+  run_->cancel();
+  statusBar()->showMessage(tr("Cancelling…"));
+}
+
+void MainWindow::fitView() {
+  view_->fitToNodes();
+}
+
+void MainWindow::updateRunActions() {
+  const bool running = run_->isRunning();
+  runAction_->setEnabled(!running);
+  runSelectedAction_->setEnabled(!running);
+  cancelAction_->setEnabled(running);
+}
+
+}  // namespace vidgraph::gui

@@ -1,0 +1,131 @@
+// MainWindow: one document per window. The canvas in the centre; docks for the inspector, the
+// preview player and the log. Menus with standard shortcuts for files (new, open, recent, save,
+// save as), edits (undo, redo, cut, copy, paste, duplicate, delete, select all, add node), view
+// (fit, zoom) and runs (run, run to selected, cancel). Drag-and-drop of .vgflow files, an
+// unsaved-changes prompt, autosave with a restore offer, window state kept in QSettings.
+//
+// Contract: the window owns its DocumentController, RunController, scene and Autosave; every edit
+// goes through the controller, every run through the run controller.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include <QtCore/QStringList>
+#include <QtWidgets/QMainWindow>
+
+#include "engine/registry.h"
+#include "gui/document_controller.h"
+#include "gui/graph_scene.h"
+
+class QAction;
+class QDockWidget;
+class QMenu;
+
+namespace vidgraph::gui {
+
+class Autosave;
+class GraphView;
+class InspectorPanel;
+class LogPanel;
+class LogSink;
+class NodePalette;
+class PreviewPlayer;
+class RunController;
+
+struct MainWindowOptions {
+  QString recoveryDir;          // empty = Autosave::defaultRecoveryDir()
+  int autosaveIntervalMs = 30000;
+  bool restoreWindowState = true;
+};
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+ public:
+  MainWindow(const engine::Registry& registry, MainWindowOptions options = {}, QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  DocumentController* controller() const { return controller_; }
+  RunController* runController() const { return run_; }
+  GraphScene* scene() const { return scene_; }
+  GraphView* view() const { return view_; }
+  InspectorPanel* inspector() const { return inspector_; }
+  PreviewPlayer* player() const { return player_; }
+  NodePalette* palette() const { return palette_; }
+  LogPanel* logPanel() const { return log_; }
+  Autosave* autosave() const { return autosave_; }
+
+  // Sends the program's log lines to this window's log panel until the window is destroyed.
+  void attachLogSink(std::shared_ptr<LogSink> sink);
+
+  // ---- file actions (no dialogs except the error boxes; the menu actions add the dialogs)
+  bool openFile(const QString& path);
+  bool saveTo(const QString& path);
+  // Asks about unsaved changes: true when it is fine to drop the document (saved or discarded).
+  bool maybeSave();
+  // Offers to restore recovery files left by a crash; returns true when one was restored.
+  bool offerRecovery();
+  QStringList recentFiles() const;
+
+  // ---- edit and run actions
+  void copySelection();
+  void cutSelection();
+  void pasteClipboard();
+  void duplicateSelection();
+  void deleteSelection();
+  // Runs the document (targets empty = every output); runToSelected runs up to the selected nodes.
+  bool runWorkflow(const QStringList& targets = {});
+  bool runToSelected();
+  void cancelRun();
+  void fitView();
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
+
+ private:
+  void buildDocks();
+  void buildMenus();
+  void buildFileMenu();
+  void buildEditMenu();
+  void buildViewMenu(QMenu* docks);
+  void buildRunMenu();
+  void connectSignals();
+  void openPalette(QPointF scenePos, const std::optional<WireDrop>& wire);
+  void onNodeChosen(const QString& type, const QString& port);
+  void updateTitle();
+  void updateRunActions();
+  void addRecentFile(const QString& path);
+  void rebuildRecentMenu();
+  void showError(const QString& title, const QString& text);
+  void newDocument();
+  void openWithDialog();
+  bool save();
+  bool saveAs();
+  void restoreSettings();
+  void saveSettings();
+
+  const engine::Registry& registry_;
+  MainWindowOptions options_;
+  DocumentController* controller_;
+  RunController* run_;
+  GraphScene* scene_;
+  GraphView* view_;
+  InspectorPanel* inspector_ = nullptr;
+  PreviewPlayer* player_ = nullptr;
+  LogPanel* log_ = nullptr;
+  NodePalette* palette_;
+  Autosave* autosave_;
+  std::shared_ptr<LogSink> logSink_;
+  QDockWidget* previewDock_ = nullptr;
+  QMenu* recentMenu_ = nullptr;
+  QAction* runAction_ = nullptr;
+  QAction* runSelectedAction_ = nullptr;
+  QAction* cancelAction_ = nullptr;
+  QPointF paletteScenePos_;
+  std::optional<WireDrop> paletteWire_;
+};
+
+}  // namespace vidgraph::gui

@@ -1,0 +1,213 @@
+// MainWindow: files (new, open, save, save as, recent, drag-and-drop), the unsaved-changes prompt,
+// crash recovery and window state (see main_window.h).
+#include <QtCore/QFileInfo>
+#include <QtCore/QMimeData>
+#include <QtCore/QSettings>
+#include <QtGui/QCloseEvent>
+#include <QtGui/QDragEnterEvent>
+#include <QtGui/QDropEvent>
+#include <QtWidgets/QFileDialog>
+#include <QtWidgets/QMenuBar>
+#include <QtWidgets/QMessageBox>
+#include <QtWidgets/QStatusBar>
+
+#include "gui/autosave.h"
+#include "gui/graph_scene.h"
+#include "gui/graph_view.h"
+#include "gui/log_panel.h"
+#include "gui/main_window.h"
+#include "gui/run_controller.h"
+
+namespace vidgraph::gui {
+
+namespace {
+
+constexpr int kMaxRecent = 10;
+const char* const kWorkflowFilter = "Vidgraph workflows (*.vgflow);;JSON (*.json);;All files (*)";
+
+QString settingsKeyRecent() { return QStringLiteral("recentFiles"); }
+
+bool isWorkflowUrl(const QUrl& url) {
+  return url.isLocalFile() && url.toLocalFile().endsWith(QLatin1String(".vgflow"), Qt::CaseInsensitive);
+}
+
+}  // namespace
+
+void MainWindow::buildFileMenu() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("&New"), QKeySequence::New, this, &MainWindow::newDocument);
+  file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::openWithDialog);
+  recentMenu_ = file->addMenu(tr("Open &Recent"));
+  rebuildRecentMenu();
+  file->addSeparator();
+  file->addAction(tr("&Save"), QKeySequence::Save, this, [this] { save(); });
+  file->addAction(tr("Save &As…"), QKeySequence::SaveAs, this, [this] { saveAs(); });
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+}
+
+void MainWindow::newDocument() {
+  if (!maybeSave()) return;
+  controller_->newDocument();
+  run_->clearStatuses();
+}
+
+void MainWindow::openWithDialog() {
+  if (!maybeSave()) return;
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open workflow"), QString(), tr(kWorkflowFilter));
+  if (!path.isEmpty()) openFile(path);
+}
+
+bool MainWindow::openFile(const QString& path) {
+  auto status = controller_->open(path);
+  if (!status.ok()) {
+    showError(tr("Cannot open the workflow"), QString::fromStdString(status.error().to_string()));
+    return false;
+  }
+  run_->clearStatuses();
+  addRecentFile(controller_->filePath());
+  for (const QString& w : controller_->loadWarnings()) log_->appendLine(QStringLiteral("warning"), QStringLiteral("open"), w);
+  fitView();
+  statusBar()->showMessage(tr("Opened %1").arg(controller_->displayName()), 5000);
+  return true;
+}
+
+bool MainWindow::saveTo(const QString& path) {
+  auto status = controller_->save(path);
+  if (!status.ok()) {
+    showError(tr("Cannot save the workflow"), QString::fromStdString(status.error().to_string()));
+    return false;
+  }
+  addRecentFile(controller_->filePath());
+  statusBar()->showMessage(tr("Saved %1").arg(controller_->filePath()), 5000);
+  return true;
+}
+
+bool MainWindow::save() {
+  return controller_->filePath().isEmpty() ? saveAs() : saveTo(controller_->filePath());
+}
+
+bool MainWindow::saveAs() {
+  QString path = QFileDialog::getSaveFileName(this, tr("Save workflow"), controller_->filePath(), tr(kWorkflowFilter));
+  if (path.isEmpty()) return false;
+  if (QFileInfo(path).suffix().isEmpty()) path += QStringLiteral(".vgflow");
+  return saveTo(path);
+}
+
+bool MainWindow::maybeSave() {
+  if (!controller_->isModified()) return true;
+  const auto answer = QMessageBox::warning(
+      this, tr("Unsaved changes"), tr("%1 has unsaved changes. Save them?").arg(controller_->displayName()),
+      QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+  if (answer == QMessageBox::Cancel) return false;
+  if (answer == QMessageBox::Save) return save();
+  autosave_->discard();
+  return true;
+}
+
+bool MainWindow::offerRecovery() {
+  const QList<RecoveryEntry> entries =
+      Autosave::findRecoveries(options_.recoveryDir.isEmpty() ? Autosave::defaultRecoveryDir() : options_.recoveryDir);
+  for (const RecoveryEntry& e : entries) {
+    const QString name = e.originalPath.isEmpty() ? tr("an untitled workflow") : e.originalPath;
+    const auto answer = QMessageBox::question(
+        this, tr("Restore unsaved work?"),
+        tr("Vidgraph did not close normally. Unsaved changes to %1 were autosaved at %2.\n\nRestore them?")
+            .arg(name, e.savedAt.toLocalTime().toString()),
+        QMessageBox::Yes | QMessageBox::No | QMessageBox::Discard, QMessageBox::Yes);
+    if (answer == QMessageBox::Discard) {
+      Autosave::removeRecovery(e.recoveryPath);
+      continue;
+    }
+    if (answer != QMessageBox::Yes) continue;
+    QString error;
+    if (!Autosave::restore(controller_, e, &error)) {
+      showError(tr("Cannot restore"), error);
+      continue;
+    }
+    fitView();
+    return true;
+  }
+  return false;
+}
+
+QStringList MainWindow::recentFiles() const {
+  return QSettings().value(settingsKeyRecent()).toStringList();
+}
+
+void MainWindow::addRecentFile(const QString& path) {
+  QStringList files = recentFiles();
+  files.removeAll(path);
+  files.prepend(path);
+  while (files.size() > kMaxRecent) files.removeLast();
+  QSettings().setValue(settingsKeyRecent(), files);
+  rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+  recentMenu_->clear();
+  const QStringList files = recentFiles();
+  for (const QString& f : files) {
+    recentMenu_->addAction(QFileInfo(f).fileName() + QStringLiteral("  (") + f + QLatin1Char(')'), this, [this, f] {
+      if (maybeSave()) openFile(f);
+    });
+  }
+  recentMenu_->setEnabled(!files.isEmpty());
+  if (!files.isEmpty()) {
+    recentMenu_->addSeparator();
+    recentMenu_->addAction(tr("Clear"), this, [this] {
+      QSettings().remove(settingsKeyRecent());
+      rebuildRecentMenu();
+    });
+  }
+}
+
+void MainWindow::updateTitle() {
+  setWindowTitle(controller_->displayName() + QStringLiteral("[*] — Vidgraph"));
+  setWindowModified(controller_->isModified());
+}
+
+void MainWindow::showError(const QString& title, const QString& text) {
+  log_->appendLine(QStringLiteral("error"), QStringLiteral("gui"), text);
+  if (qEnvironmentVariable("QT_QPA_PLATFORM") == QLatin1String("offscreen")) return;  // tests: no modal boxes
+  QMessageBox::critical(this, title, text);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (!maybeSave()) {
+    event->ignore();
+    return;
+  }
+  if (run_->isRunning()) run_->cancel();
+  autosave_->discard();
+  saveSettings();
+  event->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  const auto urls = event->mimeData()->urls();
+  if (std::any_of(urls.begin(), urls.end(), isWorkflowUrl)) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  for (const QUrl& url : event->mimeData()->urls()) {
+    if (!isWorkflowUrl(url)) continue;
+    event->acceptProposedAction();
+    if (maybeSave()) openFile(url.toLocalFile());
+    return;
+  }
+}
+
+void MainWindow::restoreSettings() {
+  QSettings settings;
+  restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+  restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+}
+
+void MainWindow::saveSettings() {
+  QSettings settings;
+  settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+  settings.setValue(QStringLiteral("window/state"), saveState());
+}
+
+}  // namespace vidgraph::gui

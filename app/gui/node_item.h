@@ -1,0 +1,87 @@
+// NodeItem: how one document node looks on the canvas: title (category colour), typed ports (colour
+// per value type, inputs left, outputs right), inline run state (queued, running with a progress
+// bar, cached, done, failed with the message on hover) and, for preview nodes, a thumbnail.
+//
+// Contract: a NodeItem only displays; it never edits the document. The scene creates it from the
+// document (ports from the node type, or from the links when the type is unknown) and keeps it in
+// sync. Positions are item positions in scene coordinates (top-left corner = the layout's "pos").
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <QtGui/QImage>
+#include <QtWidgets/QGraphicsItem>
+
+#include "gui/run_controller.h"
+
+namespace vidgraph::gui {
+
+struct PortInfo {
+  QString name;
+  QString type;
+  bool optional = false;
+  QString description;
+};
+
+struct PortHit {
+  std::string node;
+  QString port;
+  QString type;
+  bool isOutput = false;
+};
+
+class NodeItem : public QGraphicsItem {
+ public:
+  enum { Type = UserType + 1 };
+
+  NodeItem(std::string id, QString title, QString category, QString description, std::vector<PortInfo> inputs,
+           std::vector<PortInfo> outputs, bool unknownType);
+
+  int type() const override { return Type; }
+  QRectF boundingRect() const override;
+  void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+
+  const std::string& nodeId() const { return id_; }
+  const QString& title() const { return title_; }
+  const std::vector<PortInfo>& inputs() const { return inputs_; }
+  const std::vector<PortInfo>& outputs() const { return outputs_; }
+
+  // Scene position of a port's connector; the node's centre when the port does not exist.
+  QPointF portScenePos(const QString& port, bool isOutput) const;
+  // The port whose connector is near `scenePos` (within a few pixels), if any.
+  std::optional<PortHit> portAt(QPointF scenePos) const;
+  std::optional<PortInfo> findPort(const QString& port, bool isOutput) const;
+
+  void setStatus(const NodeStatus& status);
+  const NodeStatus& status() const { return status_; }
+  void setThumbnail(const QImage& image);
+  bool hasThumbnail() const { return !thumbnail_.isNull(); }
+  // Ports that accept the wire being dragged are drawn larger; empty type = no highlight.
+  void setHighlight(const QString& valueType, bool outputs);
+
+ protected:
+  QVariant itemChange(GraphicsItemChange change, const QVariant& value) override;
+
+ private:
+  QRectF portRect(int row, bool isOutput) const;
+  void updateToolTip();
+  void paintPorts(QPainter* painter) const;
+  void paintStatus(QPainter* painter, const QRectF& area) const;
+  qreal bodyHeight() const;
+
+  std::string id_;
+  QString title_;
+  QString category_;
+  QString description_;
+  std::vector<PortInfo> inputs_;
+  std::vector<PortInfo> outputs_;
+  bool unknownType_ = false;
+  NodeStatus status_;
+  QImage thumbnail_;
+  QString highlightType_;
+  bool highlightOutputs_ = false;
+};
+
+}  // namespace vidgraph::gui

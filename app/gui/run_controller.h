@@ -1,0 +1,96 @@
+// RunController: runs the window's document on the engine's worker thread and turns the engine's
+// event bus into per-node states, log lines and preview clips on the GUI thread.
+//
+// Contract:
+//   - start() snapshots the document (the engine copies it), so editing during a run is safe;
+//   - bus events arrive on the worker thread and are marshalled to this object's thread with
+//     QMetaObject::invokeMethod(..., Qt::QueuedConnection); every signal is emitted on the GUI thread;
+//   - previews of type VIDEO (nodes::Video) are converted to QImages on the worker thread, so the GUI
+//     thread never touches engine-owned buffers;
+//   - errors (validation errors and node failures) land on the node they name (state Failed with the
+//     message) and in runFinished's message;
+//   - the destructor cancels a run in progress and joins the worker.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <QtCore/QObject>
+#include <QtCore/QString>
+#include <QtCore/QStringList>
+#include <QtCore/QVector>
+#include <QtGui/QImage>
+
+#include "engine/engine.h"
+
+namespace vidgraph::gui {
+
+enum class NodeRunState { Idle, Queued, Running, Cached, Done, Failed, Cancelled };
+
+const char* toString(NodeRunState state);  // "idle", "queued", "running", "cached", "done", ...
+
+struct NodeStatus {
+  NodeRunState state = NodeRunState::Idle;
+  qint64 value = 0;
+  qint64 max = 0;
+  QString text;     // progress text
+  QString message;  // failure message
+};
+
+struct PreviewClip {
+  QVector<QImage> frames;
+  double fps = 24.0;
+  bool empty() const { return frames.isEmpty(); }
+};
+
+class RunController : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit RunController(const engine::Registry& registry, QObject* parent = nullptr);
+  ~RunController() override;
+
+  // Starts a run of `doc` (targets empty = every sink node). Refused while a run is in progress.
+  engine::Status start(const engine::GraphDocument& doc, const QStringList& targets = {},
+                       engine::RunOptions options = {});
+  void cancel();
+  bool isRunning() const { return running_; }
+
+  NodeStatus nodeStatus(const std::string& nodeId) const;
+  const std::map<std::string, NodeStatus>& nodeStatuses() const { return statuses_; }
+  void clearStatuses();
+  // Status of the last finished run (Succeeded before any run).
+  engine::RunStatus lastStatus() const { return lastStatus_; }
+  engine::Engine& engine() { return *engine_; }
+
+ Q_SIGNALS:
+  void runStarted(quint64 runId);
+  void nodeStatusChanged(const QString& nodeId);
+  void statusesCleared();
+  // level: "trace" ... "error"; source: node id or logger name.
+  void logLine(const QString& level, const QString& source, const QString& text);
+  void previewReceived(const QString& nodeId, const vidgraph::gui::PreviewClip& clip);
+  // status: "succeeded", "failed", "cancelled", "invalid"; message: the first error, if any.
+  void runFinished(const QString& status, const QString& message);
+
+ private:
+  void handleEvent(const engine::Event& event, const PreviewClip& preview);
+  void finishRun(const engine::Event& event);
+  void setStatus(const std::string& nodeId, NodeStatus status);
+
+  std::unique_ptr<engine::Engine> engine_;
+  engine::EventBus::SubscriptionId subscription_ = 0;
+  std::map<std::string, NodeStatus> statuses_;
+  bool running_ = false;
+  std::uint64_t runId_ = 0;
+  engine::RunStatus lastStatus_ = engine::RunStatus::Succeeded;
+};
+
+// Converts a preview value to frames (VIDEO values of nodes::Video; other values give an empty clip).
+PreviewClip previewClipFromValue(const engine::Value& value);
+
+}  // namespace vidgraph::gui
+
+Q_DECLARE_METATYPE(vidgraph::gui::PreviewClip)

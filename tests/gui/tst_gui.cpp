@@ -1,0 +1,522 @@
+// Tests of the Qt node editor (app/gui): edits through the editor model equal the engine API, undo/
+// redo of every command, refused connections, clipboard round trip, file round trips, autosave and
+// recovery, runs from the GUI controller (states, preview frames, cancel, errors on the node),
+// palette and inspector, and a screenshot of the main window.
+#include <QtCore/QDir>
+#include <QtCore/QDirIterator>
+#include <QtCore/QFile>
+#include <QtCore/QStandardPaths>
+#include <QtCore/QTemporaryDir>
+#include <QtGui/QClipboard>
+#include <QtTest/QSignalSpy>
+#include <QtTest/QtTest>
+#include <QtWidgets/QApplication>
+
+#include "engine/document.h"
+#include "engine/node_context.h"
+#include "engine/operations.h"
+#include "engine/registry.h"
+#include "engine/workflow_file.h"
+#include "engine_test_nodes.h"
+#include "gui/autosave.h"
+#include "gui/clipboard_json.h"
+#include "gui/connection_item.h"
+#include "gui/document_controller.h"
+#include "gui/graph_scene.h"
+#include "gui/graph_view.h"
+#include "gui/inspector_editors.h"
+#include "gui/inspector_panel.h"
+#include "gui/main_window.h"
+#include "gui/node_palette.h"
+#include "gui/preview_player.h"
+#include "gui/run_controller.h"
+#include "nodes/value_types.h"
+
+#ifdef VIDGRAPH_GUI_HAVE_NODES
+#include "nodes/register_nodes.h"
+#endif  // VIDGRAPH_GUI_HAVE_NODES
+
+using namespace vidgraph;
+using gui::DocumentController;
+using nlohmann::json;
+
+namespace {
+
+// A test node that posts a 4-frame VIDEO preview (a nodes::Video), as Preview Video does.
+engine::NodeType guiPreviewType() {
+  engine::NodeType t;
+  t.name = "GuiPreview";
+  t.category = "test";
+  t.description = "Posts a small gradient video as a preview.";
+  t.inputs = {{"x", "NUMBER", true, "ignored"}};
+  t.outputs = {{"video", "VIDEO", false, "the clip"}};
+  t.compute = [](engine::NodeContext& ctx) -> engine::Result<engine::ValueMap> {
+    nodes::Video v;
+    v.fps = 12;
+    v.frames.count = 4;
+    v.frames.width = 32;
+    v.frames.height = 16;
+    v.frames.rgb.resize(v.frames.frame_bytes() * 4);
+    for (std::size_t i = 0; i < v.frames.rgb.size(); ++i) v.frames.rgb[i] = static_cast<std::uint8_t>(i * 7);
+    engine::Value value = engine::make_value("VIDEO", v, v.frames.rgb.size());
+    ctx.emit_preview(value);
+    return engine::ValueMap{{"video", value}};
+  };
+  return t;
+}
+
+std::string saved(const engine::GraphDocument& doc) { return engine::save_workflow_string(doc); }
+
+bool waitFinished(QSignalSpy& spy, int ms) { return spy.count() > 0 || spy.wait(ms); }
+
+}  // namespace
+
+class tst_Gui : public QObject {
+  Q_OBJECT
+
+ private:
+  engine::Registry registry_;
+  QTemporaryDir tmp_;
+
+  // number → scale → sink, with positions.
+  void buildChain(DocumentController& c) {
+    QVERIFY(c.addNode("Number", {0, 0}).ok());
+    QVERIFY(c.addNode("Scale", {300, 0}).ok());
+    QVERIFY(c.addNode("Sink", {600, 0}).ok());
+    QVERIFY(c.connectPorts("Number", "value", "Scale", "x").ok());
+    QVERIFY(c.connectPorts("Scale", "out", "Sink", "value").ok());
+  }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("VidgraphTest"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_gui"));
+    test::register_engine_test_nodes(registry_);
+    QVERIFY(registry_.add(guiPreviewType()).ok());
+#ifdef VIDGRAPH_GUI_HAVE_NODES
+    nodes::register_builtin_nodes(registry_);
+#endif  // VIDGRAPH_GUI_HAVE_NODES
+    QVERIFY(tmp_.isValid());
+  }
+
+  void editsEqualEngineApi() {
+    DocumentController c(registry_);
+    buildChain(c);
+    QVERIFY(c.setParam("Scale", "factor", 3.5).ok());
+    QVERIFY(c.moveNodes({{"Sink", QPointF(700, 50)}}).ok());
+
+    engine::GraphDocument doc(&registry_);
+    auto add = [&](const std::string& type, double x, double y) {
+      engine::Node n;
+      n.id = type;
+      n.type = type;
+      n.params = registry_.find(type)->params_with_defaults(json::object());
+      QVERIFY(doc.add_node(n).ok());
+      QVERIFY(doc.set_node_editor(type, json{{"pos", {x, y}}}).ok());
+    };
+    add("Number", 0, 0);
+    add("Scale", 300, 0);
+    add("Sink", 600, 0);
+    QVERIFY(doc.connect("Scale", "x", {"Number", "value"}).ok());
+    QVERIFY(doc.connect("Sink", "value", {"Scale", "out"}).ok());
+    QVERIFY(doc.set_param("Scale", "factor", 3.5).ok());
+    QVERIFY(doc.set_node_editor("Sink", json{{"pos", {700.0, 50.0}}}).ok());
+    QCOMPARE(QString::fromStdString(saved(c.document())), QString::fromStdString(saved(doc)));
+  }
+
+  void undoRedoEveryCommand_data() {
+    QTest::addColumn<QString>("action");
+    for (const char* a : {"add", "remove", "connect", "disconnect", "reconnect", "rename", "param", "move",
+                          "moveMany", "paste", "duplicate", "removeMany"}) {
+      QTest::newRow(a) << QString::fromLatin1(a);
+    }
+  }
+
+  void undoRedoEveryCommand() {
+    QFETCH(QString, action);
+    DocumentController c(registry_);
+    buildChain(c);
+    QVERIFY(c.addNode("Number", {0, 200}).ok());  // "Number_2", unconnected
+    const std::string before = saved(c.document());
+    const int steps = c.undoStack()->count();
+    engine::Status status;
+    if (action == "add") status = c.addNode("Add", {10, 10}).ok() ? engine::Status{} : engine::make_error("add");
+    if (action == "remove") status = c.removeNodes({"Number_2"});
+    if (action == "connect") status = c.connectPorts("Number_2", "value", "Scale", "x");
+    if (action == "disconnect") status = c.disconnectInput("Sink", "value");
+    if (action == "reconnect") status = c.connectPorts("Number", "value", "Sink", "value");
+    if (action == "rename") status = c.renameNode("Scale", "times");
+    if (action == "param") status = c.setParam("Number", "value", 42.0);
+    if (action == "move") status = c.moveNodes({{"Number", QPointF(-50, 80)}});
+    if (action == "moveMany") status = c.moveNodes({{"Number", QPointF(1, 2)}, {"Sink", QPointF(3, 4)}});
+    if (action == "paste") status = c.pasteJson(c.copyJson({"Number", "Scale"}), {20, 20}).ok() ? engine::Status{} : engine::make_error("paste");
+    if (action == "duplicate") status = c.duplicateNodes({"Scale"}, {40, 40}).ok() ? engine::Status{} : engine::make_error("dup");
+    if (action == "removeMany") status = c.removeNodes({"Number", "Scale"});
+    QVERIFY2(status.ok(), status.ok() ? "" : status.error().message.c_str());
+    const std::string after = saved(c.document());
+    QVERIFY(after != before);
+    QCOMPARE(c.undoStack()->count(), steps + 1);
+    QVERIFY(c.isModified());
+    c.undoStack()->undo();
+    QCOMPARE(QString::fromStdString(saved(c.document())), QString::fromStdString(before));
+    c.undoStack()->redo();
+    QCOMPARE(QString::fromStdString(saved(c.document())), QString::fromStdString(after));
+    c.undoStack()->undo();
+    QCOMPARE(QString::fromStdString(saved(c.document())), QString::fromStdString(before));
+  }
+
+  void paramDragIsOneStep() {
+    DocumentController c(registry_);
+    buildChain(c);
+    const int steps = c.undoStack()->count();
+    const double original = c.document().find_node("Scale")->params["factor"].get<double>();
+    QVERIFY(original != 7.25);
+    for (double v : {1.5, 2.0, 2.5, 3.0, 7.25}) QVERIFY(c.setParam("Scale", "factor", v).ok());
+    QCOMPARE(c.undoStack()->count(), steps + 1);
+    QCOMPARE(c.document().find_node("Scale")->params["factor"].get<double>(), 7.25);
+    c.undoStack()->undo();
+    QCOMPARE(c.document().find_node("Scale")->params["factor"].get<double>(), original);
+    c.undoStack()->redo();
+    QCOMPARE(c.document().find_node("Scale")->params["factor"].get<double>(), 7.25);
+    // A slider in the inspector merges the same way.
+    gui::InspectorPanel inspector(&c);
+    inspector.setNode("Number");
+    gui::ParamEditor* editor = inspector.editor("value");
+    QVERIFY(editor);
+    editor->setValue(json(1.0));  // shows, never commits
+    QCOMPARE(c.undoStack()->count(), steps + 1);
+  }
+
+  void refusedConnections_data() {
+    QTest::addColumn<QString>("from");
+    QTest::addColumn<QString>("output");
+    QTest::addColumn<QString>("to");
+    QTest::addColumn<QString>("input");
+    QTest::addColumn<QString>("reasonWord");
+    QTest::newRow("type mismatch") << "Blob" << "out" << "Scale" << "x" << "BLOB";
+    QTest::newRow("cycle") << "Scale" << "out" << "Add" << "a" << "cycle";
+    QTest::newRow("unknown input") << "Number" << "value" << "Scale" << "nope" << "nope";
+    QTest::newRow("self link") << "Scale" << "out" << "Scale" << "x" << "itself";
+  }
+
+  void refusedConnections() {
+    QFETCH(QString, from);
+    QFETCH(QString, output);
+    QFETCH(QString, to);
+    QFETCH(QString, input);
+    QFETCH(QString, reasonWord);
+    DocumentController c(registry_);
+    buildChain(c);
+    QVERIFY(c.addNode("Blob", {0, 300}).ok());
+    QVERIFY(c.addNode("Add", {300, 300}).ok());
+    QVERIFY(c.connectPorts("Add", "sum", "Number", "value").ok() == false);  // Number has no inputs
+    QVERIFY(c.connectPorts("Add", "sum", "Scale", "x").ok());                 // Add → Scale
+    const std::string before = saved(c.document());
+    const int steps = c.undoStack()->count();
+    auto status = c.connectPorts(from.toStdString(), output.toStdString(), to.toStdString(), input.toStdString());
+    QVERIFY(!status.ok());
+    QVERIFY2(QString::fromStdString(status.error().message).contains(reasonWord, Qt::CaseInsensitive),
+             status.error().message.c_str());
+    QCOMPARE(c.undoStack()->count(), steps);
+    QCOMPARE(QString::fromStdString(saved(c.document())), QString::fromStdString(before));
+  }
+
+  void sceneObservesDocumentAndDragsWires() {
+    DocumentController c(registry_);
+    gui::GraphScene scene(&c);
+    buildChain(c);
+    QCOMPARE(scene.nodeItemCount(), std::size_t(3));
+    QCOMPARE(scene.connectionItemCount(), std::size_t(2));
+    QVERIFY(scene.nodeItem("Scale"));
+    QCOMPARE(scene.nodeItem("Scale")->pos(), QPointF(300, 0));
+    // Drag a wire from an output port to an input port: connect.
+    QVERIFY(c.addNode("Number", {0, 300}).ok());
+    gui::NodeItem* n2 = scene.nodeItem("Number_2");
+    gui::NodeItem* scale = scene.nodeItem("Scale");
+    auto hit = scene.portAt(n2->portScenePos("value", true));
+    QVERIFY(hit && hit->isOutput && hit->port == "value");
+    QVERIFY(scene.dropWire(*hit, scale->portScenePos("x", false)).ok());
+    QCOMPARE(c.document().find_node("Scale")->inputs.at("x").node, std::string("Number_2"));
+    // Output to output is refused with a reason shown.
+    QVERIFY(!scene.dropWire(*hit, scale->portScenePos("out", true)).ok());
+    QVERIFY(scene.lastRefusal().contains("output"));
+    // Dropping on empty canvas asks for the palette with the wire's type.
+    QSignalSpy dropped(&scene, &gui::GraphScene::wireDroppedOnCanvas);
+    QVERIFY(scene.dropWire(*hit, QPointF(5000, 5000)).ok());
+    QCOMPARE(dropped.count(), 1);
+    QCOMPARE(dropped.at(0).at(0).value<gui::WireDrop>().type, QStringLiteral("NUMBER"));
+    // A picked-up wire dropped on empty canvas disconnects.
+    QVERIFY(scene.dropWire(*hit, QPointF(5000, 5000), std::make_pair(std::string("Scale"), QStringLiteral("x"))).ok());
+    QVERIFY(!c.document().find_node("Scale")->inputs.count("x"));
+    QCOMPARE(scene.connectionItemCount(), std::size_t(1));
+    c.undoStack()->undo();
+    QCOMPARE(scene.connectionItemCount(), std::size_t(2));
+    // Moves follow the document, undo included.
+    QVERIFY(c.moveNodes({{"Scale", QPointF(123, 45)}}).ok());
+    QCOMPARE(scale->pos(), QPointF(123, 45));
+    c.undoStack()->undo();
+    QCOMPARE(scale->pos(), QPointF(300, 0));
+    QVERIFY(c.removeNodes({"Number_2"}).ok());
+    QVERIFY(!scene.nodeItem("Number_2"));
+  }
+
+  void copyPasteRoundTrip() {
+    DocumentController c(registry_);
+    buildChain(c);
+    QVERIFY(c.setParam("Scale", "factor", 2.5).ok());
+    const QString clip = c.copyJson({"Scale", "Sink"});
+    auto parsed = gui::parseWorkflowJson(clip);
+    QVERIFY(parsed.ok());
+    QCOMPARE(parsed->nodes.size(), std::size_t(2));
+    QVERIFY(parsed->nodes[0].inputs.empty());  // the link from Number (not copied) is dropped
+    auto added = c.pasteJson(clip, {0, 400});
+    QVERIFY(added.ok());
+    QCOMPARE(added->size(), std::size_t(2));
+    const engine::Node* scale2 = c.document().find_node(added->at(0));
+    const engine::Node* sink2 = c.document().find_node(added->at(1));
+    QVERIFY(scale2 && sink2);
+    QCOMPARE(scale2->type, std::string("Scale"));
+    QCOMPARE(scale2->params["factor"].get<double>(), 2.5);
+    QCOMPARE(sink2->inputs.at("value").node, scale2->id);  // the internal link follows the new id
+    QCOMPARE(c.nodePosition(scale2->id), QPointF(300, 400));
+    // Through the system clipboard of a window, as between two windows.
+    gui::MainWindow a(registry_, {tmp_.filePath("rec-a"), 3600000, false});
+    gui::MainWindow b(registry_, {tmp_.filePath("rec-b"), 3600000, false});
+    buildChain(*a.controller());
+    a.scene()->selectNodes({"Number", "Scale"});
+    a.copySelection();
+    b.pasteClipboard();
+    QCOMPARE(b.controller()->document().nodes().size(), std::size_t(2));
+    QCOMPARE(b.controller()->document().find_node("Scale")->inputs.at("x").node, std::string("Number"));
+  }
+
+  void openSaveRoundTrip_data() {
+    QTest::addColumn<QString>("path");
+    QDirIterator it(QStringLiteral(VIDGRAPH_SOURCE_DIR "/resources/workflows"), {QStringLiteral("*.vgflow")},
+                    QDir::Files, QDirIterator::Subdirectories);
+    while (it.hasNext()) {
+      const QString p = it.next();
+      QTest::newRow(qPrintable(QFileInfo(p).fileName())) << p;
+    }
+    // A file written here, so the round trip is tested even before workflows ship.
+    DocumentController c(registry_);
+    buildChain(c);
+    const QString own = tmp_.filePath(QStringLiteral("chain.vgflow"));
+    QVERIFY(c.save(own).ok());
+    QTest::newRow("chain.vgflow (test)") << own;
+  }
+
+  void openSaveRoundTrip() {
+    QFETCH(QString, path);
+    DocumentController c(registry_);
+    auto opened = c.open(path);
+    QVERIFY2(opened.ok(), opened.ok() ? "" : opened.error().to_string().c_str());
+    QVERIFY(!c.isModified());
+    QCOMPARE(c.filePath(), QFileInfo(path).absoluteFilePath());
+    const QString out = tmp_.filePath(QStringLiteral("roundtrip-") + QFileInfo(path).fileName());
+    QVERIFY(c.save(out).ok());
+    QFile original(path), copy(out);
+    QVERIFY(original.open(QIODevice::ReadOnly) && copy.open(QIODevice::ReadOnly));
+    const QByteArray canonical = QByteArray::fromStdString(
+        engine::save_workflow_string(engine::load_workflow_file(path.toStdString()).value().document));
+    QCOMPARE(copy.readAll(), canonical);
+    DocumentController again(registry_);
+    QVERIFY(again.open(out).ok());
+    QCOMPARE(saved(again.document()), saved(c.document()));
+  }
+
+  void autosaveAndRecovery() {
+    const QString dir = tmp_.filePath(QStringLiteral("recovery"));
+    const QString original = tmp_.filePath(QStringLiteral("work.vgflow"));
+    std::string expected;
+    {
+      DocumentController c(registry_);
+      gui::Autosave autosave(&c, dir, 3600000);
+      QVERIFY(!autosave.autosaveNow());  // nothing to save yet
+      buildChain(c);
+      QVERIFY(c.save(original).ok());
+      QVERIFY(!QFile::exists(autosave.recoveryPath()));
+      QVERIFY(c.setParam("Scale", "factor", 9.0).ok());
+      QVERIFY(autosave.autosaveNow());
+      QVERIFY(QFile::exists(autosave.recoveryPath()));
+      expected = saved(c.document());
+      // Simulated crash: the controller and autosave go away without discard().
+    }
+    const auto entries = gui::Autosave::findRecoveries(dir);
+    QCOMPARE(entries.size(), 1);
+    QCOMPARE(entries.front().originalPath, QFileInfo(original).absoluteFilePath());
+    DocumentController restored(registry_);
+    QString error;
+    QVERIFY2(gui::Autosave::restore(&restored, entries.front(), &error), qPrintable(error));
+    QCOMPARE(saved(restored.document()), expected);
+    QVERIFY(restored.isModified());
+    QCOMPARE(restored.filePath(), QFileInfo(original).absoluteFilePath());
+    QVERIFY(gui::Autosave::findRecoveries(dir).isEmpty());
+    // A clean save removes the session's recovery file.
+    gui::Autosave session(&restored, dir, 3600000);
+    QVERIFY(restored.setParam("Scale", "factor", 4.0).ok());
+    QVERIFY(session.autosaveNow());
+    QVERIFY(restored.save(original).ok());
+    QVERIFY(!QFile::exists(session.recoveryPath()));
+  }
+
+  void runReachesDoneAndPreviewGetsFrames() {
+    DocumentController c(registry_);
+    gui::RunController run(registry_);
+    gui::GraphScene scene(&c);
+    scene.setRunController(&run);
+    buildChain(c);
+    QVERIFY(c.addNode("GuiPreview", {600, 300}).ok());
+    QVERIFY(c.connectPorts("Scale", "out", "GuiPreview", "x").ok());
+    QSignalSpy finished(&run, &gui::RunController::runFinished);
+    QSignalSpy previews(&run, &gui::RunController::previewReceived);
+    QVERIFY(run.start(c.document()).ok());
+    QVERIFY(run.isRunning());
+    QVERIFY(!run.start(c.document()).ok());  // one run at a time
+    QVERIFY(waitFinished(finished, 10000));
+    QCOMPARE(finished.at(0).at(0).toString(), QStringLiteral("succeeded"));
+    for (const auto& n : c.document().nodes()) {
+      QCOMPARE(QString::fromLatin1(gui::toString(run.nodeStatus(n.id).state)), QStringLiteral("done"));
+      QCOMPARE(scene.nodeItem(n.id)->status().state, gui::NodeRunState::Done);
+    }
+    QCOMPARE(previews.count(), 1);
+    const auto clip = previews.at(0).at(1).value<gui::PreviewClip>();
+    QCOMPARE(clip.frames.size(), 4);
+    QCOMPARE(clip.frames.front().size(), QSize(32, 16));
+    QVERIFY(scene.nodeItem("GuiPreview")->hasThumbnail());
+    gui::PreviewPlayer player;
+    player.setClip("GuiPreview", clip);
+    QCOMPARE(player.frameCount(), 4);
+    player.setFrame(3);
+    QCOMPARE(player.currentFrame(), 3);
+    const QString error = player.exportTo(tmp_.filePath(QStringLiteral("frames")), QStringLiteral("png"));
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    // A second run is served from the cache.
+    finished.clear();
+    QVERIFY(run.start(c.document()).ok());
+    QVERIFY(waitFinished(finished, 10000));
+    QCOMPARE(run.nodeStatus("Number").state, gui::NodeRunState::Cached);
+  }
+
+  void runToSelectedRunsOnlyAncestors() {
+    DocumentController c(registry_);
+    gui::RunController run(registry_);
+    buildChain(c);
+    QSignalSpy finished(&run, &gui::RunController::runFinished);
+    QVERIFY(run.start(c.document(), {QStringLiteral("Scale")}).ok());
+    QVERIFY(waitFinished(finished, 10000));
+    QVERIFY(run.nodeStatus("Scale").state == gui::NodeRunState::Done || run.nodeStatus("Scale").state == gui::NodeRunState::Cached);
+    QCOMPARE(run.nodeStatus("Sink").state, gui::NodeRunState::Idle);
+  }
+
+  void failureLandsOnTheNode() {
+    DocumentController c(registry_);
+    gui::RunController run(registry_);
+    gui::GraphScene scene(&c);
+    scene.setRunController(&run);
+    QVERIFY(c.addNode("Fail", {0, 0}).ok());
+    QVERIFY(c.setParam("Fail", "message", std::string("the disk is on fire")).ok());
+    QSignalSpy finished(&run, &gui::RunController::runFinished);
+    QVERIFY(run.start(c.document()).ok());
+    QVERIFY(waitFinished(finished, 10000));
+    QCOMPARE(finished.at(0).at(0).toString(), QStringLiteral("failed"));
+    QCOMPARE(run.nodeStatus("Fail").state, gui::NodeRunState::Failed);
+    QVERIFY(run.nodeStatus("Fail").message.contains("the disk is on fire"));
+    QVERIFY(scene.nodeItem("Fail")->toolTip().contains("the disk is on fire"));
+    // A validation error (missing required input) also lands on its node.
+    QVERIFY(c.addNode("Scale", {0, 200}).ok());
+    finished.clear();
+    QVERIFY(run.start(c.document(), {QStringLiteral("Scale")}).ok());
+    QVERIFY(waitFinished(finished, 10000));
+    QCOMPARE(finished.at(0).at(0).toString(), QStringLiteral("invalid"));
+    QCOMPARE(run.nodeStatus("Scale").state, gui::NodeRunState::Failed);
+  }
+
+  void cancelFromGui() {
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-cancel"), 3600000, false});
+    DocumentController* c = window.controller();
+    QVERIFY(c->addNode("Slow", {0, 0}).ok());
+    QVERIFY(c->setParam("Slow", "steps", 2000).ok());
+    QVERIFY(c->setParam("Slow", "step_ms", 5).ok());
+    gui::RunController* run = window.runController();
+    QSignalSpy finished(run, &gui::RunController::runFinished);
+    QVERIFY(window.runWorkflow());
+    QTRY_VERIFY_WITH_TIMEOUT(run->nodeStatus("Slow").state == gui::NodeRunState::Running && run->nodeStatus("Slow").value > 0, 5000);
+    QElapsedTimer t;
+    t.start();
+    window.cancelRun();
+    QVERIFY(waitFinished(finished, 5000));
+    QVERIFY(t.elapsed() < 3000);
+    QCOMPARE(finished.at(0).at(0).toString(), QStringLiteral("cancelled"));
+    QCOMPARE(run->nodeStatus("Slow").state, gui::NodeRunState::Cancelled);
+    QVERIFY(!run->isRunning());
+  }
+
+  void paletteSearchesAndFilters_data() {
+    QTest::addColumn<QString>("query");
+    QTest::addColumn<QString>("wireType");  // "" = no filter
+    QTest::addColumn<bool>("fromOutput");
+    QTest::addColumn<QString>("mustContain");
+    QTest::addColumn<QString>("mustNotContain");
+    QTest::newRow("by name") << "scale" << "" << true << "Scale" << "Number";
+    QTest::newRow("by description") << "cancellable" << "" << true << "Slow" << "Scale";
+    QTest::newRow("by category") << "test" << "" << true << "Number" << "";
+    QTest::newRow("number output wants an input") << "" << "NUMBER" << true << "Scale" << "Number";
+    QTest::newRow("blob input wants an output") << "" << "BLOB" << false << "Blob" << "Scale";
+  }
+
+  void paletteSearchesAndFilters() {
+    QFETCH(QString, query);
+    QFETCH(QString, wireType);
+    QFETCH(bool, fromOutput);
+    QFETCH(QString, mustContain);
+    QFETCH(QString, mustNotContain);
+    std::optional<gui::PortFilter> filter;
+    if (!wireType.isEmpty()) filter = gui::PortFilter{wireType, fromOutput};
+    QStringList names;
+    for (const auto& e : gui::paletteEntries(registry_, query, filter)) names << QString::fromStdString(e.type->name);
+    QVERIFY2(names.contains(mustContain), qPrintable(names.join(',')));
+    if (!mustNotContain.isEmpty()) QVERIFY2(!names.contains(mustNotContain), qPrintable(names.join(',')));
+  }
+
+  void paletteAddsLinkedNode() {
+    DocumentController c(registry_);
+    QVERIFY(c.addNode("Number", {0, 0}).ok());
+    const int steps = c.undoStack()->count();
+    auto id = c.addNode("Scale", {300, 0}, gui::PendingLink{"Number", "value", true, "x"});
+    QVERIFY(id.ok());
+    QCOMPARE(c.document().find_node(*id)->inputs.at("x").node, std::string("Number"));
+    QCOMPARE(c.undoStack()->count(), steps + 1);  // node + link: one step
+    c.undoStack()->undo();
+    QVERIFY(!c.document().find_node(*id));
+  }
+
+  void screenshotOfMainWindow() {
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-shot"), 3600000, false});
+    const QString demo = QStringLiteral(VIDGRAPH_SOURCE_DIR "/resources/workflows/demo.vgflow");
+    if (QFile::exists(demo)) {
+      QVERIFY(window.openFile(demo));
+    } else {
+      buildChain(*window.controller());
+      QVERIFY(window.controller()->addNode("GuiPreview", {600, 260}).ok());
+      QVERIFY(window.controller()->connectPorts("Scale", "out", "GuiPreview", "x").ok());
+    }
+    window.resize(1400, 860);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.fitView();
+    window.scene()->selectNodes({window.controller()->document().nodes().front().id});
+    QApplication::processEvents();
+    const QImage shot = window.grab().toImage();
+    QCOMPARE(shot.size(), window.size() * window.devicePixelRatio());
+    QVERIFY(shot.pixel(10, 10) != shot.pixel(shot.width() / 2, shot.height() / 2) ||
+            shot.pixel(shot.width() - 10, shot.height() - 10) != shot.pixel(10, 10));
+    const QString dir = QStringLiteral(VIDGRAPH_BINARY_DIR "/tests/artifacts");
+    QVERIFY(QDir().mkpath(dir));
+    QVERIFY(shot.save(dir + QStringLiteral("/vidgraph-main-window.png")));
+  }
+};
+
+QTEST_MAIN(tst_Gui)
+#include "tst_gui.moc"
