@@ -3,7 +3,7 @@
 //    the same bf16/fp16 values (upcast to fp32 for the CPU): forward rel-L2 < 2e-2, gradients < 5e-2,
 //    at input scales 1, 4, 16, ragged tiles, B > 1, head dims 64/128, sparsity 0..0.95;
 //  - GPU top-k selection and list inversion equal the ATen reference exactly (ties included);
-//  - backward determinism (two runs, identical bits);
+//  - backward determinism (two runs, identical bits); every tuning variant gives the same bits;
 //  - full, vsa and sla_star end to end through the plugin backend (forward + autograd) on ragged
 //    grids with S not a multiple of 64, against the same backend on the CPU;
 //  - unsupported shapes and dtypes give errors, never a CPU fallback.
@@ -136,6 +136,7 @@ class tst_AttentionGpu : public QObject {
   void backward_matches_cpu_data() { case_table(); }
   void backward_matches_cpu();
   void backward_is_deterministic();
+  void tuning_variants_agree();
   void select_topk_matches_aten();
   void methods_match_cpu_data();
   void methods_match_cpu();
@@ -230,6 +231,23 @@ void tst_AttentionGpu::backward_is_deterministic() {
   QVERIFY(at::equal(a.dq, b.dq));
   QVERIFY(at::equal(a.dk, b.dk));
   QVERIFY(at::equal(a.dv, b.dv));
+}
+
+// Every tuning row (stages, cache hints, list staging, register layouts) gives identical bits.
+void tst_AttentionGpu::tuning_variants_agree() {
+  const TiledCase c = make_case(1, 3, 18, 128, at::kBFloat16, 4.0, 0.7, true);
+  const SparseForwardArgs f = forward_args(c, true, at::kBFloat16);
+  qunsetenv("VIDGRAPH_ATTENTION_TUNING");
+  const auto o = gpu_->sparse_forward(f);
+  const auto g = gpu_->sparse_backward(backward_args(c, f, o.out, o.lse, true, at::kBFloat16));
+  for (const char* row : {"1,1,0,0,0,0", "2,2,0,1,0,0", "1,2,1,1,1,1", "2,1,0,1,1,0", "1,1,1,0,0,1"}) {
+    qputenv("VIDGRAPH_ATTENTION_TUNING", row);
+    const auto o2 = gpu_->sparse_forward(f);
+    const auto g2 = gpu_->sparse_backward(backward_args(c, f, o2.out, o2.lse, true, at::kBFloat16));
+    QVERIFY2(at::equal(o.out, o2.out) && at::equal(o.lse, o2.lse), row);
+    QVERIFY2(at::equal(g.dq, g2.dq) && at::equal(g.dk, g2.dk) && at::equal(g.dv, g2.dv), row);
+  }
+  qunsetenv("VIDGRAPH_ATTENTION_TUNING");
 }
 
 void tst_AttentionGpu::select_topk_matches_aten() {

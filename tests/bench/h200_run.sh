@@ -4,19 +4,22 @@
 # DESIGN.md "Where things run" (plus spdlog, fmt, nlohmann-json, CLI11, xxhash, sentencepiece)
 # carried in .device/debs. Logs and results go to $OUT (or ./device-out).
 # Usage: tests/bench/h200_run.sh [--bench] [--bench-args "..."] [--sweep]
+#   --pieces: builds tests/bench/pieces (vsa_pieces) and times the VSA stages apart.
 #   --sweep: times full and vsa@0.875 on the Wan2.2-5B grid under each tuning row candidate
 #            (VIDGRAPH_ATTENTION_TUNING) before the main benchmark.
-# Returned under $OUT: test.txt, bench.json, summary.txt, logs.tar.gz (<= 8 files).
+# Returned under $OUT: test.txt, bench.json, pieces.json, summary.txt, logs.tar.gz (<= 8 files).
 set -uo pipefail
 OUT=${OUT:-$PWD/device-out}
 mkdir -p "$OUT"
 BENCH=0
 SWEEP=0
+PIECES=0
 BENCH_ARGS=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --bench) BENCH=1 ;;
     --sweep) SWEEP=1 ;;
+    --pieces) PIECES=1 ;;
     --bench-args) BENCH_ARGS="$2"; shift ;;
   esac
   shift
@@ -57,17 +60,40 @@ if [ -x "$BUILD/tests/tst_attention_gpu" ]; then
   echo "tst_attention_gpu rc=$? in $(( $(date +%s) - start )) s"
   grep -E "^(FAIL|Totals|SKIP)|rel-L2|Loc:" "$OUT/test.txt" | head -60
 fi
+if [ "$PIECES" = 1 ]; then
+  cmake -S tests/bench/pieces -B /tmp/vg-pieces -G Ninja -DCMAKE_BUILD_TYPE=Release -DVIDGRAPH_GPU=cuda \
+    -DCMAKE_CUDA_ARCHITECTURES=90a -DVIDGRAPH_GUI=OFF -DVIDGRAPH_MEDIA=OFF -DVIDGRAPH_TESTS=OFF \
+    -DCMAKE_PREFIX_PATH="$TORCH_PREFIX;$DEPS/usr" -DCMAKE_CXX_FLAGS="-I/tmp/vg-fmt/include" \
+    > "$LOGS/pieces-configure.log" 2>&1 && ninja -C /tmp/vg-pieces -j16 vsa_pieces > "$LOGS/pieces-build.log" 2>&1
+  echo "pieces build rc=$?"
+  { /tmp/vg-pieces/vsa_pieces 31 22 40 0.875 20; /tmp/vg-pieces/vsa_pieces 31 44 80 0.875 5; } > "$OUT/pieces.json" 2>&1
+  cat "$OUT/pieces.json"
+fi
 TOOL="$BUILD/bin/vidgraph-attention"
 export VIDGRAPH_PLUGIN_PATH="$BUILD/lib/vidgraph/plugins"
 if [ "$SWEEP" = 1 ] && [ -x "$TOOL" ]; then
   mkdir -p "$LOGS/sweep"
-  for cfg in 2,2,0,1 1,1,0,1 2,1,0,1 1,2,0,1 2,2,1,1 2,2,0,0; do
+  for cfg in 1,1,0,1,0,0 1,1,0,1,1,1 1,1,0,1,1,0 1,1,0,1,0,1 2,2,0,1,1,1 1,1,1,1,1,1; do
     VIDGRAPH_ATTENTION_TUNING=$cfg "$TOOL" bench --device cuda --grid 31,22,40 --method full \
       --method vsa --sparsity 0.875 --warmup 2 --repeats 10 --out "$LOGS/sweep/$cfg.json" \
       > "$LOGS/sweep/$cfg.log" 2>&1
     echo "tuning $cfg rc=$?"
+    echo "tuning $cfg" >> "$OUT/summary.txt"
     python3 tests/bench/summarize.py "$LOGS/sweep/$cfg.json" --short | tee -a "$OUT/summary.txt"
   done
+  # The main benchmark runs with the sweep's winner (least full + vsa forward+backward time).
+  BEST=$(python3 - "$LOGS/sweep" <<'PY'
+import glob, json, os, sys
+best = None
+for f in glob.glob(os.path.join(sys.argv[1], "*.json")):
+    ms = [m["fwd_bwd_ms"] for s in json.load(open(f))["shapes"] for m in s["methods"] if "fwd_bwd_ms" in m]
+    if len(ms) == 2 and (best is None or sum(ms) < best[0]):
+        best = (sum(ms), os.path.basename(f)[:-5])
+print(best[1] if best else "")
+PY
+)
+  echo "sweep winner: $BEST" | tee -a "$OUT/summary.txt"
+  [ -n "$BEST" ] && export VIDGRAPH_ATTENTION_TUNING=$BEST
 fi
 if [ "$BENCH" = 1 ] && [ -x "$TOOL" ]; then
   "$TOOL" bench --device cuda $BENCH_ARGS --out "$OUT/bench.json" > "$LOGS/bench-stdout.txt" 2>&1

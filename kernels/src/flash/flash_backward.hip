@@ -1,6 +1,6 @@
 // Host launcher of the block-sparse FlashAttention backward: delta pre-pass, then the dQ kernel
 // over query→key lists and the dK/dV kernel over key→query lists, all on one stream.
-// Instances: D ∈ {64, 128} × {bf16, fp16}.
+// Instances: D ∈ {64, 128} × {bf16, fp16} (dQ kernel also × {Q/dO in registers, in shared memory}).
 #include "../common/check.h"
 #include "flash_bwd_kernels.h"
 #include "flash_launch_checks.h"
@@ -32,7 +32,8 @@ Status launch_backward(const FlashBackwardParams& p, const AttentionTuning& tune
   const int n_kb = (p.seq_kv + flash::kBlock - 1) / flash::kBlock;
   const int dq_list = (p.q2k.index != nullptr && tune.index_in_shared) ? p.q2k.max_len : 0;
   const size_t dq_smem = flash::bwd_dq_smem_bytes<D>(tune.bwd_stages, dq_list);
-  auto dq_kernel = flash::flash_bwd_dq_kernel<D, T>;
+  auto dq_kernel = tune.bwd_q_in_shared ? flash::flash_bwd_dq_kernel<D, T, true>
+                                        : flash::flash_bwd_dq_kernel<D, T, false>;
   Status st = allow_smem(dq_kernel, dq_smem, "flash_backward (dQ)");
   if (st != Status::Ok) return st;
   dq_kernel<<<dim3(n_qb, p.heads, p.batch), flash::kThreads, dq_smem, s>>>(p, tune);

@@ -40,9 +40,11 @@ constexpr size_t bwd_dq_smem_bytes(int stages, int max_list) {
          size_t(max_list) * 4;
 }
 
-template <int D, typename T>
-__global__ void __launch_bounds__(kThreads) flash_bwd_dq_kernel(FlashBackwardParams p,
-                                                                AttentionTuning tune) {
+// kQShared: Q and dO fragments are re-read from shared memory per key block instead of living in
+// registers, and registers are capped for 3 CTAs per multiprocessor (tuning.bwd_q_in_shared).
+template <int D, typename T, bool kQShared>
+__global__ void __launch_bounds__(kThreads, kQShared ? 3 : 1)
+    flash_bwd_dq_kernel(FlashBackwardParams p, AttentionTuning tune) {
   constexpr int kLd = pitch<D>();
   constexpr int kDt = D / 16;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -78,10 +80,14 @@ __global__ void __launch_bounds__(kThreads) flash_bwd_dq_kernel(FlashBackwardPar
   copy_wait<1>();
   __syncthreads();
 
-  mma::FragA qa[kDt], doa[kDt];
-  for (int kk = 0; kk < kDt; ++kk) {
-    mma::load_a(qa[kk], q_s + warp * 16 * kLd + kk * 16, kLd, lane);
-    mma::load_a(doa[kk], do_s + warp * 16 * kLd + kk * 16, kLd, lane);
+  const uint16_t* q_warp = q_s + warp * 16 * kLd;
+  const uint16_t* do_warp = do_s + warp * 16 * kLd;
+  mma::FragA qa[kQShared ? 1 : kDt], doa[kQShared ? 1 : kDt];
+  if constexpr (!kQShared) {
+    for (int kk = 0; kk < kDt; ++kk) {
+      mma::load_a(qa[kk], q_warp + kk * 16, kLd, lane);
+      mma::load_a(doa[kk], do_warp + kk * 16, kLd, lane);
+    }
   }
   float lse2[mma::kRowSlots], delta[mma::kRowSlots];
   for (int r = 0; r < mma::kRowSlots; ++r) {
@@ -113,12 +119,17 @@ __global__ void __launch_bounds__(kThreads) flash_bwd_dq_kernel(FlashBackwardPar
       mma::zero(dp[n]);
     }
     for (int kk = 0; kk < kDt; ++kk) {
+      if constexpr (kQShared) {
+        mma::load_a(qa[0], q_warp + kk * 16, kLd, lane);
+        mma::load_a(doa[0], do_warp + kk * 16, kLd, lane);
+      }
+      const int j = kQShared ? 0 : kk;
       for (int n = 0; n < 4; ++n) {
         mma::FragB f;
         mma::load_b_nk(f, ks + n * 16 * kLd + kk * 16, kLd, lane);
-        mma::mma<T>(s[n], qa[kk], f);
+        mma::mma<T>(s[n], qa[j], f);
         mma::load_b_nk(f, vs + n * 16 * kLd + kk * 16, kLd, lane);
-        mma::mma<T>(dp[n], doa[kk], f);
+        mma::mma<T>(dp[n], doa[j], f);
       }
     }
     for (int n = 0; n < 4; ++n) {

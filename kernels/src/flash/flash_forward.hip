@@ -1,5 +1,6 @@
 // Host launcher of the block-sparse FlashAttention forward: checks, dispatch over head dim and
-// dtype, shared-memory sizing. Instances: D ∈ {64, 128} × {bf16, fp16}.
+// dtype, shared-memory sizing. Instances: D ∈ {64, 128} × {bf16, fp16} × {Q in registers, Q in
+// shared memory}.
 #include "../common/check.h"
 #include "flash_fwd_kernel.h"
 #include "flash_launch_checks.h"
@@ -7,11 +8,11 @@
 namespace vidgraph::kernels {
 namespace {
 
-template <int D, typename T>
-Status launch_forward(const FlashForwardParams& p, const AttentionTuning& tune, vgStream_t s) {
+template <int D, typename T, bool kQShared>
+Status launch_variant(const FlashForwardParams& p, const AttentionTuning& tune, vgStream_t s) {
   const int max_list = (p.q2k.index != nullptr && tune.index_in_shared) ? p.q2k.max_len : 0;
   const size_t smem = flash::fwd_smem_bytes<D>(tune.fwd_stages, max_list);
-  auto kernel = flash::flash_fwd_kernel<D, T>;
+  auto kernel = flash::flash_fwd_kernel<D, T, kQShared>;
   if (vgFuncSetAttribute(kernel, vgFuncAttributeMaxDynamicSharedMemorySize, int(smem)) !=
       vgSuccess) {
     (void)vgGetLastError();
@@ -23,6 +24,12 @@ Status launch_forward(const FlashForwardParams& p, const AttentionTuning& tune, 
   kernel<<<grid, flash::kThreads, smem, s>>>(p, tune);
   VG_CHECK_LAUNCH("flash_forward");
   return Status::Ok;
+}
+
+template <int D, typename T>
+Status launch_forward(const FlashForwardParams& p, const AttentionTuning& tune, vgStream_t s) {
+  return tune.fwd_q_in_shared ? launch_variant<D, T, true>(p, tune, s)
+                              : launch_variant<D, T, false>(p, tune, s);
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // the list is absent), keeping Q in registers and K/V tiles in shared memory (1 or 2 stages),
 // with the online softmax in fp32 in the exp2 domain. Writes O (dtype T) and the natural-log
 // LSE (fp32). Written once against the tile-MMA layer (../common/tile_mma.h).
+// kQShared: Q fragments are re-read from shared memory for every key block instead of living in
+// registers, and registers are capped for 4 CTAs per multiprocessor (tuning.fwd_q_in_shared).
 #pragma once
 
 #include "flash_common.h"
@@ -15,9 +17,9 @@ constexpr size_t fwd_smem_bytes(int stages, int max_list) {
          size_t(max_list) * 4;
 }
 
-template <int D, typename T>
-__global__ void __launch_bounds__(kThreads) flash_fwd_kernel(FlashForwardParams p,
-                                                             AttentionTuning tune) {
+template <int D, typename T, bool kQShared>
+__global__ void __launch_bounds__(kThreads, kQShared ? 4 : 1)
+    flash_fwd_kernel(FlashForwardParams p, AttentionTuning tune) {
   constexpr int kLd = pitch<D>();
   constexpr int kDt = D / 16;  // 16-wide column tiles of the head dim
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -52,8 +54,10 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(FlashForwardParams 
   copy_wait<1>();
   __syncthreads();
 
-  mma::FragA qa[kDt];
-  for (int kk = 0; kk < kDt; ++kk) mma::load_a(qa[kk], q_s + warp * 16 * kLd + kk * 16, kLd, lane);
+  const uint16_t* q_warp = q_s + warp * 16 * kLd;
+  mma::FragA qa[kQShared ? 1 : kDt];
+  if constexpr (!kQShared)
+    for (int kk = 0; kk < kDt; ++kk) mma::load_a(qa[kk], q_warp + kk * 16, kLd, lane);
 
   mma::FragC o[kDt];
   for (int dn = 0; dn < kDt; ++dn) mma::zero(o[dn]);
@@ -81,10 +85,12 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(FlashForwardParams 
     mma::FragC s[4];  // 16 query rows x 64 keys
     for (int n = 0; n < 4; ++n) mma::zero(s[n]);
     for (int kk = 0; kk < kDt; ++kk) {
+      if constexpr (kQShared) mma::load_a(qa[0], q_warp + kk * 16, kLd, lane);
+      const mma::FragA& q_frag = qa[kQShared ? 0 : kk];
       for (int n = 0; n < 4; ++n) {
         mma::FragB kf;
         mma::load_b_nk(kf, ks + n * 16 * kLd + kk * 16, kLd, lane);
-        mma::mma<T>(s[n], qa[kk], kf);
+        mma::mma<T>(s[n], q_frag, kf);
       }
     }
 

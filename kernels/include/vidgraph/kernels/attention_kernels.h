@@ -31,6 +31,8 @@ struct AttentionTuning {
   int bwd_stages;        // Q/dO (dK/dV kernel) and K/V (dQ kernel) stages (1 or 2)
   bool kv_evict_first;   // streamed tiles marked evict-first in L2 (non-temporal on AMD)
   bool index_in_shared;  // stage a row block's list in shared memory before its loop
+  bool fwd_q_in_shared;  // forward re-reads Q from shared memory; registers capped for 4 CTAs/SM
+  bool bwd_q_in_shared;  // dQ kernel re-reads Q, dO from shared memory; capped for 3 CTAs/SM
 };
 
 struct TensorView {
@@ -98,7 +100,8 @@ Status invert_block_lists(int64_t groups, int n_q, int n_kv, BlockLists q2k, int
                           int32_t* k2q_count, void* stream);
 
 // The tuning row this build uses for the current device, or the override of the environment
-// variable VIDGRAPH_ATTENTION_TUNING="fwd_stages,bwd_stages,evict_first,index_in_shared".
+// variable VIDGRAPH_ATTENTION_TUNING="fwd_stages,bwd_stages,evict_first,index_in_shared[,
+// fwd_q_in_shared[,bwd_q_in_shared]]" (0/1 flags).
 AttentionTuning default_tuning();
 
 // The message of the last failed launcher call on this thread ("" if none).
