@@ -7,6 +7,7 @@
 #include <ATen/TensorOperators.h>
 #include <ATen/core/Generator.h>
 #include <ATen/ops/full.h>
+#include <ATen/ops/isfinite.h>
 #include <ATen/ops/randn.h>
 #include <c10/core/GradMode.h>
 
@@ -113,6 +114,11 @@ at::Tensor flow_sample(const VelocityFn& model, const FlowSampleOptions& o)
             vel = vu + (vel - vu) * o.guide_scale;
         }
         x = solver->step(vel, x);
+        if (!x.isfinite().all().item<bool>()) {
+            throw std::runtime_error("Sampling produced non-finite values at step " + std::to_string(i + 1) +
+                                     " of " + std::to_string(total) +
+                                     "; the model overflowed (try bf16 or fp32 weights instead of fp16).");
+        }
         if (i2v) {
             x.narrow(1, 0, 1).copy_(z0);
         }

@@ -62,7 +62,8 @@ at::Tensor seeded_noise(const std::vector<int64_t>& shape, uint64_t seed, c10::D
 FlowSchedule schedule_for(const FlowSampleOptions& options);
 
 // Runs the loop; returns the final latent [C, F, H, W] fp32 on options.device. Throws
-// std::invalid_argument for inconsistent shapes or options, SamplingCancelled on cancellation.
+// std::invalid_argument for inconsistent shapes or options, SamplingCancelled on cancellation,
+// std::runtime_error naming the step when the latent becomes non-finite (NaN/Inf).
 at::Tensor flow_sample(const VelocityFn& model, const FlowSampleOptions& options);
 
 } // namespace vidgraph::sampling

@@ -8,10 +8,13 @@
 #include <ATen/ops/randn.h>
 #include <ATen/ops/tensor.h>
 #include <ATen/ops/zeros.h>
+#include <ATen/ops/zeros_like.h>
+#include <ATen/ops/full_like.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <c10/core/GradMode.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "models/sampling/flow_sampler.h"
@@ -173,6 +176,7 @@ void tst_samplers::straightLineExact_data()
     QTest::addColumn<int>("solver");
     QTest::newRow("unipc") << 0;
     QTest::newRow("euler") << 1;
+    QTest::newRow("unipc from sigma 1") << 2;
 }
 
 void tst_samplers::straightLineExact()
@@ -183,7 +187,7 @@ void tst_samplers::straightLineExact()
     at::Tensor n = at::tensor({1.1, 0.4, -0.7}, at::kDouble);
     const FlowSchedule sched = solver == 0 ? flow_unipc_schedule(12, 5.0) : flow_euler_schedule(12, 3.0);
     std::unique_ptr<FlowSolver> s;
-    if (solver == 0) s = std::make_unique<FlowUniPCSolver>(sched);
+    if (solver != 1) s = std::make_unique<FlowUniPCSolver>(sched);
     else s = std::make_unique<FlowEulerSolver>(sched);
     at::Tensor x = x0 * (1 - sched.sigmas[0]) + n * sched.sigmas[0];
     for (int i = 0; i < sched.steps(); ++i) {
@@ -370,6 +374,12 @@ void tst_samplers::badOptions()
         threw = std::string(e.what()).find("velocity has shape") != std::string::npos;
     }
     QVERIFY(threw);
+    VelocityFn overflow = [](const at::Tensor& x, const at::Tensor&, bool) -> std::vector<at::Tensor> {
+        return {at::full_like(x, std::numeric_limits<float>::infinity()), at::zeros_like(x)};
+    };
+    std::string message;
+    try { flow_sample(overflow, o); } catch (const std::runtime_error& e) { message = e.what(); }
+    QVERIFY2(message.find("non-finite values at step 1 of 50") != std::string::npos, message.c_str());
 }
 
 void tst_samplers::wanEndToEnd()
