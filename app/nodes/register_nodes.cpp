@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "nodes/nodes_log.h"
+#include "nodes/types/attention_plugin.h"
 #include "nodes/types/node_types.h"
 
 namespace vidgraph::nodes {
@@ -20,19 +21,23 @@ std::vector<engine::NodeType> builtin_types(const BuiltinNodeOptions& options) {
   types.push_back(load_image_node());
 #endif  // VIDGRAPH_HAVE_MEDIA
   types.push_back(prompt_node());
+  types.push_back(load_wan_model_node());
+  types.push_back(encode_text_node());
+  types.push_back(wan_sampler_node(methods));
+  types.push_back(vae_decode_node());
   types.push_back(save_latent_node());
   types.push_back(load_latent_node());
   types.push_back(preview_video_node());
 #ifdef VIDGRAPH_HAVE_MEDIA
   types.push_back(export_video_node());
 #endif  // VIDGRAPH_HAVE_MEDIA
-  (void)methods;
   return types;
 }
 
 }  // namespace
 
 void register_builtin_nodes(engine::Registry& registry, const BuiltinNodeOptions& options) {
+  if (options.attention_backend) use_attention_backend(options.attention_backend);
   for (engine::NodeType& type : builtin_types(options)) {
     const std::string name = type.name;
     const engine::Status status = registry.add(std::move(type));

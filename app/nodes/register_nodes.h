@@ -18,12 +18,19 @@
 
 #include "engine/registry.h"
 
+namespace vidgraph::plugin {
+class AttentionBackend;  // plugins/api/attention_backend.h (not included: no ATen here)
+}  // namespace vidgraph::plugin
+
 namespace vidgraph::nodes {
 
 struct BuiltinNodeOptions {
   // The attention methods the sampler offers; empty = the plugin's documented set
   // ("full", "vsa", "sla_star"). Callers that loaded the plugin pass its methods().
   std::vector<std::string> attention_methods;
+  // The backend the sampler calls. Callers that loaded the plugin themselves pass it here (it must
+  // outlive every run); null = the nodes load it on first use through plugins/api's loader.
+  plugin::AttentionBackend* attention_backend = nullptr;
 };
 
 // Adds every built-in node type to `registry`. A type the registry refuses (a name clash with one

@@ -16,7 +16,11 @@
 #include "engine/node_context.h"
 #include "engine/registry.h"
 #include "nodes/register_nodes.h"
+#include "models/wan/wan_tiny.h"
+#include "nodes/types/conditioning.h"
 #include "nodes/types/latent.h"
+#include "nodes/types/model_files.h"
+#include "nodes/types/model_handles.h"
 #include "nodes/value_types.h"
 #ifdef VIDGRAPH_HAVE_MEDIA
 #include "nodes/media/image_io.h"
@@ -76,6 +80,13 @@ class tst_nodes : public QObject {
   void loadLatentErrors_data();
   void loadLatentErrors();
   void previewEmitsAndWritesSheet();
+  void samplerRejectsBadSettings_data();
+  void samplerRejectsBadSettings();
+  void samplerTinyRunIsDeterministic();
+  void samplerCancels();
+  void modelFilesLocated();
+  void loadModelErrors_data();
+  void loadModelErrors();
 #ifdef VIDGRAPH_HAVE_MEDIA
   void loadImageFitsSizeRules();
   void loadImageErrors();
@@ -93,6 +104,26 @@ class tst_nodes : public QObject {
   }
   engine::Registry registry_;
 };
+
+namespace {
+
+// A tiny DiT (48 latent channels, text_dim 64) and matching embeddings.
+engine::ValueMap tiny_model_inputs() {
+  DitHandle dit;
+  dit.model = wan::wan_make_model(wan::wan_tiny_config(), 7).ptr();
+  Conditioning cond;
+  cond.context = at::randn({1, 5, dit.model->config().text_dim});
+  cond.context_null = at::randn({1, 3, dit.model->config().text_dim});
+  return {{"model", engine::make_value(kModelType, dit)},
+          {"conditioning", engine::make_value(kConditioningType, cond)}};
+}
+
+nlohmann::json tiny_sampler_params() {
+  return {{"width", 64}, {"height", 32}, {"frames", 5}, {"steps", 2}, {"attention", "full"},
+          {"seed", 3}};
+}
+
+}  // namespace
 
 void tst_nodes::initTestCase() { register_builtin_nodes(registry_); }
 
@@ -276,6 +307,107 @@ void tst_nodes::previewEmitsAndWritesSheet() {
   QVERIFY2(media::load_image(dir.filePath("sheet.png").toStdString(), &sheet, &error), error.c_str());
   QVERIFY(sheet.width > 4 * 256);
 #endif
+}
+
+
+void tst_nodes::samplerRejectsBadSettings_data() {
+  QTest::addColumn<QByteArray>("params");
+  QTest::addColumn<QString>("expected");
+  QTest::newRow("frames not 4k+1") << QByteArray(R"({"frames": 6})") << "4k + 1";
+  QTest::newRow("width not x32") << QByteArray(R"({"width": 80, "height": 32})") << "multiples of 32";
+  QTest::newRow("unknown method")
+      << QByteArray(R"({"attention": "nope"})") << "no method 'nope'";
+}
+
+void tst_nodes::samplerRejectsBadSettings() {
+  QFETCH(QByteArray, params);
+  QFETCH(QString, expected);
+  const engine::NodeType& t = type("WanSampler");
+  nlohmann::json p = tiny_sampler_params();
+  p.update(nlohmann::json::parse(params.toStdString()));
+  Recorder rec;
+  auto ctx = make_context(t, p, tiny_model_inputs(), {}, &rec);
+  auto out = t.compute(ctx);
+  QVERIFY(!out.ok());
+  QVERIFY2(out.error().message.find(expected.toStdString()) != std::string::npos,
+           out.error().message.c_str());
+  QVERIFY(rec.progress.empty());
+}
+
+void tst_nodes::samplerTinyRunIsDeterministic() {
+  const engine::NodeType& t = type("WanSampler");
+  const engine::ValueMap inputs = tiny_model_inputs();
+  at::Tensor first;
+  for (int run = 0; run < 2; ++run) {
+    Recorder rec;
+    auto ctx = make_context(t, tiny_sampler_params(), inputs, {}, &rec);
+    auto out = t.compute(ctx);
+    QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
+    const Latent* latent = engine::value_as<Latent>(out->at("latent"));
+    // [1, 48, (5 - 1) / 4 + 1, 32 / 16, 64 / 16]
+    QCOMPARE(shape_text(latent->samples), std::string("[1, 48, 2, 2, 4]"));
+    QCOMPARE(latent->info.at("seed"), std::string("3"));
+    QCOMPARE(int(rec.progress.size()), 2);
+    QCOMPARE(rec.progress.back(), std::make_pair(std::int64_t(2), std::int64_t(2)));
+    if (run == 0) first = latent->samples;
+    else QVERIFY(at::equal(first, latent->samples));
+  }
+}
+
+void tst_nodes::samplerCancels() {
+  const engine::NodeType& t = type("WanSampler");
+  Recorder rec;
+  rec.cancel = true;
+  auto ctx = make_context(t, tiny_sampler_params(), tiny_model_inputs(), {}, &rec);
+  auto out = t.compute(ctx);
+  QVERIFY(!out.ok());
+  QVERIFY2(out.error().message.find("cancelled") != std::string::npos, out.error().message.c_str());
+  QVERIFY(rec.progress.empty());
+}
+
+void tst_nodes::modelFilesLocated() {
+  QTemporaryDir dir;
+  fs::create_directories(dir.filePath("google/umt5-xxl").toStdString());
+  for (const char* f : {"config.json", "diffusion_pytorch_model.safetensors.index.json",
+                        "Wan2.2_VAE.pth", "models_t5_umt5-xxl-enc-bf16.pth",
+                        "google/umt5-xxl/spiece.model"}) {
+    std::ofstream(dir.filePath(f).toStdString()) << "x";
+  }
+  auto files = locate_model_files(dir.path().toStdString(), {});
+  QVERIFY2(files.ok(), files.ok() ? "" : files.error().message.c_str());
+  QCOMPARE(files->vae, dir.filePath("Wan2.2_VAE.pth").toStdString());
+  QCOMPARE(files->text_encoder, dir.filePath("models_t5_umt5-xxl-enc-bf16.pth").toStdString());
+  QCOMPARE(files->tokenizer, dir.filePath("google/umt5-xxl/spiece.model").toStdString());
+  QCOMPARE(fs::path(files->dit), fs::path(dir.path().toStdString()));
+  fs::remove(dir.filePath("Wan2.2_VAE.pth").toStdString());
+  auto missing = locate_model_files(dir.path().toStdString(), {});
+  QVERIFY(!missing.ok());
+  QVERIFY2(missing.error().message.find("No VAE found") != std::string::npos,
+           missing.error().message.c_str());
+  QVERIFY(missing.error().message.find("set the vae param") != std::string::npos);
+}
+
+void tst_nodes::loadModelErrors_data() {
+  QTest::addColumn<QByteArray>("params");
+  QTest::addColumn<QString>("expected");
+  QTest::newRow("no folder") << QByteArray(R"({})") << "No model folder";
+  QTest::newRow("missing folder") << QByteArray(R"({"model_path": "/nonexistent/wan"})")
+                                  << "does not exist";
+  QTest::newRow("missing dit file")
+      << QByteArray(R"({"model_path": "/tmp", "dit": "/nonexistent/dit.safetensors"})")
+      << "DiT path '/nonexistent/dit.safetensors' does not exist";
+}
+
+void tst_nodes::loadModelErrors() {
+  QFETCH(QByteArray, params);
+  QFETCH(QString, expected);
+  const engine::NodeType& t = type("LoadWanModel");
+  Recorder rec;
+  auto ctx = make_context(t, nlohmann::json::parse(params.toStdString()), {}, {}, &rec);
+  auto out = t.compute(ctx);
+  QVERIFY(!out.ok());
+  QVERIFY2(out.error().message.find(expected.toStdString()) != std::string::npos,
+           out.error().message.c_str());
 }
 
 #ifdef VIDGRAPH_HAVE_MEDIA

@@ -1,0 +1,64 @@
+// Encode Text: prompt -> umT5 embeddings (positive and negative) for the sampler; frees or offloads
+// the encoder afterwards when asked (it is the largest model part and is needed once per prompt).
+#include <c10/core/InferenceMode.h>
+
+#include "nodes/types/conditioning.h"
+#include "nodes/types/model_handles.h"
+#include "nodes/types/node_types.h"
+#include "nodes/types/node_util.h"
+#include "nodes/value_types.h"
+
+namespace vidgraph::nodes {
+
+using engine::ParamSpec;
+
+namespace {
+
+engine::Result<engine::ValueMap> compute_encode_text(engine::NodeContext& ctx) {
+  const TextEncoderHandle& encoder = ctx.input_as<TextEncoderHandle>("text_encoder");
+  const PromptText& prompt = ctx.input_as<PromptText>("prompt");
+  Conditioning cond;
+  cond.positive = prompt.positive;
+  cond.negative = prompt.negative.empty() ? default_negative_prompt() : prompt.negative;
+  {
+    c10::InferenceMode inference;
+    ctx.progress(0, 2, "positive prompt");
+    cond.context = encoder.encode(cond.positive);
+    if (ctx.cancelled()) return node_error(ctx, "Text encoding cancelled.");
+    ctx.progress(1, 2, "negative prompt");
+    cond.context_null = encoder.encode(cond.negative);
+    ctx.progress(2, 2, "encoded");
+  }
+  if (ctx.param_bool("free_encoder") && encoder.release) {
+    encoder.release();
+    ctx.log_info("Released the text encoder's weights.");
+  }
+  const std::size_t bytes = cond.bytes();
+  return engine::ValueMap{
+      {"conditioning", engine::make_value(kConditioningType, std::move(cond), bytes)}};
+}
+
+}  // namespace
+
+engine::NodeType encode_text_node() {
+  engine::NodeType t;
+  t.name = "EncodeText";
+  t.display_name = "Encode Text";
+  t.category = "conditioning";
+  t.description = "Encodes the positive and negative prompts with the umT5 encoder (tokenised to "
+                  "512 tokens, output trimmed to the real length, as the reference does). Can free "
+                  "the encoder afterwards; it reloads when a prompt changes.";
+  t.version = 1;
+  t.inputs = {{"text_encoder", kTextEncoderType, false, "From Load Wan Model."},
+              {"prompt", kPromptType, false, "From Prompt."}};
+  t.outputs = {{"conditioning", kConditioningType, false, "Embeddings for Wan Sampler."}};
+  t.params = {
+      ParamSpec::boolean("free_encoder", false,
+                         "Free the encoder's weights after encoding (saves memory; the next "
+                         "changed prompt reloads them)."),
+  };
+  t.compute = compute_encode_text;
+  return t;
+}
+
+}  // namespace vidgraph::nodes

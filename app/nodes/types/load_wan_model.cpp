@@ -1,0 +1,141 @@
+// Load Wan Model: the DiT, the VAE and the text encoder (+ tokenizer) of a Wan2.2 model, from one
+// folder (official release, diffusers repo or the tiny demo model; layout detected) or from explicit
+// files, on a device in a dtype. The engine's cache keeps them loaded between runs while these
+// params and the files on disk are unchanged.
+#include <ATen/Context.h>
+
+#include "models/vae/vae_checkpoint.h"
+#include "models/wan/wan_checkpoint.h"
+#include "nodes/types/model_files.h"
+#include "nodes/types/model_handles.h"
+#include "nodes/types/node_types.h"
+#include "nodes/types/node_util.h"
+#include "nodes/types/text_encoder_loader.h"
+#include "nodes/value_types.h"
+
+namespace vidgraph::nodes {
+
+using engine::ParamSpec;
+
+namespace {
+
+engine::Result<c10::Device> pick_device(const engine::NodeContext& ctx) {
+  const std::string name = ctx.param_string("device");
+  if (name == "cpu") return c10::Device(c10::kCPU);
+  if (name == "cuda" || (name == "auto" && at::hasCUDA())) {
+    if (!at::hasCUDA()) {
+      return node_error(ctx, "device is cuda but this LibTorch sees no GPU; choose cpu or auto.");
+    }
+    return c10::Device(c10::kCUDA, 0);
+  }
+  return c10::Device(c10::kCPU);
+}
+
+at::ScalarType pick_dtype(const std::string& name, const c10::Device& device) {
+  if (name == "float32") return at::kFloat;
+  if (name == "bfloat16") return at::kBFloat16;
+  if (name == "float16") return at::kHalf;
+  return device.is_cpu() ? at::kFloat : at::kBFloat16;  // auto
+}
+
+engine::Result<ModelFiles> files_from_params(const engine::NodeContext& ctx) {
+  ModelFiles given;
+  auto path_or_empty = [&ctx](const char* name) {
+    return ctx.param_string(name).empty() ? std::string() : ctx.param_path(name);
+  };
+  given.dit = path_or_empty("dit");
+  given.vae = path_or_empty("vae");
+  given.text_encoder = path_or_empty("text_encoder");
+  given.tokenizer = path_or_empty("tokenizer");
+  const std::string folder = path_or_empty("model_path");
+  auto files = locate_model_files(folder, given);
+  if (!files.ok()) return node_error(ctx, files.error().message);
+  return files;
+}
+
+engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
+  auto files = files_from_params(ctx);
+  if (!files.ok()) return files.error();
+  auto device = pick_device(ctx);
+  if (!device.ok()) return device.error();
+  const at::ScalarType dtype = pick_dtype(ctx.param_string("dtype"), *device);
+  engine::ValueMap out;
+  std::string stage;
+  try {
+    stage = "DiT '" + files->dit + "'";
+    ctx.progress(0, 3, "loading DiT");
+    wan::WanLoadOptions dit_options;
+    dit_options.device = *device;
+    dit_options.compute_dtype = dtype;
+    DitHandle dit{wan::wan_load_model(files->dit, dit_options).ptr(), files->dit, *device, dtype};
+    const std::size_t dit_bytes = module_bytes(*dit.model);
+    out["model"] = engine::make_value(kModelType, std::move(dit), dit_bytes);
+    if (ctx.cancelled()) return node_error(ctx, "Model loading cancelled.");
+
+    stage = "VAE '" + files->vae + "'";
+    ctx.progress(1, 3, "loading VAE");
+    VaeHandle vae{vae::load_wan_vae(files->vae, *device, at::kFloat), files->vae, *device, at::kFloat};
+    const std::size_t vae_bytes = module_bytes(*vae.vae);
+    out["vae"] = engine::make_value(kVaeType, std::move(vae), vae_bytes);
+    if (ctx.cancelled()) return node_error(ctx, "Model loading cancelled.");
+
+    stage = "text encoder '" + files->text_encoder + "'";
+    ctx.progress(2, 3, "loading text encoder");
+    TextEncoderHandle text = load_text_encoder(files->text_encoder, files->tokenizer,
+                                               ctx.param_string("text_encoder_device") == "cpu"
+                                                   ? c10::Device(c10::kCPU) : *device);
+    const std::size_t text_bytes = text.bytes;
+    out["text_encoder"] = engine::make_value(kTextEncoderType, std::move(text), text_bytes);
+  } catch (const std::exception& e) {
+    return node_error(ctx, "Loading the " + stage + " failed: " + e.what());
+  }
+  ctx.progress(3, 3, "loaded");
+  return out;
+}
+
+}  // namespace
+
+engine::NodeType load_wan_model_node() {
+  engine::NodeType t;
+  t.name = "LoadWanModel";
+  t.display_name = "Load Wan Model";
+  t.category = "model";
+  t.description = "Loads a Wan2.2 model: the DiT, the VAE and the umT5 text encoder with its "
+                  "tokenizer, from one folder (official Wan2.2-TI2V-5B release, a diffusers repo, or "
+                  "the tiny demo model; the layout is detected) or from explicit files. Models stay "
+                  "loaded between runs while these params and the files are unchanged.";
+  t.version = 1;
+  t.outputs = {{"model", kModelType, false, "The DiT."},
+               {"vae", kVaeType, false, "The VAE (fp32)."},
+               {"text_encoder", kTextEncoderType, false, "The umT5 encoder and tokenizer."}};
+  t.params = {
+      ParamSpec::folder_path("model_path", "",
+                             "Folder holding the model (e.g. Wan2.2-TI2V-5B); set it with --set "
+                             "model.model_path=DIR."),
+      ParamSpec::file_path("dit", "", "", "DiT folder or .safetensors; empty = found in model_path."),
+      ParamSpec::file_path("vae", "", "Weights (*.pth *.safetensors)",
+                           "VAE file; empty = found in model_path."),
+      ParamSpec::file_path("text_encoder", "", "Weights (*.pth *.safetensors)",
+                           "umT5 encoder file or folder; empty = found in model_path."),
+      ParamSpec::file_path("tokenizer", "", "SentencePiece (*.model)",
+                           "Tokenizer spiece.model; empty = found in model_path."),
+      ParamSpec::enumeration("device", {"auto", "cpu", "cuda"}, "auto",
+                             "Where the DiT and VAE run; auto = the GPU when there is one."),
+      ParamSpec::enumeration("dtype", {"auto", "float32", "bfloat16", "float16"}, "auto",
+                             "DiT matmul dtype; auto = bfloat16 on GPU, float32 on CPU."),
+      ParamSpec::enumeration("text_encoder_device", {"same", "cpu"}, "same",
+                             "cpu keeps the 11 GB umT5 encoder off the GPU (the reference's --t5_cpu)."),
+  };
+  t.fingerprint = [](const nlohmann::json& params, const engine::RunOptions& options) {
+    std::string print;
+    for (const char* key : {"model_path", "dit", "vae", "text_encoder", "tokenizer"}) {
+      const std::string value = params.value(key, std::string());
+      if (!value.empty()) print += std::string(key) + "=" + file_fingerprint(options.resolve_path(value)) + ";";
+    }
+    return print;
+  };
+  t.compute = compute_load_model;
+  return t;
+}
+
+}  // namespace vidgraph::nodes

@@ -1,0 +1,121 @@
+// Implements sampler_setup.h.
+#include "nodes/types/sampler_setup.h"
+
+#include "nodes/size_rules.h"
+#include "nodes/types/attention_plugin.h"
+#include "nodes/types/latent.h"
+#include "nodes/types/node_util.h"
+#include "nodes/value_types.h"
+#include "plugins/api/attention_params.h"
+
+namespace vidgraph::nodes {
+
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+// Width and height: explicit, else the image's (i2v), else the reference's 1280x704.
+engine::Status resolve_size(const engine::NodeContext& ctx, SamplerSetup& s) {
+  s.width = static_cast<int>(ctx.param_int("width"));
+  s.height = static_cast<int>(ctx.param_int("height"));
+  if (ctx.has_input("image")) {
+    const Image& image = ctx.input_as<Image>("image");
+    if (s.width == 0 && s.height == 0) {
+      s.width = image.width;
+      s.height = image.height;
+    } else if (s.width != image.width || s.height != image.height) {
+      return node_error(ctx, "The image is " + std::to_string(image.width) + "x" +
+                             std::to_string(image.height) + " but width x height is " +
+                             std::to_string(s.width) + "x" + std::to_string(s.height) +
+                             "; set both to 0 to follow the image, or size Load Image the same.");
+    }
+  } else if (s.width == 0 && s.height == 0) {
+    s.width = 1280;
+    s.height = 704;
+  }
+  if (!is_valid_output_size(s.width, s.height)) {
+    return node_error(ctx, "width and height must be positive multiples of 32 (got " +
+                           std::to_string(s.width) + "x" + std::to_string(s.height) + ").");
+  }
+  return {};
+}
+
+engine::Status resolve_attention(const engine::NodeContext& ctx, const DitHandle& dit,
+                                 SamplerSetup& s) {
+  std::string error;
+  plugin::AttentionBackend* backend = attention_backend(&error);
+  if (!backend) return node_error(ctx, "No attention plugin could be loaded: " + error);
+  const std::string method = ctx.param_string("attention");
+  const plugin::MethodInfo* info = nullptr;
+  const auto methods = backend->methods();
+  for (const auto& m : methods) {
+    if (m.name == method) info = &m;
+  }
+  if (!info) {
+    return node_error(ctx, "The attention plugin has no method '" + method + "'; choose one of: " +
+                           join(attention_method_names(*backend)) + ".");
+  }
+  const std::string device_type = c10::DeviceTypeName(dit.device.type(), true);
+  if (!backend->supports(method, device_type)) {
+    return node_error(ctx, "Attention method '" + method + "' is not available on " + device_type +
+                           "; choose another method or device.");
+  }
+  s.attention.backend = backend;
+  s.attention.method = method;
+  for (const auto& p : info->params) {
+    if (p.name == "sparsity") s.attention.params["sparsity"] = ctx.param_float("sparsity");
+  }
+  return {};
+}
+
+}  // namespace
+
+engine::Result<SamplerSetup> make_sampler_setup(const engine::NodeContext& ctx, const DitHandle& dit) {
+  SamplerSetup s;
+  if (auto st = resolve_size(ctx, s); !st.ok()) return st.error();
+  s.frames = static_cast<int>(ctx.param_int("frames"));
+  if ((s.frames - 1) % kWanTemporalFactor != 0) {
+    return node_error(ctx, "frames must be 4k + 1 (1, 5, 9, ..., 121); got " +
+                           std::to_string(s.frames) + ".");
+  }
+  if (auto st = resolve_attention(ctx, dit, s); !st.ok()) return st.error();
+  const wan::WanConfig& config = dit.model->config();
+  const int64_t latent_frames = (s.frames - 1) / kWanTemporalFactor + 1;
+  s.options.latent_shape = {config.in_dim, latent_frames, s.height / kWanSpatialFactor,
+                            s.width / kWanSpatialFactor};
+  s.options.solver = ctx.param_string("scheduler") == "euler" ? sampling::SolverKind::Euler
+                                                               : sampling::SolverKind::UniPC;
+  s.options.steps = static_cast<int>(ctx.param_int("steps"));
+  s.options.shift = ctx.param_float("shift");
+  s.options.guide_scale = ctx.param_float("guidance");
+  s.options.seed = static_cast<uint64_t>(ctx.param_int("seed"));
+  s.options.device = dit.device;
+  if (ctx.has_input("latent")) {
+    const at::Tensor initial = ctx.input_as<Latent>("latent").samples;
+    const std::vector<int64_t> want = s.options.latent_shape;
+    if (initial.dim() != 5 || initial.size(0) != 1 ||
+        std::vector<int64_t>(initial.sizes().begin() + 1, initial.sizes().end()) != want) {
+      return node_error(ctx, "The initial latent has shape " + shape_text(initial) +
+                             " but these settings need [1, " + std::to_string(want[0]) + ", " +
+                             std::to_string(want[1]) + ", " + std::to_string(want[2]) + ", " +
+                             std::to_string(want[3]) + "]; match width, height and frames.");
+    }
+    s.options.initial_latent = initial[0].to(dit.device, at::kFloat);
+  }
+  s.info = {{"seed", std::to_string(s.options.seed)},
+            {"steps", std::to_string(s.options.steps)},
+            {"guidance", std::to_string(s.options.guide_scale)},
+            {"shift", std::to_string(s.options.shift)},
+            {"scheduler", ctx.param_string("scheduler")},
+            {"attention", s.attention.method},
+            {"width", std::to_string(s.width)},
+            {"height", std::to_string(s.height)},
+            {"frames", std::to_string(s.frames)}};
+  return s;
+}
+
+}  // namespace vidgraph::nodes

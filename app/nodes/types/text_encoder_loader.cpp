@@ -1,0 +1,56 @@
+// Implements text_encoder_loader.h over models/t5: the encoder loads eagerly, can be released, and
+// reloads on the next encode after a release.
+#include "nodes/types/text_encoder_loader.h"
+
+#include <mutex>
+
+#include "models/t5/umt5_checkpoint.h"
+#include "models/t5/umt5_prompt.h"
+#include "nodes/types/model_handles.h"
+
+namespace vidgraph::nodes {
+
+namespace {
+
+struct EncoderState {
+  std::mutex mutex;
+  std::string weights;
+  c10::Device device = c10::Device(c10::kCPU);
+  at::ScalarType dtype = at::kFloat;
+  std::shared_ptr<t5::Umt5Encoder> encoder;  // null after release()
+  std::shared_ptr<t5::Umt5Tokenizer> tokenizer;
+
+  const t5::Umt5Encoder& loaded() {
+    if (!encoder) encoder = t5::load_umt5(weights, device, dtype);
+    return *encoder;
+  }
+};
+
+}  // namespace
+
+TextEncoderHandle load_text_encoder(const std::string& weights, const std::string& tokenizer,
+                                    c10::Device device) {
+  auto state = std::make_shared<EncoderState>();
+  state->weights = weights;
+  state->device = device;
+  // The reference runs umT5 in bf16; CPUs without fast bf16 matmuls run it in fp32.
+  state->dtype = device.is_cpu() ? at::kFloat : at::kBFloat16;
+  state->tokenizer = std::make_shared<t5::Umt5Tokenizer>(t5::load_umt5_tokenizer(tokenizer));
+  TextEncoderHandle handle;
+  handle.path = weights;
+  handle.text_dim = state->loaded().config().dim;
+  handle.bytes = module_bytes(*state->encoder);
+  handle.encode = [state](const std::string& text) {
+    std::lock_guard<std::mutex> lock(state->mutex);
+    // [len, dim] -> [1, len, dim] float32 on the CPU
+    const std::vector<at::Tensor> out = t5::encode_prompts(state->loaded(), *state->tokenizer, {text});
+    return out.at(0).unsqueeze(0).to(c10::Device(c10::kCPU), at::kFloat).contiguous();
+  };
+  handle.release = [state] {
+    std::lock_guard<std::mutex> lock(state->mutex);
+    state->encoder.reset();
+  };
+  return handle;
+}
+
+}  // namespace vidgraph::nodes

@@ -1,0 +1,16 @@
+// Internal: builds the TEXT_ENCODER handle from the models' umT5 encoder and SentencePiece tokenizer.
+#pragma once
+
+#include <string>
+
+#include <c10/core/Device.h>
+
+#include "nodes/types/model_handles.h"
+
+namespace vidgraph::nodes {
+
+// Loads the encoder weights and the tokenizer; throws std::exception naming the file on failure.
+TextEncoderHandle load_text_encoder(const std::string& weights, const std::string& tokenizer,
+                                    c10::Device device);
+
+}  // namespace vidgraph::nodes

@@ -1,0 +1,139 @@
+// Wan Sampler: flow-matching sampling of the Wan2.2 DiT for text-to-video and image-to-video (the
+// image's VAE latent as a clean first frame), with classifier-free guidance, UniPC or Euler, the
+// attention plugin's method and sparsity, an optional initial latent, progress per step and
+// cancellation between steps.
+#include <algorithm>
+
+#include <c10/core/InferenceMode.h>
+
+#include <ATen/ops/from_blob.h>
+
+#include "models/sampling/flow_sampler.h"
+#include "models/sampling/wan_velocity.h"
+#include "nodes/types/attention_plugin.h"
+#include "nodes/types/conditioning.h"
+#include "nodes/types/latent.h"
+#include "nodes/types/model_handles.h"
+#include "nodes/types/node_types.h"
+#include "nodes/types/node_util.h"
+#include "nodes/types/sampler_setup.h"
+#include "nodes/value_types.h"
+
+namespace vidgraph::nodes {
+
+using engine::ParamSpec;
+
+namespace {
+
+// Image uint8 [H, W, 3] -> the VAE's normalised latent of a 1-frame video, [z, 1, h, w].
+at::Tensor encode_image(const VaeHandle& vae, const Image& image) {
+  // [H, W, 3] uint8 -> [1, 3, 1, H, W] in [-1, 1]
+  const at::Tensor pixels =
+      at::from_blob(const_cast<std::uint8_t*>(image.rgb.data()), {image.height, image.width, 3},
+                    at::TensorOptions().dtype(at::kByte));
+  const at::Tensor video = (pixels.to(at::kFloat) / 127.5 - 1.0)
+                               .permute({2, 0, 1})
+                               .unsqueeze(0)
+                               .unsqueeze(2)
+                               .to(vae.device, vae.dtype);
+  return vae.vae->encode(video)[0].to(at::kFloat);  // [z, 1, h, w]
+}
+
+engine::Result<engine::ValueMap> compute_sampler(engine::NodeContext& ctx) {
+  const DitHandle& dit = ctx.input_as<DitHandle>("model");
+  const Conditioning& cond = ctx.input_as<Conditioning>("conditioning");
+  auto setup = make_sampler_setup(ctx, dit);
+  if (!setup.ok()) return setup.error();
+  SamplerSetup& s = *setup;
+
+  c10::InferenceMode inference;
+  if (ctx.has_input("image")) {
+    if (!ctx.has_input("vae")) {
+      return node_error(ctx, "Image-to-video needs the VAE: connect Load Wan Model's vae output.");
+    }
+    s.options.first_frame = encode_image(ctx.input_as<VaeHandle>("vae"), ctx.input_as<Image>("image"))
+                                .to(dit.device);
+  }
+  const wan::WanConfig& config = dit.model->config();
+  if (cond.context.dim() != 3 || cond.context.size(2) != config.text_dim) {
+    return node_error(ctx, "The text embeddings are " + shape_text(cond.context) + " but the DiT "
+                           "takes [1, L, " + std::to_string(config.text_dim) + "]; use the text "
+                           "encoder of the same model.");
+  }
+  // The DiT holds at most text_len tokens; longer prompts are cut (the reference tokenizes to it).
+  auto fit = [&](const at::Tensor& c) {
+    if (c.size(1) <= config.text_len) return c.to(dit.device, dit.dtype);
+    ctx.log_warn("Prompt cut to the model's " + std::to_string(config.text_len) + " tokens.");
+    return c.narrow(1, 0, config.text_len).to(dit.device, dit.dtype);
+  };
+  sampling::WanVelocityOptions velocity_options;
+  velocity_options.context = fit(cond.context);
+  velocity_options.context_null = fit(cond.context_null);
+  velocity_options.attention = s.attention;
+  velocity_options.batch_cfg = ctx.param_bool("batch_cfg");
+  const sampling::VelocityFn velocity =
+      sampling::make_wan_velocity(wan::WanModel(dit.model), std::move(velocity_options));
+  s.options.on_step = [&ctx](int done, int total) { ctx.progress(done, total, "sampling"); };
+  s.options.is_cancelled = [&ctx] { return ctx.cancelled(); };
+  at::Tensor result;
+  try {
+    result = sampling::flow_sample(velocity, s.options);
+  } catch (const sampling::SamplingCancelled& e) {
+    return node_error(ctx, e.what());
+  }
+  Latent latent;
+  latent.samples = result.unsqueeze(0).to(c10::Device(c10::kCPU), at::kFloat).contiguous();
+  latent.info = s.info;
+  latent.info["positive"] = cond.positive;
+  const std::size_t bytes = latent.bytes();
+  return engine::ValueMap{{"latent", engine::make_value(kLatentType, std::move(latent), bytes)}};
+}
+
+}  // namespace
+
+engine::NodeType wan_sampler_node(const std::vector<std::string>& attention_methods) {
+  engine::NodeType t;
+  t.name = "WanSampler";
+  t.display_name = "Wan Sampler";
+  t.category = "sampling";
+  t.description = "Samples a video latent with the Wan2.2 DiT: text-to-video, or image-to-video when "
+                  "an image is connected (its VAE latent is the clean first frame). Classifier-free "
+                  "guidance with the negative prompt, UniPC or Euler, the attention plugin's method "
+                  "and sparsity. Progress per step; cancel stops before the next step.";
+  t.version = 1;
+  t.inputs = {{"model", kModelType, false, "The DiT from Load Wan Model."},
+              {"conditioning", kConditioningType, false, "Prompt embeddings from Encode Text."},
+              {"vae", kVaeType, true, "The VAE; needed when an image is connected."},
+              {"image", kImageType, true, "First frame for image-to-video (from Load Image)."},
+              {"latent", kLatentType, true, "Initial latent instead of seeded noise."}};
+  t.outputs = {{"latent", kLatentType, false, "The sampled latent [1, C, T, H/16, W/16]."}};
+  const std::string default_method =
+      std::find(attention_methods.begin(), attention_methods.end(), "full") != attention_methods.end()
+          ? "full" : attention_methods.front();
+  t.params = {
+      ParamSpec::integer("width", 0, 0, 4096,
+                         "Video width, a multiple of 32; 0 = the image's (i2v) or 1280 (t2v)."),
+      ParamSpec::integer("height", 0, 0, 4096,
+                         "Video height, a multiple of 32; 0 = the image's (i2v) or 704 (t2v)."),
+      ParamSpec::integer("frames", 121, 1, 1025, "Frame count, 4k + 1 (Wan2.2: 121)."),
+      ParamSpec::integer("steps", 50, 1, 1000, "Sampling steps (Wan2.2: 50)."),
+      ParamSpec::real("guidance", 5.0, 0.0, 30.0,
+                      "Classifier-free guidance scale (Wan2.2: 5); 1 = no guidance, one model call "
+                      "per step."),
+      ParamSpec::real("shift", 5.0, 0.1, 20.0, "Sigma shift of the schedule (Wan2.2: 5)."),
+      ParamSpec::seed("seed", 0, "Noise seed; the same seed gives the same video on any device."),
+      ParamSpec::enumeration("scheduler", {"unipc", "euler"}, "unipc",
+                             "UniPC (the reference's solver) or Euler."),
+      ParamSpec::enumeration("attention", attention_methods, default_method,
+                             "Self-attention method of the attention plugin."),
+      ParamSpec::real("sparsity", 0.875, 0.0, 1.0,
+                      "Fraction of key tiles skipped by the sparse methods (vsa, sla_star)."),
+      ParamSpec::boolean("batch_cfg", true,
+                         "Run both guidance branches as one batch of 2 (faster); off halves peak "
+                         "activation memory."),
+  };
+  t.compute = compute_sampler;
+  return t;
+}
+
+}  // namespace vidgraph::nodes
