@@ -73,7 +73,7 @@ TOOL="$BUILD/bin/vidgraph-attention"
 export VIDGRAPH_PLUGIN_PATH="$BUILD/lib/vidgraph/plugins"
 if [ "$SWEEP" = 1 ] && [ -x "$TOOL" ]; then
   mkdir -p "$LOGS/sweep"
-  for cfg in 1,1,0,1,0,0 1,1,0,1,1,1 1,1,0,1,1,0 1,1,0,1,0,1 2,2,0,1,1,1 1,1,1,1,1,1; do
+  for cfg in 1,1,0,1,0,0 1,1,0,1,1,1 1,1,0,1,1,0 1,1,0,1,0,1 2,2,0,1,0,0 2,2,1,1,0,0 2,1,0,1,0,1; do
     VIDGRAPH_ATTENTION_TUNING=$cfg "$TOOL" bench --device cuda --grid 31,22,40 --method full \
       --method vsa --sparsity 0.875 --warmup 2 --repeats 10 --out "$LOGS/sweep/$cfg.json" \
       > "$LOGS/sweep/$cfg.log" 2>&1

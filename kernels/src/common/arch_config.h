@@ -9,10 +9,8 @@
 
 namespace vidgraph::kernels {
 
-// NVIDIA sm_90 (H100/H200) on the mma.sync path. Measured on an H200 (tests/bench/results/
-// h200-2026-11-29-32d32e4-sweep.json, Wan2.2-5B shape): one stage runs 3 CTAs/SM (registers bind)
-// against 2 with two stages (shared memory binds): full fwd 27.7 vs 50.0 ms, bwd 85.2 vs 128.8 ms;
-// evict-first K/V cost 3-5 %; staging the list in shared memory changed nothing measurable.
+// NVIDIA sm_90 (H100/H200) on the mma.sync path: row chosen by the H200 sweep recorded in
+// tests/bench/results/ (see NOTES.md there for the numbers and the reasoning).
 constexpr AttentionTuning kTuningHopper{1, 1, false, true, false, false};
 // NVIDIA sm_80/sm_86/sm_89: not measured here; takes the Hopper row (same occupancy argument:
 // 164 KB of shared memory on A100 fits 1 CTA with two D=128 stages, 3 with one).

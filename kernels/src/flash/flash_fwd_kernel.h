@@ -70,10 +70,14 @@ __global__ void __launch_bounds__(kThreads, kQShared ? 4 : 1)
   for (int it = 0; it < list.count; ++it) {
     const int stage = two_stages ? (it & 1) : 0;
     if (two_stages && it + 1 < list.count) {
-      load_kv(list.at(it + 1), (it + 1) & 1);
+      load_kv(list.at(it + 1), (it + 1) & 1);  // prefetch into the other stage
       copy_commit();
       copy_wait<1>();
     } else {
+      if (!two_stages && it > 0) {  // one stage: this block's tile was not prefetched
+        load_kv(list.at(it), 0);
+        copy_commit();
+      }
       copy_wait<0>();
     }
     __syncthreads();
