@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include <ATen/Context.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/cat.h>
@@ -119,6 +120,8 @@ void WanModelImpl::reset()
                     options.compute_dtype == at::kHalf,
                 "WanModel compute dtype must be float32, bfloat16 or float16, got ",
                 options.compute_dtype);
+    TORCH_CHECK(!options.device.is_cuda() || at::hasCUDA(), "WanModel: device ", options.device,
+                " was requested, but this LibTorch build has no GPU support or no GPU is visible.");
     auto compute = at::TensorOptions().device(options.device).dtype(options.compute_dtype);
     auto fp32 = at::TensorOptions().device(options.device).dtype(at::kFloat);
     patch_embedding = register_module("patch_embedding", WanPatchEmbedding(c, compute));

@@ -18,6 +18,7 @@
 #include <ATen/ops/pow.h>
 #include <ATen/ops/tensor.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
 #include <c10/core/GradMode.h>
 
 #include <cmath>
@@ -190,6 +191,7 @@ private Q_SLOTS:
     void pluginFullMatchesDense();
     void pluginRequiredForSparse();
     void memoryEstimate();
+    void gpuMatchesCpu();
 };
 
 void tst_dit::config5bCounts()
@@ -503,6 +505,44 @@ void tst_dit::memoryEstimate()
     // 704x1280x121, CFG batched: the DiT fits a 24 GB GPU; activations grow with the batch.
     QVERIFY(bf16.total_bytes() < int64_t(24) * 1000 * 1000 * 1000);
     QVERIFY(bf16.activation_bytes > wan_estimate_memory(c, at::kBFloat16, {31, 44, 80}, 1).activation_bytes);
+}
+
+void tst_dit::gpuMatchesCpu()
+{
+    if (!at::hasCUDA()) {
+        WanModelOptions o;
+        o.config = small_config();
+        o.device = c10::Device(c10::kCUDA, 0);
+        try {
+            WanModel m(o);
+            QFAIL("expected an error");
+        } catch (const std::exception& e) {
+            QVERIFY2(std::string(e.what()).find("no GPU support") != std::string::npos, e.what());
+        }
+        QSKIP("No GPU: the bf16 GPU forward was not run (the clear error for a GPU request was checked).");
+    }
+    WanModel cpu = wan_make_model(small_config(), 13);
+    WanModelOptions o;
+    o.config = small_config();
+    o.device = c10::Device(c10::kCUDA, 0);
+    o.compute_dtype = at::kBFloat16;
+    WanModel gpu(o);
+    wan_init_weights(*gpu, 13);
+    at::Tensor x = randn_seeded({2, 4, 4, 8, 8}, 1);
+    at::Tensor ctx = randn_seeded({2, 3, 16}, 2);
+    at::Tensor t = at::tensor({0.0f, 500.0f, 500.0f, 500.0f, 900.0f, 900.0f, 900.0f, 900.0f}).view({2, 4});
+    at::Tensor want = cpu->forward(x, t, ctx, AttentionRun{});
+    at::Tensor got = gpu->forward(x.cuda(), t.cuda(), ctx.cuda(), AttentionRun{});
+    QCOMPARE(got.device().type(), c10::kCUDA);
+    QCOMPARE(got.scalar_type(), at::kFloat);
+    QVERIFY2(rel_err(got.cpu(), want) < 5e-2, qPrintable(QString::number(rel_err(got.cpu(), want))));
+    auto report = plugin::load_attention_plugin_from({VIDGRAPH_BINARY_DIR "/lib/vidgraph/plugins"});
+    if (report.plugin && report.plugin->backend().supports("full", "cuda")) {
+        AttentionRun run;
+        run.backend = &report.plugin->backend();
+        at::Tensor via_plugin = gpu->forward(x.cuda(), t.cuda(), ctx.cuda(), run);
+        QVERIFY2(rel_err(via_plugin.cpu(), want) < 5e-2, qPrintable(QString::number(rel_err(via_plugin.cpu(), want))));
+    }
 }
 
 QTEST_GUILESS_MAIN(tst_dit)

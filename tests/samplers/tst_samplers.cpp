@@ -11,6 +11,7 @@
 #include <ATen/ops/zeros_like.h>
 #include <ATen/ops/full_like.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
 #include <c10/core/GradMode.h>
 
 #include <cmath>
@@ -61,6 +62,7 @@ private Q_SLOTS:
     void progressAndCancel();
     void badOptions();
     void wanEndToEnd();
+    void noiseSameOnGpu();
 };
 
 void tst_samplers::officialSchedule()
@@ -406,6 +408,17 @@ void tst_samplers::wanEndToEnd()
     QVERIFY(at::allclose(batched, split, 1e-4, 1e-5));
     QVERIFY(at::equal(batched.narrow(1, 0, 1), o.first_frame));
     QVERIFY(at::equal(flow_sample(make_wan_velocity(model, vo), o), split)); // deterministic
+}
+
+void tst_samplers::noiseSameOnGpu()
+{
+    if (!at::hasCUDA()) {
+        QSKIP("No GPU: seeded noise on a GPU was not compared with the CPU draw.");
+    }
+    at::Tensor cpu = seeded_noise({3, 5, 7}, 1234, c10::Device(c10::kCPU));
+    at::Tensor gpu = seeded_noise({3, 5, 7}, 1234, c10::Device(c10::kCUDA, 0));
+    QCOMPARE(gpu.device().type(), c10::kCUDA);
+    QVERIFY(at::equal(gpu.cpu(), cpu));
 }
 
 QTEST_GUILESS_MAIN(tst_samplers)
