@@ -262,7 +262,7 @@ void load_vae_weights(WanVae& vae, const NamedTensors& official, const std::stri
             throw std::runtime_error("'" + origin + "': VAE tensor '" + item.key() + "' has shape " + shape_of(src) +
                                      ", expected " + shape_of(param));
         }
-        param.set_data(src.to(param.device(), param.scalar_type()).contiguous());
+        param.set_data(src.contiguous()); // adopts the given dtype and device
         by_name.erase(it);
     }
     if (!missing.empty()) {

@@ -33,7 +33,8 @@ model_io::NamedTensors vae_official_tensors(model_io::NamedTensors tensors, cons
 // The config the (official-key) tensors describe; latent mean/std = the first z official values.
 WanVaeConfig detect_vae_config(const model_io::NamedTensors& official, const std::string& origin);
 
-// Copies every parameter from `official` (converted to the module's dtype/device); strict.
+// Sets every parameter to the tensor of the same key in `official` (the parameters adopt those tensors'
+// dtype and device: load them as wanted); strict: missing, extra or mis-shaped tensors throw.
 void load_vae_weights(WanVae& vae, const model_io::NamedTensors& official, const std::string& origin);
 
 // Loads a VAE from a `.pth` or `.safetensors` file, or a diffusers folder (its `vae/` or itself

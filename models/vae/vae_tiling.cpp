@@ -7,7 +7,7 @@
 #include <ATen/ops/arange.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/zeros.h>
-#include <c10/core/InferenceMode.h>
+#include <c10/core/GradMode.h>
 
 namespace vidgraph::vae {
 
@@ -55,7 +55,7 @@ at::Tensor decode_tiled(const WanVae& vae, const at::Tensor& latent, const VaeCa
                                     "the tile; got tile " + std::to_string(tiling.tile_h) + "x" +
                                     std::to_string(tiling.tile_w) + ", overlap " + std::to_string(tiling.overlap));
     }
-    c10::InferenceMode guard;
+    c10::NoGradGuard no_grad; // results stay ordinary tensors (in-place use allowed)
     const int64_t s = vae.config().spatial_factor();
     const int64_t th = std::min(tiling.tile_h, latent.size(3)), tw = std::min(tiling.tile_w, latent.size(4));
     const std::vector<int64_t> ys = tile_starts(latent.size(3), th, tiling.overlap);

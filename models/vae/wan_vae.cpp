@@ -6,7 +6,7 @@
 
 #include <ATen/ops/cat.h>
 #include <ATen/ops/tensor.h>
-#include <c10/core/InferenceMode.h>
+#include <c10/core/GradMode.h>
 
 #include "vae_tiling.h"
 
@@ -87,7 +87,7 @@ void WanVae::check_latent(const at::Tensor& latent) const
 at::Tensor WanVae::encode(const at::Tensor& video, const VaeCallbacks& callbacks) const
 {
     check_video(video);
-    c10::InferenceMode guard;
+    c10::NoGradGuard no_grad; // results stay ordinary tensors (in-place use allowed)
     const at::Tensor& w = conv1_->weight;
     const at::Tensor x = patchify(video.to(w.device(), w.scalar_type()), 2); // [B,12,T,H/2,W/2]
     const int64_t f = config_.temporal_factor();
@@ -108,7 +108,7 @@ at::Tensor WanVae::encode(const at::Tensor& video, const VaeCallbacks& callbacks
 at::Tensor WanVae::encode_whole(const at::Tensor& video) const
 {
     check_video(video);
-    c10::InferenceMode guard;
+    c10::NoGradGuard no_grad; // results stay ordinary tensors (in-place use allowed)
     const at::Tensor& w = conv1_->weight;
     const at::Tensor x = patchify(video.to(w.device(), w.scalar_type()), 2);
     const at::Tensor mu = conv1_->forward(encoder_->forward(x, nullptr)).chunk(2, 1)[0];
@@ -119,7 +119,7 @@ at::Tensor WanVae::decode_chunks(const at::Tensor& latent, const VaeCallbacks& c
                                  int64_t total, c10::Device output_device) const
 {
     check_latent(latent);
-    c10::InferenceMode guard;
+    c10::NoGradGuard no_grad; // results stay ordinary tensors (in-place use allowed)
     const at::Tensor& w = conv2_->weight;
     const at::Tensor x = conv2_->forward(denormalize(latent.to(w.device(), w.scalar_type())));
     CausalCache cache;
@@ -148,7 +148,7 @@ at::Tensor WanVae::decode(const at::Tensor& latent, const VaeCallbacks& callback
 at::Tensor WanVae::decode_whole(const at::Tensor& latent) const
 {
     check_latent(latent);
-    c10::InferenceMode guard;
+    c10::NoGradGuard no_grad; // results stay ordinary tensors (in-place use allowed)
     const at::Tensor& w = conv2_->weight;
     const at::Tensor x = conv2_->forward(denormalize(latent.to(w.device(), w.scalar_type())));
     return unpatchify(decoder_->forward(x, nullptr, true), 2).clamp(-1.0, 1.0).to(at::kFloat);

@@ -8,7 +8,7 @@
 // - latent (normalised, what the DiT sees): [B, z, 1 + k, H/16, W/16], z = (mu - mean) / std.
 // encode: chunk 0 = frame 0, then 4 frames per chunk -> one latent frame per chunk (mu only).
 // decode: one latent frame per chunk -> 1 frame for latent 0, 4 for each later one; clamp [-1, 1].
-// Both run under inference mode in the module's parameter dtype (fp32 officially) and return fp32.
+// Both run without autograd in the module's parameter dtype (fp32 officially) and return fp32.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,125 @@
+#include "sentencepiece_library.h"
+
+#include <dlfcn.h>
+
+#include <mutex>
+#include <new>
+#include <stdexcept>
+#include <string_view>
+
+#include <sentencepiece_processor.h>
+
+namespace vidgraph::t5 {
+
+namespace {
+
+// Same size and call convention as sentencepiece::util::Status (one owning pointer and a
+// user-provided destructor, so returned through a hidden pointer); released by the library's own
+// destructor.
+struct StatusHolder {
+    void* rep = nullptr;
+    ~StatusHolder();
+    bool ok() const { return rep == nullptr; }
+};
+static_assert(sizeof(StatusHolder) == sizeof(sentencepiece::util::Status), "util::Status layout changed");
+
+struct Api {
+    void (*construct)(void*) = nullptr;
+    void (*destruct)(void*) = nullptr;
+    StatusHolder (*load)(void*, std::string_view) = nullptr;
+    StatusHolder (*encode)(const void*, std::string_view, std::vector<int>*) = nullptr;
+    int (*pad_id)(const void*) = nullptr;
+    int (*eos_id)(const void*) = nullptr;
+    int (*piece_size)(const void*) = nullptr;
+    void (*status_destruct)(StatusHolder*) = nullptr;
+    std::string (*status_string)(const StatusHolder*) = nullptr;
+    std::string error; // why the library could not be used
+};
+
+template <typename F>
+void bind(void* handle, const char* symbol, F& slot, std::string& error)
+{
+    void* p = ::dlsym(handle, symbol);
+    if (p == nullptr && error.empty()) {
+        error = std::string("libsentencepiece.so.0 lacks the symbol ") + symbol + " (unsupported version)";
+    }
+    slot = reinterpret_cast<F>(p);
+}
+
+const Api& api()
+{
+    static Api a;
+    static std::once_flag once;
+    std::call_once(once, [] {
+        void* h = ::dlopen("libsentencepiece.so.0", RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+        if (h == nullptr) {
+            const char* why = ::dlerror();
+            a.error = std::string("cannot open libsentencepiece.so.0 (install the libsentencepiece0 package): ") +
+                      (why ? why : "unknown error");
+            return;
+        }
+        bind(h, "_ZN13sentencepiece22SentencePieceProcessorC1Ev", a.construct, a.error);
+        bind(h, "_ZN13sentencepiece22SentencePieceProcessorD1Ev", a.destruct, a.error);
+        bind(h, "_ZN13sentencepiece22SentencePieceProcessor4LoadESt17basic_string_viewIcSt11char_traitsIcEE", a.load, a.error);
+        bind(h, "_ZNK13sentencepiece22SentencePieceProcessor6EncodeESt17basic_string_viewIcSt11char_traitsIcEEPSt6vectorIiSaIiEE",
+             a.encode, a.error);
+        bind(h, "_ZNK13sentencepiece22SentencePieceProcessor6pad_idEv", a.pad_id, a.error);
+        bind(h, "_ZNK13sentencepiece22SentencePieceProcessor6eos_idEv", a.eos_id, a.error);
+        bind(h, "_ZNK13sentencepiece22SentencePieceProcessor12GetPieceSizeEv", a.piece_size, a.error);
+        bind(h, "_ZN13sentencepiece4util6StatusD1Ev", a.status_destruct, a.error);
+        bind(h, "_ZNK13sentencepiece4util6Status8ToStringB5cxx11Ev", a.status_string, a.error);
+    });
+    return a;
+}
+
+StatusHolder::~StatusHolder()
+{
+    if (rep != nullptr) {
+        api().status_destruct(this);
+    }
+}
+
+} // namespace
+
+std::unique_ptr<SentencePiece> SentencePiece::load(const std::string& model_path)
+{
+    const Api& a = api();
+    if (!a.error.empty()) {
+        throw std::runtime_error("cannot load the tokenizer '" + model_path + "': " + a.error);
+    }
+    std::unique_ptr<SentencePiece> sp(new SentencePiece());
+    void* memory = ::operator new(sizeof(sentencepiece::SentencePieceProcessor),
+                                  std::align_val_t(alignof(sentencepiece::SentencePieceProcessor)));
+    a.construct(memory);
+    sp->processor_ = memory;
+    const StatusHolder status = a.load(memory, model_path);
+    if (!status.ok()) {
+        throw std::runtime_error("cannot load the SentencePiece tokenizer '" + model_path + "': " +
+                                 a.status_string(&status) + " (expected the umT5 spiece.model)");
+    }
+    return sp;
+}
+
+SentencePiece::~SentencePiece()
+{
+    if (processor_ != nullptr) {
+        api().destruct(processor_);
+        ::operator delete(processor_, std::align_val_t(alignof(sentencepiece::SentencePieceProcessor)));
+    }
+}
+
+std::vector<int> SentencePiece::encode(const std::string& text) const
+{
+    std::vector<int> ids;
+    const StatusHolder status = api().encode(processor_, text, &ids);
+    if (!status.ok()) {
+        throw std::runtime_error("cannot tokenize the prompt: " + api().status_string(&status));
+    }
+    return ids;
+}
+
+int SentencePiece::pad_id() const { return api().pad_id(processor_); }
+int SentencePiece::eos_id() const { return api().eos_id(processor_); }
+int SentencePiece::piece_size() const { return api().piece_size(processor_); }
+
+} // namespace vidgraph::t5

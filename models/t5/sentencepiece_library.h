@@ -1,0 +1,37 @@
+// Access to Debian's libsentencepiece without linking it.
+// Why: libsentencepiece.so.0 (0.1.97) carries its own protobuf 3.14 and exports those symbols;
+// Debian's LibTorch links the system libprotobuf 3.21. Linked into one process, each library's
+// protobuf calls bind to the other's copy and the program crashes while loading (protobuf's
+// static initialisers) or aborts on the version check. So the library is opened at run time with
+// RTLD_LOCAL | RTLD_DEEPBIND (its own protobuf stays private to it) and the few entry points we use
+// are looked up by name: constructor, destructor, Load(string_view), Encode(string_view,
+// vector<int>*), pad_id, eos_id, GetPieceSize, and util::Status's destructor and ToString.
+// Contract: load() throws std::runtime_error naming the model file (or saying that the library
+// is missing); a SentencePiece is immutable after load and safe to use from several threads.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace vidgraph::t5 {
+
+class SentencePiece {
+public:
+    static std::unique_ptr<SentencePiece> load(const std::string& model_path);
+    ~SentencePiece();
+    SentencePiece(const SentencePiece&) = delete;
+    SentencePiece& operator=(const SentencePiece&) = delete;
+
+    // Piece ids of `text` (no special tokens added).
+    std::vector<int> encode(const std::string& text) const;
+    int pad_id() const;
+    int eos_id() const;
+    int piece_size() const;
+
+private:
+    SentencePiece() = default;
+    void* processor_ = nullptr; // a sentencepiece::SentencePieceProcessor built in our memory
+};
+
+} // namespace vidgraph::t5

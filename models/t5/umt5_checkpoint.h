@@ -1,0 +1,48 @@
+// Loading and saving umT5 encoder weights and the tokenizer in the layouts users have:
+// - official (`models_t5_umt5-xxl-enc-bf16.pth`): our module keys (umt5_encoder.h);
+// - Hugging Face / Comfy (`text_encoder/` shards of a *-Diffusers repo, `umt5_xxl_fp16.safetensors`):
+//   `shared.weight` (or `encoder.embed_tokens.weight`), `encoder.block.{i}.layer.0.SelfAttention.
+//   {q,k,v,o,relative_attention_bias}.weight`, `layer.0.layer_norm`, `layer.1.DenseReluDense.
+//   {wi_0 (gate), wi_1 (fc1), wo (fc2)}`, `layer.1.layer_norm`, `encoder.final_layer_norm`.
+// A prefix in front of the first block's keys is stripped; decoder / lm_head tensors of a full T5
+// are ignored. The config is derived from the tensor shapes. Every missing, unexpected or
+// mis-shaped tensor is a std::runtime_error naming the file, the tensor and both shapes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+
+#include "models/io/safetensors.h"
+#include "umt5_encoder.h"
+#include "umt5_tokenizer.h"
+
+namespace vidgraph::t5 {
+
+enum class Umt5Layout { Official, HuggingFace };
+
+std::string umt5_key_to_hf(const std::string& official);
+std::string umt5_key_from_hf(const std::string& hf);
+
+// Official-key tensors of any layout. `origin` names the file in errors.
+model_io::NamedTensors umt5_official_tensors(model_io::NamedTensors tensors, const std::string& origin);
+Umt5Config detect_umt5_config(const model_io::NamedTensors& official, const std::string& origin);
+// Parameters adopt the given tensors' dtype and device; strict like load_vae_weights.
+void load_umt5_weights(Umt5Encoder& encoder, const model_io::NamedTensors& official, const std::string& origin);
+
+// From a `.pth` / `.safetensors` file, or a folder of safetensors shards (itself or its
+// `text_encoder/`), onto `device` in `dtype` (bf16 is the reference's dtype).
+std::shared_ptr<Umt5Encoder> load_umt5(const std::string& path, c10::Device device = c10::Device(c10::kCPU),
+                                       at::ScalarType dtype = at::kBFloat16);
+// From `spiece.model` itself or a folder holding it (directly, in `tokenizer/` or `google/umt5-xxl/`).
+Umt5Tokenizer load_umt5_tokenizer(const std::string& path);
+
+// An encoder with deterministic pseudo-random weights from `seed`.
+std::shared_ptr<Umt5Encoder> make_seeded_umt5(const Umt5Config& config, uint64_t seed);
+void save_umt5_safetensors(const Umt5Encoder& encoder, const std::string& path,
+                           Umt5Layout layout = Umt5Layout::Official, at::ScalarType dtype = at::kFloat);
+
+} // namespace vidgraph::t5
