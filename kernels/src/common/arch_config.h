@@ -9,12 +9,13 @@
 
 namespace vidgraph::kernels {
 
-// NVIDIA sm_90 (H100/H200) on the mma.sync path: row chosen by the H200 sweep recorded in
-// tests/bench/results/ (see NOTES.md there for the numbers and the reasoning).
-constexpr AttentionTuning kTuningHopper{1, 1, false, true, false, false};
-// NVIDIA sm_80/sm_86/sm_89: not measured here; takes the Hopper row (same occupancy argument:
-// 164 KB of shared memory on A100 fits 1 CTA with two D=128 stages, 3 with one).
-constexpr AttentionTuning kTuningAmpere{1, 1, false, true, false, false};
+// NVIDIA sm_90 (H100/H200) on the mma.sync path: the winner of the H200 sweep
+// (tests/bench/results/h200-2026-11-29-9f9b18c-sweep.json; NOTES.md there): one stage with
+// register-lean fwd/dQ kernels (4 and 3 CTAs/SM) gave full fwd 44.7 ms against 47.1 (two stages)
+// and 49.5 (one stage, Q in registers: 2 CTAs/SM); evict-first cost 3-6 %; list staging ~0.
+constexpr AttentionTuning kTuningHopper{1, 1, false, true, true, true};
+// NVIDIA sm_80/sm_86/sm_89: not measured here; takes the Hopper row (same occupancy argument).
+constexpr AttentionTuning kTuningAmpere{1, 1, false, true, true, true};
 // AMD CDNA2/CDNA3 (gfx90a, gfx94x): one stage (two fused GEMMs), evict-first streamed K/V.
 constexpr AttentionTuning kTuningCdna{1, 1, true, true, true, true};
 
