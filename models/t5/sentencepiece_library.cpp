@@ -7,11 +7,22 @@
 #include <stdexcept>
 #include <string_view>
 
+#if __has_include(<sentencepiece_processor.h>)
 #include <sentencepiece_processor.h>
+#define VIDGRAPH_HAVE_SPM_HEADER 1
+#endif
 
 namespace vidgraph::t5 {
 
 namespace {
+
+// Room for a SentencePieceProcessor (0.1.9x: a few pointers); checked against the header when present.
+constexpr size_t kProcessorBytes = 512;
+constexpr std::align_val_t kProcessorAlign{64};
+#ifdef VIDGRAPH_HAVE_SPM_HEADER
+static_assert(sizeof(sentencepiece::SentencePieceProcessor) <= kProcessorBytes, "SentencePieceProcessor grew");
+static_assert(alignof(sentencepiece::SentencePieceProcessor) <= 64, "SentencePieceProcessor alignment grew");
+#endif
 
 // Same size and call convention as sentencepiece::util::Status (one owning pointer and a
 // user-provided destructor, so returned through a hidden pointer); released by the library's own
@@ -21,7 +32,9 @@ struct StatusHolder {
     ~StatusHolder();
     bool ok() const { return rep == nullptr; }
 };
+#ifdef VIDGRAPH_HAVE_SPM_HEADER
 static_assert(sizeof(StatusHolder) == sizeof(sentencepiece::util::Status), "util::Status layout changed");
+#endif
 
 struct Api {
     void (*construct)(void*) = nullptr;
@@ -88,9 +101,13 @@ std::unique_ptr<SentencePiece> SentencePiece::load(const std::string& model_path
         throw std::runtime_error("cannot load the tokenizer '" + model_path + "': " + a.error);
     }
     std::unique_ptr<SentencePiece> sp(new SentencePiece());
-    void* memory = ::operator new(sizeof(sentencepiece::SentencePieceProcessor),
-                                  std::align_val_t(alignof(sentencepiece::SentencePieceProcessor)));
-    a.construct(memory);
+    void* memory = ::operator new(kProcessorBytes, kProcessorAlign);
+    try {
+        a.construct(memory);
+    } catch (...) {
+        ::operator delete(memory, kProcessorAlign);
+        throw;
+    }
     sp->processor_ = memory;
     const StatusHolder status = a.load(memory, model_path);
     if (!status.ok()) {
@@ -104,7 +121,7 @@ SentencePiece::~SentencePiece()
 {
     if (processor_ != nullptr) {
         api().destruct(processor_);
-        ::operator delete(processor_, std::align_val_t(alignof(sentencepiece::SentencePieceProcessor)));
+        ::operator delete(processor_, kProcessorAlign);
     }
 }
 
