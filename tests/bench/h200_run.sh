@@ -3,7 +3,7 @@
 # Run from the repository root on the device machine, with the Debian packages of
 # DESIGN.md "Where things run" (plus spdlog, fmt, nlohmann-json, CLI11, xxhash, sentencepiece)
 # carried in .device/debs. Logs and results go to $OUT (or ./device-out).
-# Usage: tests/bench/h200_run.sh [--bench] [--bench-args "..."] [--sweep]
+# Usage: tests/bench/h200_run.sh [--bench] [--bench-args "..."] [--sweep [--sweep-rows "r1 r2"]]
 #   --pieces: builds tests/bench/pieces (vsa_pieces) and times the VSA stages apart.
 #   --sweep: times full and vsa@0.875 on the Wan2.2-5B grid under each tuning row candidate
 #            (VIDGRAPH_ATTENTION_TUNING) before the main benchmark.
@@ -15,10 +15,12 @@ BENCH=0
 SWEEP=0
 PIECES=0
 BENCH_ARGS=""
+SWEEP_ROWS="1,1,0,1,0,0 1,1,0,1,1,1 1,1,0,1,1,0 1,1,0,1,0,1 2,2,0,1,0,0 2,2,1,1,0,0 2,1,0,1,0,1"
 while [ $# -gt 0 ]; do
   case "$1" in
     --bench) BENCH=1 ;;
     --sweep) SWEEP=1 ;;
+    --sweep-rows) SWEEP_ROWS="$2"; shift ;;
     --pieces) PIECES=1 ;;
     --bench-args) BENCH_ARGS="$2"; shift ;;
   esac
@@ -73,7 +75,7 @@ TOOL="$BUILD/bin/vidgraph-attention"
 export VIDGRAPH_PLUGIN_PATH="$BUILD/lib/vidgraph/plugins"
 if [ "$SWEEP" = 1 ] && [ -x "$TOOL" ]; then
   mkdir -p "$LOGS/sweep"
-  for cfg in 1,1,0,1,0,0 1,1,0,1,1,1 1,1,0,1,1,0 1,1,0,1,0,1 2,2,0,1,0,0 2,2,1,1,0,0 2,1,0,1,0,1; do
+  for cfg in $SWEEP_ROWS; do
     VIDGRAPH_ATTENTION_TUNING=$cfg "$TOOL" bench --device cuda --grid 31,22,40 --method full \
       --method vsa --sparsity 0.875 --warmup 2 --repeats 10 --out "$LOGS/sweep/$cfg.json" \
       > "$LOGS/sweep/$cfg.log" 2>&1
