@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "plan.h"
 #include "registry.h"
 
 namespace vidgraph::engine {
@@ -26,12 +27,17 @@ std::string invalid_id_message(const std::string& id) {
 }  // namespace
 
 GraphDocument::GraphDocument(const GraphDocument& other)
-    : registry_(other.registry_), nodes_(other.nodes_), editor_(other.editor_), extra_(other.extra_) {}
+    : registry_(other.registry_),
+      nodes_(other.nodes_),
+      index_(other.index_),
+      editor_(other.editor_),
+      extra_(other.extra_) {}
 
 GraphDocument& GraphDocument::operator=(const GraphDocument& other) {
   if (this != &other) {
     registry_ = other.registry_;
     nodes_ = other.nodes_;
+    index_ = other.index_;
     editor_ = other.editor_;
     extra_ = other.extra_;
     notify(ChangeKind::Reset, {});
@@ -42,6 +48,7 @@ GraphDocument& GraphDocument::operator=(const GraphDocument& other) {
 GraphDocument::GraphDocument(GraphDocument&& other) noexcept
     : registry_(other.registry_),
       nodes_(std::move(other.nodes_)),
+      index_(std::move(other.index_)),
       editor_(std::move(other.editor_)),
       extra_(std::move(other.extra_)) {}
 
@@ -49,6 +56,7 @@ GraphDocument& GraphDocument::operator=(GraphDocument&& other) noexcept {
   if (this != &other) {
     registry_ = other.registry_;
     nodes_ = std::move(other.nodes_);
+    index_ = std::move(other.index_);
     editor_ = std::move(other.editor_);
     extra_ = std::move(other.extra_);
     notify(ChangeKind::Reset, {});
@@ -78,22 +86,21 @@ Result<GraphDocument> GraphDocument::build(std::vector<Node> nodes, json editor,
     }
   }
   doc.nodes_ = std::move(nodes);
-  // Cycle check: a path from a node's source back to the node.
-  for (const Node& n : doc.nodes_) {
-    for (const auto& [port, link] : n.inputs) {
-      if (doc.reaches(link.node, n.id)) {
-        return Error{n.id, "the links form a cycle through input '" + port + "'; remove one link of the cycle"};
-      }
-    }
+  doc.reindex();
+  if (std::string on_cycle = find_cycle_node(doc); !on_cycle.empty()) {
+    return Error{on_cycle, "the links form a cycle through this node; remove one link of the cycle"};
   }
   return doc;
 }
 
+void GraphDocument::reindex() {
+  index_.clear();
+  for (std::size_t i = 0; i < nodes_.size(); ++i) index_[nodes_[i].id] = i;
+}
+
 const Node* GraphDocument::find_node(const std::string& id) const {
-  for (const Node& n : nodes_) {
-    if (n.id == id) return &n;
-  }
-  return nullptr;
+  auto it = index_.find(id);
+  return it == index_.end() ? nullptr : &nodes_[it->second];
 }
 
 Node* GraphDocument::find_mutable(const std::string& id) {
@@ -101,10 +108,8 @@ Node* GraphDocument::find_mutable(const std::string& id) {
 }
 
 std::size_t GraphDocument::index_of(const std::string& id) const {
-  for (std::size_t i = 0; i < nodes_.size(); ++i) {
-    if (nodes_[i].id == id) return i;
-  }
-  return npos;
+  auto it = index_.find(id);
+  return it == index_.end() ? npos : it->second;
 }
 
 std::vector<Link> GraphDocument::links() const {

@@ -18,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -146,11 +147,13 @@ class GraphDocument {
   void notify(ChangeKind kind, const std::string& node_id, const std::string& old_id = {},
               const std::string& port = {}) const;
   Node* find_mutable(const std::string& id);
+  void reindex();  // rebuilds index_ after nodes_ changed shape (add, remove, rename, assign)
   bool reaches(const std::string& from, const std::string& target) const;  // path from → target
   Status check_link_types(const std::string& to_node, const std::string& input, const InputLink& from) const;
 
   const Registry* registry_ = nullptr;
   std::vector<Node> nodes_;
+  std::unordered_map<std::string, std::size_t> index_;  // id → position in nodes_
   nlohmann::json editor_ = nlohmann::json::object();
   nlohmann::json extra_ = nlohmann::json::object();
   std::map<int, Observer> observers_;

@@ -17,6 +17,7 @@ Status GraphDocument::add_node(Node node, std::size_t index) {
     Node bare = node;
     bare.inputs.clear();
     scratch.nodes_.push_back(std::move(bare));
+    scratch.reindex();
     for (const auto& [port, link] : node.inputs) {
       if (auto s = scratch.check_link_types(node.id, port, link); !s) return s;
     }
@@ -27,6 +28,7 @@ Status GraphDocument::add_node(Node node, std::size_t index) {
   } else {
     nodes_.insert(nodes_.begin() + static_cast<std::ptrdiff_t>(index), std::move(node));
   }
+  reindex();
   notify(ChangeKind::NodeAdded, id);
   return {};
 }
@@ -41,6 +43,7 @@ Result<Node> GraphDocument::remove_node(const std::string& id) {
   }
   Node removed = std::move(nodes_[index]);
   nodes_.erase(nodes_.begin() + static_cast<std::ptrdiff_t>(index));
+  reindex();
   auto nodes = editor_.find("nodes");
   if (nodes != editor_.end() && nodes->is_object()) nodes->erase(id);
   notify(ChangeKind::NodeRemoved, id);
@@ -74,6 +77,7 @@ Status GraphDocument::rename_node(const std::string& old_id, const std::string& 
   }
   if (find_node(new_id)) return Error{old_id, "a node with id '" + new_id + "' already exists; choose another id"};
   node->id = new_id;
+  reindex();
   for (Node& n : nodes_) {
     for (auto& [port, link] : n.inputs) {
       if (link.node == old_id) link.node = new_id;
@@ -158,6 +162,7 @@ void GraphDocument::set_extra(json extra) {
 
 void GraphDocument::clear() {
   nodes_.clear();
+  index_.clear();
   editor_ = json::object();
   extra_ = json::object();
   notify(ChangeKind::Reset, {});

@@ -9,7 +9,9 @@
 // the run before the next node (RunStatus::Cancelled). The engine stays usable after any outcome.
 //
 // Threading: one run at a time. start() returns immediately; events are delivered on the worker
-// thread; wait() blocks until the run ends and returns its result. The destructor cancels and joins.
+// thread; wait() blocks until the run ends and returns its result (never call it from an event
+// handler: handlers run on the worker thread; after RunFinished, wait() returns at once from any other
+// thread). The destructor cancels and joins.
 // The registry must outlive the engine and must not change during runs.
 #pragma once
 
