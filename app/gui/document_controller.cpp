@@ -103,13 +103,13 @@ engine::Status DocumentController::removeNodes(const std::vector<std::string>& i
 
 engine::Status DocumentController::moveNodes(const std::map<std::string, QPointF>& positions) {
   if (positions.empty()) return {};
-  if (positions.size() == 1) {
-    const auto& [id, p] = *positions.begin();
-    return apply(engine::make_move_node(id, p.x(), p.y()));
-  }
+  // Wrapped in a composite even for one node: a move is committed once per mouse drag, and two
+  // separate drags of the same node must stay two undo steps (move operations would merge).
   std::vector<engine::OperationPtr> parts;
   for (const auto& [id, p] : positions) parts.push_back(engine::make_move_node(id, p.x(), p.y()));
-  return apply(engine::make_composite("Move " + std::to_string(positions.size()) + " nodes", std::move(parts)));
+  const std::string what = positions.size() == 1 ? "node '" + positions.begin()->first + "'"
+                                                 : std::to_string(positions.size()) + " nodes";
+  return apply(engine::make_composite("Move " + what, std::move(parts)));
 }
 
 engine::Status DocumentController::setParam(const std::string& nodeId, const std::string& param,

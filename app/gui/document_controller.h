@@ -59,7 +59,7 @@ class DocumentController : public QObject {
                               const std::string& toNode, const std::string& input);
   engine::Status disconnectInput(const std::string& toNode, const std::string& input);
   engine::Status removeNodes(const std::vector<std::string>& ids);
-  // Moves nodes to new positions as one step (one node's moves merge while dragging).
+  // Moves nodes to new positions as one step (one step per call: separate drags never merge).
   engine::Status moveNodes(const std::map<std::string, QPointF>& positions);
   // Sets one param; consecutive edits of the same param merge into one undo step.
   engine::Status setParam(const std::string& nodeId, const std::string& param, nlohmann::json value);

@@ -276,6 +276,8 @@ bool MainWindow::runWorkflow(const QStringList& targets) {
   QString out = QStandardPaths::writableLocation(QStandardPaths::MoviesLocation);
   if (out.isEmpty()) out = QDir::homePath();
   options.output_dir = QDir(out).filePath(QStringLiteral("Vidgraph")).toStdString();
+  // Re-running after an edit replaces that run's outputs (the file names are the nodes' params).
+  options.overwrite = true;
   QDir().mkpath(QString::fromStdString(options.output_dir));
   auto status = run_->start(controller_->document(), targets, options);
   if (!status.ok()) {

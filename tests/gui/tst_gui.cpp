@@ -10,7 +10,10 @@
 #include <QtGui/QClipboard>
 #include <QtTest/QSignalSpy>
 #include <QtTest/QtTest>
+#include <QtCore/QMimeData>
 #include <QtWidgets/QApplication>
+#include <QtWidgets/QDoubleSpinBox>
+#include <QtWidgets/QSlider>
 
 #include "engine/document.h"
 #include "engine/node_context.h"
@@ -30,6 +33,7 @@
 #include "gui/node_palette.h"
 #include "gui/preview_player.h"
 #include "gui/run_controller.h"
+#include "gui/theme.h"
 #include "nodes/value_types.h"
 
 #ifdef VIDGRAPH_GUI_HAVE_NODES
@@ -69,6 +73,26 @@ std::string saved(const engine::GraphDocument& doc) { return engine::save_workfl
 
 bool waitFinished(QSignalSpy& spy, int ms) { return spy.count() > 0 || spy.wait(ms); }
 
+const QString kScreenshot = QStringLiteral(VIDGRAPH_BINARY_DIR "/tests/artifacts/vidgraph-main-window.png");
+
+// Renders the window to the screenshot artefact; the image must not be blank.
+void saveScreenshot(gui::MainWindow& window) {
+  window.resize(1400, 860);
+  window.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&window));
+  window.fitView();
+  QApplication::processEvents();
+  const QImage shot = window.grab().toImage();
+  QCOMPARE(shot.size(), window.size() * window.devicePixelRatio());
+  QSet<QRgb> colours;
+  for (int y = 0; y < shot.height(); y += 23) {
+    for (int x = 0; x < shot.width(); x += 17) colours.insert(shot.pixel(x, y));
+  }
+  QVERIFY2(colours.size() > 20, "the window rendered (almost) blank");
+  QVERIFY(QDir().mkpath(QFileInfo(kScreenshot).absolutePath()));
+  QVERIFY(shot.save(kScreenshot));
+}
+
 }  // namespace
 
 class tst_Gui : public QObject {
@@ -77,6 +101,7 @@ class tst_Gui : public QObject {
  private:
   engine::Registry registry_;
   QTemporaryDir tmp_;
+  bool screenshotOfRun_ = false;  // runDemoWorkflow wrote the artefact with a finished run
 
   // number → scale → sink, with positions.
   void buildChain(DocumentController& c) {
@@ -98,6 +123,7 @@ class tst_Gui : public QObject {
     nodes::register_builtin_nodes(registry_);
 #endif  // VIDGRAPH_GUI_HAVE_NODES
     QVERIFY(tmp_.isValid());
+    gui::applyTheme(*qApp);
   }
 
   void editsEqualEngineApi() {
@@ -453,6 +479,43 @@ class tst_Gui : public QObject {
     QVERIFY(!run->isRunning());
   }
 
+  void runDemoWorkflow() {
+#ifndef VIDGRAPH_GUI_HAVE_NODES
+    QSKIP("built without the built-in nodes (VIDGRAPH_GUI_NODES=OFF or app/nodes absent)");
+#else
+    const QString demo = QStringLiteral(VIDGRAPH_BINARY_DIR "/share/vidgraph/workflows/demo.vgflow");
+    if (!QFile::exists(QStringLiteral(VIDGRAPH_BINARY_DIR "/share/vidgraph/models/wan22-tiny/spiece.model"))) {
+      QSKIP("the tiny demo model was not generated (libsentencepiece_train missing)");
+    }
+    QVERIFY2(QFile::exists(demo), qPrintable(demo + " is not staged"));
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-demo"), 3600000, false});
+    QVERIFY(window.openFile(demo));
+    QVERIFY(window.controller()->setParam("sampler", "steps", 2).ok());  // keep it quick on CPU
+    QTemporaryDir out;
+    engine::RunOptions options;
+    options.output_dir = out.path().toStdString();
+    options.workflow_dir = QFileInfo(demo).absolutePath().toStdString();
+    options.overwrite = true;
+    gui::RunController* run = window.runController();
+    QSignalSpy finished(run, &gui::RunController::runFinished);
+    QSignalSpy previews(run, &gui::RunController::previewReceived);
+    QVERIFY(run->start(window.controller()->document(), {}, options).ok());
+    QVERIFY(waitFinished(finished, 540000));
+    QVERIFY2(finished.at(0).at(0).toString() == QStringLiteral("succeeded"), qPrintable(finished.at(0).at(1).toString()));
+    for (const auto& n : window.controller()->document().nodes()) {
+      QVERIFY2(run->nodeStatus(n.id).state == gui::NodeRunState::Done, n.id.c_str());
+    }
+    QVERIFY(previews.count() >= 1);
+    QVERIFY(window.player()->frameCount() > 1);  // the player got the clip
+    window.player()->play();
+    QTRY_VERIFY(window.player()->currentFrame() > 0);
+    window.player()->pause();
+    window.scene()->selectNodes({"sampler"});
+    saveScreenshot(window);
+    screenshotOfRun_ = true;
+#endif  // VIDGRAPH_GUI_HAVE_NODES
+  }
+
   void paletteSearchesAndFilters_data() {
     QTest::addColumn<QString>("query");
     QTest::addColumn<QString>("wireType");  // "" = no filter
@@ -492,29 +555,101 @@ class tst_Gui : public QObject {
     QVERIFY(!c.document().find_node(*id));
   }
 
-  void screenshotOfMainWindow() {
-    gui::MainWindow window(registry_, {tmp_.filePath("rec-shot"), 3600000, false});
-    const QString demo = QStringLiteral(VIDGRAPH_SOURCE_DIR "/resources/workflows/demo.vgflow");
-    if (QFile::exists(demo)) {
-      QVERIFY(window.openFile(demo));
-    } else {
-      buildChain(*window.controller());
-      QVERIFY(window.controller()->addNode("GuiPreview", {600, 260}).ok());
-      QVERIFY(window.controller()->connectPorts("Scale", "out", "GuiPreview", "x").ok());
-    }
-    window.resize(1400, 860);
+  void windowFilesRecentAndDrop() {
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-files"), 3600000, false});
+    buildChain(*window.controller());
+    QVERIFY(window.isWindowModified() || window.controller()->isModified());
+    const QString path = tmp_.filePath(QStringLiteral("window.vgflow"));
+    QVERIFY(window.saveTo(path));
+    QVERIFY(!window.controller()->isModified());
+    QCOMPARE(window.recentFiles().front(), QFileInfo(path).absoluteFilePath());
+    QVERIFY(window.windowTitle().startsWith(QStringLiteral("window.vgflow")));
+    QVERIFY(!window.openFile(tmp_.filePath(QStringLiteral("missing.vgflow"))));  // error, no crash
+    // Dropping a .vgflow file opens it.
+    gui::MainWindow other(registry_, {tmp_.filePath("rec-files2"), 3600000, false});
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(path)});
+    QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&other, &enter);
+    QVERIFY(enter.isAccepted());
+    QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&other, &drop);
+    QCOMPARE(other.controller()->filePath(), QFileInfo(path).absoluteFilePath());
+    QCOMPARE(saved(other.controller()->document()), saved(window.controller()->document()));
+    QCOMPARE(other.scene()->nodeItemCount(), std::size_t(3));
+  }
+
+  void inspectorEditsAreUndoable() {
+    DocumentController c(registry_);
+    buildChain(c);
+    gui::InspectorPanel inspector(&c);
+    inspector.setNode("Scale");
+    auto* spin = inspector.editor("factor")->findChild<QDoubleSpinBox*>();
+    auto* slider = inspector.editor("factor")->findChild<QSlider*>();
+    QVERIFY(spin && slider);  // bounded range: spin box and slider
+    const int steps = c.undoStack()->count();
+    for (int v : {600, 650, 700}) slider->setValue(v);  // a drag
+    QCOMPARE(c.undoStack()->count(), steps + 1);
+    QCOMPARE(c.document().find_node("Scale")->params["factor"].get<double>(), 40.0);  // -100 + 200 * 0.7
+    c.undoStack()->undo();
+    QCOMPARE(spin->value(), 2.0);  // the editor follows the document
+    inspector.setNode("Number");
+    QVERIFY(!inspector.editor("factor"));
+    QVERIFY(inspector.editor("value"));
+  }
+
+  void canvasMouseDragMovesAndConnects() {
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-mouse"), 3600000, false});
+    DocumentController* c = window.controller();
+    QVERIFY(c->addNode("Number", {0, 0}).ok());
+    QVERIFY(c->addNode("Scale", {400, 0}).ok());
+    window.resize(1200, 800);
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
-    window.fitView();
+    gui::GraphView* view = window.view();
+    view->setZoom(1.0, QPointF(0, 0));
+    view->centerOn(QPointF(300, 60));
+    QWidget* vp = view->viewport();
+    // Drag the wire from Number.value to Scale.x.
+    const QPoint out = view->mapFromScene(window.scene()->nodeItem("Number")->portScenePos("value", true));
+    const QPoint in = view->mapFromScene(window.scene()->nodeItem("Scale")->portScenePos("x", false));
+    QTest::mousePress(vp, Qt::LeftButton, Qt::NoModifier, out);
+    QTest::mouseMove(vp, (out + in) / 2);
+    QTest::mouseMove(vp, in);
+    QTest::mouseRelease(vp, Qt::LeftButton, Qt::NoModifier, in);
+    QVERIFY(c->document().find_node("Scale")->inputs.count("x"));
+    // Drag Scale by its title: one undo step.
+    const int steps = c->undoStack()->count();
+    const QPoint title = view->mapFromScene(QPointF(460, 10));
+    QTest::mousePress(vp, Qt::LeftButton, Qt::NoModifier, title);
+    QTest::mouseMove(vp, title + QPoint(30, 40));
+    QTest::mouseMove(vp, title + QPoint(60, 80));
+    QTest::mouseRelease(vp, Qt::LeftButton, Qt::NoModifier, title + QPoint(60, 80));
+    QCOMPARE(c->undoStack()->count(), steps + 1);
+    QCOMPARE(c->nodePosition("Scale"), QPointF(460, 80));
+    c->undoStack()->undo();
+    QCOMPARE(window.scene()->nodeItem("Scale")->pos(), QPointF(400, 0));
+  }
+
+  void screenshotOfMainWindow() {
+    if (screenshotOfRun_) {
+      QVERIFY(QFile::exists(kScreenshot));  // written after the demo run, with node states and preview
+      return;
+    }
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-shot"), 3600000, false});
+    const QString demo = QStringLiteral(VIDGRAPH_SOURCE_DIR "/resources/workflows/demo.vgflow");
+#ifdef VIDGRAPH_GUI_HAVE_NODES
+    QVERIFY(window.openFile(demo));
+#else
+    buildChain(*window.controller());
+    QVERIFY(window.controller()->addNode("GuiPreview", {600, 260}).ok());
+    QVERIFY(window.controller()->connectPorts("Scale", "out", "GuiPreview", "x").ok());
+    QSignalSpy finished(window.runController(), &gui::RunController::runFinished);
+    QVERIFY(window.runWorkflow());
+    QVERIFY(waitFinished(finished, 10000));
+#endif  // VIDGRAPH_GUI_HAVE_NODES
     window.scene()->selectNodes({window.controller()->document().nodes().front().id});
-    QApplication::processEvents();
-    const QImage shot = window.grab().toImage();
-    QCOMPARE(shot.size(), window.size() * window.devicePixelRatio());
-    QVERIFY(shot.pixel(10, 10) != shot.pixel(shot.width() / 2, shot.height() / 2) ||
-            shot.pixel(shot.width() - 10, shot.height() - 10) != shot.pixel(10, 10));
-    const QString dir = QStringLiteral(VIDGRAPH_BINARY_DIR "/tests/artifacts");
-    QVERIFY(QDir().mkpath(dir));
-    QVERIFY(shot.save(dir + QStringLiteral("/vidgraph-main-window.png")));
+    saveScreenshot(window);
   }
 };
 
