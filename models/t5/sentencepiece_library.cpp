@@ -94,6 +94,29 @@ StatusHolder::~StatusHolder()
 
 } // namespace
 
+void train_sentencepiece(const std::string& flags)
+{
+    const Api& a = api(); // the trainer needs libsentencepiece, opened privately first
+    if (!a.error.empty()) {
+        throw std::runtime_error("cannot train a SentencePiece model: " + a.error);
+    }
+    static void* handle = ::dlopen("libsentencepiece_train.so.0", RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    if (handle == nullptr) {
+        throw std::runtime_error("cannot open libsentencepiece_train.so.0 (install libsentencepiece-dev)");
+    }
+    using TrainFn = StatusHolder (*)(std::string_view, void*, std::string*);
+    const auto train = reinterpret_cast<TrainFn>(::dlsym(
+        handle, "_ZN13sentencepiece20SentencePieceTrainer5TrainESt17basic_string_viewIcSt11char_traitsIcEE"
+                "PNS_16SentenceIteratorEPNSt7__cxx1112basic_stringIcS3_SaIcEEE"));
+    if (train == nullptr) {
+        throw std::runtime_error("libsentencepiece_train.so.0 lacks SentencePieceTrainer::Train (unsupported version)");
+    }
+    const StatusHolder status = train(flags, nullptr, nullptr);
+    if (!status.ok()) {
+        throw std::runtime_error("SentencePiece training failed: " + a.status_string(&status));
+    }
+}
+
 std::unique_ptr<SentencePiece> SentencePiece::load(const std::string& model_path)
 {
     const Api& a = api();

@@ -34,4 +34,9 @@ private:
     void* processor_ = nullptr; // a sentencepiece::SentencePieceProcessor built in our memory
 };
 
+// Trains a SentencePiece model with libsentencepiece_train.so.0 (opened the same way), given the
+// flags of `spm_train` ("--input=corpus.txt --model_prefix=out --vocab_size=200 ..."). Throws
+// std::runtime_error with the trainer's message. For tests and the tiny demo model.
+void train_sentencepiece(const std::string& flags);
+
 } // namespace vidgraph::t5

@@ -13,13 +13,12 @@
 
 #include "models/io/safetensors.h"
 #include "models/t5/umt5_checkpoint.h"
+#include "models/t5/sentencepiece_library.h"
 #include "models/t5/umt5_prompt.h"
 #include "model_io_pth_writer.h"
 
 #include <QtCore/QDir>
 #include <QtCore/QFile>
-#include <QtCore/QProcess>
-#include <QtCore/QStandardPaths>
 #include <QtCore/QTemporaryDir>
 #include <QtTest/QtTest>
 
@@ -125,16 +124,9 @@ void tst_TextEncoder::initTestCase()
         }
     }
     spm_ = path("tiny_spm");
-    const QString trainer = QStandardPaths::findExecutable("spm_train");
-    if (trainer.isEmpty()) {
-        QFAIL("spm_train (package sentencepiece) is needed to train the test's tokenizer");
-    }
-    QProcess train;
-    train.start(trainer, {QString::fromStdString("--input=" + corpus), QString::fromStdString("--model_prefix=" + spm_),
-                          "--vocab_size=200", "--model_type=unigram", "--pad_id=0", "--eos_id=1", "--unk_id=2",
-                          "--bos_id=-1", "--hard_vocab_limit=false", "--minloglevel=2"});
-    QVERIFY(train.waitForFinished(120000));
-    QVERIFY2(train.exitCode() == 0, train.readAllStandardError().constData());
+    train_sentencepiece("--input=" + corpus + " --model_prefix=" + spm_ +
+                        " --vocab_size=200 --model_type=unigram --pad_id=0 --eos_id=1 --unk_id=2 --bos_id=-1"
+                        " --hard_vocab_limit=false --minloglevel=2");
     spm_ += ".model";
     tok_ = load_umt5_tokenizer(spm_);
     enc_ = make_seeded_umt5(Umt5Config::tiny(tok_->vocab_size()), 77);
