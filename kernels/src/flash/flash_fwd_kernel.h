@@ -39,26 +39,18 @@ __global__ void __launch_bounds__(kThreads, kQShared ? 4 : 1)
   const bool two_stages = tune.fwd_stages == 2;
   const float scale_log2 = p.scale * kLog2e;
 
-  auto load_k = [&](int kb, int stage) {
+  auto load_kv = [&](int kb, int stage) {
     load_tile<D>(k_s + stage * tile_elems<D>(), p.k, b, h, kb * kBlock, p.seq_kv,
                  tune.kv_evict_first);
-  };
-  auto load_v = [&](int kb, int stage) {
     load_tile<D>(v_s + stage * tile_elems<D>(), p.v, b, h, kb * kBlock, p.seq_kv,
                  tune.kv_evict_first);
   };
 
-  // Two stages: K and V of block i+1 load while block i computes. One stage (split pipeline):
-  // V of block i loads during Qᵀ·K, K of block i+1 during the softmax and P·V, V of block i+1
-  // after P·V; copy groups stay ordered K, V, K, V so that wait<1> always means "the older one".
   load_tile<D>(q_s, p.q, b, h, q0, p.seq_q, false);
   copy_commit();
   __syncthreads();  // the staged list is visible
-  if (list.count > 0) load_k(list.at(0), 0);
-  if (two_stages && list.count > 0) load_v(list.at(0), 0);
+  if (list.count > 0) load_kv(list.at(0), 0);
   copy_commit();
-  if (!two_stages && list.count > 0) load_v(list.at(0), 0);
-  if (!two_stages) copy_commit();
   copy_wait<1>();
   __syncthreads();
 
@@ -78,14 +70,15 @@ __global__ void __launch_bounds__(kThreads, kQShared ? 4 : 1)
   for (int it = 0; it < list.count; ++it) {
     const int stage = two_stages ? (it & 1) : 0;
     if (two_stages && it + 1 < list.count) {
-      load_k(list.at(it + 1), (it + 1) & 1);  // prefetch into the other stage
-      load_v(list.at(it + 1), (it + 1) & 1);
+      load_kv(list.at(it + 1), (it + 1) & 1);  // prefetch into the other stage
       copy_commit();
       copy_wait<1>();
-    } else if (two_stages) {
-      copy_wait<0>();
     } else {
-      copy_wait<1>();  // K of this block; its V may still be in flight
+      if (!two_stages && it > 0) {  // one stage: this block's tile was not prefetched
+        load_kv(list.at(it), 0);
+        copy_commit();
+      }
+      copy_wait<0>();
     }
     __syncthreads();
     const int kb = list.at(it);
@@ -103,12 +96,6 @@ __global__ void __launch_bounds__(kThreads, kQShared ? 4 : 1)
         mma::load_b_nk(kf, ks + n * 16 * kLd + kk * 16, kLd, lane);
         mma::mma<T>(s[n], q_frag, kf);
       }
-    }
-
-    if (!two_stages) {
-      __syncthreads();  // every warp is done with K: load the next block's K over it
-      if (it + 1 < list.count) load_k(list.at(it + 1), 0);
-      copy_commit();
     }
 
     float mx[mma::kRowSlots];
@@ -140,10 +127,6 @@ __global__ void __launch_bounds__(kThreads, kQShared ? 4 : 1)
       }
     }
 
-    if (!two_stages) {
-      copy_wait<1>();  // V of this block (the next K may still be in flight)
-      __syncthreads();
-    }
     for (int kk = 0; kk < 4; ++kk) {
       mma::FragA pa;
       mma::c_to_a<T>(pa, s[kk], scratch + warp * kScratchElems, lane);
@@ -154,10 +137,6 @@ __global__ void __launch_bounds__(kThreads, kQShared ? 4 : 1)
       }
     }
     __syncthreads();  // the next prefetch overwrites this stage
-    if (!two_stages) {
-      if (it + 1 < list.count) load_v(list.at(it + 1), 0);
-      copy_commit();
-    }
   }
 
   float inv[mma::kRowSlots];
