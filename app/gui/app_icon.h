@@ -1,4 +1,4 @@
-// The application icon, painted with QPainter from the same design as resources/icons/vidgraph.svg
+// The application icon, painted with QPainter from the same design as resources/icons/io.vidgraph.Vidgraph.svg
 // (three nodes linked into a play triangle on a rounded dark tile), so no SVG module is needed.
 #pragma once
 

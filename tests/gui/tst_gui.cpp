@@ -631,6 +631,53 @@ class tst_Gui : public QObject {
     QCOMPARE(window.scene()->nodeItem("Scale")->pos(), QPointF(400, 0));
   }
 
+  void wireDroppedOnCanvasOpensFilteredPalette() {
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-palette"), 3600000, false});
+    DocumentController* c = window.controller();
+    QVERIFY(c->addNode("Number", {0, 0}).ok());
+    window.resize(1000, 700);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    auto hit = window.scene()->portAt(window.scene()->nodeItem("Number")->portScenePos("value", true));
+    QVERIFY(hit);
+    QVERIFY(window.scene()->dropWire(*hit, QPointF(500, 300)).ok());
+    gui::NodePalette* palette = window.palette();
+    QVERIFY(palette->isVisible());
+    const int compatible = palette->visibleCount();
+    QVERIFY(compatible > 0);
+    QVERIFY(compatible < int(registry_.size()));  // filtered: e.g. Number and Blob have no NUMBER input
+    palette->setQuery(QStringLiteral("scale"));
+    QCOMPARE(palette->visibleCount(), 1);
+    palette->chooseCurrent();
+    QVERIFY(!palette->isVisible());
+    const engine::Node* scale = c->document().find_node("Scale");
+    QVERIFY(scale);
+    QCOMPARE(scale->inputs.at("x").node, std::string("Number"));
+    QCOMPARE(c->nodePosition("Scale"), QPointF(500, 300));
+    QCOMPARE(window.scene()->selectedNodeIds(), std::vector<std::string>{"Scale"});
+    QCOMPARE(window.inspector()->nodeId(), std::string("Scale"));
+  }
+
+  void viewZoomAndFit() {
+    DocumentController c(registry_);
+    gui::GraphScene scene(&c);
+    gui::GraphView view;
+    view.setScene(&scene);
+    view.resize(800, 600);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    buildChain(c);
+    QVERIFY(c.addNode("Number", {2000, 1500}).ok());
+    view.fitToNodes();
+    const QRectF visible = view.mapToScene(view.viewport()->rect()).boundingRect();
+    QVERIFY(visible.contains(scene.nodesBoundingRect()));
+    QVERIFY(view.zoom() >= 0.2 && view.zoom() < 1.0);
+    view.setZoom(100.0, QPointF(0, 0));
+    QCOMPARE(view.zoom(), 4.0);  // clamped
+    view.setZoom(0.001, QPointF(0, 0));
+    QCOMPARE(view.zoom(), 0.1);
+  }
+
   void screenshotOfMainWindow() {
     if (screenshotOfRun_) {
       QVERIFY(QFile::exists(kScreenshot));  // written after the demo run, with node states and preview
