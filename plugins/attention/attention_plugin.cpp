@@ -10,10 +10,16 @@
 #include <c10/core/Device.h>
 #include <c10/util/Exception.h>
 
+#include <mutex>
 #include <stdexcept>
 
 namespace vidgraph::attention {
 namespace {
+
+// Live backends of this module: the device paths and caches are process-wide (per loaded module),
+// so they are set up by the first backend and torn down by the last one's shutdown.
+std::mutex g_instances_mutex;
+int g_instances = 0;
 
 plugin::ParamDescriptor sparsity_param() {
   plugin::ParamDescriptor d;
@@ -69,10 +75,13 @@ std::vector<plugin::MethodInfo> attention_methods() {
 }
 
 AttentionPluginBackend::AttentionPluginBackend() : methods_(attention_methods()) {
-  register_device_path(c10::DeviceType::CPU, std::make_unique<CpuPath>());
+  std::lock_guard<std::mutex> lock(g_instances_mutex);
+  if (g_instances++ == 0) {
+    register_device_path(c10::DeviceType::CPU, std::make_unique<CpuPath>());
 #ifdef VIDGRAPH_ATTENTION_GPU
-  register_gpu_device_paths();
+    register_gpu_device_paths();
 #endif  // VIDGRAPH_ATTENTION_GPU
+  }
 }
 
 AttentionPluginBackend::~AttentionPluginBackend() {
@@ -94,6 +103,8 @@ plugin::AttentionResult AttentionPluginBackend::forward_with_stats(const plugin:
   TORCH_CHECK(call.q.defined(), "method ", call.method, ": q must be given");
   DevicePath& path = require_device_path(call.q.device().type(), call.method);
   check_attention_call(call, path, call.method == "full" ? 64 : tile_volume_of(params));
+  SPDLOG_LOGGER_DEBUG(attention_logger(), "{} on {} ({}): q {}", call.method, path.name(),
+                      c10::toString(call.q.scalar_type()), c10::str(call.q.sizes()));
   if (call.method == "full") return run_full(call);
   if (call.method == "vsa") return run_vsa(call, params);
   return run_sla_star(call, params);
@@ -111,9 +122,12 @@ bool AttentionPluginBackend::supports(const std::string& method, const std::stri
 void AttentionPluginBackend::shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
-  shutdown_device_paths();
-  clear_tile_layout_cache();
-  attention_logger()->debug("attention plugin shut down");
+  std::lock_guard<std::mutex> lock(g_instances_mutex);
+  if (--g_instances == 0) {
+    shutdown_device_paths();
+    clear_tile_layout_cache();
+    attention_logger()->debug("attention plugin shut down: device paths drained, caches freed");
+  }
 }
 
 }  // namespace vidgraph::attention

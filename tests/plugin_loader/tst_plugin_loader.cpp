@@ -81,6 +81,20 @@ class tst_plugin_loader : public QObject {
     }
   }
 
+  void two_loads_of_one_file_stay_independent() {
+    // Both share one module (dlopen reference counts it); releasing one must not disable the other.
+    std::string error;
+    auto first = load_plugin_file(real_plugin().toStdString(), &error);
+    auto second = load_plugin_file(real_plugin().toStdString(), &error);
+    QVERIFY2(first && second, error.c_str());
+    first.reset();
+    AttentionCall call;
+    call.q = call.k = call.v = at::randn({1, 8, 1, 4}, at::kDouble);
+    call.grid = {1, 2, 4};
+    call.method = "vsa";
+    QCOMPARE(second->backend().forward(call).sizes().vec(), call.q.sizes().vec());
+  }
+
   void search_dirs_follow_the_documented_order() {
     qputenv("VIDGRAPH_PLUGIN_PATH", "/first/dir::/second/dir");
     const auto dirs = plugin_search_dirs();
