@@ -11,6 +11,7 @@
 #include <ATen/Context.h>
 #include <ATen/TensorIndexing.h>
 #include <ATen/ops/equal.h>
+#include <ATen/ops/eye.h>
 #include <ATen/ops/tensor.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/zeros.h>
@@ -227,6 +228,9 @@ class tst_attention : public QObject {
     QVERIFY(max_abs_diff(backend_.forward(sla), backend_.forward(vsa)) < 1e-12);
     sla.extras = {};
     QVERIFY(max_abs_diff(backend_.forward(sla), backend_.forward(vsa)) == 0.0);
+    // A bias without a weight: proj_l(o_lin) is the bias alone.
+    sla.extras.proj_l_bias = rnd({64});
+    QVERIFY(max_abs_diff(backend_.forward(sla), backend_.forward(vsa) + sla.extras.proj_l_bias) < 1e-12);
   }
 
   void sla_star_linear_branch_formula_data() {
@@ -398,6 +402,20 @@ class tst_attention : public QObject {
     const at::Tensor out = backend_.forward(call);
     QCOMPARE(out.scalar_type(), at::kFloat);
     QVERIFY(max_abs_diff(out, ref::vsa(q, k, v, {}, grid, {4, 4, 4}, 0.875).out) < 1e-4);
+    // bfloat16 inputs are computed in fp32 and returned as bfloat16.
+    auto bf = make_call("sla_star", q.to(at::kBFloat16), k.to(at::kBFloat16), v.to(at::kBFloat16), grid);
+    bf.extras.gate = at::ones({1, 210, 2, 64}, at::kBFloat16);
+    bf.extras.proj_l_weight = at::eye(64, at::kFloat);
+    const at::Tensor out_bf = backend_.forward(bf);
+    QCOMPARE(out_bf.scalar_type(), at::kBFloat16);
+    const auto r = ref::vsa(q.to(at::kBFloat16).to(at::kDouble), k.to(at::kBFloat16).to(at::kDouble),
+                            v.to(at::kBFloat16).to(at::kDouble), at::ones({1, 210, 2, 64}, at::kDouble), grid,
+                            {4, 4, 4}, 0.875);
+    const at::Tensor expect = r.out + ref::linear_branch(q.to(at::kBFloat16).to(at::kDouble),
+                                                         k.to(at::kBFloat16).to(at::kDouble),
+                                                         v.to(at::kBFloat16).to(at::kDouble), "softmax");
+    const double rel = (out_bf.to(at::kDouble) - expect).norm().item<double>() / expect.norm().item<double>();
+    QVERIFY2(rel < 2e-2, qPrintable(QString("bf16 rel-L2 %1").arg(rel)));
   }
 
   void real_grid_is_blockwise_and_exact() {
