@@ -9,6 +9,7 @@
 #include <QtWidgets/QLabel>
 #include <QtWidgets/QVBoxLayout>
 
+#include "engine/registry.h"
 #include "engine/workflow_file.h"
 #include "gui/app_icon.h"
 
@@ -18,7 +19,7 @@
 
 namespace vidgraph::gui {
 
-QString versionReport() {
+QString versionReport(const engine::Registry* registry) {
   QStringList lines;
   lines << QStringLiteral("Vidgraph: %1").arg(QStringLiteral(VIDGRAPH_VERSION));
   lines << QStringLiteral("Qt: %1 (built with %2)").arg(QString::fromLatin1(qVersion()), QStringLiteral(QT_VERSION_STR));
@@ -30,10 +31,19 @@ QString versionReport() {
 #endif  // VIDGRAPH_GUI_HAVE_NODES
   lines << QStringLiteral("LibTorch: not reported (no LibTorch-free version API yet)");
   lines << QStringLiteral("Attention plugin: not reported (no LibTorch-free plugin API yet)");
+  if (registry) {
+    for (const engine::NodeType* t : registry->list()) {
+      const engine::ParamSpec* attention = t->find_param("attention");
+      if (!attention || attention->kind != engine::ParamKind::Enum) continue;
+      QStringList methods;
+      for (const auto& c : attention->choices) methods << QString::fromStdString(c);
+      lines << QStringLiteral("Attention methods (%1): %2").arg(QString::fromStdString(t->name), methods.join(QStringLiteral(", ")));
+    }
+  }
   return lines.join(QLatin1Char('\n'));
 }
 
-AboutDialog::AboutDialog(QWidget* parent) : QDialog(parent) {
+AboutDialog::AboutDialog(const engine::Registry* registry, QWidget* parent) : QDialog(parent) {
   setWindowTitle(tr("About Vidgraph"));
   auto* layout = new QVBoxLayout(this);
   auto* icon = new QLabel(this);
@@ -43,7 +53,7 @@ AboutDialog::AboutDialog(QWidget* parent) : QDialog(parent) {
   auto* title = new QLabel(tr("<h2>Vidgraph</h2><p>Node-graph video generation with Wan2.2 and sparse attention.</p>"), this);
   title->setAlignment(Qt::AlignCenter);
   layout->addWidget(title);
-  auto* versions = new QLabel(versionReport().toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>")), this);
+  auto* versions = new QLabel(versionReport(registry).toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>")), this);
   versions->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(versions);
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);

@@ -5,16 +5,21 @@
 #include <QtCore/QString>
 #include <QtWidgets/QDialog>
 
+namespace vidgraph::engine {
+class Registry;
+}  // namespace vidgraph::engine
+
 namespace vidgraph::gui {
 
-// Versions shown by the About dialog, one "name: version" line each (also used by --version).
-QString versionReport();
+// Versions shown by the About dialog, one "name: version" line each (also used by --help). With a
+// registry, also the attention methods the sampler offers (the loaded plugin's choices).
+QString versionReport(const engine::Registry* registry = nullptr);
 
 class AboutDialog : public QDialog {
   Q_OBJECT
 
  public:
-  explicit AboutDialog(QWidget* parent = nullptr);
+  explicit AboutDialog(const engine::Registry* registry, QWidget* parent = nullptr);
 };
 
 }  // namespace vidgraph::gui

@@ -5,6 +5,7 @@
 
 #include <QtCore/QFileInfo>
 
+#include "engine/validation.h"
 #include "engine/workflow_file.h"
 #include "gui/clipboard_json.h"
 #include "gui/gui_log.h"
@@ -134,6 +135,21 @@ engine::Result<std::vector<std::string>> DocumentController::applyAndCollectNew(
     if (!before.count(n.id)) added.push_back(n.id);
   }
   return added;
+}
+
+engine::Result<std::vector<std::string>> DocumentController::upgradeNodeTypes() {
+  engine::GraphDocument upgraded(doc_);  // the engine upgrades a copy; the edit is set_node_data per node
+  auto ids = engine::upgrade_node_types(upgraded, registry_);
+  if (!ids.ok()) return ids.error();
+  if (ids->empty()) return ids;
+  std::vector<engine::OperationPtr> parts;
+  for (const auto& id : ids.value()) {
+    const engine::Node* n = upgraded.find_node(id);
+    parts.push_back(engine::make_set_node_data(id, n->type_version, n->params));
+  }
+  auto status = apply(engine::make_composite("Upgrade " + std::to_string(ids->size()) + " node(s)", std::move(parts)));
+  if (!status.ok()) return status.error();
+  return ids;
 }
 
 engine::Result<std::vector<std::string>> DocumentController::duplicateNodes(const std::vector<std::string>& ids,

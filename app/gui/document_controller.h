@@ -64,6 +64,9 @@ class DocumentController : public QObject {
   // Sets one param; consecutive edits of the same param merge into one undo step.
   engine::Status setParam(const std::string& nodeId, const std::string& param, nlohmann::json value);
   engine::Status renameNode(const std::string& oldId, const std::string& newId);
+  // Runs the upgrade hook of every node saved by an older type version, as one undo step; returns
+  // the upgraded ids (empty when none needed it).
+  engine::Result<std::vector<std::string>> upgradeNodeTypes();
   // Copies `ids` with fresh ids, offset by `offset`; returns the new ids.
   engine::Result<std::vector<std::string>> duplicateNodes(const std::vector<std::string>& ids, QPointF offset);
   // Pastes workflow JSON (see clipboard_json.h); returns the new ids.

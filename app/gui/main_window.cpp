@@ -109,7 +109,7 @@ void MainWindow::buildMenus() {
   buildViewMenu(docks);
   buildRunMenu();
   QMenu* help = menuBar()->addMenu(tr("&Help"));
-  help->addAction(tr("&About Vidgraph"), this, [this] { AboutDialog(this).exec(); });
+  help->addAction(tr("&About Vidgraph"), this, [this] { AboutDialog(&registry_, this).exec(); });
   help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
 }
 
@@ -128,6 +128,12 @@ void MainWindow::buildEditMenu() {
   edit->addAction(tr("&Duplicate"), QKeySequence(Qt::CTRL | Qt::Key_D), this, &MainWindow::duplicateSelection);
   QAction* del = edit->addAction(tr("De&lete"), this, &MainWindow::deleteSelection);
   del->setShortcuts({QKeySequence::Delete, QKeySequence(Qt::Key_Backspace)});
+  edit->addAction(tr("&Upgrade Node Types"), this, [this] {
+    auto ids = controller_->upgradeNodeTypes();
+    statusBar()->showMessage(!ids.ok() ? QString::fromStdString(ids.error().to_string())
+                             : ids->empty() ? tr("Every node already uses its current type version.")
+                                            : tr("Upgraded %n node(s).", nullptr, int(ids->size())), 6000);
+  });
   edit->addSeparator();
   edit->addAction(tr("Select &All"), QKeySequence::SelectAll, this, [this] {
     for (QGraphicsItem* item : scene_->items()) {

@@ -21,6 +21,7 @@
 #include "engine/registry.h"
 #include "engine/workflow_file.h"
 #include "engine_test_nodes.h"
+#include "gui/about_dialog.h"
 #include "gui/autosave.h"
 #include "gui/clipboard_json.h"
 #include "gui/connection_item.h"
@@ -656,6 +657,25 @@ class tst_Gui : public QObject {
     QCOMPARE(c->nodePosition("Scale"), QPointF(500, 300));
     QCOMPARE(window.scene()->selectedNodeIds(), std::vector<std::string>{"Scale"});
     QCOMPARE(window.inspector()->nodeId(), std::string("Scale"));
+  }
+
+  void upgradeNodeTypesIsOneUndoStep() {
+    DocumentController c(registry_);
+    const QString old = QStringLiteral(
+        "{\"format\": \"vidgraph-workflow\", \"version\": 1, \"nodes\": ["
+        "{\"id\": \"v\", \"type\": \"Versioned\", \"type_version\": 1, \"params\": {\"amount\": 3}}]}");
+    QVERIFY(c.loadText(old, {}, QStringLiteral("<test>")).ok());
+    const std::string before = saved(c.document());
+    auto ids = c.upgradeNodeTypes();
+    QVERIFY(ids.ok());
+    QCOMPARE(ids->size(), std::size_t(1));
+    const engine::Node* v = c.document().find_node("v");
+    QCOMPARE(v->type_version, 2);
+    QCOMPARE(v->params["value"].get<double>(), 3.0);
+    QVERIFY(!v->params.contains("amount"));
+    c.undoStack()->undo();
+    QCOMPARE(QString::fromStdString(saved(c.document())), QString::fromStdString(before));
+    QVERIFY(gui::versionReport(&registry_).contains(QString::fromLatin1(qVersion())));
   }
 
   void viewZoomAndFit() {
