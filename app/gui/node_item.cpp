@@ -134,11 +134,11 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   shape.addRoundedRect(body, 7, 7);
   painter->fillPath(shape, QColor(0x2b, 0x2d, 0x33));
 
-  // Title bar.
-  QPainterPath title;
-  title.addRoundedRect(QRectF(0, 0, kWidth, kTitleHeight), 7, 7);
-  title.addRect(QRectF(0, kTitleHeight - 8, kWidth, 8));
-  painter->fillPath(title.simplified(), unknownType_ ? QColor(0x70, 0x40, 0x40) : categoryColor(category_));
+  // Title bar: the top strip of the rounded body.
+  painter->save();
+  painter->setClipPath(shape);
+  painter->fillRect(QRectF(0, 0, kWidth, kTitleHeight), unknownType_ ? QColor(0x70, 0x40, 0x40) : categoryColor(category_));
+  painter->restore();
   const qreal lod = option->levelOfDetailFromTransform(painter->worldTransform());
   if (lod > 0.4) {
     painter->setPen(Qt::white);
