@@ -88,19 +88,29 @@ Umt5Block::Umt5Block(const Umt5Config& c) : config_(c)
     rel_ = add_param(*this, "pos_embedding.embedding.weight", at::empty({c.num_buckets, c.num_heads}));
 }
 
-at::Tensor Umt5Block::position_bias(int64_t length) const
+at::Tensor relative_position_buckets(int64_t length, const Umt5Config& config, c10::Device device)
 {
+    // The bucket depends on j - i only: one value per offset, then gathered into [L, L].
+    std::vector<int64_t> by_offset(size_t(2 * length - 1));
+    for (int64_t rel = -(length - 1); rel < length; ++rel) {
+        by_offset[size_t(rel + length - 1)] = relative_position_bucket(rel, config.num_buckets, config.max_dist);
+    }
     std::vector<int64_t> buckets(size_t(length * length));
     for (int64_t i = 0; i < length; ++i) {
         for (int64_t j = 0; j < length; ++j) {
-            buckets[size_t(i * length + j)] = relative_position_bucket(j - i, config_.num_buckets, config_.max_dist);
+            buckets[size_t(i * length + j)] = by_offset[size_t(j - i + length - 1)];
         }
     }
-    const at::Tensor idx = at::tensor(buckets, at::TensorOptions().dtype(at::kLong)).to(rel_.device());
-    return at::embedding(rel_, idx).view({length, length, config_.num_heads}).permute({2, 0, 1}).unsqueeze(0);
+    return at::tensor(buckets, at::TensorOptions().dtype(at::kLong)).view({length, length}).to(device);
 }
 
-at::Tensor Umt5Block::forward(const at::Tensor& x, const at::Tensor& mask) const
+at::Tensor Umt5Block::position_bias(const at::Tensor& buckets) const
+{
+    const int64_t l = buckets.size(0);
+    return at::embedding(rel_, buckets.flatten()).view({l, l, config_.num_heads}).permute({2, 0, 1}).unsqueeze(0);
+}
+
+at::Tensor Umt5Block::forward(const at::Tensor& x, const at::Tensor& mask, const at::Tensor& buckets) const
 {
     const int64_t b = x.size(0), l = x.size(1), n = config_.num_heads, d = config_.dim_attn / n;
     const at::Tensor h = umt5_rms_norm(x, norm1_, config_.eps);
@@ -109,7 +119,7 @@ at::Tensor Umt5Block::forward(const at::Tensor& x, const at::Tensor& mask) const
     const at::Tensor v = at::linear(h, v_).view({b, l, n, d}).transpose(1, 2);
     // bias [B,N,L,L] in the activation dtype: position bias, and finfo.min on padded keys
     const at::Tensor pad = (mask.view({b, 1, 1, l}) == 0);
-    const at::Tensor bias = position_bias(l).to(x.scalar_type()).expand({b, n, l, l}).masked_fill(pad, lowest(x.scalar_type()));
+    const at::Tensor bias = position_bias(buckets).to(x.scalar_type()).expand({b, n, l, l}).masked_fill(pad, lowest(x.scalar_type()));
     const at::Tensor logits = at::matmul(q, k.transpose(2, 3)) + bias; // no 1/sqrt(d)
     const at::Tensor probs = at::softmax(logits.to(at::kFloat), -1).to(x.scalar_type());
     const at::Tensor attn = at::matmul(probs, v).transpose(1, 2).reshape({b, l, n * d});
@@ -142,8 +152,9 @@ at::Tensor Umt5Encoder::forward(const at::Tensor& ids, const at::Tensor& mask) c
     c10::NoGradGuard no_grad; // results stay ordinary tensors (in-place use allowed)
     at::Tensor x = at::embedding(embedding_, ids.to(embedding_.device(), at::kLong)); // [B,L,dim]
     const at::Tensor m = mask.to(embedding_.device());
+    const at::Tensor buckets = relative_position_buckets(ids.size(1), config_, embedding_.device());
     for (const auto& block : blocks_) {
-        x = block->forward(x, m);
+        x = block->forward(x, m, buckets);
     }
     return umt5_rms_norm(x, norm_, config_.eps);
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 #include <torch/nn/module.h>
 
 #include "umt5_config.h"
@@ -22,10 +23,10 @@ namespace vidgraph::t5 {
 class Umt5Block : public torch::nn::Module {
 public:
     explicit Umt5Block(const Umt5Config& config);
-    // x [B,L,dim], mask [B,L] (nonzero = real token) -> [B,L,dim]
-    at::Tensor forward(const at::Tensor& x, const at::Tensor& mask) const;
+    // x [B,L,dim], mask [B,L] (nonzero = real token), buckets [L,L] (relative_position_buckets) -> [B,L,dim]
+    at::Tensor forward(const at::Tensor& x, const at::Tensor& mask, const at::Tensor& buckets) const;
     // The layer's relative-position bias [1, heads, L, L].
-    at::Tensor position_bias(int64_t length) const;
+    at::Tensor position_bias(const at::Tensor& buckets) const;
 
 private:
     Umt5Config config_;
@@ -45,6 +46,9 @@ private:
     at::Tensor embedding_, norm_;
     std::vector<std::shared_ptr<Umt5Block>> blocks_;
 };
+
+// Bucket of every (query i, key j) pair, [L, L] int64 on `device` (shared by all layers).
+at::Tensor relative_position_buckets(int64_t length, const Umt5Config& config, c10::Device device);
 
 // RMS norm of the reference (T5LayerNorm): x * rsqrt(mean(x^2) + eps) in fp32, cast to the weight's
 // dtype when that is fp16/bf16, times the weight.
