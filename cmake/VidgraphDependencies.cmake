@@ -48,8 +48,13 @@ if(VIDGRAPH_MEDIA)
   pkg_check_modules(FFMPEG REQUIRED IMPORTED_TARGET libavformat libavcodec libavutil libswscale)
 endif()
 
-find_path(SENTENCEPIECE_INCLUDE_DIR sentencepiece_processor.h REQUIRED)
-find_library(SENTENCEPIECE_LIBRARY sentencepiece REQUIRED)
-add_library(sentencepiece::sentencepiece UNKNOWN IMPORTED)
-set_target_properties(sentencepiece::sentencepiece PROPERTIES IMPORTED_LOCATION ${SENTENCEPIECE_LIBRARY}
-                      INTERFACE_INCLUDE_DIRECTORIES ${SENTENCEPIECE_INCLUDE_DIR})
+# sentencepiece: models/t5 opens libsentencepiece at run time (its bundled protobuf clashes with
+# LibTorch's; see models/t5/sentencepiece_library.h), so only its header is used, when present, to
+# check the layout. Never link sentencepiece::sentencepiece into a program that also uses LibTorch.
+find_path(SENTENCEPIECE_INCLUDE_DIR sentencepiece_processor.h)
+find_library(SENTENCEPIECE_LIBRARY sentencepiece)
+if(SENTENCEPIECE_INCLUDE_DIR AND SENTENCEPIECE_LIBRARY)
+  add_library(sentencepiece::sentencepiece UNKNOWN IMPORTED)
+  set_target_properties(sentencepiece::sentencepiece PROPERTIES IMPORTED_LOCATION ${SENTENCEPIECE_LIBRARY}
+                        INTERFACE_INCLUDE_DIRECTORIES ${SENTENCEPIECE_INCLUDE_DIR})
+endif()
