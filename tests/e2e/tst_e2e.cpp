@@ -1,0 +1,233 @@
+// End-to-end tests of the main job on the demo workflow (tiny generated Wan2.2 model, sample image):
+// the MP4 decodes back with the expected frames, size, fps and embedded workflow; a changed param
+// re-runs only the downstream nodes; Ctrl-C during sampling exits 130 with no partial output; bad
+// inputs and outputs are clear errors with exit code 3.
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+
+#include <QtCore/QProcess>
+#include <QtCore/QTemporaryDir>
+#include <QtTest/QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/engine.h"
+#include "engine/workflow_file.h"
+#include "nodes/media/video_probe.h"
+#include "nodes/register_nodes.h"
+
+namespace fs = std::filesystem;
+using namespace vidgraph;
+namespace media = vidgraph::nodes::media;
+
+namespace {
+
+const QString kBinary = QStringLiteral(VIDGRAPH_BINARY_DIR);
+const QString kRunner = kBinary + "/bin/vidgraph-run";
+const QString kDemo = kBinary + "/share/vidgraph/workflows/demo.vgflow";
+
+struct RunOutcome {
+  int exit_code = -1;
+  QString out;
+  QString err;
+};
+
+// Runs vidgraph-run with `args`; quick settings keep the error cases fast.
+RunOutcome run_runner(const QStringList& args, int timeout_ms = 240000) {
+  QProcess process;
+  process.start(kRunner, args);
+  RunOutcome outcome;
+  if (!process.waitForStarted() || !process.waitForFinished(timeout_ms)) {
+    process.kill();
+    process.waitForFinished();
+    outcome.err = "did not finish";
+    return outcome;
+  }
+  outcome.exit_code = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
+  outcome.out = QString::fromUtf8(process.readAllStandardOutput());
+  outcome.err = QString::fromUtf8(process.readAllStandardError());
+  return outcome;
+}
+
+QStringList quick() {
+  return {"--set", "sampler.steps=2", "--set", "sampler.frames=5"};
+}
+
+std::vector<std::string> files_in(const QString& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir.toStdString())) names.push_back(e.path().filename());
+  return names;
+}
+
+}  // namespace
+
+class tst_e2e : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase();
+  void demoWritesMp4();
+  void changedParamRerunsDownstream();
+  void cancelDuringSampling();
+  void errorsExitThree_data();
+  void errorsExitThree();
+  void existingOutputNeedsOverwrite();
+};
+
+void tst_e2e::initTestCase() {
+  QVERIFY2(QFile::exists(kRunner), qPrintable(kRunner + " is not built"));
+  QVERIFY2(QFile::exists(kDemo), qPrintable(kDemo + " is not staged"));
+  QVERIFY2(fs::exists(kBinary.toStdString() + "/share/vidgraph/models/wan22-tiny/spiece.model"),
+           "the tiny demo model was not generated");
+}
+
+void tst_e2e::demoWritesMp4() {
+  QTemporaryDir out;
+  const RunOutcome r = run_runner({"run", kDemo, "--output-dir", out.path()});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+  const std::string mp4 = out.filePath("demo.mp4").toStdString();
+  media::VideoInfo info;
+  std::string error;
+  QVERIFY2(media::probe_video(mp4, &info, &error), error.c_str());
+  QCOMPARE(info.frame_count, 25);
+  QCOMPARE(info.width, 160);
+  QCOMPARE(info.height, 96);
+  QCOMPARE(info.fps, 24.0);
+  QCOMPARE(info.codec, std::string("h264"));
+  const auto workflow = nlohmann::json::parse(info.metadata["comment"], nullptr, false);
+  QVERIFY2(workflow.is_object(), "the MP4 carries the workflow JSON");
+  QCOMPARE(workflow.value("format", std::string()), std::string("vidgraph-workflow"));
+  std::set<std::string> ids;
+  for (const auto& n : workflow["nodes"]) ids.insert(n.value("id", std::string()));
+  QVERIFY(ids.count("sampler") && ids.count("export") && ids.count("image"));
+  // Only the video remains in the output folder: no temporary files.
+  QCOMPARE(files_in(out.path()), std::vector<std::string>{"demo.mp4"});
+}
+
+void tst_e2e::changedParamRerunsDownstream() {
+  engine::Registry registry;
+  nodes::register_builtin_nodes(registry);
+  auto loaded = engine::load_workflow_file(kDemo.toStdString(), {&registry, nullptr});
+  QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().to_string().c_str());
+  QTemporaryDir out;
+  engine::Engine engine(registry);
+  std::map<std::string, std::string> outcome;  // node id -> "cached" / "started"
+  engine.events().subscribe([&outcome](const engine::Event& e) {
+    if (e.kind == engine::EventKind::NodeCached) outcome[e.node_id] = "cached";
+    if (e.kind == engine::EventKind::NodeStarted) outcome[e.node_id] = "started";
+  });
+  auto request = [&](std::vector<std::string> overrides) {
+    engine::RunRequest r;
+    r.overrides = std::move(overrides);
+    r.overrides.push_back("sampler.steps=2");
+    r.options.output_dir = out.path().toStdString();
+    r.options.workflow_dir = fs::path(kDemo.toStdString()).parent_path();
+    r.options.overwrite = true;
+    r.keep_outputs = false;
+    return r;
+  };
+  auto first = engine.run(loaded->document, request({}));
+  QVERIFY2(first.status == engine::RunStatus::Succeeded,
+           first.errors.empty() ? "" : first.errors[0].to_string().c_str());
+  for (const auto& [id, what] : outcome) QVERIFY2(what == "started", id.c_str());
+  outcome.clear();
+  auto second = engine.run(loaded->document, request({"sampler.seed=7"}));
+  QVERIFY(second.status == engine::RunStatus::Succeeded);
+  const std::map<std::string, std::string> expected = {
+      {"image", "cached"},     {"prompt", "cached"},     {"model", "cached"},
+      {"encode", "cached"},    {"sampler", "started"},   {"decode", "started"},
+      {"preview", "started"},  {"export", "started"}};
+  QCOMPARE(outcome, expected);
+}
+
+void tst_e2e::cancelDuringSampling() {
+  QTemporaryDir out;
+  QProcess process;
+  process.start(kRunner, {"run", kDemo, "--output-dir", out.path(), "--json-events", "--set",
+                          "sampler.steps=1000"});
+  QVERIFY(process.waitForStarted());
+  bool sampling = false;
+  QString seen;
+  QElapsedTimer timer;
+  timer.start();
+  while (!sampling && timer.elapsed() < 240000 && process.state() == QProcess::Running) {
+    process.waitForReadyRead(200);
+    seen += QString::fromUtf8(process.readAllStandardOutput());
+    for (const QString& line : seen.split('\n')) {
+      const auto e = nlohmann::json::parse(line.toStdString(), nullptr, false);
+      if (e.is_object() && e.value("event", "") == "node_progress" && e.value("node", "") == "sampler") {
+        sampling = true;
+      }
+    }
+  }
+  QVERIFY2(sampling, qPrintable("never saw sampler progress: " + seen.right(2000)));
+  ::kill(static_cast<pid_t>(process.processId()), SIGINT);
+  QVERIFY(process.waitForFinished(60000));
+  QCOMPARE(process.exitCode(), 130);
+  QVERIFY2(files_in(out.path()).empty(), "a cancelled run leaves no output file");
+}
+
+void tst_e2e::errorsExitThree_data() {
+  QTest::addColumn<QString>("setup");  // what the row prepares in the temp folder
+  QTest::addColumn<QStringList>("sets");
+  QTest::addColumn<QString>("node");
+  QTest::addColumn<QString>("message");
+  QTest::newRow("corrupt image") << "corrupt" << QStringList{"image.path=%1/corrupt.png"} << "image"
+                                 << "corrupt";
+  QTest::newRow("missing model files") << "" << QStringList{"model.model_path=%1/no-model"}
+                                       << "model" << "does not exist";
+  QTest::newRow("missing VAE file") << "" << QStringList{"model.vae=%1/absent.safetensors"} << "model"
+                                    << "does not exist";
+  QTest::newRow("unwritable output folder") << "blocker"
+                                            << QStringList{"export.filename=%1/blocker/demo.mp4"}
+                                            << "export" << "not a folder";
+}
+
+void tst_e2e::errorsExitThree() {
+  QFETCH(QString, setup);
+  QFETCH(QStringList, sets);
+  QFETCH(QString, node);
+  QFETCH(QString, message);
+  QTemporaryDir dir;
+  if (setup == "corrupt") {
+    std::ofstream(dir.filePath("corrupt.png").toStdString(), std::ios::binary)
+        << "\x89PNG\r\n\x1a\n" << std::string(100, 'z');
+  }
+  if (setup == "blocker") std::ofstream(dir.filePath("blocker").toStdString()) << "a file";
+  QStringList args{"run", kDemo, "--output-dir", dir.filePath("out")};
+  args << quick();
+  for (const QString& s : sets) args << "--set" << s.arg(dir.path());
+  const RunOutcome r = run_runner(args);
+  QVERIFY2(r.exit_code == 3, qPrintable(QString::number(r.exit_code) + r.out + r.err));
+  const QString text = r.out + r.err;
+  QVERIFY2(text.contains(node) && text.contains(message), qPrintable(text));
+  QVERIFY(!QFile::exists(dir.filePath("out/demo.mp4")));
+}
+
+void tst_e2e::existingOutputNeedsOverwrite() {
+  QTemporaryDir out;
+  const std::string mp4 = out.filePath("demo.mp4").toStdString();
+  std::ofstream(mp4) << "keep me";
+  QStringList args{"run", kDemo, "--output-dir", out.path()};
+  args << quick();
+  RunOutcome r = run_runner(args);
+  QVERIFY2(r.exit_code == 3, qPrintable(r.out + r.err));
+  QVERIFY2((r.out + r.err).contains("already exists"), qPrintable(r.out + r.err));
+  QCOMPARE(fs::file_size(mp4), std::uintmax_t(7));
+  args << "--overwrite";
+  r = run_runner(args);
+  QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+  media::VideoInfo info;
+  std::string error;
+  QVERIFY2(media::probe_video(mp4, &info, &error), error.c_str());
+  QCOMPARE(info.frame_count, 5);
+}
+
+QTEST_GUILESS_MAIN(tst_e2e)
+#include "tst_e2e.moc"
