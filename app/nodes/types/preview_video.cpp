@@ -15,11 +15,12 @@ namespace {
 
 engine::Result<engine::ValueMap> compute_preview(engine::NodeContext& ctx) {
   const engine::Value& in = *ctx.input("video");
-  const Video& video = ctx.input_as<Video>("video");
+  ctx.input_as<Video>("video");  // refuses a value that is not a Video
   ctx.emit_preview(in);
   const std::string sheet = ctx.param_string("contact_sheet");
   if (!sheet.empty()) {
 #ifdef VIDGRAPH_HAVE_MEDIA
+    const Video& video = ctx.input_as<Video>("video");
     media::ContactSheetOptions options;
     options.columns = static_cast<int>(ctx.param_int("columns"));
     options.max_frames = static_cast<int>(ctx.param_int("max_frames"));
