@@ -9,6 +9,7 @@
 #include "run_cli.h"
 
 #ifdef VIDGRAPH_HAVE_NODES
+#include "nodes/build_info.h"
 #include "nodes/register_nodes.h"
 #endif  // VIDGRAPH_HAVE_NODES
 #ifdef VIDGRAPH_HAVE_PLUGIN_API
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
 #ifdef VIDGRAPH_HAVE_PLUGIN_API
     auto report = vidgraph::plugin::load_attention_plugin();
     if (report.plugin) {
+      options.attention_backend = &report.plugin->backend();
       for (const auto& method : report.plugin->backend().methods()) options.attention_methods.push_back(method.name);
       plugin = std::move(report.plugin);
     } else {
@@ -39,10 +41,19 @@ int main(int argc, char** argv) {
     (void)registry;
 #endif  // VIDGRAPH_HAVE_NODES
   };
-#ifdef VIDGRAPH_HAVE_PLUGIN_API
   config.version_details = [&]() -> std::string {
-    return plugin ? "attention plugin: " + vidgraph::plugin::plugin_version_string(*plugin) : std::string();
-  };
+    std::string lines;
+#ifdef VIDGRAPH_HAVE_NODES
+    for (const auto& [component, version] : vidgraph::nodes::build_versions())
+      if (component != "Vidgraph") lines += component + ": " + version + "\n";
+#endif  // VIDGRAPH_HAVE_NODES
+    lines += "Qt: not used (the headless runner needs no Qt)\n";
+#ifdef VIDGRAPH_HAVE_PLUGIN_API
+    if (!plugin) plugin = vidgraph::plugin::load_attention_plugin().plugin;
+    lines += "attention plugin: " +
+             (plugin ? vidgraph::plugin::plugin_version_string(*plugin) : std::string("none found"));
 #endif  // VIDGRAPH_HAVE_PLUGIN_API
+    return lines;
+  };
   return vidgraph::cli::run_cli_main(argc, argv, config);
 }
