@@ -1,6 +1,7 @@
-// About dialog (see about_dialog.h). LibTorch and plugin versions need an API that does not expose
-// ATen headers; plugins/api's loader header includes LibTorch, so the GUI cannot include it. Until
-// app/nodes offers such a function, the dialog says so instead of guessing.
+// About dialog (see about_dialog.h). LibTorch, FFmpeg and GPU-kernel versions come from
+// nodes::build_versions() (strings only, no ATen). The loaded plugin's own version needs
+// plugins/api's loader header, which includes LibTorch, so the GUI cannot include it; the dialog
+// lists the attention methods the sampler offers instead and says so.
 #include "gui/about_dialog.h"
 
 #include <QtCore/QLibraryInfo>
@@ -14,6 +15,7 @@
 #include "gui/app_icon.h"
 
 #ifdef VIDGRAPH_GUI_HAVE_NODES
+#include "nodes/build_info.h"
 #include "nodes/register_nodes.h"
 #endif  // VIDGRAPH_GUI_HAVE_NODES
 
@@ -26,11 +28,13 @@ QString versionReport(const engine::Registry* registry) {
   lines << QStringLiteral("Workflow format: version %1").arg(engine::kWorkflowFormatVersion);
 #ifdef VIDGRAPH_GUI_HAVE_NODES
   lines << QStringLiteral("Built-in nodes: %1 types").arg(nodes::builtin_node_names().size());
+  for (const auto& [component, version] : nodes::build_versions()) {
+    if (component != "Vidgraph") lines << QString::fromStdString(component + ": " + version);
+  }
 #else
-  lines << QStringLiteral("Built-in nodes: not in this build");
+  lines << QStringLiteral("Built-in nodes: not in this build (no LibTorch linked)");
 #endif  // VIDGRAPH_GUI_HAVE_NODES
-  lines << QStringLiteral("LibTorch: not reported (no LibTorch-free version API yet)");
-  lines << QStringLiteral("Attention plugin: not reported (no LibTorch-free plugin API yet)");
+  lines << QStringLiteral("Attention plugin: version not reported to the editor (loaded by the nodes on first run)");
   if (registry) {
     for (const engine::NodeType* t : registry->list()) {
       const engine::ParamSpec* attention = t->find_param("attention");
