@@ -1,6 +1,7 @@
 #include "state_dict_file.h"
 
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include "pth_reader.h"
@@ -35,6 +36,23 @@ NamedTensors load_state_dict_file(const std::string& path, c10::Device device, s
         out.emplace_back(name, file.load(name, device, dtype));
     }
     return out;
+}
+
+const at::Tensor* find_tensor(const NamedTensors& tensors, const std::string& name)
+{
+    for (const auto& [key, tensor] : tensors) {
+        if (key == name) {
+            return &tensor;
+        }
+    }
+    return nullptr;
+}
+
+std::string shape_string(const at::Tensor& t)
+{
+    std::ostringstream s;
+    s << t.sizes();
+    return s.str();
 }
 
 } // namespace vidgraph::model_io

@@ -22,4 +22,10 @@ WeightFormat detect_weight_format(const std::string& path);
 NamedTensors load_state_dict_file(const std::string& path, c10::Device device = c10::Device(c10::kCPU),
                                   std::optional<at::ScalarType> dtype = std::nullopt);
 
+// The tensor named `name`, or nullptr (a linear scan: state dicts are read once per load).
+const at::Tensor* find_tensor(const NamedTensors& tensors, const std::string& name);
+
+// "[3, 4, 5]": a tensor's shape as error messages print it.
+std::string shape_string(const at::Tensor& t);
+
 } // namespace vidgraph::model_io

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
-#include <sstream>
 #include <stdexcept>
 #include <vector>
 
@@ -37,23 +36,6 @@ const std::vector<std::pair<std::string, std::string>>& block_renames()
         {"ffn.fc1.weight", "layer.1.DenseReluDense.wi_1.weight"},
         {"ffn.fc2.weight", "layer.1.DenseReluDense.wo.weight"}};
     return r;
-}
-
-std::string shape_of(const at::Tensor& t)
-{
-    std::ostringstream s;
-    s << t.sizes();
-    return s.str();
-}
-
-const at::Tensor* find(const NamedTensors& tensors, const std::string& name)
-{
-    for (const auto& [k, t] : tensors) {
-        if (k == name) {
-            return &t;
-        }
-    }
-    return nullptr;
 }
 
 } // namespace
@@ -128,7 +110,7 @@ NamedTensors umt5_official_tensors(NamedTensors tensors, const std::string& orig
             continue; // a full T5: the decoder is not ours
         }
         key = hf ? umt5_key_from_hf(key) : key;
-        if (!find(out, key)) { // HF files may hold the tied embedding twice
+        if (!model_io::find_tensor(out, key)) { // HF files may hold the tied embedding twice
             out.emplace_back(key, std::move(t));
         }
     }
@@ -138,7 +120,7 @@ NamedTensors umt5_official_tensors(NamedTensors tensors, const std::string& orig
 Umt5Config detect_umt5_config(const NamedTensors& official, const std::string& origin)
 {
     auto need = [&](const std::string& name) -> const at::Tensor& {
-        const at::Tensor* t = find(official, name);
+        const at::Tensor* t = model_io::find_tensor(official, name);
         if (t == nullptr || t->dim() != 2) {
             throw std::runtime_error("'" + origin + "' does not look like a umT5 encoder: tensor '" + name +
                                      "' is missing or not a matrix");
@@ -154,7 +136,7 @@ Umt5Config detect_umt5_config(const NamedTensors& official, const std::string& o
     c.num_buckets = rel.size(0);
     c.num_heads = rel.size(1);
     c.num_layers = 0;
-    while (find(official, "blocks." + std::to_string(c.num_layers) + ".attn.q.weight")) {
+    while (model_io::find_tensor(official, "blocks." + std::to_string(c.num_layers) + ".attn.q.weight")) {
         ++c.num_layers;
     }
     try {
@@ -182,7 +164,7 @@ void load_umt5_weights(Umt5Encoder& encoder, const NamedTensors& official, const
         at::Tensor& param = item.value();
         if (it->second->sizes() != param.sizes()) {
             throw std::runtime_error("'" + origin + "': umT5 tensor '" + item.key() + "' has shape " +
-                                     shape_of(*it->second) + ", expected " + shape_of(param));
+                                     model_io::shape_string(*it->second) + ", expected " + model_io::shape_string(param));
         }
         param.set_data(it->second->contiguous()); // adopts the given dtype and device
         by_name.erase(it);

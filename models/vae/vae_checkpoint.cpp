@@ -3,7 +3,6 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
-#include <sstream>
 #include <stdexcept>
 #include <vector>
 
@@ -59,23 +58,6 @@ std::string rename_resnet(const std::string& rest, bool to_diffusers)
         }
     }
     return rest;
-}
-
-std::string shape_of(const at::Tensor& t)
-{
-    std::ostringstream s;
-    s << t.sizes();
-    return s.str();
-}
-
-const at::Tensor* find(const NamedTensors& tensors, const std::string& name)
-{
-    for (const auto& [k, t] : tensors) {
-        if (k == name) {
-            return &t;
-        }
-    }
-    return nullptr;
 }
 
 } // namespace
@@ -188,8 +170,8 @@ NamedTensors vae_official_tensors(NamedTensors tensors, const std::string& origi
     }
     WanVaeConfig c;
     c.num_res_blocks = 0;
-    while (find(selected, "encoder.down_blocks.0.resnets." + std::to_string(c.num_res_blocks) + ".conv1.weight") ||
-           find(selected, "decoder.up_blocks.0.resnets." + std::to_string(c.num_res_blocks + 1) + ".conv1.weight")) {
+    while (model_io::find_tensor(selected, "encoder.down_blocks.0.resnets." + std::to_string(c.num_res_blocks) + ".conv1.weight") ||
+           model_io::find_tensor(selected, "decoder.up_blocks.0.resnets." + std::to_string(c.num_res_blocks + 1) + ".conv1.weight")) {
         ++c.num_res_blocks;
     }
     for (auto& [k, t] : selected) {
@@ -201,7 +183,7 @@ NamedTensors vae_official_tensors(NamedTensors tensors, const std::string& origi
 WanVaeConfig detect_vae_config(const NamedTensors& official, const std::string& origin)
 {
     auto need = [&](const std::string& name) -> const at::Tensor& {
-        const at::Tensor* t = find(official, name);
+        const at::Tensor* t = model_io::find_tensor(official, name);
         if (t == nullptr) {
             throw std::runtime_error("'" + origin + "' does not look like a Wan2.2 VAE: tensor '" + name + "' is missing");
         }
@@ -212,21 +194,21 @@ WanVaeConfig detect_vae_config(const NamedTensors& official, const std::string& 
     const at::Tensor& in = need("encoder.conv1.weight");
     if (in.dim() != 5 || in.size(1) != 12) {
         throw std::runtime_error("'" + origin + "' is not a Wan2.2 VAE: 'encoder.conv1.weight' has shape " +
-                                 shape_of(in) + ", expected [dim, 12, 3, 3, 3] (a Wan2.1 VAE takes 3 channels)");
+                                 model_io::shape_string(in) + ", expected [dim, 12, 3, 3, 3] (a Wan2.1 VAE takes 3 channels)");
     }
     c.encoder_dim = in.size(0);
     c.dim_mult.clear();
     const auto stage_key = [](size_t s) { return "encoder.downsamples." + std::to_string(s) + ".downsamples.0.residual.2.weight"; };
-    for (size_t s = 0; find(official, stage_key(s)); ++s) {
-        c.dim_mult.push_back(find(official, stage_key(s))->size(0) / c.encoder_dim);
+    for (size_t s = 0; model_io::find_tensor(official, stage_key(s)); ++s) {
+        c.dim_mult.push_back(model_io::find_tensor(official, stage_key(s))->size(0) / c.encoder_dim);
     }
     c.num_res_blocks = 0;
-    while (find(official, "encoder.downsamples.0.downsamples." + std::to_string(c.num_res_blocks) + ".residual.0.gamma")) {
+    while (model_io::find_tensor(official, "encoder.downsamples.0.downsamples." + std::to_string(c.num_res_blocks) + ".residual.0.gamma")) {
         ++c.num_res_blocks;
     }
     c.temporal_downsample.clear();
     for (size_t s = 0; s + 1 < c.dim_mult.size(); ++s) {
-        c.temporal_downsample.push_back(find(official, "encoder.downsamples." + std::to_string(s) + ".downsamples." +
+        c.temporal_downsample.push_back(model_io::find_tensor(official, "encoder.downsamples." + std::to_string(s) + ".downsamples." +
                                                            std::to_string(c.num_res_blocks) + ".time_conv.weight") != nullptr);
     }
     if (c.dim_mult.size() < 2 || c.num_res_blocks < 1) {
@@ -259,8 +241,8 @@ void load_vae_weights(WanVae& vae, const NamedTensors& official, const std::stri
         at::Tensor& param = item.value();
         const at::Tensor& src = *it->second;
         if (src.sizes() != param.sizes()) {
-            throw std::runtime_error("'" + origin + "': VAE tensor '" + item.key() + "' has shape " + shape_of(src) +
-                                     ", expected " + shape_of(param));
+            throw std::runtime_error("'" + origin + "': VAE tensor '" + item.key() + "' has shape " + model_io::shape_string(src) +
+                                     ", expected " + model_io::shape_string(param));
         }
         param.set_data(src.contiguous()); // adopts the given dtype and device
         by_name.erase(it);
