@@ -31,10 +31,10 @@ QString versionReport(const engine::Registry* registry) {
   for (const auto& [component, version] : nodes::build_versions()) {
     if (component != "Vidgraph") lines << QString::fromStdString(component + ": " + version);
   }
+  lines << QString::fromStdString("Attention plugin: " + nodes::attention_plugin_version());
 #else
   lines << QStringLiteral("Built-in nodes: not in this build (no LibTorch linked)");
 #endif  // VIDGRAPH_GUI_HAVE_NODES
-  lines << QStringLiteral("Attention plugin: version not reported to the editor (loaded by the nodes on first run)");
   if (registry) {
     for (const engine::NodeType* t : registry->list()) {
       const engine::ParamSpec* attention = t->find_param("attention");

@@ -12,4 +12,8 @@ namespace vidgraph::nodes {
 // this build leaves out says so ("not built", "none").
 std::vector<std::pair<std::string, std::string>> build_versions();
 
+// The attention plugin the nodes use, loading it on first call: its name, version, ABI and path,
+// or "none found".
+std::string attention_plugin_version();
+
 }  // namespace vidgraph::nodes

@@ -44,6 +44,14 @@ void use_attention_backend(plugin::AttentionBackend* backend) {
   g_external = backend;
 }
 
+std::string attention_plugin_description() {
+  std::string error;
+  if (!attention_backend(&error)) return "none found";
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (loaded()) return plugin::plugin_version_string(*loaded());
+  return "loaded by the host program";
+}
+
 std::vector<std::string> attention_method_names(plugin::AttentionBackend& backend) {
   std::vector<std::string> names;
   for (const auto& method : backend.methods()) names.push_back(method.name);

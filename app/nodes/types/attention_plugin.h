@@ -17,6 +17,10 @@ plugin::AttentionBackend* attention_backend(std::string* error);
 // Makes `backend` (owned by the caller, who keeps it alive) the one attention_backend() returns.
 void use_attention_backend(plugin::AttentionBackend* backend);
 
+// "vidgraph_attention 0.1.0 (plugin ABI 1, ...) from PATH", loading the plugin if needed;
+// "none found" when the loader finds none.
+std::string attention_plugin_description();
+
 // Method names the loaded backend offers (empty when none loaded).
 std::vector<std::string> attention_method_names(plugin::AttentionBackend& backend);
 
