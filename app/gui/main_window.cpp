@@ -282,8 +282,9 @@ bool MainWindow::runWorkflow(const QStringList& targets) {
   QString out = QStandardPaths::writableLocation(QStandardPaths::MoviesLocation);
   if (out.isEmpty()) out = QDir::homePath();
   options.output_dir = QDir(out).filePath(QStringLiteral("Vidgraph")).toStdString();
-  // Re-running after an edit replaces that run's outputs (the file names are the nodes' params).
-  options.overwrite = true;
+  // Never replace an earlier output silently: a node's own `overwrite` param opts in, otherwise an
+  // existing file fails that node with a message saying so.
+  options.overwrite = false;
   QDir().mkpath(QString::fromStdString(options.output_dir));
   auto status = run_->start(controller_->document(), targets, options);
   if (!status.ok()) {
