@@ -17,16 +17,16 @@ namespace vidgraph::model_io {
 
 // One tensor of the state dict, described against its storage entry `data/<storage_key>`.
 struct PthTensorRecord {
-    std::string name;
-    at::ScalarType dtype = at::ScalarType::Float;
-    std::vector<int64_t> sizes;
-    std::vector<int64_t> strides;
-    int64_t storage_offset = 0; // in elements
-    std::string storage_key;
-    int64_t storage_numel = 0; // elements the pickle declares for the storage
+  std::string name;
+  at::ScalarType dtype = at::ScalarType::Float;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+  int64_t storage_offset = 0;  // in elements
+  std::string storage_key;
+  int64_t storage_numel = 0;  // elements the pickle declares for the storage
 };
 
 // `origin` names the file in error messages. Records keep the pickle's key order.
 std::vector<PthTensorRecord> pth_unpickle_state_dict(const std::string& pickle, const std::string& origin);
 
-} // namespace vidgraph::model_io
+}  // namespace vidgraph::model_io

@@ -22,26 +22,26 @@
 namespace vidgraph::model_io {
 
 class PthReader {
-public:
-    static PthReader open(const std::string& path);
+ public:
+  static PthReader open(const std::string& path);
 
-    const std::string& path() const { return zip_.path(); }
-    const std::vector<PthTensorRecord>& tensors() const { return records_; }
-    // nullptr when the state dict has no tensor of that name.
-    const PthTensorRecord* find(const std::string& name) const;
-    // A contiguous copy of the tensor on `device`, converted to `dtype` when given.
-    at::Tensor load(const PthTensorRecord& record, c10::Device device = c10::Device(c10::kCPU),
-                    std::optional<at::ScalarType> dtype = std::nullopt) const;
+  const std::string& path() const { return zip_.path(); }
+  const std::vector<PthTensorRecord>& tensors() const { return records_; }
+  // nullptr when the state dict has no tensor of that name.
+  const PthTensorRecord* find(const std::string& name) const;
+  // A contiguous copy of the tensor on `device`, converted to `dtype` when given.
+  at::Tensor load(const PthTensorRecord& record, c10::Device device = c10::Device(c10::kCPU),
+                  std::optional<at::ScalarType> dtype = std::nullopt) const;
 
-private:
-    ZipArchive zip_;
-    std::string prefix_; // "<archive>/" of every entry
-    std::vector<PthTensorRecord> records_;
+ private:
+  ZipArchive zip_;
+  std::string prefix_;  // "<archive>/" of every entry
+  std::vector<PthTensorRecord> records_;
 };
 
 // Every tensor of the file, in the file's order.
-std::vector<std::pair<std::string, at::Tensor>> pth_load_state_dict(
-    const std::string& path, c10::Device device = c10::Device(c10::kCPU),
-    std::optional<at::ScalarType> dtype = std::nullopt);
+std::vector<std::pair<std::string, at::Tensor>> pth_load_state_dict(const std::string& path,
+                                                                    c10::Device device = c10::Device(c10::kCPU),
+                                                                    std::optional<at::ScalarType> dtype = std::nullopt);
 
-} // namespace vidgraph::model_io
+}  // namespace vidgraph::model_io

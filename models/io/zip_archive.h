@@ -14,32 +14,32 @@
 namespace vidgraph::model_io {
 
 struct ZipEntry {
-    std::string name;
-    uint64_t data_offset = 0; // absolute offset of the first data byte in the file
-    uint64_t size = 0;        // stored (= uncompressed) size in bytes
+  std::string name;
+  uint64_t data_offset = 0;  // absolute offset of the first data byte in the file
+  uint64_t size = 0;         // stored (= uncompressed) size in bytes
 };
 
 class ZipArchive {
-public:
-    // Throws std::runtime_error naming the file and the defect.
-    static ZipArchive open(const std::string& path);
+ public:
+  // Throws std::runtime_error naming the file and the defect.
+  static ZipArchive open(const std::string& path);
 
-    const std::string& path() const { return path_; }
-    uint64_t file_size() const { return file_size_; }
-    const std::vector<ZipEntry>& entries() const { return entries_; }
-    // nullptr when no entry has that exact name.
-    const ZipEntry* find(const std::string& name) const;
-    // Reads `size` bytes of `entry` starting at `offset` inside the entry into `dst`.
-    void read(const ZipEntry& entry, uint64_t offset, void* dst, uint64_t size) const;
-    std::string read_all(const ZipEntry& entry) const;
+  const std::string& path() const { return path_; }
+  uint64_t file_size() const { return file_size_; }
+  const std::vector<ZipEntry>& entries() const { return entries_; }
+  // nullptr when no entry has that exact name.
+  const ZipEntry* find(const std::string& name) const;
+  // Reads `size` bytes of `entry` starting at `offset` inside the entry into `dst`.
+  void read(const ZipEntry& entry, uint64_t offset, void* dst, uint64_t size) const;
+  std::string read_all(const ZipEntry& entry) const;
 
-private:
-    void read_at(uint64_t offset, void* dst, uint64_t size) const;
+ private:
+  void read_at(uint64_t offset, void* dst, uint64_t size) const;
 
-    std::string path_;
-    uint64_t file_size_ = 0;
-    std::shared_ptr<int> fd_; // POSIX descriptor, read with pread (thread-safe)
-    std::vector<ZipEntry> entries_;
+  std::string path_;
+  uint64_t file_size_ = 0;
+  std::shared_ptr<int> fd_;  // POSIX descriptor, read with pread (thread-safe)
+  std::vector<ZipEntry> entries_;
 };
 
-} // namespace vidgraph::model_io
+}  // namespace vidgraph::model_io

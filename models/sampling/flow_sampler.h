@@ -22,37 +22,35 @@ namespace vidgraph::sampling {
 
 // The model: x [C, F, H, W] fp32 and per-frame timesteps t [F] fp32 (same device as x) ->
 // {v_cond} or, when need_uncond, {v_cond, v_uncond}, each [C, F, H, W].
-using VelocityFn =
-    std::function<std::vector<at::Tensor>(const at::Tensor& x, const at::Tensor& t, bool need_uncond)>;
+using VelocityFn = std::function<std::vector<at::Tensor>(const at::Tensor& x, const at::Tensor& t, bool need_uncond)>;
 
 enum class SolverKind { UniPC, Euler };
 
 struct FlowSampleOptions {
-    SolverKind solver = SolverKind::UniPC;
-    int steps = 50;
-    double shift = 5.0;
-    double guide_scale = 5.0;      // 1 = no guidance (one model call per step)
-    std::vector<double> sigmas;    // optional custom schedule (ends in 0); overrides steps/shift
-    uint64_t seed = 0;
-    std::vector<int64_t> latent_shape; // [C, F, H, W]
-    at::Tensor initial_latent;     // optional [C, F, H, W]: used instead of seeded noise
-    at::Tensor first_frame;        // optional [C, 1, H, W]: image-to-video conditioning latent
-    c10::Device device = c10::Device(c10::kCPU);
-    // Called after each step with (steps done, total steps).
-    std::function<void(int, int)> on_step;
-    // Polled before each step; returning true stops the run with SamplingCancelled.
-    std::function<bool()> is_cancelled;
+  SolverKind solver = SolverKind::UniPC;
+  int steps = 50;
+  double shift = 5.0;
+  double guide_scale = 5.0;    // 1 = no guidance (one model call per step)
+  std::vector<double> sigmas;  // optional custom schedule (ends in 0); overrides steps/shift
+  uint64_t seed = 0;
+  std::vector<int64_t> latent_shape;  // [C, F, H, W]
+  at::Tensor initial_latent;          // optional [C, F, H, W]: used instead of seeded noise
+  at::Tensor first_frame;             // optional [C, 1, H, W]: image-to-video conditioning latent
+  c10::Device device = c10::Device(c10::kCPU);
+  // Called after each step with (steps done, total steps).
+  std::function<void(int, int)> on_step;
+  // Polled before each step; returning true stops the run with SamplingCancelled.
+  std::function<bool()> is_cancelled;
 };
 
 class SamplingCancelled : public std::runtime_error {
-public:
-    explicit SamplingCancelled(int step)
-        : std::runtime_error("Sampling was cancelled before step " + std::to_string(step + 1) + "."),
-          step_(step) {}
-    int step() const { return step_; }
+ public:
+  explicit SamplingCancelled(int step)
+      : std::runtime_error("Sampling was cancelled before step " + std::to_string(step + 1) + "."), step_(step) {}
+  int step() const { return step_; }
 
-private:
-    int step_;
+ private:
+  int step_;
 };
 
 // fp32 N(0, 1) noise of `shape` from a CPU generator seeded with `seed`, on `device`.
@@ -66,4 +64,4 @@ FlowSchedule schedule_for(const FlowSampleOptions& options);
 // std::runtime_error naming the step when the latent becomes non-finite (NaN/Inf).
 at::Tensor flow_sample(const VelocityFn& model, const FlowSampleOptions& options);
 
-} // namespace vidgraph::sampling
+}  // namespace vidgraph::sampling

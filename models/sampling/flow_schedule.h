@@ -14,9 +14,9 @@
 namespace vidgraph::sampling {
 
 struct FlowSchedule {
-    std::vector<double> sigmas;    // N + 1 values, strictly decreasing, the last is 0
-    std::vector<double> timesteps; // N values fed to the model at each step
-    int steps() const { return static_cast<int>(timesteps.size()); }
+  std::vector<double> sigmas;     // N + 1 values, strictly decreasing, the last is 0
+  std::vector<double> timesteps;  // N values fed to the model at each step
+  int steps() const { return static_cast<int>(timesteps.size()); }
 };
 
 // The shift map sigma -> shift*sigma / (1 + (shift-1)*sigma).
@@ -28,4 +28,4 @@ FlowSchedule flow_euler_schedule(int steps, double shift, int num_train_timestep
 // Throws std::invalid_argument unless sigmas has >= 2 values in (0, 1], strictly decreasing, last 0.
 FlowSchedule flow_schedule_from_sigmas(const std::vector<double>& sigmas, int num_train_timesteps = 1000);
 
-} // namespace vidgraph::sampling
+}  // namespace vidgraph::sampling

@@ -18,42 +18,42 @@
 namespace vidgraph::sampling {
 
 class FlowSolver {
-public:
-    explicit FlowSolver(FlowSchedule schedule) : schedule_(std::move(schedule)) {}
-    virtual ~FlowSolver() = default;
-    // Advances from sigmas[step_index()] to sigmas[step_index() + 1]. Throws std::logic_error
-    // when called more often than the schedule has steps.
-    virtual at::Tensor step(const at::Tensor& velocity, const at::Tensor& sample) = 0;
-    const FlowSchedule& schedule() const { return schedule_; }
-    int step_index() const { return step_index_; }
+ public:
+  explicit FlowSolver(FlowSchedule schedule) : schedule_(std::move(schedule)) {}
+  virtual ~FlowSolver() = default;
+  // Advances from sigmas[step_index()] to sigmas[step_index() + 1]. Throws std::logic_error
+  // when called more often than the schedule has steps.
+  virtual at::Tensor step(const at::Tensor& velocity, const at::Tensor& sample) = 0;
+  const FlowSchedule& schedule() const { return schedule_; }
+  int step_index() const { return step_index_; }
 
-protected:
-    void check_step() const;
-    FlowSchedule schedule_;
-    int step_index_ = 0;
+ protected:
+  void check_step() const;
+  FlowSchedule schedule_;
+  int step_index_ = 0;
 };
 
 class FlowEulerSolver : public FlowSolver {
-public:
-    using FlowSolver::FlowSolver;
-    at::Tensor step(const at::Tensor& velocity, const at::Tensor& sample) override;
+ public:
+  using FlowSolver::FlowSolver;
+  at::Tensor step(const at::Tensor& velocity, const at::Tensor& sample) override;
 };
 
 class FlowUniPCSolver : public FlowSolver {
-public:
-    using FlowSolver::FlowSolver;
-    at::Tensor step(const at::Tensor& velocity, const at::Tensor& sample) override;
+ public:
+  using FlowSolver::FlowSolver;
+  at::Tensor step(const at::Tensor& velocity, const at::Tensor& sample) override;
 
-private:
-    double lambda(int index) const; // log(1 - sigma) - log(sigma); +inf at sigma 0
-    at::Tensor predict(const at::Tensor& x, int order) const;
-    at::Tensor correct(const at::Tensor& model_t, int order) const;
+ private:
+  double lambda(int index) const;  // log(1 - sigma) - log(sigma); +inf at sigma 0
+  at::Tensor predict(const at::Tensor& x, int order) const;
+  at::Tensor correct(const at::Tensor& model_t, int order) const;
 
-    at::Tensor m_prev_;      // x0 prediction two evaluations back (order 2 history)
-    at::Tensor m_last_;      // x0 prediction of the last evaluation
-    at::Tensor last_sample_; // sample the last predictor started from
-    int last_order_ = 0;
-    int lower_order_nums_ = 0;
+  at::Tensor m_prev_;       // x0 prediction two evaluations back (order 2 history)
+  at::Tensor m_last_;       // x0 prediction of the last evaluation
+  at::Tensor last_sample_;  // sample the last predictor started from
+  int last_order_ = 0;
+  int lower_order_nums_ = 0;
 };
 
-} // namespace vidgraph::sampling
+}  // namespace vidgraph::sampling

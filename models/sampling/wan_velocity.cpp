@@ -9,53 +9,52 @@ namespace vidgraph::sampling {
 namespace {
 
 // [l, D] or [1, l, D] -> [1, text_len, D], zero-padded (the model pads the same way).
-at::Tensor pad_context(const at::Tensor& c, int64_t text_len, const char* what)
-{
-    if (!c.defined()) {
-        throw std::invalid_argument(std::string("The Wan velocity function needs the ") + what + " context.");
-    }
-    at::Tensor b = c.dim() == 2 ? c.unsqueeze(0) : c;
-    if (b.dim() != 3 || b.size(0) != 1 || b.size(1) > text_len) {
-        throw std::invalid_argument(std::string("The ") + what + " context must be [l, D] or [1, l, D] with l <= " +
-                                    std::to_string(text_len) + ".");
-    }
-    if (b.size(1) < text_len) {
-        b = at::cat({b, at::zeros({1, text_len - b.size(1), b.size(2)}, b.options())}, 1);
-    }
-    return b;
+at::Tensor pad_context(const at::Tensor& c, int64_t text_len, const char* what) {
+  if (!c.defined()) {
+    throw std::invalid_argument(std::string("The Wan velocity function needs the ") + what + " context.");
+  }
+  at::Tensor b = c.dim() == 2 ? c.unsqueeze(0) : c;
+  if (b.dim() != 3 || b.size(0) != 1 || b.size(1) > text_len) {
+    throw std::invalid_argument(std::string("The ") + what +
+                                " context must be [l, D] or [1, l, D] with l <= " + std::to_string(text_len) + ".");
+  }
+  if (b.size(1) < text_len) {
+    b = at::cat({b, at::zeros({1, text_len - b.size(1), b.size(2)}, b.options())}, 1);
+  }
+  return b;
 }
 
-} // namespace
+}  // namespace
 
-VelocityFn make_wan_velocity(wan::WanModel model, WanVelocityOptions options)
-{
-    const int64_t text_len = model->config().text_len;
-    at::Tensor cond = pad_context(options.context, text_len, "prompt").to(model->device());
-    at::Tensor uncond = options.context_null.defined()
-                            ? pad_context(options.context_null, text_len, "negative prompt").to(model->device())
-                            : at::Tensor();
-    return [model, options, cond, uncond](const at::Tensor& x, const at::Tensor& t,
-                                          bool need_uncond) mutable -> std::vector<at::Tensor> {
-        if (need_uncond && !uncond.defined()) {
-            throw std::invalid_argument("Guidance is on but no negative-prompt context was given.");
-        }
-        // The sampler's device may differ from the model's: run on the model's, answer on x's.
-        const c10::Device out_device = x.device();
-        at::Tensor xb = x.unsqueeze(0).to(model->device()); // [1, C, F, H, W]
-        at::Tensor tb = t.unsqueeze(0).to(model->device()); // [1, F]
-        if (!need_uncond) {
-            return {model->forward(xb, tb, cond, options.attention).squeeze(0).to(out_device)};
-        }
-        if (options.batch_cfg) {
-            at::Tensor out = model->forward(at::cat({xb, xb}, 0), at::cat({tb, tb}, 0),
-                                            at::cat({cond, uncond.to(cond.scalar_type())}, 0),
-                                            options.attention)
-                                 .to(out_device); // [2, C, F, H, W]
-            return {out.select(0, 0), out.select(0, 1)};
-        }
-        return {model->forward(xb, tb, cond, options.attention).squeeze(0).to(out_device),
-                model->forward(xb, tb, uncond, options.attention).squeeze(0).to(out_device)};
-    };
+VelocityFn make_wan_velocity(wan::WanModel model, WanVelocityOptions options) {
+  const int64_t text_len = model->config().text_len;
+  at::Tensor cond = pad_context(options.context, text_len, "prompt").to(model->device());
+  at::Tensor uncond = options.context_null.defined()
+                          ? pad_context(options.context_null, text_len, "negative prompt").to(model->device())
+                          : at::Tensor();
+  return [model, options, cond, uncond](const at::Tensor& x, const at::Tensor& t,
+                                        bool need_uncond) mutable -> std::vector<at::Tensor> {
+    if (need_uncond && !uncond.defined()) {
+      throw std::invalid_argument("Guidance is on but no negative-prompt context was given.");
+    }
+    // The sampler's device may differ from the model's: run on the model's, answer on x's.
+    const c10::Device out_device = x.device();
+    at::Tensor xb = x.unsqueeze(0).to(model->device());  // [1, C, F, H, W]
+    at::Tensor tb = t.unsqueeze(0).to(model->device());  // [1, F]
+    if (!need_uncond) {
+      return {model->forward(xb, tb, cond, options.attention).squeeze(0).to(out_device)};
+    }
+    if (options.batch_cfg) {
+      at::Tensor out =
+          model
+              ->forward(at::cat({xb, xb}, 0), at::cat({tb, tb}, 0), at::cat({cond, uncond.to(cond.scalar_type())}, 0),
+                        options.attention)
+              .to(out_device);  // [2, C, F, H, W]
+      return {out.select(0, 0), out.select(0, 1)};
+    }
+    return {model->forward(xb, tb, cond, options.attention).squeeze(0).to(out_device),
+            model->forward(xb, tb, uncond, options.attention).squeeze(0).to(out_device)};
+  };
 }
 
-} // namespace vidgraph::sampling
+}  // namespace vidgraph::sampling

@@ -12,13 +12,13 @@
 namespace vidgraph::sampling {
 
 struct WanVelocityOptions {
-    at::Tensor context;      // [l, text_dim] or [1, l, text_dim]: the prompt's encoder output
-    at::Tensor context_null; // same for the negative prompt (needed when guidance is on)
-    wan::AttentionRun attention;
-    bool batch_cfg = true;
+  at::Tensor context;       // [l, text_dim] or [1, l, text_dim]: the prompt's encoder output
+  at::Tensor context_null;  // same for the negative prompt (needed when guidance is on)
+  wan::AttentionRun attention;
+  bool batch_cfg = true;
 };
 
 // The model is shared (not copied): keep it alive while the function is in use.
 VelocityFn make_wan_velocity(wan::WanModel model, WanVelocityOptions options);
 
-} // namespace vidgraph::sampling
+}  // namespace vidgraph::sampling

@@ -28,138 +28,141 @@ static_assert(alignof(sentencepiece::SentencePieceProcessor) <= 64, "SentencePie
 // user-provided destructor, so returned through a hidden pointer); released by the library's own
 // destructor.
 struct StatusHolder {
-    void* rep = nullptr;
-    ~StatusHolder();
-    bool ok() const { return rep == nullptr; }
+  void* rep = nullptr;
+  ~StatusHolder();
+  bool ok() const { return rep == nullptr; }
 };
 #ifdef VIDGRAPH_HAVE_SPM_HEADER
 static_assert(sizeof(StatusHolder) == sizeof(sentencepiece::util::Status), "util::Status layout changed");
 #endif
 
 struct Api {
-    void (*construct)(void*) = nullptr;
-    void (*destruct)(void*) = nullptr;
-    StatusHolder (*load)(void*, std::string_view) = nullptr;
-    StatusHolder (*encode)(const void*, std::string_view, std::vector<int>*) = nullptr;
-    int (*pad_id)(const void*) = nullptr;
-    int (*eos_id)(const void*) = nullptr;
-    int (*piece_size)(const void*) = nullptr;
-    void (*status_destruct)(StatusHolder*) = nullptr;
-    std::string (*status_string)(const StatusHolder*) = nullptr;
-    std::string error; // why the library could not be used
+  void (*construct)(void*) = nullptr;
+  void (*destruct)(void*) = nullptr;
+  StatusHolder (*load)(void*, std::string_view) = nullptr;
+  StatusHolder (*encode)(const void*, std::string_view, std::vector<int>*) = nullptr;
+  int (*pad_id)(const void*) = nullptr;
+  int (*eos_id)(const void*) = nullptr;
+  int (*piece_size)(const void*) = nullptr;
+  void (*status_destruct)(StatusHolder*) = nullptr;
+  std::string (*status_string)(const StatusHolder*) = nullptr;
+  std::string error;  // why the library could not be used
 };
 
 template <typename F>
-void bind(void* handle, const char* symbol, F& slot, std::string& error)
-{
-    void* p = ::dlsym(handle, symbol);
-    if (p == nullptr && error.empty()) {
-        error = std::string("libsentencepiece.so.0 lacks the symbol ") + symbol + " (unsupported version)";
-    }
-    slot = reinterpret_cast<F>(p);
+void bind(void* handle, const char* symbol, F& slot, std::string& error) {
+  void* p = ::dlsym(handle, symbol);
+  if (p == nullptr && error.empty()) {
+    error = std::string("libsentencepiece.so.0 lacks the symbol ") + symbol + " (unsupported version)";
+  }
+  slot = reinterpret_cast<F>(p);
 }
 
-const Api& api()
-{
-    static Api a;
-    static std::once_flag once;
-    std::call_once(once, [] {
-        void* h = ::dlopen("libsentencepiece.so.0", RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
-        if (h == nullptr) {
-            const char* why = ::dlerror();
-            a.error = std::string("cannot open libsentencepiece.so.0 (install the libsentencepiece0 package): ") +
-                      (why ? why : "unknown error");
-            return;
-        }
-        bind(h, "_ZN13sentencepiece22SentencePieceProcessorC1Ev", a.construct, a.error);
-        bind(h, "_ZN13sentencepiece22SentencePieceProcessorD1Ev", a.destruct, a.error);
-        bind(h, "_ZN13sentencepiece22SentencePieceProcessor4LoadESt17basic_string_viewIcSt11char_traitsIcEE", a.load, a.error);
-        bind(h, "_ZNK13sentencepiece22SentencePieceProcessor6EncodeESt17basic_string_viewIcSt11char_traitsIcEEPSt6vectorIiSaIiEE",
-             a.encode, a.error);
-        bind(h, "_ZNK13sentencepiece22SentencePieceProcessor6pad_idEv", a.pad_id, a.error);
-        bind(h, "_ZNK13sentencepiece22SentencePieceProcessor6eos_idEv", a.eos_id, a.error);
-        bind(h, "_ZNK13sentencepiece22SentencePieceProcessor12GetPieceSizeEv", a.piece_size, a.error);
-        bind(h, "_ZN13sentencepiece4util6StatusD1Ev", a.status_destruct, a.error);
-        bind(h, "_ZNK13sentencepiece4util6Status8ToStringB5cxx11Ev", a.status_string, a.error);
-    });
-    return a;
+const Api& api() {
+  static Api a;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void* h = ::dlopen("libsentencepiece.so.0", RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    if (h == nullptr) {
+      const char* why = ::dlerror();
+      a.error = std::string("cannot open libsentencepiece.so.0 (install the libsentencepiece0 package): ") +
+                (why ? why : "unknown error");
+      return;
+    }
+    bind(h, "_ZN13sentencepiece22SentencePieceProcessorC1Ev", a.construct, a.error);
+    bind(h, "_ZN13sentencepiece22SentencePieceProcessorD1Ev", a.destruct, a.error);
+    bind(h, "_ZN13sentencepiece22SentencePieceProcessor4LoadESt17basic_string_viewIcSt11char_traitsIcEE", a.load,
+         a.error);
+    bind(h,
+         "_ZNK13sentencepiece22SentencePieceProcessor6EncodeESt17basic_string_viewIcSt11char_"
+         "traitsIcEEPSt6vectorIiSaIiEE",
+         a.encode, a.error);
+    bind(h, "_ZNK13sentencepiece22SentencePieceProcessor6pad_idEv", a.pad_id, a.error);
+    bind(h, "_ZNK13sentencepiece22SentencePieceProcessor6eos_idEv", a.eos_id, a.error);
+    bind(h, "_ZNK13sentencepiece22SentencePieceProcessor12GetPieceSizeEv", a.piece_size, a.error);
+    bind(h, "_ZN13sentencepiece4util6StatusD1Ev", a.status_destruct, a.error);
+    bind(h, "_ZNK13sentencepiece4util6Status8ToStringB5cxx11Ev", a.status_string, a.error);
+  });
+  return a;
 }
 
-StatusHolder::~StatusHolder()
-{
-    if (rep != nullptr) {
-        api().status_destruct(this);
-    }
+StatusHolder::~StatusHolder() {
+  if (rep != nullptr) {
+    api().status_destruct(this);
+  }
 }
 
-} // namespace
+}  // namespace
 
-void train_sentencepiece(const std::string& flags)
-{
-    const Api& a = api(); // the trainer needs libsentencepiece, opened privately first
-    if (!a.error.empty()) {
-        throw std::runtime_error("cannot train a SentencePiece model: " + a.error);
-    }
-    static void* handle = ::dlopen("libsentencepiece_train.so.0", RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
-    if (handle == nullptr) {
-        throw std::runtime_error("cannot open libsentencepiece_train.so.0 (install libsentencepiece-dev)");
-    }
-    using TrainFn = StatusHolder (*)(std::string_view, void*, std::string*);
-    const auto train = reinterpret_cast<TrainFn>(::dlsym(
-        handle, "_ZN13sentencepiece20SentencePieceTrainer5TrainESt17basic_string_viewIcSt11char_traitsIcEE"
-                "PNS_16SentenceIteratorEPNSt7__cxx1112basic_stringIcS3_SaIcEEE"));
-    if (train == nullptr) {
-        throw std::runtime_error("libsentencepiece_train.so.0 lacks SentencePieceTrainer::Train (unsupported version)");
-    }
-    const StatusHolder status = train(flags, nullptr, nullptr);
-    if (!status.ok()) {
-        throw std::runtime_error("SentencePiece training failed: " + a.status_string(&status));
-    }
+void train_sentencepiece(const std::string& flags) {
+  const Api& a = api();  // the trainer needs libsentencepiece, opened privately first
+  if (!a.error.empty()) {
+    throw std::runtime_error("cannot train a SentencePiece model: " + a.error);
+  }
+  static void* handle = ::dlopen("libsentencepiece_train.so.0", RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+  if (handle == nullptr) {
+    throw std::runtime_error("cannot open libsentencepiece_train.so.0 (install libsentencepiece-dev)");
+  }
+  using TrainFn = StatusHolder (*)(std::string_view, void*, std::string*);
+  const auto train = reinterpret_cast<TrainFn>(
+      ::dlsym(handle,
+              "_ZN13sentencepiece20SentencePieceTrainer5TrainESt17basic_string_viewIcSt11char_traitsIcEE"
+              "PNS_16SentenceIteratorEPNSt7__cxx1112basic_stringIcS3_SaIcEEE"));
+  if (train == nullptr) {
+    throw std::runtime_error("libsentencepiece_train.so.0 lacks SentencePieceTrainer::Train (unsupported version)");
+  }
+  const StatusHolder status = train(flags, nullptr, nullptr);
+  if (!status.ok()) {
+    throw std::runtime_error("SentencePiece training failed: " + a.status_string(&status));
+  }
 }
 
-std::unique_ptr<SentencePiece> SentencePiece::load(const std::string& model_path)
-{
-    const Api& a = api();
-    if (!a.error.empty()) {
-        throw std::runtime_error("cannot load the tokenizer '" + model_path + "': " + a.error);
-    }
-    std::unique_ptr<SentencePiece> sp(new SentencePiece());
-    void* memory = ::operator new(kProcessorBytes, kProcessorAlign);
-    try {
-        a.construct(memory);
-    } catch (...) {
-        ::operator delete(memory, kProcessorAlign);
-        throw;
-    }
-    sp->processor_ = memory;
-    const StatusHolder status = a.load(memory, model_path);
-    if (!status.ok()) {
-        throw std::runtime_error("cannot load the SentencePiece tokenizer '" + model_path + "': " +
-                                 a.status_string(&status) + " (expected the umT5 spiece.model)");
-    }
-    return sp;
+std::unique_ptr<SentencePiece> SentencePiece::load(const std::string& model_path) {
+  const Api& a = api();
+  if (!a.error.empty()) {
+    throw std::runtime_error("cannot load the tokenizer '" + model_path + "': " + a.error);
+  }
+  std::unique_ptr<SentencePiece> sp(new SentencePiece());
+  void* memory = ::operator new(kProcessorBytes, kProcessorAlign);
+  try {
+    a.construct(memory);
+  } catch (...) {
+    ::operator delete(memory, kProcessorAlign);
+    throw;
+  }
+  sp->processor_ = memory;
+  const StatusHolder status = a.load(memory, model_path);
+  if (!status.ok()) {
+    throw std::runtime_error("cannot load the SentencePiece tokenizer '" + model_path +
+                             "': " + a.status_string(&status) + " (expected the umT5 spiece.model)");
+  }
+  return sp;
 }
 
-SentencePiece::~SentencePiece()
-{
-    if (processor_ != nullptr) {
-        api().destruct(processor_);
-        ::operator delete(processor_, kProcessorAlign);
-    }
+SentencePiece::~SentencePiece() {
+  if (processor_ != nullptr) {
+    api().destruct(processor_);
+    ::operator delete(processor_, kProcessorAlign);
+  }
 }
 
-std::vector<int> SentencePiece::encode(const std::string& text) const
-{
-    std::vector<int> ids;
-    const StatusHolder status = api().encode(processor_, text, &ids);
-    if (!status.ok()) {
-        throw std::runtime_error("cannot tokenize the prompt: " + api().status_string(&status));
-    }
-    return ids;
+std::vector<int> SentencePiece::encode(const std::string& text) const {
+  std::vector<int> ids;
+  const StatusHolder status = api().encode(processor_, text, &ids);
+  if (!status.ok()) {
+    throw std::runtime_error("cannot tokenize the prompt: " + api().status_string(&status));
+  }
+  return ids;
 }
 
-int SentencePiece::pad_id() const { return api().pad_id(processor_); }
-int SentencePiece::eos_id() const { return api().eos_id(processor_); }
-int SentencePiece::piece_size() const { return api().piece_size(processor_); }
+int SentencePiece::pad_id() const {
+  return api().pad_id(processor_);
+}
+int SentencePiece::eos_id() const {
+  return api().eos_id(processor_);
+}
+int SentencePiece::piece_size() const {
+  return api().piece_size(processor_);
+}
 
-} // namespace vidgraph::t5
+}  // namespace vidgraph::t5

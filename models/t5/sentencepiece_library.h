@@ -17,21 +17,21 @@
 namespace vidgraph::t5 {
 
 class SentencePiece {
-public:
-    static std::unique_ptr<SentencePiece> load(const std::string& model_path);
-    ~SentencePiece();
-    SentencePiece(const SentencePiece&) = delete;
-    SentencePiece& operator=(const SentencePiece&) = delete;
+ public:
+  static std::unique_ptr<SentencePiece> load(const std::string& model_path);
+  ~SentencePiece();
+  SentencePiece(const SentencePiece&) = delete;
+  SentencePiece& operator=(const SentencePiece&) = delete;
 
-    // Piece ids of `text` (no special tokens added).
-    std::vector<int> encode(const std::string& text) const;
-    int pad_id() const;
-    int eos_id() const;
-    int piece_size() const;
+  // Piece ids of `text` (no special tokens added).
+  std::vector<int> encode(const std::string& text) const;
+  int pad_id() const;
+  int eos_id() const;
+  int piece_size() const;
 
-private:
-    SentencePiece() = default;
-    void* processor_ = nullptr; // a sentencepiece::SentencePieceProcessor built in our memory
+ private:
+  SentencePiece() = default;
+  void* processor_ = nullptr;  // a sentencepiece::SentencePieceProcessor built in our memory
 };
 
 // Trains a SentencePiece model with libsentencepiece_train.so.0 (opened the same way), given the
@@ -39,4 +39,4 @@ private:
 // std::runtime_error with the trainer's message. For tests and the tiny demo model.
 void train_sentencepiece(const std::string& flags);
 
-} // namespace vidgraph::t5
+}  // namespace vidgraph::t5

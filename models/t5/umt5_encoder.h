@@ -21,30 +21,30 @@
 namespace vidgraph::t5 {
 
 class Umt5Block : public torch::nn::Module {
-public:
-    explicit Umt5Block(const Umt5Config& config);
-    // x [B,L,dim], mask [B,L] (nonzero = real token), buckets [L,L] (relative_position_buckets) -> [B,L,dim]
-    at::Tensor forward(const at::Tensor& x, const at::Tensor& mask, const at::Tensor& buckets) const;
-    // The layer's relative-position bias [1, heads, L, L].
-    at::Tensor position_bias(const at::Tensor& buckets) const;
+ public:
+  explicit Umt5Block(const Umt5Config& config);
+  // x [B,L,dim], mask [B,L] (nonzero = real token), buckets [L,L] (relative_position_buckets) -> [B,L,dim]
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& mask, const at::Tensor& buckets) const;
+  // The layer's relative-position bias [1, heads, L, L].
+  at::Tensor position_bias(const at::Tensor& buckets) const;
 
-private:
-    Umt5Config config_;
-    at::Tensor norm1_, norm2_, q_, k_, v_, o_, gate_, fc1_, fc2_, rel_;
+ private:
+  Umt5Config config_;
+  at::Tensor norm1_, norm2_, q_, k_, v_, o_, gate_, fc1_, fc2_, rel_;
 };
 
 // Convolution-free weights are left uninitialised until a loader or make_seeded_umt5 sets them.
 class Umt5Encoder : public torch::nn::Module {
-public:
-    explicit Umt5Encoder(Umt5Config config);
-    const Umt5Config& config() const { return config_; }
-    // ids [B,L] int64, mask [B,L] (1 real / 0 pad) -> hidden states [B,L,dim] in the weights' dtype.
-    at::Tensor forward(const at::Tensor& ids, const at::Tensor& mask) const;
+ public:
+  explicit Umt5Encoder(Umt5Config config);
+  const Umt5Config& config() const { return config_; }
+  // ids [B,L] int64, mask [B,L] (1 real / 0 pad) -> hidden states [B,L,dim] in the weights' dtype.
+  at::Tensor forward(const at::Tensor& ids, const at::Tensor& mask) const;
 
-private:
-    Umt5Config config_;
-    at::Tensor embedding_, norm_;
-    std::vector<std::shared_ptr<Umt5Block>> blocks_;
+ private:
+  Umt5Config config_;
+  at::Tensor embedding_, norm_;
+  std::vector<std::shared_ptr<Umt5Block>> blocks_;
 };
 
 // Bucket of every (query i, key j) pair, [L, L] int64 on `device` (shared by all layers).
@@ -54,4 +54,4 @@ at::Tensor relative_position_buckets(int64_t length, const Umt5Config& config, c
 // dtype when that is fp16/bf16, times the weight.
 at::Tensor umt5_rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps);
 
-} // namespace vidgraph::t5
+}  // namespace vidgraph::t5

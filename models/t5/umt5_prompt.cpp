@@ -9,36 +9,34 @@
 namespace vidgraph::t5 {
 
 std::vector<at::Tensor> encode_prompts(const Umt5Encoder& encoder, const Umt5Tokenizer& tokenizer,
-                                       const std::vector<std::string>& texts, int64_t length)
-{
-    if (tokenizer.vocab_size() > encoder.config().vocab) {
-        throw std::invalid_argument("the tokenizer has " + std::to_string(tokenizer.vocab_size()) +
-                                    " pieces but the text encoder only " + std::to_string(encoder.config().vocab) +
-                                    " embeddings: they do not belong together");
-    }
-    const TokenBatch batch = tokenizer.encode(texts, length);
-    c10::NoGradGuard no_grad; // results stay ordinary tensors (in-place use allowed)
-    const at::Tensor hidden = encoder.forward(batch.ids, batch.mask); // [B,length,dim]
-    std::vector<at::Tensor> out;
-    for (int64_t b = 0; b < hidden.size(0); ++b) {
-        const int64_t real = batch.mask[b].sum().item<int64_t>();
-        out.push_back(hidden[b].slice(0, 0, real).clone());
-    }
-    return out;
+                                       const std::vector<std::string>& texts, int64_t length) {
+  if (tokenizer.vocab_size() > encoder.config().vocab) {
+    throw std::invalid_argument("the tokenizer has " + std::to_string(tokenizer.vocab_size()) +
+                                " pieces but the text encoder only " + std::to_string(encoder.config().vocab) +
+                                " embeddings: they do not belong together");
+  }
+  const TokenBatch batch = tokenizer.encode(texts, length);
+  c10::NoGradGuard no_grad;  // results stay ordinary tensors (in-place use allowed)
+  const at::Tensor hidden = encoder.forward(batch.ids, batch.mask);  // [B,length,dim]
+  std::vector<at::Tensor> out;
+  for (int64_t b = 0; b < hidden.size(0); ++b) {
+    const int64_t real = batch.mask[b].sum().item<int64_t>();
+    out.push_back(hidden[b].slice(0, 0, real).clone());
+  }
+  return out;
 }
 
-at::Tensor pad_context(const std::vector<at::Tensor>& contexts, int64_t length)
-{
-    if (contexts.empty()) {
-        throw std::invalid_argument("pad_context needs at least one context");
-    }
-    const at::Tensor& first = contexts.front();
-    at::Tensor out = at::zeros({int64_t(contexts.size()), length, first.size(1)}, first.options());
-    for (size_t b = 0; b < contexts.size(); ++b) {
-        const int64_t n = std::min(length, contexts[b].size(0));
-        out[int64_t(b)].slice(0, 0, n).copy_(contexts[b].slice(0, 0, n));
-    }
-    return out;
+at::Tensor pad_context(const std::vector<at::Tensor>& contexts, int64_t length) {
+  if (contexts.empty()) {
+    throw std::invalid_argument("pad_context needs at least one context");
+  }
+  const at::Tensor& first = contexts.front();
+  at::Tensor out = at::zeros({int64_t(contexts.size()), length, first.size(1)}, first.options());
+  for (size_t b = 0; b < contexts.size(); ++b) {
+    const int64_t n = std::min(length, contexts[b].size(0));
+    out[int64_t(b)].slice(0, 0, n).copy_(contexts[b].slice(0, 0, n));
+  }
+  return out;
 }
 
-} // namespace vidgraph::t5
+}  // namespace vidgraph::t5

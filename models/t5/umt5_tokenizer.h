@@ -18,33 +18,33 @@ namespace vidgraph::t5 {
 class SentencePiece;
 
 struct TokenBatch {
-    at::Tensor ids;  // [B, length] int64
-    at::Tensor mask; // [B, length] int64, 1 = real token
+  at::Tensor ids;   // [B, length] int64
+  at::Tensor mask;  // [B, length] int64, 1 = real token
 };
 
 class Umt5Tokenizer {
-public:
-    // Loads a SentencePiece model file (`spiece.model`); throws std::runtime_error naming the file.
-    static Umt5Tokenizer load(const std::string& path);
+ public:
+  // Loads a SentencePiece model file (`spiece.model`); throws std::runtime_error naming the file.
+  static Umt5Tokenizer load(const std::string& path);
 
-    TokenBatch encode(const std::vector<std::string>& texts, int64_t length = 512) const;
-    // Token ids of one cleaned text, EOS appended, neither cut nor padded.
-    std::vector<int64_t> ids(const std::string& text) const;
-    int64_t vocab_size() const;
-    int64_t pad_id() const { return pad_id_; }
-    int64_t eos_id() const { return eos_id_; }
+  TokenBatch encode(const std::vector<std::string>& texts, int64_t length = 512) const;
+  // Token ids of one cleaned text, EOS appended, neither cut nor padded.
+  std::vector<int64_t> ids(const std::string& text) const;
+  int64_t vocab_size() const;
+  int64_t pad_id() const { return pad_id_; }
+  int64_t eos_id() const { return eos_id_; }
 
-    // The reference's text cleaning (see above).
-    static std::string clean(const std::string& text);
+  // The reference's text cleaning (see above).
+  static std::string clean(const std::string& text);
 
-private:
-    std::shared_ptr<const SentencePiece> processor_;
-    int64_t pad_id_ = 0;
-    int64_t eos_id_ = 1;
+ private:
+  std::shared_ptr<const SentencePiece> processor_;
+  int64_t pad_id_ = 0;
+  int64_t eos_id_ = 1;
 };
 
 // HTML entity unescaping as Python's html.unescape does for the common cases: named entities of
 // HTML 4 Latin-1 and punctuation, decimal and hex character references.
 std::string html_unescape(const std::string& text);
 
-} // namespace vidgraph::t5
+}  // namespace vidgraph::t5

@@ -24,105 +24,105 @@ namespace vidgraph::vae {
 
 // The per-chunk state of the cached convolutions (one slot per call site, in call order).
 class CausalCache {
-public:
-    struct Slot {
-        at::Tensor frames; // up to 2 trailing input frames of the previous chunk [B,C,<=2,H,W]
-        bool rep = false;  // upsample3d saw the first chunk (the reference's "Rep" marker)
-        bool used = false;
-    };
-    void begin_chunk() { next_ = 0; }
-    Slot& next_slot();
-    void clear() { slots_.clear(), next_ = 0; }
-    // Bytes held by the cached frames (for memory reports).
-    int64_t nbytes() const;
+ public:
+  struct Slot {
+    at::Tensor frames;  // up to 2 trailing input frames of the previous chunk [B,C,<=2,H,W]
+    bool rep = false;   // upsample3d saw the first chunk (the reference's "Rep" marker)
+    bool used = false;
+  };
+  void begin_chunk() { next_ = 0; }
+  Slot& next_slot();
+  void clear() { slots_.clear(), next_ = 0; }
+  // Bytes held by the cached frames (for memory reports).
+  int64_t nbytes() const;
 
-private:
-    std::vector<Slot> slots_;
-    size_t next_ = 0;
+ private:
+  std::vector<Slot> slots_;
+  size_t next_ = 0;
 };
 
 // Conv3d with causal time padding (2*pt frames in front, none behind) and symmetric spatial padding.
 class CausalConv3d : public torch::nn::Module {
-public:
-    CausalConv3d(int64_t in, int64_t out, std::array<int64_t, 3> kernel, std::array<int64_t, 3> stride = {1, 1, 1},
-                 std::array<int64_t, 3> padding = {0, 0, 0});
-    // x [B,Cin,T,H,W]; `past` ([B,Cin,n,H,W], n <= 2*pt) replaces n of the front zero frames.
-    at::Tensor forward(const at::Tensor& x, const at::Tensor& past = at::Tensor()) const;
-    int64_t time_pad() const { return 2 * padding_[0]; }
+ public:
+  CausalConv3d(int64_t in, int64_t out, std::array<int64_t, 3> kernel, std::array<int64_t, 3> stride = {1, 1, 1},
+               std::array<int64_t, 3> padding = {0, 0, 0});
+  // x [B,Cin,T,H,W]; `past` ([B,Cin,n,H,W], n <= 2*pt) replaces n of the front zero frames.
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& past = at::Tensor()) const;
+  int64_t time_pad() const { return 2 * padding_[0]; }
 
-    at::Tensor weight; // [out, in, kt, kh, kw]
-    at::Tensor bias;   // [out]
+  at::Tensor weight;  // [out, in, kt, kh, kw]
+  at::Tensor bias;    // [out]
 
-private:
-    std::array<int64_t, 3> stride_;
-    std::array<int64_t, 3> padding_;
+ private:
+  std::array<int64_t, 3> stride_;
+  std::array<int64_t, 3> padding_;
 };
 
 // The reference's cached call: conv over x with the chunk cache (or whole-sequence when null).
 at::Tensor causal_conv(const CausalConv3d& conv, const at::Tensor& x, CausalCache* cache);
 
 class Conv2d : public torch::nn::Module {
-public:
-    Conv2d(int64_t in, int64_t out, int64_t kernel, int64_t stride = 1, int64_t padding = 0);
-    at::Tensor forward(const at::Tensor& x) const; // [N,Cin,H,W] -> [N,Cout,H',W']
-    at::Tensor weight;
-    at::Tensor bias;
+ public:
+  Conv2d(int64_t in, int64_t out, int64_t kernel, int64_t stride = 1, int64_t padding = 0);
+  at::Tensor forward(const at::Tensor& x) const;  // [N,Cin,H,W] -> [N,Cout,H',W']
+  at::Tensor weight;
+  at::Tensor bias;
 
-private:
-    int64_t stride_;
-    int64_t padding_;
+ private:
+  int64_t stride_;
+  int64_t padding_;
 };
 
 // L2 normalisation over channels (dim 1) times sqrt(C) * gamma; gamma is [C,1,1,1] or [C,1,1] (images).
 class RmsNorm : public torch::nn::Module {
-public:
-    RmsNorm(int64_t dim, bool images);
-    at::Tensor forward(const at::Tensor& x) const;
-    at::Tensor gamma;
+ public:
+  RmsNorm(int64_t dim, bool images);
+  at::Tensor forward(const at::Tensor& x) const;
+  at::Tensor gamma;
 
-private:
-    double scale_;
+ private:
+  double scale_;
 };
 
 // A module holding numbered children ("0", "2", ...) so that keys read like nn.Sequential's.
 class Numbered : public torch::nn::Module {};
 
 class ResidualBlock : public torch::nn::Module {
-public:
-    ResidualBlock(int64_t in, int64_t out);
-    at::Tensor forward(const at::Tensor& x, CausalCache* cache) const; // [B,in,T,H,W] -> [B,out,T,H,W]
+ public:
+  ResidualBlock(int64_t in, int64_t out);
+  at::Tensor forward(const at::Tensor& x, CausalCache* cache) const;  // [B,in,T,H,W] -> [B,out,T,H,W]
 
-private:
-    std::shared_ptr<RmsNorm> norm1_, norm2_;
-    std::shared_ptr<CausalConv3d> conv1_, conv2_, shortcut_;
+ private:
+  std::shared_ptr<RmsNorm> norm1_, norm2_;
+  std::shared_ptr<CausalConv3d> conv1_, conv2_, shortcut_;
 };
 
 // Single-head self-attention over the H*W positions of each frame, plus identity.
 class AttentionBlock : public torch::nn::Module {
-public:
-    explicit AttentionBlock(int64_t dim);
-    at::Tensor forward(const at::Tensor& x) const; // [B,C,T,H,W] -> same
+ public:
+  explicit AttentionBlock(int64_t dim);
+  at::Tensor forward(const at::Tensor& x) const;  // [B,C,T,H,W] -> same
 
-private:
-    std::shared_ptr<RmsNorm> norm_;
-    std::shared_ptr<Conv2d> to_qkv_, proj_;
+ private:
+  std::shared_ptr<RmsNorm> norm_;
+  std::shared_ptr<Conv2d> to_qkv_, proj_;
 };
 
 enum class ResampleMode { Upsample2d, Upsample3d, Downsample2d, Downsample3d };
 
 class Resample : public torch::nn::Module {
-public:
-    Resample(int64_t dim, ResampleMode mode);
-    at::Tensor forward(const at::Tensor& x, CausalCache* cache) const;
+ public:
+  Resample(int64_t dim, ResampleMode mode);
+  at::Tensor forward(const at::Tensor& x, CausalCache* cache) const;
 
-private:
-    at::Tensor spatial(const at::Tensor& x) const;
-    at::Tensor time_up(const at::Tensor& x, CausalCache* cache) const;
-    at::Tensor time_down(const at::Tensor& x, CausalCache* cache) const;
+ private:
+  at::Tensor spatial(const at::Tensor& x) const;
+  at::Tensor time_up(const at::Tensor& x, CausalCache* cache) const;
+  at::Tensor time_down(const at::Tensor& x, CausalCache* cache) const;
 
-    ResampleMode mode_;
-    std::shared_ptr<Conv2d> conv_;
-    std::shared_ptr<CausalConv3d> time_conv_;
+  ResampleMode mode_;
+  std::shared_ptr<Conv2d> conv_;
+  std::shared_ptr<CausalConv3d> time_conv_;
 };
 
 // Parameter-free shortcuts: space/time-to-channel average (AvgDown3D) and its duplicate inverse
@@ -134,4 +134,4 @@ at::Tensor dup_up_3d(const at::Tensor& x, int64_t out_channels, int64_t ft, int6
 at::Tensor patchify(const at::Tensor& x, int64_t patch);
 at::Tensor unpatchify(const at::Tensor& x, int64_t patch);
 
-} // namespace vidgraph::vae
+}  // namespace vidgraph::vae

@@ -29,64 +29,64 @@ namespace vidgraph::vae {
 // Plain callbacks, both optional. progress(done, total) after every chunk (every tile's chunk when
 // tiled); cancelled() is polled before every chunk and, when it returns true, VaeCancelled is thrown.
 struct VaeCallbacks {
-    std::function<void(int64_t done, int64_t total)> progress;
-    std::function<bool()> cancelled;
+  std::function<void(int64_t done, int64_t total)> progress;
+  std::function<bool()> cancelled;
 };
 
 class VaeCancelled : public std::runtime_error {
-public:
-    VaeCancelled() : std::runtime_error("VAE run cancelled") {}
+ public:
+  VaeCancelled() : std::runtime_error("VAE run cancelled") {}
 };
 
 // Spatial tiling of decode, in latent units (x16 pixels). Tiles overlap by `overlap` latent rows/columns
 // and are blended with linear ramps across the overlap. Memory per tile scales with tile area.
 struct VaeTiling {
-    int64_t tile_h = 32;  // 512 px
-    int64_t tile_w = 32;
-    int64_t overlap = 8;  // 128 px
+  int64_t tile_h = 32;  // 512 px
+  int64_t tile_w = 32;
+  int64_t overlap = 8;  // 128 px
 };
 
 struct VaeDecodeOptions {
-    std::optional<VaeTiling> tiling;         // none: decode the whole frame at once
-    std::optional<c10::Device> output_device; // where decoded frames go, chunk by chunk (default: latent's)
+  std::optional<VaeTiling> tiling;           // none: decode the whole frame at once
+  std::optional<c10::Device> output_device;  // where decoded frames go, chunk by chunk (default: latent's)
 };
 
 // Convolution weights are left uninitialised (never touched, so never resident) until a loader
 // (vae_checkpoint.h) or make_seeded_vae sets them.
 class WanVae : public torch::nn::Module {
-public:
-    explicit WanVae(WanVaeConfig config);
-    const WanVaeConfig& config() const { return config_; }
+ public:
+  explicit WanVae(WanVaeConfig config);
+  const WanVaeConfig& config() const { return config_; }
 
-    // video [B,3,1+4k,H,W] -> normalised latent [B,z,1+k,H/16,W/16] (fp32, on the module's device).
-    at::Tensor encode(const at::Tensor& video, const VaeCallbacks& callbacks = {}) const;
-    // normalised latent [B,z,T,h,w] -> video [B,3,1+4(T-1),16h,16w] (fp32, clamped).
-    at::Tensor decode(const at::Tensor& latent, const VaeCallbacks& callbacks = {},
-                      const VaeDecodeOptions& options = {}) const;
+  // video [B,3,1+4k,H,W] -> normalised latent [B,z,1+k,H/16,W/16] (fp32, on the module's device).
+  at::Tensor encode(const at::Tensor& video, const VaeCallbacks& callbacks = {}) const;
+  // normalised latent [B,z,T,h,w] -> video [B,3,1+4(T-1),16h,16w] (fp32, clamped).
+  at::Tensor decode(const at::Tensor& latent, const VaeCallbacks& callbacks = {},
+                    const VaeDecodeOptions& options = {}) const;
 
-    // Building block of decode (and of tiled decode): the chunk loop over one latent region, with
-    // progress reported as (done_before + i, total).
-    at::Tensor decode_chunks(const at::Tensor& latent, const VaeCallbacks& callbacks, int64_t done_before,
-                             int64_t total, c10::Device output_device) const;
+  // Building block of decode (and of tiled decode): the chunk loop over one latent region, with
+  // progress reported as (done_before + i, total).
+  at::Tensor decode_chunks(const at::Tensor& latent, const VaeCallbacks& callbacks, int64_t done_before, int64_t total,
+                           c10::Device output_device) const;
 
-    // Whole-sequence paths without the chunk cache (memory grows with T): the tests' reference.
-    at::Tensor encode_whole(const at::Tensor& video) const;
-    at::Tensor decode_whole(const at::Tensor& latent) const;
+  // Whole-sequence paths without the chunk cache (memory grows with T): the tests' reference.
+  at::Tensor encode_whole(const at::Tensor& video) const;
+  at::Tensor decode_whole(const at::Tensor& latent) const;
 
-    // (mu - mean) / std and back, per channel (dim 1).
-    at::Tensor normalize(const at::Tensor& mu) const;
-    at::Tensor denormalize(const at::Tensor& z) const;
+  // (mu - mean) / std and back, per channel (dim 1).
+  at::Tensor normalize(const at::Tensor& mu) const;
+  at::Tensor denormalize(const at::Tensor& z) const;
 
-private:
-    void check_video(const at::Tensor& video) const;
-    void check_latent(const at::Tensor& latent) const;
-    at::Tensor stats(const std::vector<float>& values, const at::Tensor& like) const;
+ private:
+  void check_video(const at::Tensor& video) const;
+  void check_latent(const at::Tensor& latent) const;
+  at::Tensor stats(const std::vector<float>& values, const at::Tensor& like) const;
 
-    WanVaeConfig config_;
-    std::shared_ptr<Encoder3d> encoder_;
-    std::shared_ptr<Decoder3d> decoder_;
-    std::shared_ptr<CausalConv3d> conv1_;
-    std::shared_ptr<CausalConv3d> conv2_;
+  WanVaeConfig config_;
+  std::shared_ptr<Encoder3d> encoder_;
+  std::shared_ptr<Decoder3d> decoder_;
+  std::shared_ptr<CausalConv3d> conv1_;
+  std::shared_ptr<CausalConv3d> conv2_;
 };
 
-} // namespace vidgraph::vae
+}  // namespace vidgraph::vae

@@ -15,140 +15,129 @@
 
 namespace vidgraph::wan {
 
-at::Tensor dense_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v)
-{
-    TORCH_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4,
-                "dense_attention expects q, k, v [B, L, H, D], got ", q.sizes(), ", ", k.sizes(), ", ",
-                v.sizes());
-    TORCH_CHECK(k.sizes() == v.sizes() && q.size(0) == k.size(0) && q.size(2) == k.size(2) &&
-                    q.size(3) == k.size(3),
-                "dense_attention: q ", q.sizes(), ", k ", k.sizes(), " and v ", v.sizes(),
-                " do not agree on batch, heads and head dim");
-    at::Tensor qh = q.transpose(1, 2); // [B, H, Lq, D]
-    at::Tensor kh = k.to(q.scalar_type()).transpose(1, 2);
-    at::Tensor vh = v.to(q.scalar_type()).transpose(1, 2);
+at::Tensor dense_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  TORCH_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4, "dense_attention expects q, k, v [B, L, H, D], got ",
+              q.sizes(), ", ", k.sizes(), ", ", v.sizes());
+  TORCH_CHECK(k.sizes() == v.sizes() && q.size(0) == k.size(0) && q.size(2) == k.size(2) && q.size(3) == k.size(3),
+              "dense_attention: q ", q.sizes(), ", k ", k.sizes(), " and v ", v.sizes(),
+              " do not agree on batch, heads and head dim");
+  at::Tensor qh = q.transpose(1, 2);  // [B, H, Lq, D]
+  at::Tensor kh = k.to(q.scalar_type()).transpose(1, 2);
+  at::Tensor vh = v.to(q.scalar_type()).transpose(1, 2);
 #if TORCH_VERSION_MAJOR >= 2
-    return at::scaled_dot_product_attention(qh, kh, vh).transpose(1, 2); // [B, Lq, H, D]
+  return at::scaled_dot_product_attention(qh, kh, vh).transpose(1, 2);  // [B, Lq, H, D]
 #else
-    const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
-    const int64_t chunk = 2048;
-    const int64_t lq = qh.size(2);
-    at::Tensor kt = kh.transpose(2, 3); // [B, H, D, Lk]
-    std::vector<at::Tensor> outs;
-    for (int64_t s = 0; s < lq; s += chunk) {
-        at::Tensor qc = qh.narrow(2, s, std::min(chunk, lq - s));
-        at::Tensor scores = at::matmul(qc.mul(scale), kt);                   // [B, H, c, Lk]
-        at::Tensor probs = at::softmax(scores.to(at::kFloat), -1).to(vh.scalar_type());
-        outs.push_back(at::matmul(probs, vh));                               // [B, H, c, D]
-    }
-    return at::cat(outs, 2).transpose(1, 2); // [B, Lq, H, D]
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
+  const int64_t chunk = 2048;
+  const int64_t lq = qh.size(2);
+  at::Tensor kt = kh.transpose(2, 3);  // [B, H, D, Lk]
+  std::vector<at::Tensor> outs;
+  for (int64_t s = 0; s < lq; s += chunk) {
+    at::Tensor qc = qh.narrow(2, s, std::min(chunk, lq - s));
+    at::Tensor scores = at::matmul(qc.mul(scale), kt);  // [B, H, c, Lk]
+    at::Tensor probs = at::softmax(scores.to(at::kFloat), -1).to(vh.scalar_type());
+    outs.push_back(at::matmul(probs, vh));  // [B, H, c, D]
+  }
+  return at::cat(outs, 2).transpose(1, 2);  // [B, Lq, H, D]
 #endif
 }
 
 namespace {
 
-WanLinear make_linear(int64_t in, int64_t out, const at::TensorOptions& opts)
-{
-    WanLinearOptions o(in, out);
-    o.tensor_options = opts;
-    return WanLinear(o);
+WanLinear make_linear(int64_t in, int64_t out, const at::TensorOptions& opts) {
+  WanLinearOptions o(in, out);
+  o.tensor_options = opts;
+  return WanLinear(o);
 }
 
-WanRMSNorm make_rms(int64_t dim, double eps, const at::TensorOptions& opts)
-{
-    WanNormOptions o(dim);
-    o.eps = eps;
-    o.tensor_options = opts;
-    return WanRMSNorm(o);
+WanRMSNorm make_rms(int64_t dim, double eps, const at::TensorOptions& opts) {
+  WanNormOptions o(dim);
+  o.eps = eps;
+  o.tensor_options = opts;
+  return WanRMSNorm(o);
 }
 
-} // namespace
+}  // namespace
 
-WanSelfAttentionImpl::WanSelfAttentionImpl(const WanAttentionOptions& options_) : options(options_)
-{
-    reset();
+WanSelfAttentionImpl::WanSelfAttentionImpl(const WanAttentionOptions& options_) : options(options_) {
+  reset();
 }
 
-void WanSelfAttentionImpl::reset()
-{
-    const int64_t d = options.dim;
-    q = register_module("q", make_linear(d, d, options.compute_options));
-    k = register_module("k", make_linear(d, d, options.compute_options));
-    v = register_module("v", make_linear(d, d, options.compute_options));
-    o = register_module("o", make_linear(d, d, options.compute_options));
-    norm_q = register_module("norm_q", make_rms(d, options.eps, options.fp32_options));
-    norm_k = register_module("norm_k", make_rms(d, options.eps, options.fp32_options));
-    if (options.with_gate_compress) {
-        to_gate_compress = register_module("to_gate_compress", make_linear(d, d, options.compute_options));
-    }
-    if (options.with_proj_l) {
-        const int64_t hd = d / options.num_heads;
-        proj_l = register_module("proj_l", make_linear(hd, hd, options.fp32_options));
-    }
+void WanSelfAttentionImpl::reset() {
+  const int64_t d = options.dim;
+  q = register_module("q", make_linear(d, d, options.compute_options));
+  k = register_module("k", make_linear(d, d, options.compute_options));
+  v = register_module("v", make_linear(d, d, options.compute_options));
+  o = register_module("o", make_linear(d, d, options.compute_options));
+  norm_q = register_module("norm_q", make_rms(d, options.eps, options.fp32_options));
+  norm_k = register_module("norm_k", make_rms(d, options.eps, options.fp32_options));
+  if (options.with_gate_compress) {
+    to_gate_compress = register_module("to_gate_compress", make_linear(d, d, options.compute_options));
+  }
+  if (options.with_proj_l) {
+    const int64_t hd = d / options.num_heads;
+    proj_l = register_module("proj_l", make_linear(hd, hd, options.fp32_options));
+  }
 }
 
 at::Tensor WanSelfAttentionImpl::forward(const at::Tensor& x, const std::array<int64_t, 3>& grid,
-                                         const RopeTables& rope, const AttentionRun& run)
-{
-    const int64_t B = x.size(0), L = x.size(1);
-    const int64_t H = options.num_heads, D = options.dim / options.num_heads;
-    const auto dtype = q->weight.scalar_type();
-    // [B, L, dim] -> [B, L, H, D]; RoPE in fp32, then back to the compute dtype.
-    at::Tensor qh = rope_apply(norm_q(q(x)).view({B, L, H, D}), rope).to(dtype);
-    at::Tensor kh = rope_apply(norm_k(k(x)).view({B, L, H, D}), rope).to(dtype);
-    at::Tensor vh = v(x).view({B, L, H, D});
-    at::Tensor out; // [B, L, H, D]
-    if (run.backend == nullptr) {
-        TORCH_CHECK(run.method == "full", "Self-attention method '", run.method,
-                    "' needs an attention plugin; none was given (only 'full' runs without one).");
-        out = dense_attention(qh, kh, vh);
-    } else {
-        plugin::AttentionCall call;
-        call.q = qh;
-        call.k = kh;
-        call.v = vh;
-        call.grid = plugin::TokenGrid{grid[0], grid[1], grid[2]};
-        call.method = run.method;
-        call.params = run.params;
-        // Dense attention has no extras: skip the gate projection for "full".
-        const bool sparse = run.method != "full";
-        if (sparse && !to_gate_compress.is_empty()) {
-            call.extras.gate = to_gate_compress(x).view({B, L, H, D});
-        }
-        if (sparse && !proj_l.is_empty()) {
-            call.extras.proj_l_weight = proj_l->weight;
-            call.extras.proj_l_bias = proj_l->bias;
-        }
-        out = run.backend->forward(call);
+                                         const RopeTables& rope, const AttentionRun& run) {
+  const int64_t B = x.size(0), L = x.size(1);
+  const int64_t H = options.num_heads, D = options.dim / options.num_heads;
+  const auto dtype = q->weight.scalar_type();
+  // [B, L, dim] -> [B, L, H, D]; RoPE in fp32, then back to the compute dtype.
+  at::Tensor qh = rope_apply(norm_q(q(x)).view({B, L, H, D}), rope).to(dtype);
+  at::Tensor kh = rope_apply(norm_k(k(x)).view({B, L, H, D}), rope).to(dtype);
+  at::Tensor vh = v(x).view({B, L, H, D});
+  at::Tensor out;  // [B, L, H, D]
+  if (run.backend == nullptr) {
+    TORCH_CHECK(run.method == "full", "Self-attention method '", run.method,
+                "' needs an attention plugin; none was given (only 'full' runs without one).");
+    out = dense_attention(qh, kh, vh);
+  } else {
+    plugin::AttentionCall call;
+    call.q = qh;
+    call.k = kh;
+    call.v = vh;
+    call.grid = plugin::TokenGrid{grid[0], grid[1], grid[2]};
+    call.method = run.method;
+    call.params = run.params;
+    // Dense attention has no extras: skip the gate projection for "full".
+    const bool sparse = run.method != "full";
+    if (sparse && !to_gate_compress.is_empty()) {
+      call.extras.gate = to_gate_compress(x).view({B, L, H, D});
     }
-    return o(out.reshape({B, L, H * D})); // [B, L, dim]
+    if (sparse && !proj_l.is_empty()) {
+      call.extras.proj_l_weight = proj_l->weight;
+      call.extras.proj_l_bias = proj_l->bias;
+    }
+    out = run.backend->forward(call);
+  }
+  return o(out.reshape({B, L, H * D}));  // [B, L, dim]
 }
 
-WanCrossAttentionImpl::WanCrossAttentionImpl(const WanAttentionOptions& options_) : options(options_)
-{
-    reset();
+WanCrossAttentionImpl::WanCrossAttentionImpl(const WanAttentionOptions& options_) : options(options_) {
+  reset();
 }
 
-void WanCrossAttentionImpl::reset()
-{
-    const int64_t d = options.dim;
-    q = register_module("q", make_linear(d, d, options.compute_options));
-    k = register_module("k", make_linear(d, d, options.compute_options));
-    v = register_module("v", make_linear(d, d, options.compute_options));
-    o = register_module("o", make_linear(d, d, options.compute_options));
-    norm_q = register_module("norm_q", make_rms(d, options.eps, options.fp32_options));
-    norm_k = register_module("norm_k", make_rms(d, options.eps, options.fp32_options));
+void WanCrossAttentionImpl::reset() {
+  const int64_t d = options.dim;
+  q = register_module("q", make_linear(d, d, options.compute_options));
+  k = register_module("k", make_linear(d, d, options.compute_options));
+  v = register_module("v", make_linear(d, d, options.compute_options));
+  o = register_module("o", make_linear(d, d, options.compute_options));
+  norm_q = register_module("norm_q", make_rms(d, options.eps, options.fp32_options));
+  norm_k = register_module("norm_k", make_rms(d, options.eps, options.fp32_options));
 }
 
-at::Tensor WanCrossAttentionImpl::forward(const at::Tensor& x, const at::Tensor& context)
-{
-    const int64_t B = x.size(0), L = x.size(1), Lt = context.size(1);
-    const int64_t H = options.num_heads, D = options.dim / options.num_heads;
-    const auto dtype = q->weight.scalar_type();
-    at::Tensor qh = norm_q(q(x)).to(dtype).view({B, L, H, D});
-    at::Tensor kh = norm_k(k(context)).to(dtype).view({B, Lt, H, D});
-    at::Tensor vh = v(context).view({B, Lt, H, D});
-    return o(dense_attention(qh, kh, vh).reshape({B, L, H * D})); // [B, L, dim]
+at::Tensor WanCrossAttentionImpl::forward(const at::Tensor& x, const at::Tensor& context) {
+  const int64_t B = x.size(0), L = x.size(1), Lt = context.size(1);
+  const int64_t H = options.num_heads, D = options.dim / options.num_heads;
+  const auto dtype = q->weight.scalar_type();
+  at::Tensor qh = norm_q(q(x)).to(dtype).view({B, L, H, D});
+  at::Tensor kh = norm_k(k(context)).to(dtype).view({B, Lt, H, D});
+  at::Tensor vh = v(context).view({B, Lt, H, D});
+  return o(dense_attention(qh, kh, vh).reshape({B, L, H * D}));  // [B, L, dim]
 }
 
-} // namespace vidgraph::wan
+}  // namespace vidgraph::wan

@@ -25,9 +25,9 @@ namespace vidgraph::wan {
 // How self-attention runs for one forward. backend == nullptr selects the model's own dense
 // attention, which accepts only method "full" (used by tests and by tools without a plugin).
 struct AttentionRun {
-    plugin::AttentionBackend* backend = nullptr;
-    std::string method = "full";
-    plugin::ParamMap params;
+  plugin::AttentionBackend* backend = nullptr;
+  std::string method = "full";
+  plugin::ParamMap params;
 };
 
 // Dense softmax attention, scale 1/sqrt(D). q: [B, Lq, H, D], k, v: [B, Lk, H, D] (same dtype)
@@ -35,43 +35,43 @@ struct AttentionRun {
 at::Tensor dense_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
 
 struct WanAttentionOptions {
-    int64_t dim = 0;
-    int64_t num_heads = 0;
-    double eps = 1e-6;
-    bool with_gate_compress = false;
-    bool with_proj_l = false;
-    at::TensorOptions compute_options; // matmul weights (bf16/fp16 on GPU)
-    at::TensorOptions fp32_options;    // norms, proj_l
+  int64_t dim = 0;
+  int64_t num_heads = 0;
+  double eps = 1e-6;
+  bool with_gate_compress = false;
+  bool with_proj_l = false;
+  at::TensorOptions compute_options;  // matmul weights (bf16/fp16 on GPU)
+  at::TensorOptions fp32_options;     // norms, proj_l
 };
 
 class WanSelfAttentionImpl : public torch::nn::Cloneable<WanSelfAttentionImpl> {
-public:
-    explicit WanSelfAttentionImpl(const WanAttentionOptions& options);
-    void reset() override;
-    // x: [B, L, dim] fp32 (the modulated, normalised hidden state), L = grid volume
-    // -> [B, L, dim] in the compute dtype.
-    at::Tensor forward(const at::Tensor& x, const std::array<int64_t, 3>& grid,
-                       const RopeTables& rope, const AttentionRun& run);
+ public:
+  explicit WanSelfAttentionImpl(const WanAttentionOptions& options);
+  void reset() override;
+  // x: [B, L, dim] fp32 (the modulated, normalised hidden state), L = grid volume
+  // -> [B, L, dim] in the compute dtype.
+  at::Tensor forward(const at::Tensor& x, const std::array<int64_t, 3>& grid, const RopeTables& rope,
+                     const AttentionRun& run);
 
-    WanAttentionOptions options;
-    WanLinear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};
-    WanRMSNorm norm_q{nullptr}, norm_k{nullptr};
-    WanLinear to_gate_compress{nullptr}; // present only with options.with_gate_compress
-    WanLinear proj_l{nullptr};           // present only with options.with_proj_l
+  WanAttentionOptions options;
+  WanLinear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};
+  WanRMSNorm norm_q{nullptr}, norm_k{nullptr};
+  WanLinear to_gate_compress{nullptr};  // present only with options.with_gate_compress
+  WanLinear proj_l{nullptr};            // present only with options.with_proj_l
 };
 TORCH_MODULE(WanSelfAttention);
 
 class WanCrossAttentionImpl : public torch::nn::Cloneable<WanCrossAttentionImpl> {
-public:
-    explicit WanCrossAttentionImpl(const WanAttentionOptions& options);
-    void reset() override;
-    // x: [B, L, dim] fp32, context: [B, Lt, dim] (text_embedding output) -> [B, L, dim] compute dtype.
-    at::Tensor forward(const at::Tensor& x, const at::Tensor& context);
+ public:
+  explicit WanCrossAttentionImpl(const WanAttentionOptions& options);
+  void reset() override;
+  // x: [B, L, dim] fp32, context: [B, Lt, dim] (text_embedding output) -> [B, L, dim] compute dtype.
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& context);
 
-    WanAttentionOptions options;
-    WanLinear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};
-    WanRMSNorm norm_q{nullptr}, norm_k{nullptr};
+  WanAttentionOptions options;
+  WanLinear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};
+  WanRMSNorm norm_q{nullptr}, norm_k{nullptr};
 };
 TORCH_MODULE(WanCrossAttention);
 
-} // namespace vidgraph::wan
+}  // namespace vidgraph::wan

@@ -28,21 +28,21 @@ namespace vidgraph::wan {
 enum class MlpActivation { GeluTanh, Silu };
 
 struct WanMlpOptions {
-    int64_t in = 0, hidden = 0, out = 0;
-    MlpActivation activation = MlpActivation::GeluTanh;
-    at::TensorOptions tensor_options;
+  int64_t in = 0, hidden = 0, out = 0;
+  MlpActivation activation = MlpActivation::GeluTanh;
+  at::TensorOptions tensor_options;
 };
 
 // "0": Linear(in, hidden), activation, "2": Linear(hidden, out).
 class WanMlpImpl : public torch::nn::Cloneable<WanMlpImpl> {
-public:
-    explicit WanMlpImpl(const WanMlpOptions& options);
-    void reset() override;
-    // x: [..., in] -> [..., out] in the weights' dtype
-    at::Tensor forward(const at::Tensor& x);
+ public:
+  explicit WanMlpImpl(const WanMlpOptions& options);
+  void reset() override;
+  // x: [..., in] -> [..., out] in the weights' dtype
+  at::Tensor forward(const at::Tensor& x);
 
-    WanMlpOptions options;
-    WanLinear fc0{nullptr}, fc2{nullptr};
+  WanMlpOptions options;
+  WanLinear fc0{nullptr}, fc2{nullptr};
 };
 TORCH_MODULE(WanMlp);
 
@@ -53,27 +53,26 @@ at::Tensor modulate_groups(const at::Tensor& x, const at::Tensor& shift, const a
 at::Tensor gate_groups(const at::Tensor& y, const at::Tensor& gate);
 
 struct WanBlockOptions {
-    WanConfig config;
-    at::TensorOptions compute_options;
-    at::TensorOptions fp32_options;
+  WanConfig config;
+  at::TensorOptions compute_options;
+  at::TensorOptions fp32_options;
 };
 
 class WanAttentionBlockImpl : public torch::nn::Cloneable<WanAttentionBlockImpl> {
-public:
-    explicit WanAttentionBlockImpl(const WanBlockOptions& options);
-    void reset() override;
-    // x: [B, L, dim] fp32, e0: [B, G, 6, dim] fp32, context: [B, Lt, dim] -> [B, L, dim] fp32
-    at::Tensor forward(const at::Tensor& x, const at::Tensor& e0, const at::Tensor& context,
-                       const std::array<int64_t, 3>& grid, const RopeTables& rope,
-                       const AttentionRun& run);
+ public:
+  explicit WanAttentionBlockImpl(const WanBlockOptions& options);
+  void reset() override;
+  // x: [B, L, dim] fp32, e0: [B, G, 6, dim] fp32, context: [B, Lt, dim] -> [B, L, dim] fp32
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& e0, const at::Tensor& context,
+                     const std::array<int64_t, 3>& grid, const RopeTables& rope, const AttentionRun& run);
 
-    WanBlockOptions options;
-    at::Tensor modulation; // [1, 6, dim] fp32
-    WanLayerNorm norm1{nullptr}, norm2{nullptr}, norm3{nullptr};
-    WanSelfAttention self_attn{nullptr};
-    WanCrossAttention cross_attn{nullptr};
-    WanMlp ffn{nullptr};
+  WanBlockOptions options;
+  at::Tensor modulation;  // [1, 6, dim] fp32
+  WanLayerNorm norm1{nullptr}, norm2{nullptr}, norm3{nullptr};
+  WanSelfAttention self_attn{nullptr};
+  WanCrossAttention cross_attn{nullptr};
+  WanMlp ffn{nullptr};
 };
 TORCH_MODULE(WanAttentionBlock);
 
-} // namespace vidgraph::wan
+}  // namespace vidgraph::wan

@@ -17,350 +17,337 @@ namespace fs = std::filesystem;
 namespace vidgraph::wan {
 namespace {
 
-std::string shape_str(const std::vector<int64_t>& s)
-{
-    std::string out = "[";
-    for (size_t i = 0; i < s.size(); ++i) {
-        out += (i ? ", " : "") + std::to_string(s[i]);
-    }
-    return out + "]";
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) {
+    out += (i ? ", " : "") + std::to_string(s[i]);
+  }
+  return out + "]";
 }
 
-bool ends_with(const std::string& s, const std::string& suffix)
-{
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-bool is_sparse_extra(const std::string& canonical)
-{
-    return canonical.find(".self_attn.to_gate_compress.") != std::string::npos ||
-           canonical.find(".self_attn.proj_l.") != std::string::npos;
+bool is_sparse_extra(const std::string& canonical) {
+  return canonical.find(".self_attn.to_gate_compress.") != std::string::npos ||
+         canonical.find(".self_attn.proj_l.") != std::string::npos;
 }
 
-nlohmann::json read_json(const fs::path& path)
-{
-    std::ifstream in(path);
-    if (!in) {
-        throw std::runtime_error("Cannot read '" + path.string() + "'.");
-    }
-    try {
-        return nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-        throw std::runtime_error("'" + path.string() + "' is not valid JSON: " + e.what());
-    }
+nlohmann::json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) {
+    throw std::runtime_error("Cannot read '" + path.string() + "'.");
+  }
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error("'" + path.string() + "' is not valid JSON: " + e.what());
+  }
 }
 
 // The folder to read: a diffusers repo root holds the DiT in transformer/.
-fs::path resolve_folder(const fs::path& dir)
-{
-    auto has_weights = [](const fs::path& d) {
-        for (const auto& e : fs::directory_iterator(d)) {
-            if (e.is_regular_file() && ends_with(e.path().filename().string(), ".safetensors")) {
-                return true;
-            }
-        }
-        return false;
-    };
-    if (!has_weights(dir) && fs::is_directory(dir / "transformer")) {
-        return dir / "transformer";
+fs::path resolve_folder(const fs::path& dir) {
+  auto has_weights = [](const fs::path& d) {
+    for (const auto& e : fs::directory_iterator(d)) {
+      if (e.is_regular_file() && ends_with(e.path().filename().string(), ".safetensors")) {
+        return true;
+      }
     }
-    return dir;
+    return false;
+  };
+  if (!has_weights(dir) && fs::is_directory(dir / "transformer")) {
+    return dir / "transformer";
+  }
+  return dir;
 }
 
 // Shard files of a folder: from its index json when there is one, else every *.safetensors.
-std::vector<std::string> folder_shards(const fs::path& dir)
-{
-    std::vector<fs::path> indexes;
-    std::vector<std::string> all;
-    for (const auto& e : fs::directory_iterator(dir)) {
-        const std::string name = e.path().filename().string();
-        if (ends_with(name, ".safetensors.index.json")) {
-            indexes.push_back(e.path());
-        } else if (e.is_regular_file() && ends_with(name, ".safetensors")) {
-            all.push_back(e.path().string());
-        }
+std::vector<std::string> folder_shards(const fs::path& dir) {
+  std::vector<fs::path> indexes;
+  std::vector<std::string> all;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (ends_with(name, ".safetensors.index.json")) {
+      indexes.push_back(e.path());
+    } else if (e.is_regular_file() && ends_with(name, ".safetensors")) {
+      all.push_back(e.path().string());
     }
-    std::sort(all.begin(), all.end());
-    if (indexes.empty()) {
-        if (all.empty()) {
-            throw std::runtime_error("Folder '" + dir.string() +
-                                     "' holds no .safetensors file and no index json; point Vidgraph at "
-                                     "the DiT weights (a .safetensors file or its folder).");
-        }
-        return all;
+  }
+  std::sort(all.begin(), all.end());
+  if (indexes.empty()) {
+    if (all.empty()) {
+      throw std::runtime_error("Folder '" + dir.string() +
+                               "' holds no .safetensors file and no index json; point Vidgraph at "
+                               "the DiT weights (a .safetensors file or its folder).");
     }
-    std::sort(indexes.begin(), indexes.end());
-    const nlohmann::json index = read_json(indexes.front());
-    if (!index.contains("weight_map") || !index.at("weight_map").is_object()) {
-        throw std::runtime_error("Index '" + indexes.front().string() + "' has no \"weight_map\" object.");
+    return all;
+  }
+  std::sort(indexes.begin(), indexes.end());
+  const nlohmann::json index = read_json(indexes.front());
+  if (!index.contains("weight_map") || !index.at("weight_map").is_object()) {
+    throw std::runtime_error("Index '" + indexes.front().string() + "' has no \"weight_map\" object.");
+  }
+  std::set<std::string> files;
+  for (const auto& item : index.at("weight_map").items()) {
+    files.insert(item.value().get<std::string>());
+  }
+  std::vector<std::string> out;
+  for (const auto& f : files) {
+    const fs::path shard = dir / f;
+    if (!fs::is_regular_file(shard)) {
+      throw std::runtime_error("Index '" + indexes.front().string() + "' names shard '" + f +
+                               "', which is missing from '" + dir.string() + "'.");
     }
-    std::set<std::string> files;
-    for (const auto& item : index.at("weight_map").items()) {
-        files.insert(item.value().get<std::string>());
-    }
-    std::vector<std::string> out;
-    for (const auto& f : files) {
-        const fs::path shard = dir / f;
-        if (!fs::is_regular_file(shard)) {
-            throw std::runtime_error("Index '" + indexes.front().string() + "' names shard '" + f +
-                                     "', which is missing from '" + dir.string() + "'.");
-        }
-        out.push_back(shard.string());
-    }
-    return out;
+    out.push_back(shard.string());
+  }
+  return out;
 }
 
-} // namespace
+}  // namespace
 
-const char* wan_layout_name(WanLayout layout)
-{
-    switch (layout) {
-    case WanLayout::Official: return "official";
-    case WanLayout::Diffusers: return "diffusers";
-    case WanLayout::SingleFile: return "single-file";
-    }
-    return "?";
+const char* wan_layout_name(WanLayout layout) {
+  switch (layout) {
+    case WanLayout::Official:
+      return "official";
+    case WanLayout::Diffusers:
+      return "diffusers";
+    case WanLayout::SingleFile:
+      return "single-file";
+  }
+  return "?";
 }
 
-WanCheckpointInfo wan_inspect_checkpoint(const std::string& path)
-{
-    WanCheckpointInfo info;
-    info.path = path;
-    const fs::path p(path);
-    if (!fs::exists(p)) {
-        throw std::runtime_error("Wan DiT checkpoint '" + path + "' does not exist.");
+WanCheckpointInfo wan_inspect_checkpoint(const std::string& path) {
+  WanCheckpointInfo info;
+  info.path = path;
+  const fs::path p(path);
+  if (!fs::exists(p)) {
+    throw std::runtime_error("Wan DiT checkpoint '" + path + "' does not exist.");
+  }
+  std::optional<nlohmann::json> hint;
+  if (fs::is_directory(p)) {
+    const fs::path dir = resolve_folder(p);
+    info.files = folder_shards(dir);
+    if (fs::is_regular_file(dir / "config.json")) {
+      hint = read_json(dir / "config.json");
     }
-    std::optional<nlohmann::json> hint;
-    if (fs::is_directory(p)) {
-        const fs::path dir = resolve_folder(p);
-        info.files = folder_shards(dir);
-        if (fs::is_regular_file(dir / "config.json")) {
-            hint = read_json(dir / "config.json");
-        }
-    } else {
-        info.files = {path};
-    }
+  } else {
+    info.files = {path};
+  }
 
-    std::vector<std::string> stored_names;
-    std::map<std::string, WanTensorSource> by_stored;
-    for (const auto& file : info.files) {
-        const auto st = model_io::SafetensorsFile::open(file);
-        for (const auto& name : st.names()) {
-            const auto& e = st.entry(name);
-            if (by_stored.count(name)) {
-                throw std::runtime_error("Tensor '" + name + "' appears in both '" + by_stored[name].file +
-                                         "' and '" + file + "'.");
-            }
-            by_stored[name] = WanTensorSource{file, name, e.shape, e.dtype};
-            stored_names.push_back(name);
-        }
-        if (!hint) {
-            auto it = st.metadata().find("vidgraph_wan_config");
-            if (it != st.metadata().end()) {
-                hint = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
-                if (hint->is_discarded()) {
-                    hint.reset();
-                }
-            }
-        }
+  std::vector<std::string> stored_names;
+  std::map<std::string, WanTensorSource> by_stored;
+  for (const auto& file : info.files) {
+    const auto st = model_io::SafetensorsFile::open(file);
+    for (const auto& name : st.names()) {
+      const auto& e = st.entry(name);
+      if (by_stored.count(name)) {
+        throw std::runtime_error("Tensor '" + name + "' appears in both '" + by_stored[name].file + "' and '" + file +
+                                 "'.");
+      }
+      by_stored[name] = WanTensorSource{file, name, e.shape, e.dtype};
+      stored_names.push_back(name);
     }
-    info.scheme = detect_key_scheme(stored_names, path);
-    ShapeMap shapes;
-    for (const auto& [stored, source] : by_stored) {
-        const std::string& prefix = info.scheme.prefix;
-        std::optional<std::string> canonical;
-        if (stored.compare(0, prefix.size(), prefix) == 0) {
-            canonical = canonical_key(stored.substr(prefix.size()), info.scheme.naming);
+    if (!hint) {
+      auto it = st.metadata().find("vidgraph_wan_config");
+      if (it != st.metadata().end()) {
+        hint = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+        if (hint->is_discarded()) {
+          hint.reset();
         }
-        if (!canonical) {
-            info.unknown.push_back(stored);
-            continue;
-        }
-        if (info.tensors.count(*canonical)) {
-            throw std::runtime_error("Wan DiT checkpoint '" + path + "' holds two tensors for '" + *canonical +
-                                     "': '" + info.tensors[*canonical].stored_name + "' and '" + stored + "'.");
-        }
-        info.tensors[*canonical] = source;
-        shapes[*canonical] = source.shape;
+      }
     }
-    info.config = WanConfig::detect_from_weights(shapes, hint ? &*hint : nullptr);
-    info.layout = fs::is_directory(p)
-                      ? (info.scheme.naming == KeyNaming::Diffusers ? WanLayout::Diffusers : WanLayout::Official)
-                      : WanLayout::SingleFile;
-    return info;
+  }
+  info.scheme = detect_key_scheme(stored_names, path);
+  ShapeMap shapes;
+  for (const auto& [stored, source] : by_stored) {
+    const std::string& prefix = info.scheme.prefix;
+    std::optional<std::string> canonical;
+    if (stored.compare(0, prefix.size(), prefix) == 0) {
+      canonical = canonical_key(stored.substr(prefix.size()), info.scheme.naming);
+    }
+    if (!canonical) {
+      info.unknown.push_back(stored);
+      continue;
+    }
+    if (info.tensors.count(*canonical)) {
+      throw std::runtime_error("Wan DiT checkpoint '" + path + "' holds two tensors for '" + *canonical + "': '" +
+                               info.tensors[*canonical].stored_name + "' and '" + stored + "'.");
+    }
+    info.tensors[*canonical] = source;
+    shapes[*canonical] = source.shape;
+  }
+  info.config = WanConfig::detect_from_weights(shapes, hint ? &*hint : nullptr);
+  info.layout = fs::is_directory(p)
+                    ? (info.scheme.naming == KeyNaming::Diffusers ? WanLayout::Diffusers : WanLayout::Official)
+                    : WanLayout::SingleFile;
+  return info;
 }
 
-void wan_load_weights(WanModelImpl& model, const WanCheckpointInfo& info)
-{
-    auto log = models_logger();
-    const auto start = std::chrono::steady_clock::now();
-    const auto params = wan_named_parameters(model);
-    // Check everything before touching the model: a bad checkpoint leaves no half-loaded model.
-    std::map<std::string, std::vector<std::pair<std::string, at::Tensor>>> per_file;
-    std::vector<std::string> missing;
-    int64_t zeroed = 0;
-    for (const auto& [name, param] : params) {
-        auto it = info.tensors.find(name);
-        if (it == info.tensors.end()) {
-            if (is_sparse_extra(name)) {
-                ++zeroed;
-                continue;
-            }
-            missing.push_back(name);
-            continue;
-        }
-        const WanTensorSource& src = it->second;
-        if (src.shape != param.sizes().vec()) {
-            throw std::runtime_error("Wan DiT checkpoint '" + src.file + "': tensor '" + src.stored_name +
-                                     "' (parameter '" + name + "') has shape " + shape_str(src.shape) +
-                                     ", expected " + shape_str(param.sizes().vec()) + ".");
-        }
-        if (src.dtype != "F32" && src.dtype != "F16" && src.dtype != "BF16" && src.dtype != "F64") {
-            throw std::runtime_error("Wan DiT checkpoint '" + src.file + "': tensor '" + src.stored_name +
-                                     "' has dtype " + src.dtype +
-                                     ", expected a float type (F32, F16, BF16 or F64).");
-        }
-        per_file[src.file].emplace_back(name, param);
+void wan_load_weights(WanModelImpl& model, const WanCheckpointInfo& info) {
+  auto log = models_logger();
+  const auto start = std::chrono::steady_clock::now();
+  const auto params = wan_named_parameters(model);
+  // Check everything before touching the model: a bad checkpoint leaves no half-loaded model.
+  std::map<std::string, std::vector<std::pair<std::string, at::Tensor>>> per_file;
+  std::vector<std::string> missing;
+  int64_t zeroed = 0;
+  for (const auto& [name, param] : params) {
+    auto it = info.tensors.find(name);
+    if (it == info.tensors.end()) {
+      if (is_sparse_extra(name)) {
+        ++zeroed;
+        continue;
+      }
+      missing.push_back(name);
+      continue;
     }
-    if (!missing.empty()) {
-        std::string list;
-        for (size_t i = 0; i < missing.size() && i < 5; ++i) {
-            list += (i ? ", '" : "'") + missing[i] + "'";
-        }
-        throw std::runtime_error("Wan DiT checkpoint '" + info.path + "' lacks " +
-                                 std::to_string(missing.size()) + " tensor(s) the model needs: " + list +
-                                 (missing.size() > 5 ? ", ..." : "") +
-                                 ". The file is incomplete or belongs to another model.");
+    const WanTensorSource& src = it->second;
+    if (src.shape != param.sizes().vec()) {
+      throw std::runtime_error("Wan DiT checkpoint '" + src.file + "': tensor '" + src.stored_name + "' (parameter '" +
+                               name + "') has shape " + shape_str(src.shape) + ", expected " +
+                               shape_str(param.sizes().vec()) + ".");
     }
-    for (const auto& unknown : info.unknown) {
-        log->warn("Wan DiT checkpoint '{}': skipping unknown tensor '{}'", info.path, unknown);
+    if (src.dtype != "F32" && src.dtype != "F16" && src.dtype != "BF16" && src.dtype != "F64") {
+      throw std::runtime_error("Wan DiT checkpoint '" + src.file + "': tensor '" + src.stored_name + "' has dtype " +
+                               src.dtype + ", expected a float type (F32, F16, BF16 or F64).");
     }
-    for (const auto& file : info.files) {
-        auto it = per_file.find(file);
-        if (it == per_file.end()) {
-            continue;
-        }
-        const auto st = model_io::SafetensorsFile::open(file);
-        for (auto& [name, param] : it->second) {
-            const WanTensorSource& src = info.tensors.at(name);
-            param.set_data(st.load(src.stored_name, param.device(), param.scalar_type()));
-        }
-        log->debug("Wan DiT: loaded {} tensors from '{}'", it->second.size(), file);
+    per_file[src.file].emplace_back(name, param);
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (size_t i = 0; i < missing.size() && i < 5; ++i) {
+      list += (i ? ", '" : "'") + missing[i] + "'";
     }
-    for (auto& [name, param] : params) {
-        if (!info.tensors.count(name)) {
-            param.set_data(at::zeros_like(param));
-        }
+    throw std::runtime_error("Wan DiT checkpoint '" + info.path + "' lacks " + std::to_string(missing.size()) +
+                             " tensor(s) the model needs: " + list + (missing.size() > 5 ? ", ..." : "") +
+                             ". The file is incomplete or belongs to another model.");
+  }
+  for (const auto& unknown : info.unknown) {
+    log->warn("Wan DiT checkpoint '{}': skipping unknown tensor '{}'", info.path, unknown);
+  }
+  for (const auto& file : info.files) {
+    auto it = per_file.find(file);
+    if (it == per_file.end()) {
+      continue;
     }
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    log->info("Wan DiT: loaded {} tensors ({} layout, {} names{}{}) in {:.1f} s{}", params.size() - zeroed,
-              wan_layout_name(info.layout), key_naming_name(info.scheme.naming),
-              info.scheme.prefix.empty() ? "" : ", prefix ", info.scheme.prefix, secs,
-              zeroed ? ", " + std::to_string(zeroed) + " sparse-attention extras zero-initialised" : "");
+    const auto st = model_io::SafetensorsFile::open(file);
+    for (auto& [name, param] : it->second) {
+      const WanTensorSource& src = info.tensors.at(name);
+      param.set_data(st.load(src.stored_name, param.device(), param.scalar_type()));
+    }
+    log->debug("Wan DiT: loaded {} tensors from '{}'", it->second.size(), file);
+  }
+  for (auto& [name, param] : params) {
+    if (!info.tensors.count(name)) {
+      param.set_data(at::zeros_like(param));
+    }
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  log->info("Wan DiT: loaded {} tensors ({} layout, {} names{}{}) in {:.1f} s{}", params.size() - zeroed,
+            wan_layout_name(info.layout), key_naming_name(info.scheme.naming),
+            info.scheme.prefix.empty() ? "" : ", prefix ", info.scheme.prefix, secs,
+            zeroed ? ", " + std::to_string(zeroed) + " sparse-attention extras zero-initialised" : "");
 }
 
-WanModel wan_load_model(const std::string& path, const WanLoadOptions& options)
-{
-    const WanCheckpointInfo info = wan_inspect_checkpoint(path);
-    WanModelOptions mo;
-    mo.config = info.config;
-    mo.config.with_gate_compress = mo.config.with_gate_compress || options.with_gate_compress;
-    mo.config.with_proj_l = mo.config.with_proj_l || options.with_proj_l;
-    mo.device = options.device;
-    mo.compute_dtype = options.compute_dtype;
-    WanModel model(mo);
-    wan_load_weights(*model, info);
-    return model;
+WanModel wan_load_model(const std::string& path, const WanLoadOptions& options) {
+  const WanCheckpointInfo info = wan_inspect_checkpoint(path);
+  WanModelOptions mo;
+  mo.config = info.config;
+  mo.config.with_gate_compress = mo.config.with_gate_compress || options.with_gate_compress;
+  mo.config.with_proj_l = mo.config.with_proj_l || options.with_proj_l;
+  mo.device = options.device;
+  mo.compute_dtype = options.compute_dtype;
+  WanModel model(mo);
+  wan_load_weights(*model, info);
+  return model;
 }
 
 namespace {
 
-void write_json_atomic(const fs::path& path, const nlohmann::json& j)
-{
-    const fs::path tmp = path.string() + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::trunc);
-        out << j.dump(2) << "\n";
-        if (!out) {
-            throw std::runtime_error("Cannot write '" + tmp.string() + "'.");
-        }
+void write_json_atomic(const fs::path& path, const nlohmann::json& j) {
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << j.dump(2) << "\n";
+    if (!out) {
+      throw std::runtime_error("Cannot write '" + tmp.string() + "'.");
     }
-    fs::rename(tmp, path);
+  }
+  fs::rename(tmp, path);
 }
 
-nlohmann::json diffusers_config(const WanConfig& c)
-{
-    return nlohmann::json{{"_class_name", "WanTransformer3DModel"},
-                          {"attention_head_dim", c.head_dim()},
-                          {"num_attention_heads", c.num_heads},
-                          {"in_channels", c.in_dim},
-                          {"out_channels", c.out_dim},
-                          {"text_dim", c.text_dim},
-                          {"freq_dim", c.freq_dim},
-                          {"ffn_dim", c.ffn_dim},
-                          {"num_layers", c.num_layers},
-                          {"patch_size", c.patch_size},
-                          {"eps", c.eps},
-                          {"text_len", c.text_len},
-                          {"qk_norm", "rms_norm_across_heads"},
-                          {"cross_attn_norm", true},
-                          {"rope_max_seq_len", 1024},
-                          {"vidgraph_with_gate_compress", c.with_gate_compress},
-                          {"vidgraph_with_proj_l", c.with_proj_l}};
+nlohmann::json diffusers_config(const WanConfig& c) {
+  return nlohmann::json{{"_class_name", "WanTransformer3DModel"},
+                        {"attention_head_dim", c.head_dim()},
+                        {"num_attention_heads", c.num_heads},
+                        {"in_channels", c.in_dim},
+                        {"out_channels", c.out_dim},
+                        {"text_dim", c.text_dim},
+                        {"freq_dim", c.freq_dim},
+                        {"ffn_dim", c.ffn_dim},
+                        {"num_layers", c.num_layers},
+                        {"patch_size", c.patch_size},
+                        {"eps", c.eps},
+                        {"text_len", c.text_len},
+                        {"qk_norm", "rms_norm_across_heads"},
+                        {"cross_attn_norm", true},
+                        {"rope_max_seq_len", 1024},
+                        {"vidgraph_with_gate_compress", c.with_gate_compress},
+                        {"vidgraph_with_proj_l", c.with_proj_l}};
 }
 
-} // namespace
+}  // namespace
 
-void wan_save_checkpoint(WanModelImpl& model, const std::string& path, const WanSaveOptions& options)
-{
-    const WanConfig& config = model.config();
-    const bool folder = options.layout != WanLayout::SingleFile;
-    const KeyNaming naming = options.layout == WanLayout::Diffusers ? KeyNaming::Diffusers : KeyNaming::Official;
-    const std::string prefix = folder ? "" : options.prefix;
-    model_io::NamedTensors tensors;
-    for (const auto& [name, param] : wan_named_parameters(model)) {
-        at::Tensor t = param.detach();
-        if (options.dtype) {
-            t = t.to(*options.dtype);
-        }
-        tensors.emplace_back(prefix + stored_key(name, naming), t);
+void wan_save_checkpoint(WanModelImpl& model, const std::string& path, const WanSaveOptions& options) {
+  const WanConfig& config = model.config();
+  const bool folder = options.layout != WanLayout::SingleFile;
+  const KeyNaming naming = options.layout == WanLayout::Diffusers ? KeyNaming::Diffusers : KeyNaming::Official;
+  const std::string prefix = folder ? "" : options.prefix;
+  model_io::NamedTensors tensors;
+  for (const auto& [name, param] : wan_named_parameters(model)) {
+    at::Tensor t = param.detach();
+    if (options.dtype) {
+      t = t.to(*options.dtype);
     }
-    const std::map<std::string, std::string> metadata = {{"vidgraph_wan_config", config.to_json().dump()},
-                                                         {"format", "pt"}};
-    if (!folder) {
-        model_io::save_safetensors(path, tensors, metadata);
-        return;
+    tensors.emplace_back(prefix + stored_key(name, naming), t);
+  }
+  const std::map<std::string, std::string> metadata = {{"vidgraph_wan_config", config.to_json().dump()},
+                                                       {"format", "pt"}};
+  if (!folder) {
+    model_io::save_safetensors(path, tensors, metadata);
+    return;
+  }
+  const fs::path dir(path);
+  fs::create_directories(dir);
+  const int64_t shards = std::max<int64_t>(1, std::min<int64_t>(options.shards, tensors.size()));
+  int64_t total = 0;
+  for (const auto& [name, t] : tensors) {
+    total += t.numel() * t.element_size();
+  }
+  nlohmann::json weight_map = nlohmann::json::object();
+  size_t next = 0;
+  int64_t written = 0;
+  for (int64_t s = 0; s < shards; ++s) {
+    char file[96];
+    std::snprintf(file, sizeof(file), "diffusion_pytorch_model-%05lld-of-%05lld.safetensors",
+                  static_cast<long long>(s + 1), static_cast<long long>(shards));
+    model_io::NamedTensors part;
+    // Fill this shard up to its share of the bytes, leaving at least one tensor per later shard.
+    const int64_t target = total * (s + 1) / shards;
+    while (next < tensors.size() && (part.empty() || written < target || s == shards - 1) &&
+           tensors.size() - next > static_cast<size_t>(shards - 1 - s)) {
+      written += tensors[next].second.numel() * tensors[next].second.element_size();
+      weight_map[tensors[next].first] = file;
+      part.push_back(tensors[next++]);
     }
-    const fs::path dir(path);
-    fs::create_directories(dir);
-    const int64_t shards = std::max<int64_t>(1, std::min<int64_t>(options.shards, tensors.size()));
-    int64_t total = 0;
-    for (const auto& [name, t] : tensors) {
-        total += t.numel() * t.element_size();
-    }
-    nlohmann::json weight_map = nlohmann::json::object();
-    size_t next = 0;
-    int64_t written = 0;
-    for (int64_t s = 0; s < shards; ++s) {
-        char file[96];
-        std::snprintf(file, sizeof(file), "diffusion_pytorch_model-%05lld-of-%05lld.safetensors",
-                      static_cast<long long>(s + 1), static_cast<long long>(shards));
-        model_io::NamedTensors part;
-        // Fill this shard up to its share of the bytes, leaving at least one tensor per later shard.
-        const int64_t target = total * (s + 1) / shards;
-        while (next < tensors.size() &&
-               (part.empty() || written < target || s == shards - 1) &&
-               tensors.size() - next > static_cast<size_t>(shards - 1 - s)) {
-            written += tensors[next].second.numel() * tensors[next].second.element_size();
-            weight_map[tensors[next].first] = file;
-            part.push_back(tensors[next++]);
-        }
-        model_io::save_safetensors((dir / file).string(), part, metadata);
-    }
-    write_json_atomic(dir / "diffusion_pytorch_model.safetensors.index.json",
-                      nlohmann::json{{"metadata", {{"total_size", total}}}, {"weight_map", weight_map}});
-    write_json_atomic(dir / "config.json",
-                      options.layout == WanLayout::Diffusers ? diffusers_config(config) : config.to_json());
+    model_io::save_safetensors((dir / file).string(), part, metadata);
+  }
+  write_json_atomic(dir / "diffusion_pytorch_model.safetensors.index.json",
+                    nlohmann::json{{"metadata", {{"total_size", total}}}, {"weight_map", weight_map}});
+  write_json_atomic(dir / "config.json",
+                    options.layout == WanLayout::Diffusers ? diffusers_config(config) : config.to_json());
 }
 
-} // namespace vidgraph::wan
+}  // namespace vidgraph::wan

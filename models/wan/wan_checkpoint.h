@@ -30,28 +30,28 @@
 namespace vidgraph::wan {
 
 enum class WanLayout {
-    Official,   // folder: config.json + diffusion_pytorch_model-0000i-of-0000n.safetensors + index
-    Diffusers,  // folder: config.json (diffusers keys) + shards + index, diffusers tensor names
-    SingleFile, // one .safetensors, official names with a prefix (default `model.diffusion_model.`)
+  Official,    // folder: config.json + diffusion_pytorch_model-0000i-of-0000n.safetensors + index
+  Diffusers,   // folder: config.json (diffusers keys) + shards + index, diffusers tensor names
+  SingleFile,  // one .safetensors, official names with a prefix (default `model.diffusion_model.`)
 };
 
 const char* wan_layout_name(WanLayout layout);
 
 struct WanTensorSource {
-    std::string file;         // the .safetensors file holding it
-    std::string stored_name;  // its name in that file
-    std::vector<int64_t> shape;
-    std::string dtype;        // safetensors dtype string
+  std::string file;         // the .safetensors file holding it
+  std::string stored_name;  // its name in that file
+  std::vector<int64_t> shape;
+  std::string dtype;  // safetensors dtype string
 };
 
 struct WanCheckpointInfo {
-    std::string path;                // what the user gave
-    WanLayout layout = WanLayout::SingleFile;
-    KeyScheme scheme;
-    std::vector<std::string> files;  // shards in load order
-    WanConfig config;                // detected
-    std::map<std::string, WanTensorSource> tensors; // canonical name -> source
-    std::vector<std::string> unknown;               // stored names that are not Wan DiT keys
+  std::string path;  // what the user gave
+  WanLayout layout = WanLayout::SingleFile;
+  KeyScheme scheme;
+  std::vector<std::string> files;                  // shards in load order
+  WanConfig config;                                // detected
+  std::map<std::string, WanTensorSource> tensors;  // canonical name -> source
+  std::vector<std::string> unknown;                // stored names that are not Wan DiT keys
 };
 
 // Reads only headers (and config.json): cheap even for the 5B model.
@@ -63,25 +63,25 @@ WanCheckpointInfo wan_inspect_checkpoint(const std::string& path);
 void wan_load_weights(WanModelImpl& model, const WanCheckpointInfo& info);
 
 struct WanLoadOptions {
-    c10::Device device = c10::Device(c10::kCPU);
-    at::ScalarType compute_dtype = at::kFloat; // bf16/fp16 on GPU
-    // Force the sparse extras into the model (zero when the checkpoint has none).
-    bool with_gate_compress = false;
-    bool with_proj_l = false;
+  c10::Device device = c10::Device(c10::kCPU);
+  at::ScalarType compute_dtype = at::kFloat;  // bf16/fp16 on GPU
+  // Force the sparse extras into the model (zero when the checkpoint has none).
+  bool with_gate_compress = false;
+  bool with_proj_l = false;
 };
 
 // Inspect + build + load.
 WanModel wan_load_model(const std::string& path, const WanLoadOptions& options);
 
 struct WanSaveOptions {
-    WanLayout layout = WanLayout::Official;
-    std::optional<at::ScalarType> dtype;  // cast every tensor (fp16/bf16 repacks); default: as is
-    std::string prefix = "model.diffusion_model."; // SingleFile only
-    int64_t shards = 1;                            // folder layouts: number of shard files
+  WanLayout layout = WanLayout::Official;
+  std::optional<at::ScalarType> dtype;            // cast every tensor (fp16/bf16 repacks); default: as is
+  std::string prefix = "model.diffusion_model.";  // SingleFile only
+  int64_t shards = 1;                             // folder layouts: number of shard files
 };
 
 // Writes `model`'s weights in a layout. Folder layouts take a folder path (created if needed) and
 // write config.json, the shards and the index json; SingleFile takes the .safetensors path.
 void wan_save_checkpoint(WanModelImpl& model, const std::string& path, const WanSaveOptions& options);
 
-} // namespace vidgraph::wan
+}  // namespace vidgraph::wan

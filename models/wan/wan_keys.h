@@ -29,8 +29,8 @@ std::optional<std::string> canonical_key(const std::string& stored, KeyNaming na
 std::string stored_key(const std::string& canonical, KeyNaming naming);
 
 struct KeyScheme {
-    KeyNaming naming = KeyNaming::Official;
-    std::string prefix; // stripped from every stored name before mapping
+  KeyNaming naming = KeyNaming::Official;
+  std::string prefix;  // stripped from every stored name before mapping
 };
 
 // Detects naming and prefix from all stored names: the prefix is the one that makes a known
@@ -38,4 +38,4 @@ struct KeyScheme {
 // or `.attn1.` keys exist. Throws std::runtime_error when no known anchor exists, naming `source`.
 KeyScheme detect_key_scheme(const std::vector<std::string>& stored_names, const std::string& source);
 
-} // namespace vidgraph::wan
+}  // namespace vidgraph::wan

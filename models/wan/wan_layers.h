@@ -17,60 +17,60 @@
 namespace vidgraph::wan {
 
 struct WanLinearOptions {
-    WanLinearOptions(int64_t in, int64_t out) : in_features(in), out_features(out) {}
-    int64_t in_features;
-    int64_t out_features;
-    bool bias = true;
-    at::TensorOptions tensor_options = at::TensorOptions().dtype(at::kFloat);
+  WanLinearOptions(int64_t in, int64_t out) : in_features(in), out_features(out) {}
+  int64_t in_features;
+  int64_t out_features;
+  bool bias = true;
+  at::TensorOptions tensor_options = at::TensorOptions().dtype(at::kFloat);
 };
 
 // y = x W^T + b; parameters `weight` [out, in], `bias` [out].
 class WanLinearImpl : public torch::nn::Cloneable<WanLinearImpl> {
-public:
-    explicit WanLinearImpl(const WanLinearOptions& options);
-    void reset() override;
-    // x: [..., in] any float dtype -> [..., out] in the weight's dtype.
-    at::Tensor forward(const at::Tensor& x);
+ public:
+  explicit WanLinearImpl(const WanLinearOptions& options);
+  void reset() override;
+  // x: [..., in] any float dtype -> [..., out] in the weight's dtype.
+  at::Tensor forward(const at::Tensor& x);
 
-    WanLinearOptions options;
-    at::Tensor weight;
-    at::Tensor bias;
+  WanLinearOptions options;
+  at::Tensor weight;
+  at::Tensor bias;
 };
 TORCH_MODULE(WanLinear);
 
 struct WanNormOptions {
-    explicit WanNormOptions(int64_t d) : dim(d) {}
-    int64_t dim;
-    double eps = 1e-6;
-    bool affine = true; // LayerNorm: weight and bias; RMSNorm: weight (always)
-    at::TensorOptions tensor_options = at::TensorOptions().dtype(at::kFloat);
+  explicit WanNormOptions(int64_t d) : dim(d) {}
+  int64_t dim;
+  double eps = 1e-6;
+  bool affine = true;  // LayerNorm: weight and bias; RMSNorm: weight (always)
+  at::TensorOptions tensor_options = at::TensorOptions().dtype(at::kFloat);
 };
 
 // x * rsqrt(mean(x^2) + eps) * weight over the last dim; parameter `weight` [dim].
 class WanRMSNormImpl : public torch::nn::Cloneable<WanRMSNormImpl> {
-public:
-    explicit WanRMSNormImpl(const WanNormOptions& options);
-    void reset() override;
-    // x: [..., dim] -> fp32 [..., dim]
-    at::Tensor forward(const at::Tensor& x);
+ public:
+  explicit WanRMSNormImpl(const WanNormOptions& options);
+  void reset() override;
+  // x: [..., dim] -> fp32 [..., dim]
+  at::Tensor forward(const at::Tensor& x);
 
-    WanNormOptions options;
-    at::Tensor weight;
+  WanNormOptions options;
+  at::Tensor weight;
 };
 TORCH_MODULE(WanRMSNorm);
 
 // LayerNorm over the last dim, fp32; parameters `weight`, `bias` [dim] only when affine.
 class WanLayerNormImpl : public torch::nn::Cloneable<WanLayerNormImpl> {
-public:
-    explicit WanLayerNormImpl(const WanNormOptions& options);
-    void reset() override;
-    // x: [..., dim] -> fp32 [..., dim]
-    at::Tensor forward(const at::Tensor& x);
+ public:
+  explicit WanLayerNormImpl(const WanNormOptions& options);
+  void reset() override;
+  // x: [..., dim] -> fp32 [..., dim]
+  at::Tensor forward(const at::Tensor& x);
 
-    WanNormOptions options;
-    at::Tensor weight;
-    at::Tensor bias;
+  WanNormOptions options;
+  at::Tensor weight;
+  at::Tensor bias;
 };
 TORCH_MODULE(WanLayerNorm);
 
-} // namespace vidgraph::wan
+}  // namespace vidgraph::wan

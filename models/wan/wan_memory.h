@@ -18,9 +18,9 @@
 namespace vidgraph::wan {
 
 struct WanMemoryEstimate {
-    int64_t weight_bytes = 0;
-    int64_t activation_bytes = 0;
-    int64_t total_bytes() const { return weight_bytes + activation_bytes; }
+  int64_t weight_bytes = 0;
+  int64_t activation_bytes = 0;
+  int64_t total_bytes() const { return weight_bytes + activation_bytes; }
 };
 
 // latent_frames/height/width: the latent [C, F, H, W] sizes (before patchify); batch: 2 when the
@@ -28,4 +28,4 @@ struct WanMemoryEstimate {
 WanMemoryEstimate wan_estimate_memory(const WanConfig& config, at::ScalarType compute_dtype,
                                       const std::array<int64_t, 3>& latent_fhw, int64_t batch);
 
-} // namespace vidgraph::wan
+}  // namespace vidgraph::wan

@@ -37,9 +37,9 @@
 namespace vidgraph::wan {
 
 struct WanModelOptions {
-    WanConfig config;
-    c10::Device device = c10::Device(c10::kCPU);
-    at::ScalarType compute_dtype = at::kFloat; // matmul weights: kFloat, kBFloat16 or kHalf
+  WanConfig config;
+  c10::Device device = c10::Device(c10::kCPU);
+  at::ScalarType compute_dtype = at::kFloat;  // matmul weights: kFloat, kBFloat16 or kHalf
 };
 
 // Sinusoidal timestep embedding: t [...] -> [..., dim] fp32, cat[cos(t f), sin(t f)],
@@ -51,87 +51,85 @@ at::Tensor sinusoidal_embedding(const at::Tensor& t, int64_t dim);
 at::Tensor patchify(const at::Tensor& x, const std::array<int64_t, 3>& patch);
 // Inverse of the head layout: y [B, L, pt*ph*pw*C] (channel fastest) with grid (F', H', W')
 // -> [B, C, F'*pt, H'*ph, W'*pw].
-at::Tensor unpatchify(const at::Tensor& y, const std::array<int64_t, 3>& grid,
-                      const std::array<int64_t, 3>& patch, int64_t channels);
+at::Tensor unpatchify(const at::Tensor& y, const std::array<int64_t, 3>& grid, const std::array<int64_t, 3>& patch,
+                      int64_t channels);
 
 // patch_embedding: Conv3d(in_dim, dim, kernel = stride = patch) computed as a matmul over patches;
 // parameters `weight` [dim, in_dim, pt, ph, pw] (compute dtype), `bias` [dim].
 class WanPatchEmbeddingImpl : public torch::nn::Cloneable<WanPatchEmbeddingImpl> {
-public:
-    WanPatchEmbeddingImpl(const WanConfig& config, const at::TensorOptions& compute_options);
-    void reset() override;
-    // x: [B, in_dim, F, H, W] -> [B, L, dim] in the weight dtype
-    at::Tensor forward(const at::Tensor& x);
-    WanConfig config;
-    at::TensorOptions compute_options;
-    at::Tensor weight, bias;
+ public:
+  WanPatchEmbeddingImpl(const WanConfig& config, const at::TensorOptions& compute_options);
+  void reset() override;
+  // x: [B, in_dim, F, H, W] -> [B, L, dim] in the weight dtype
+  at::Tensor forward(const at::Tensor& x);
+  WanConfig config;
+  at::TensorOptions compute_options;
+  at::Tensor weight, bias;
 };
 TORCH_MODULE(WanPatchEmbedding);
 
 // time_projection: SiLU then Linear "1".
 class WanTimeProjectionImpl : public torch::nn::Cloneable<WanTimeProjectionImpl> {
-public:
-    WanTimeProjectionImpl(int64_t dim, const at::TensorOptions& fp32_options);
-    void reset() override;
-    at::Tensor forward(const at::Tensor& e); // [..., dim] -> [..., 6*dim] fp32
-    int64_t dim;
-    at::TensorOptions fp32_options;
-    WanLinear fc1{nullptr};
+ public:
+  WanTimeProjectionImpl(int64_t dim, const at::TensorOptions& fp32_options);
+  void reset() override;
+  at::Tensor forward(const at::Tensor& e);  // [..., dim] -> [..., 6*dim] fp32
+  int64_t dim;
+  at::TensorOptions fp32_options;
+  WanLinear fc1{nullptr};
 };
 TORCH_MODULE(WanTimeProjection);
 
 // head: modulation [1, 2, dim] fp32 + Linear "head" (dim -> out_dim * patch volume).
 class WanHeadImpl : public torch::nn::Cloneable<WanHeadImpl> {
-public:
-    WanHeadImpl(const WanConfig& config, const at::TensorOptions& compute_options,
-                const at::TensorOptions& fp32_options);
-    void reset() override;
-    // x: [B, L, dim] fp32, e: [B, G, dim] fp32 -> [B, L, out_dim * patch volume] fp32
-    at::Tensor forward(const at::Tensor& x, const at::Tensor& e);
-    WanConfig config;
-    at::TensorOptions compute_options, fp32_options;
-    at::Tensor modulation;
-    WanLayerNorm norm{nullptr};
-    WanLinear head{nullptr};
+ public:
+  WanHeadImpl(const WanConfig& config, const at::TensorOptions& compute_options, const at::TensorOptions& fp32_options);
+  void reset() override;
+  // x: [B, L, dim] fp32, e: [B, G, dim] fp32 -> [B, L, out_dim * patch volume] fp32
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& e);
+  WanConfig config;
+  at::TensorOptions compute_options, fp32_options;
+  at::Tensor modulation;
+  WanLayerNorm norm{nullptr};
+  WanLinear head{nullptr};
 };
 TORCH_MODULE(WanHead);
 
 class WanModelImpl : public torch::nn::Cloneable<WanModelImpl> {
-public:
-    explicit WanModelImpl(const WanModelOptions& options);
-    void reset() override;
-    at::Tensor forward(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context,
-                       const AttentionRun& run);
+ public:
+  explicit WanModelImpl(const WanModelOptions& options);
+  void reset() override;
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context, const AttentionRun& run);
 
-    // Text conditioning alone: context [B, l, text_dim] -> [B, text_len, dim] (zero-padded rows
-    // become the embedding of zero, as in the reference).
-    at::Tensor embed_text(const at::Tensor& context);
-    // Time conditioning alone: t [B, G] -> e [B, G, dim] and e0 [B, G, 6, dim], fp32.
-    std::pair<at::Tensor, at::Tensor> embed_time(const at::Tensor& t);
+  // Text conditioning alone: context [B, l, text_dim] -> [B, text_len, dim] (zero-padded rows
+  // become the embedding of zero, as in the reference).
+  at::Tensor embed_text(const at::Tensor& context);
+  // Time conditioning alone: t [B, G] -> e [B, G, dim] and e0 [B, G, 6, dim], fp32.
+  std::pair<at::Tensor, at::Tensor> embed_time(const at::Tensor& t);
 
-    const WanConfig& config() const { return options.config; }
-    c10::Device device() const { return options.device; }
-    at::ScalarType compute_dtype() const { return options.compute_dtype; }
+  const WanConfig& config() const { return options.config; }
+  c10::Device device() const { return options.device; }
+  at::ScalarType compute_dtype() const { return options.compute_dtype; }
 
-    WanModelOptions options;
-    WanPatchEmbedding patch_embedding{nullptr};
-    WanMlp text_embedding{nullptr};
-    WanMlp time_embedding{nullptr};
-    WanTimeProjection time_projection{nullptr};
-    torch::nn::ModuleList blocks{nullptr};
-    WanHead head{nullptr};
+  WanModelOptions options;
+  WanPatchEmbedding patch_embedding{nullptr};
+  WanMlp text_embedding{nullptr};
+  WanMlp time_embedding{nullptr};
+  WanTimeProjection time_projection{nullptr};
+  torch::nn::ModuleList blocks{nullptr};
+  WanHead head{nullptr};
 
-private:
-    RopeTables rope_for(const std::array<int64_t, 3>& grid); // cached per grid
-    struct RopeCache {
-        std::mutex mutex;
-        std::map<std::array<int64_t, 3>, RopeTables> tables;
-    };
-    std::shared_ptr<RopeCache> rope_cache_ = std::make_shared<RopeCache>();
+ private:
+  RopeTables rope_for(const std::array<int64_t, 3>& grid);  // cached per grid
+  struct RopeCache {
+    std::mutex mutex;
+    std::map<std::array<int64_t, 3>, RopeTables> tables;
+  };
+  std::shared_ptr<RopeCache> rope_cache_ = std::make_shared<RopeCache>();
 };
 TORCH_MODULE(WanModel);
 
 // Name of every parameter of `model` (canonical = official checkpoint keys) with its tensor.
 std::vector<std::pair<std::string, at::Tensor>> wan_named_parameters(WanModelImpl& model);
 
-} // namespace vidgraph::wan
+}  // namespace vidgraph::wan

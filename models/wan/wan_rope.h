@@ -15,18 +15,17 @@
 namespace vidgraph::wan {
 
 struct RopeTables {
-    at::Tensor cos; // [L, D/2] fp32, token order f-major, then h, then w
-    at::Tensor sin; // [L, D/2] fp32
+  at::Tensor cos;  // [L, D/2] fp32, token order f-major, then h, then w
+  at::Tensor sin;  // [L, D/2] fp32
 };
 
 // Number of complex pairs per axis (t, h, w) for a head dim.
 std::array<int64_t, 3> rope_axis_pairs(int64_t head_dim);
 
 // Tables for a token grid (F, H', W') (patch units).
-RopeTables rope_tables(int64_t head_dim, const std::array<int64_t, 3>& grid, double theta,
-                       c10::Device device);
+RopeTables rope_tables(int64_t head_dim, const std::array<int64_t, 3>& grid, double theta, c10::Device device);
 
 // x: [B, L, H, D] any float -> [B, L, H, D] fp32, each interleaved pair rotated by its angle.
 at::Tensor rope_apply(const at::Tensor& x, const RopeTables& tables);
 
-} // namespace vidgraph::wan
+}  // namespace vidgraph::wan

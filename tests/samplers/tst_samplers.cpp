@@ -31,394 +31,395 @@ using namespace vidgraph::sampling;
 
 namespace {
 
-at::Tensor scalar(double v)
-{
-    return at::full({1}, v, at::TensorOptions().dtype(at::kDouble));
+at::Tensor scalar(double v) {
+  return at::full({1}, v, at::TensorOptions().dtype(at::kDouble));
 }
 
-double lam(double s) { return std::log(1.0 - s) - std::log(s); }
+double lam(double s) {
+  return std::log(1.0 - s) - std::log(s);
+}
 
 // A nonlinear toy velocity: v(x, s) = 0.7 x - 0.2 + 0.3 s.
-double toy_v(double x, double s) { return 0.7 * x - 0.2 + 0.3 * s; }
+double toy_v(double x, double s) {
+  return 0.7 * x - 0.2 + 0.3 * s;
+}
 
-} // namespace
+}  // namespace
 
 class tst_samplers : public QObject {
-    Q_OBJECT
-private Q_SLOTS:
-    void initTestCase() { c10::GradMode::set_enabled(false); }
-    void officialSchedule();
-    void scheduleErrors_data();
-    void scheduleErrors();
-    void eulerHandComputed();
-    void unipcHandComputed();
-    void straightLineExact_data();
-    void straightLineExact();
-    void stepPastEnd();
-    void cfgCombination();
-    void imageToVideo();
-    void seededNoise();
-    void initialLatent();
-    void progressAndCancel();
-    void badOptions();
-    void wanEndToEnd();
-    void noiseSameOnGpu();
+  Q_OBJECT
+ private Q_SLOTS:
+  void initTestCase() { c10::GradMode::set_enabled(false); }
+  void officialSchedule();
+  void scheduleErrors_data();
+  void scheduleErrors();
+  void eulerHandComputed();
+  void unipcHandComputed();
+  void straightLineExact_data();
+  void straightLineExact();
+  void stepPastEnd();
+  void cfgCombination();
+  void imageToVideo();
+  void seededNoise();
+  void initialLatent();
+  void progressAndCancel();
+  void badOptions();
+  void wanEndToEnd();
+  void noiseSameOnGpu();
 };
 
-void tst_samplers::officialSchedule()
-{
-    const FlowSchedule s = flow_unipc_schedule(50, 5.0);
-    QCOMPARE(s.steps(), 50);
-    QCOMPARE(s.sigmas.size(), size_t(51));
-    const std::vector<double> head{999, 995, 991, 987, 982};
-    const std::vector<double> tail{302, 241, 172, 92};
-    for (size_t i = 0; i < head.size(); ++i) QCOMPARE(s.timesteps[i], head[i]);
-    for (size_t i = 0; i < tail.size(); ++i) QCOMPARE(s.timesteps[46 + i], tail[i]);
-    QVERIFY(std::abs(s.sigmas[0] - 0.9998) < 1e-4);
-    QCOMPARE(s.sigmas.back(), 0.0);
-    for (int i = 0; i < 50; ++i) QVERIFY(s.sigmas[i + 1] < s.sigmas[i]);
-    // Shift 1 leaves the linear schedule.
-    const FlowSchedule e = flow_euler_schedule(4, 1.0);
-    const std::vector<double> lin{1.0, 0.75, 0.5, 0.25, 0.0};
-    for (int i = 0; i < 5; ++i) QVERIFY(std::abs(e.sigmas[i] - lin[i]) < 1e-12);
-    QCOMPARE(e.timesteps[1], 750.0);
+void tst_samplers::officialSchedule() {
+  const FlowSchedule s = flow_unipc_schedule(50, 5.0);
+  QCOMPARE(s.steps(), 50);
+  QCOMPARE(s.sigmas.size(), size_t(51));
+  const std::vector<double> head{999, 995, 991, 987, 982};
+  const std::vector<double> tail{302, 241, 172, 92};
+  for (size_t i = 0; i < head.size(); ++i) QCOMPARE(s.timesteps[i], head[i]);
+  for (size_t i = 0; i < tail.size(); ++i) QCOMPARE(s.timesteps[46 + i], tail[i]);
+  QVERIFY(std::abs(s.sigmas[0] - 0.9998) < 1e-4);
+  QCOMPARE(s.sigmas.back(), 0.0);
+  for (int i = 0; i < 50; ++i) QVERIFY(s.sigmas[i + 1] < s.sigmas[i]);
+  // Shift 1 leaves the linear schedule.
+  const FlowSchedule e = flow_euler_schedule(4, 1.0);
+  const std::vector<double> lin{1.0, 0.75, 0.5, 0.25, 0.0};
+  for (int i = 0; i < 5; ++i) QVERIFY(std::abs(e.sigmas[i] - lin[i]) < 1e-12);
+  QCOMPARE(e.timesteps[1], 750.0);
 }
 
-void tst_samplers::scheduleErrors_data()
-{
-    QTest::addColumn<int>("which");
-    QTest::newRow("zero steps") << 0;
-    QTest::newRow("negative shift") << 1;
-    QTest::newRow("sigmas not ending in 0") << 2;
-    QTest::newRow("sigmas increasing") << 3;
+void tst_samplers::scheduleErrors_data() {
+  QTest::addColumn<int>("which");
+  QTest::newRow("zero steps") << 0;
+  QTest::newRow("negative shift") << 1;
+  QTest::newRow("sigmas not ending in 0") << 2;
+  QTest::newRow("sigmas increasing") << 3;
 }
 
-void tst_samplers::scheduleErrors()
-{
-    QFETCH(int, which);
-    bool threw = false;
-    try {
-        if (which == 0) flow_unipc_schedule(0, 5.0);
-        if (which == 1) flow_euler_schedule(4, -1.0);
-        if (which == 2) flow_schedule_from_sigmas({1.0, 0.5});
-        if (which == 3) flow_schedule_from_sigmas({0.5, 0.8, 0.0});
-    } catch (const std::invalid_argument&) {
-        threw = true;
-    }
-    QVERIFY(threw);
+void tst_samplers::scheduleErrors() {
+  QFETCH(int, which);
+  bool threw = false;
+  try {
+    if (which == 0) flow_unipc_schedule(0, 5.0);
+    if (which == 1) flow_euler_schedule(4, -1.0);
+    if (which == 2) flow_schedule_from_sigmas({1.0, 0.5});
+    if (which == 3) flow_schedule_from_sigmas({0.5, 0.8, 0.0});
+  } catch (const std::invalid_argument&) {
+    threw = true;
+  }
+  QVERIFY(threw);
 }
 
-void tst_samplers::eulerHandComputed()
-{
-    const std::vector<double> sig{1.0, 0.6, 0.25, 0.0};
-    FlowEulerSolver solver(flow_schedule_from_sigmas(sig));
-    double xe = 1.5;
-    at::Tensor x = scalar(xe);
-    for (int i = 0; i < 3; ++i) {
-        x = solver.step(scalar(toy_v(x.item<double>(), sig[i])), x);
-        xe = xe + (sig[i + 1] - sig[i]) * toy_v(xe, sig[i]);
-        QVERIFY(std::abs(x.item<double>() - xe) < 1e-12);
-    }
-    // 1.5 -> 1.5 - 0.4*(1.05 - 0.2 + 0.3) = 1.04 (first step by hand)
-    FlowEulerSolver again(flow_schedule_from_sigmas(sig));
-    QVERIFY(std::abs(again.step(scalar(toy_v(1.5, 1.0)), scalar(1.5)).item<double>() - 1.04) < 1e-12);
+void tst_samplers::eulerHandComputed() {
+  const std::vector<double> sig{1.0, 0.6, 0.25, 0.0};
+  FlowEulerSolver solver(flow_schedule_from_sigmas(sig));
+  double xe = 1.5;
+  at::Tensor x = scalar(xe);
+  for (int i = 0; i < 3; ++i) {
+    x = solver.step(scalar(toy_v(x.item<double>(), sig[i])), x);
+    xe = xe + (sig[i + 1] - sig[i]) * toy_v(xe, sig[i]);
+    QVERIFY(std::abs(x.item<double>() - xe) < 1e-12);
+  }
+  // 1.5 -> 1.5 - 0.4*(1.05 - 0.2 + 0.3) = 1.04 (first step by hand)
+  FlowEulerSolver again(flow_schedule_from_sigmas(sig));
+  QVERIFY(std::abs(again.step(scalar(toy_v(1.5, 1.0)), scalar(1.5)).item<double>() - 1.04) < 1e-12);
 }
 
-void tst_samplers::unipcHandComputed()
-{
-    // Four steps written out from the UniPC-bh2 formulas (predict x0, B(h) = expm1(-h)).
-    const std::vector<double> s{0.9, 0.6, 0.3, 0.1, 0.0};
-    FlowUniPCSolver solver(flow_schedule_from_sigmas(s));
-    auto a = [&](int i) { return 1.0 - s[i]; };
-    auto check = [](const at::Tensor& x, double want) {
-        QVERIFY2(std::abs(x.item<double>() - want) < 1e-12, qPrintable(QString::number(x.item<double>() - want)));
-    };
-    const double x0 = 0.8;
-    at::Tensor x = scalar(x0);
+void tst_samplers::unipcHandComputed() {
+  // Four steps written out from the UniPC-bh2 formulas (predict x0, B(h) = expm1(-h)).
+  const std::vector<double> s{0.9, 0.6, 0.3, 0.1, 0.0};
+  FlowUniPCSolver solver(flow_schedule_from_sigmas(s));
+  auto a = [&](int i) { return 1.0 - s[i]; };
+  auto check = [](const at::Tensor& x, double want) {
+    QVERIFY2(std::abs(x.item<double>() - want) < 1e-12, qPrintable(QString::number(x.item<double>() - want)));
+  };
+  const double x0 = 0.8;
+  at::Tensor x = scalar(x0);
 
-    // Step 0: order-1 predictor.
-    const double m0 = x0 - s[0] * toy_v(x0, s[0]);
-    double h = lam(s[1]) - lam(s[0]);
-    const double x1 = s[1] / s[0] * x0 - a(1) * std::expm1(-h) * m0;
-    x = solver.step(scalar(toy_v(x0, s[0])), x);
-    check(x, x1);
+  // Step 0: order-1 predictor.
+  const double m0 = x0 - s[0] * toy_v(x0, s[0]);
+  double h = lam(s[1]) - lam(s[0]);
+  const double x1 = s[1] / s[0] * x0 - a(1) * std::expm1(-h) * m0;
+  x = solver.step(scalar(toy_v(x0, s[0])), x);
+  check(x, x1);
 
-    // Step 1: order-1 corrector (rho = 0.5) on x1, then order-2 predictor (rho_p = 0.5).
-    const double m1 = x1 - s[1] * toy_v(x1, s[1]);
-    const double x1c = s[1] / s[0] * x0 - a(1) * std::expm1(-h) * m0 - a(1) * std::expm1(-h) * 0.5 * (m1 - m0);
-    h = lam(s[2]) - lam(s[1]);
-    double r = (lam(s[0]) - lam(s[1])) / h;
-    const double x2 = s[2] / s[1] * x1c - a(2) * std::expm1(-h) * m1 - a(2) * std::expm1(-h) * 0.5 * (m0 - m1) / r;
-    x = solver.step(scalar(toy_v(x1, s[1])), x);
-    check(x, x2);
+  // Step 1: order-1 corrector (rho = 0.5) on x1, then order-2 predictor (rho_p = 0.5).
+  const double m1 = x1 - s[1] * toy_v(x1, s[1]);
+  const double x1c = s[1] / s[0] * x0 - a(1) * std::expm1(-h) * m0 - a(1) * std::expm1(-h) * 0.5 * (m1 - m0);
+  h = lam(s[2]) - lam(s[1]);
+  double r = (lam(s[0]) - lam(s[1])) / h;
+  const double x2 = s[2] / s[1] * x1c - a(2) * std::expm1(-h) * m1 - a(2) * std::expm1(-h) * 0.5 * (m0 - m1) / r;
+  x = solver.step(scalar(toy_v(x1, s[1])), x);
+  check(x, x2);
 
-    // Step 2: order-2 corrector (solve [[1, 1], [r, 1]] rho = b, b_k = h_phi_k k! / B_h),
-    // then an order-2 predictor from the corrected sample.
-    const double m2 = x2 - s[2] * toy_v(x2, s[2]);
-    const double hh = -h;
-    const double phi1 = std::expm1(hh);
-    const double b0 = (phi1 / hh - 1) / phi1;
-    const double b1 = ((phi1 / hh - 1) / hh - 0.5) * 2 / phi1;
-    const double rho0 = (b0 - b1) / (1 - r), rho1 = b0 - rho0;
-    const double x2c = s[2] / s[1] * x1c - a(2) * phi1 * m1 - a(2) * phi1 * (rho0 * (m0 - m1) / r + rho1 * (m2 - m1));
-    h = lam(s[3]) - lam(s[2]);
-    r = (lam(s[1]) - lam(s[2])) / h;
-    const double x3 = s[3] / s[2] * x2c - a(3) * std::expm1(-h) * m2 - a(3) * std::expm1(-h) * 0.5 * (m1 - m2) / r;
-    x = solver.step(scalar(toy_v(x2, s[2])), x);
-    check(x, x3);
+  // Step 2: order-2 corrector (solve [[1, 1], [r, 1]] rho = b, b_k = h_phi_k k! / B_h),
+  // then an order-2 predictor from the corrected sample.
+  const double m2 = x2 - s[2] * toy_v(x2, s[2]);
+  const double hh = -h;
+  const double phi1 = std::expm1(hh);
+  const double b0 = (phi1 / hh - 1) / phi1;
+  const double b1 = ((phi1 / hh - 1) / hh - 0.5) * 2 / phi1;
+  const double rho0 = (b0 - b1) / (1 - r), rho1 = b0 - rho0;
+  const double x2c = s[2] / s[1] * x1c - a(2) * phi1 * m1 - a(2) * phi1 * (rho0 * (m0 - m1) / r + rho1 * (m2 - m1));
+  h = lam(s[3]) - lam(s[2]);
+  r = (lam(s[1]) - lam(s[2])) / h;
+  const double x3 = s[3] / s[2] * x2c - a(3) * std::expm1(-h) * m2 - a(3) * std::expm1(-h) * 0.5 * (m1 - m2) / r;
+  x = solver.step(scalar(toy_v(x2, s[2])), x);
+  check(x, x3);
 
-    // Step 3 (last, sigma -> 0, order 1): returns the x0 prediction at x3.
-    x = solver.step(scalar(toy_v(x3, s[3])), x);
-    check(x, x3 - s[3] * toy_v(x3, s[3]));
-    QCOMPARE(solver.step_index(), 4);
+  // Step 3 (last, sigma -> 0, order 1): returns the x0 prediction at x3.
+  x = solver.step(scalar(toy_v(x3, s[3])), x);
+  check(x, x3 - s[3] * toy_v(x3, s[3]));
+  QCOMPARE(solver.step_index(), 4);
 }
 
-void tst_samplers::straightLineExact_data()
-{
-    QTest::addColumn<int>("solver");
-    QTest::newRow("unipc") << 0;
-    QTest::newRow("euler") << 1;
-    QTest::newRow("unipc from sigma 1") << 2;
+void tst_samplers::straightLineExact_data() {
+  QTest::addColumn<int>("solver");
+  QTest::newRow("unipc") << 0;
+  QTest::newRow("euler") << 1;
+  QTest::newRow("unipc from sigma 1") << 2;
 }
 
-void tst_samplers::straightLineExact()
-{
-    // If the model returns the true velocity of x_s = (1 - s) x0 + s n, both solvers stay on it.
-    QFETCH(int, solver);
-    at::Tensor x0 = at::tensor({0.3, -1.2, 2.0}, at::kDouble);
-    at::Tensor n = at::tensor({1.1, 0.4, -0.7}, at::kDouble);
-    const FlowSchedule sched = solver == 0 ? flow_unipc_schedule(12, 5.0) : flow_euler_schedule(12, 3.0);
-    std::unique_ptr<FlowSolver> s;
-    if (solver != 1) s = std::make_unique<FlowUniPCSolver>(sched);
-    else s = std::make_unique<FlowEulerSolver>(sched);
-    at::Tensor x = x0 * (1 - sched.sigmas[0]) + n * sched.sigmas[0];
-    for (int i = 0; i < sched.steps(); ++i) {
-        x = s->step(n - x0, x);
-        const double si = sched.sigmas[i + 1];
-        QVERIFY(at::allclose(x, x0 * (1 - si) + n * si, 1e-9, 1e-9));
-    }
-    QVERIFY(at::allclose(x, x0, 1e-12, 1e-12));
+void tst_samplers::straightLineExact() {
+  // If the model returns the true velocity of x_s = (1 - s) x0 + s n, both solvers stay on it.
+  QFETCH(int, solver);
+  at::Tensor x0 = at::tensor({0.3, -1.2, 2.0}, at::kDouble);
+  at::Tensor n = at::tensor({1.1, 0.4, -0.7}, at::kDouble);
+  const FlowSchedule sched = solver == 0 ? flow_unipc_schedule(12, 5.0) : flow_euler_schedule(12, 3.0);
+  std::unique_ptr<FlowSolver> s;
+  if (solver != 1)
+    s = std::make_unique<FlowUniPCSolver>(sched);
+  else
+    s = std::make_unique<FlowEulerSolver>(sched);
+  at::Tensor x = x0 * (1 - sched.sigmas[0]) + n * sched.sigmas[0];
+  for (int i = 0; i < sched.steps(); ++i) {
+    x = s->step(n - x0, x);
+    const double si = sched.sigmas[i + 1];
+    QVERIFY(at::allclose(x, x0 * (1 - si) + n * si, 1e-9, 1e-9));
+  }
+  QVERIFY(at::allclose(x, x0, 1e-12, 1e-12));
 }
 
-void tst_samplers::stepPastEnd()
-{
-    FlowEulerSolver s(flow_euler_schedule(1, 1.0));
+void tst_samplers::stepPastEnd() {
+  FlowEulerSolver s(flow_euler_schedule(1, 1.0));
+  s.step(scalar(1.0), scalar(1.0));
+  bool threw = false;
+  try {
     s.step(scalar(1.0), scalar(1.0));
-    bool threw = false;
-    try {
-        s.step(scalar(1.0), scalar(1.0));
-    } catch (const std::logic_error&) {
-        threw = true;
-    }
-    QVERIFY(threw);
+  } catch (const std::logic_error&) {
+    threw = true;
+  }
+  QVERIFY(threw);
 }
 
-void tst_samplers::cfgCombination()
-{
-    // One Euler step from sigma 1 to 0: x1 = x - v with v = vu + g (vc - vu).
-    FlowSampleOptions o;
-    o.solver = SolverKind::Euler;
-    o.sigmas = {1.0, 0.0};
-    o.guide_scale = 4.0;
-    o.initial_latent = at::full({1, 1, 1, 2}, 1.0f);
-    int calls = 0;
-    bool branches_ok = true;
-    VelocityFn fn = [&](const at::Tensor& x, const at::Tensor&, bool need_uncond) -> std::vector<at::Tensor> {
-        ++calls;
-        branches_ok = branches_ok && need_uncond;
-        return {at::full_like(x, 0.5), at::full_like(x, 0.25)};
-    };
-    at::Tensor out = flow_sample(fn, o);
-    QCOMPARE(calls, 1);
-    QVERIFY(branches_ok);
-    QVERIFY(at::allclose(out, at::full({1, 1, 1, 2}, 1.0f - (0.25f + 4.0f * 0.25f))));
-    // Guidance 1: one branch only.
-    o.guide_scale = 1.0;
-    VelocityFn single = [&](const at::Tensor& x, const at::Tensor&, bool need_uncond) -> std::vector<at::Tensor> {
-        branches_ok = branches_ok && !need_uncond;
-        return {at::full_like(x, 0.5)};
-    };
-    QVERIFY(at::allclose(flow_sample(single, o), at::full({1, 1, 1, 2}, 0.5f)));
-    QVERIFY(branches_ok);
+void tst_samplers::cfgCombination() {
+  // One Euler step from sigma 1 to 0: x1 = x - v with v = vu + g (vc - vu).
+  FlowSampleOptions o;
+  o.solver = SolverKind::Euler;
+  o.sigmas = {1.0, 0.0};
+  o.guide_scale = 4.0;
+  o.initial_latent = at::full({1, 1, 1, 2}, 1.0f);
+  int calls = 0;
+  bool branches_ok = true;
+  VelocityFn fn = [&](const at::Tensor& x, const at::Tensor&, bool need_uncond) -> std::vector<at::Tensor> {
+    ++calls;
+    branches_ok = branches_ok && need_uncond;
+    return {at::full_like(x, 0.5), at::full_like(x, 0.25)};
+  };
+  at::Tensor out = flow_sample(fn, o);
+  QCOMPARE(calls, 1);
+  QVERIFY(branches_ok);
+  QVERIFY(at::allclose(out, at::full({1, 1, 1, 2}, 1.0f - (0.25f + 4.0f * 0.25f))));
+  // Guidance 1: one branch only.
+  o.guide_scale = 1.0;
+  VelocityFn single = [&](const at::Tensor& x, const at::Tensor&, bool need_uncond) -> std::vector<at::Tensor> {
+    branches_ok = branches_ok && !need_uncond;
+    return {at::full_like(x, 0.5)};
+  };
+  QVERIFY(at::allclose(flow_sample(single, o), at::full({1, 1, 1, 2}, 0.5f)));
+  QVERIFY(branches_ok);
 }
 
-void tst_samplers::imageToVideo()
-{
-    FlowSampleOptions o;
-    o.steps = 4;
-    o.guide_scale = 1.0;
-    o.latent_shape = {2, 3, 2, 2};
-    o.seed = 5;
-    at::Tensor z = at::full({2, 1, 2, 2}, 0.75f);
-    o.first_frame = z;
-    const FlowSchedule sched = schedule_for(o);
-    std::vector<at::Tensor> seen_t;
-    bool clean_before_every_call = true;
-    VelocityFn fn = [&](const at::Tensor& x, const at::Tensor& t, bool) -> std::vector<at::Tensor> {
-        clean_before_every_call = clean_before_every_call && at::equal(x.narrow(1, 0, 1), z);
-        seen_t.push_back(t.clone());
-        return {x * 0.3 - 0.1};
-    };
-    at::Tensor out = flow_sample(fn, o);
-    QVERIFY(clean_before_every_call);
-    QVERIFY(at::equal(out.narrow(1, 0, 1), z));
-    QCOMPARE(int(seen_t.size()), 4);
-    for (int i = 0; i < 4; ++i) {
-        QCOMPARE(seen_t[i].size(0), int64_t(3));
-        QCOMPARE(seen_t[i][0].item<float>(), 0.0f);
-        QCOMPARE(seen_t[i][1].item<double>(), sched.timesteps[i]);
-        QCOMPARE(seen_t[i][2].item<double>(), sched.timesteps[i]);
-    }
-    // Without the image: t2v, every frame at t and frame 0 is generated.
-    o.first_frame = at::Tensor();
-    seen_t.clear();
-    VelocityFn t2v = [&](const at::Tensor& x, const at::Tensor& t, bool) -> std::vector<at::Tensor> {
-        seen_t.push_back(t.clone());
-        return {x * 0.3 - 0.1};
-    };
-    at::Tensor free = flow_sample(t2v, o);
-    QCOMPARE(seen_t[0][0].item<double>(), sched.timesteps[0]);
-    QVERIFY(!at::equal(free.narrow(1, 0, 1), z));
+void tst_samplers::imageToVideo() {
+  FlowSampleOptions o;
+  o.steps = 4;
+  o.guide_scale = 1.0;
+  o.latent_shape = {2, 3, 2, 2};
+  o.seed = 5;
+  at::Tensor z = at::full({2, 1, 2, 2}, 0.75f);
+  o.first_frame = z;
+  const FlowSchedule sched = schedule_for(o);
+  std::vector<at::Tensor> seen_t;
+  bool clean_before_every_call = true;
+  VelocityFn fn = [&](const at::Tensor& x, const at::Tensor& t, bool) -> std::vector<at::Tensor> {
+    clean_before_every_call = clean_before_every_call && at::equal(x.narrow(1, 0, 1), z);
+    seen_t.push_back(t.clone());
+    return {x * 0.3 - 0.1};
+  };
+  at::Tensor out = flow_sample(fn, o);
+  QVERIFY(clean_before_every_call);
+  QVERIFY(at::equal(out.narrow(1, 0, 1), z));
+  QCOMPARE(int(seen_t.size()), 4);
+  for (int i = 0; i < 4; ++i) {
+    QCOMPARE(seen_t[i].size(0), int64_t(3));
+    QCOMPARE(seen_t[i][0].item<float>(), 0.0f);
+    QCOMPARE(seen_t[i][1].item<double>(), sched.timesteps[i]);
+    QCOMPARE(seen_t[i][2].item<double>(), sched.timesteps[i]);
+  }
+  // Without the image: t2v, every frame at t and frame 0 is generated.
+  o.first_frame = at::Tensor();
+  seen_t.clear();
+  VelocityFn t2v = [&](const at::Tensor& x, const at::Tensor& t, bool) -> std::vector<at::Tensor> {
+    seen_t.push_back(t.clone());
+    return {x * 0.3 - 0.1};
+  };
+  at::Tensor free = flow_sample(t2v, o);
+  QCOMPARE(seen_t[0][0].item<double>(), sched.timesteps[0]);
+  QVERIFY(!at::equal(free.narrow(1, 0, 1), z));
 }
 
-void tst_samplers::seededNoise()
-{
-    at::Tensor a = seeded_noise({2, 3, 4}, 42, c10::Device(c10::kCPU));
-    at::Tensor b = seeded_noise({2, 3, 4}, 42, c10::Device(c10::kCPU));
-    at::Tensor c = seeded_noise({2, 3, 4}, 43, c10::Device(c10::kCPU));
-    QVERIFY(at::equal(a, b));
-    QVERIFY(!at::equal(a, c));
-    QCOMPARE(a.scalar_type(), at::kFloat);
-    // The draw is the CPU generator's, whatever the target device.
-    at::Generator g = at::detail::createCPUGenerator(42);
-    QVERIFY(at::equal(a, at::randn({2, 3, 4}, g)));
-    // A whole run: same seed -> same latents; another seed -> other latents.
-    FlowSampleOptions o;
-    o.steps = 3;
-    o.latent_shape = {1, 2, 2, 2};
-    o.seed = 9;
-    VelocityFn fn = [](const at::Tensor& x, const at::Tensor&, bool) -> std::vector<at::Tensor> {
-        return {x * 0.5, x * 0.4};
-    };
-    at::Tensor r1 = flow_sample(fn, o), r2 = flow_sample(fn, o);
-    o.seed = 10;
-    at::Tensor r3 = flow_sample(fn, o);
-    QVERIFY(at::equal(r1, r2));
-    QVERIFY(!at::equal(r1, r3));
+void tst_samplers::seededNoise() {
+  at::Tensor a = seeded_noise({2, 3, 4}, 42, c10::Device(c10::kCPU));
+  at::Tensor b = seeded_noise({2, 3, 4}, 42, c10::Device(c10::kCPU));
+  at::Tensor c = seeded_noise({2, 3, 4}, 43, c10::Device(c10::kCPU));
+  QVERIFY(at::equal(a, b));
+  QVERIFY(!at::equal(a, c));
+  QCOMPARE(a.scalar_type(), at::kFloat);
+  // The draw is the CPU generator's, whatever the target device.
+  at::Generator g = at::detail::createCPUGenerator(42);
+  QVERIFY(at::equal(a, at::randn({2, 3, 4}, g)));
+  // A whole run: same seed -> same latents; another seed -> other latents.
+  FlowSampleOptions o;
+  o.steps = 3;
+  o.latent_shape = {1, 2, 2, 2};
+  o.seed = 9;
+  VelocityFn fn = [](const at::Tensor& x, const at::Tensor&, bool) -> std::vector<at::Tensor> {
+    return {x * 0.5, x * 0.4};
+  };
+  at::Tensor r1 = flow_sample(fn, o), r2 = flow_sample(fn, o);
+  o.seed = 10;
+  at::Tensor r3 = flow_sample(fn, o);
+  QVERIFY(at::equal(r1, r2));
+  QVERIFY(!at::equal(r1, r3));
 }
 
-void tst_samplers::initialLatent()
-{
-    FlowSampleOptions o;
-    o.steps = 2;
-    o.guide_scale = 1.0;
-    o.initial_latent = at::full({1, 2, 2, 2}, 0.125f);
-    bool first = true;
-    bool started_from_it = false;
-    VelocityFn fn = [&](const at::Tensor& x, const at::Tensor&, bool) -> std::vector<at::Tensor> {
-        if (first) started_from_it = at::equal(x, o.initial_latent);
-        first = false;
-        return {x * 0.1};
-    };
+void tst_samplers::initialLatent() {
+  FlowSampleOptions o;
+  o.steps = 2;
+  o.guide_scale = 1.0;
+  o.initial_latent = at::full({1, 2, 2, 2}, 0.125f);
+  bool first = true;
+  bool started_from_it = false;
+  VelocityFn fn = [&](const at::Tensor& x, const at::Tensor&, bool) -> std::vector<at::Tensor> {
+    if (first) started_from_it = at::equal(x, o.initial_latent);
+    first = false;
+    return {x * 0.1};
+  };
+  flow_sample(fn, o);
+  QVERIFY(!first);
+  QVERIFY(started_from_it);
+  QCOMPARE(o.initial_latent[0][0][0][0].item<float>(), 0.125f);  // the caller's tensor is untouched
+}
+
+void tst_samplers::progressAndCancel() {
+  FlowSampleOptions o;
+  o.steps = 5;
+  o.latent_shape = {1, 1, 2, 2};
+  int calls = 0;
+  std::vector<std::pair<int, int>> progress;
+  o.on_step = [&](int done, int total) { progress.emplace_back(done, total); };
+  o.is_cancelled = [&] { return progress.size() >= 2; };
+  VelocityFn fn = [&](const at::Tensor& x, const at::Tensor&, bool) -> std::vector<at::Tensor> {
+    ++calls;
+    return {x, x};
+  };
+  int cancelled_at = -1;
+  try {
     flow_sample(fn, o);
-    QVERIFY(!first);
-    QVERIFY(started_from_it);
-    QCOMPARE(o.initial_latent[0][0][0][0].item<float>(), 0.125f); // the caller's tensor is untouched
+  } catch (const SamplingCancelled& e) {
+    cancelled_at = e.step();
+  }
+  QCOMPARE(cancelled_at, 2);
+  QCOMPARE(calls, 2);
+  QCOMPARE(progress.size(), size_t(2));
+  QCOMPARE(progress[0], std::make_pair(1, 5));
+  QCOMPARE(progress[1], std::make_pair(2, 5));
 }
 
-void tst_samplers::progressAndCancel()
-{
-    FlowSampleOptions o;
-    o.steps = 5;
-    o.latent_shape = {1, 1, 2, 2};
-    int calls = 0;
-    std::vector<std::pair<int, int>> progress;
-    o.on_step = [&](int done, int total) { progress.emplace_back(done, total); };
-    o.is_cancelled = [&] { return progress.size() >= 2; };
-    VelocityFn fn = [&](const at::Tensor& x, const at::Tensor&, bool) -> std::vector<at::Tensor> {
-        ++calls;
-        return {x, x};
-    };
-    int cancelled_at = -1;
-    try {
-        flow_sample(fn, o);
-    } catch (const SamplingCancelled& e) {
-        cancelled_at = e.step();
-    }
-    QCOMPARE(cancelled_at, 2);
-    QCOMPARE(calls, 2);
-    QCOMPARE(progress.size(), size_t(2));
-    QCOMPARE(progress[0], std::make_pair(1, 5));
-    QCOMPARE(progress[1], std::make_pair(2, 5));
+void tst_samplers::badOptions() {
+  VelocityFn fn = [](const at::Tensor& x, const at::Tensor&, bool) -> std::vector<at::Tensor> { return {x, x}; };
+  FlowSampleOptions o;
+  o.latent_shape = {1, 2, 3};
+  bool threw = false;
+  try {
+    flow_sample(fn, o);
+  } catch (const std::invalid_argument&) {
+    threw = true;
+  }
+  QVERIFY(threw);
+  o.latent_shape = {4, 3, 2, 2};
+  o.first_frame = at::zeros({4, 1, 2, 3});
+  threw = false;
+  try {
+    flow_sample(fn, o);
+  } catch (const std::invalid_argument& e) {
+    threw = std::string(e.what()).find("first-frame") != std::string::npos;
+  }
+  QVERIFY(threw);
+  o.first_frame = at::Tensor();
+  VelocityFn wrong = [](const at::Tensor&, const at::Tensor&, bool) -> std::vector<at::Tensor> {
+    return {at::zeros({1}), at::zeros({1})};
+  };
+  threw = false;
+  try {
+    flow_sample(wrong, o);
+  } catch (const std::invalid_argument& e) {
+    threw = std::string(e.what()).find("velocity has shape") != std::string::npos;
+  }
+  QVERIFY(threw);
+  VelocityFn overflow = [](const at::Tensor& x, const at::Tensor&, bool) -> std::vector<at::Tensor> {
+    return {at::full_like(x, std::numeric_limits<float>::infinity()), at::zeros_like(x)};
+  };
+  std::string message;
+  try {
+    flow_sample(overflow, o);
+  } catch (const std::runtime_error& e) {
+    message = e.what();
+  }
+  QVERIFY2(message.find("non-finite values at step 1 of 50") != std::string::npos, message.c_str());
 }
 
-void tst_samplers::badOptions()
-{
-    VelocityFn fn = [](const at::Tensor& x, const at::Tensor&, bool) -> std::vector<at::Tensor> { return {x, x}; };
-    FlowSampleOptions o;
-    o.latent_shape = {1, 2, 3};
-    bool threw = false;
-    try { flow_sample(fn, o); } catch (const std::invalid_argument&) { threw = true; }
-    QVERIFY(threw);
-    o.latent_shape = {4, 3, 2, 2};
-    o.first_frame = at::zeros({4, 1, 2, 3});
-    threw = false;
-    try { flow_sample(fn, o); } catch (const std::invalid_argument& e) {
-        threw = std::string(e.what()).find("first-frame") != std::string::npos;
-    }
-    QVERIFY(threw);
-    o.first_frame = at::Tensor();
-    VelocityFn wrong = [](const at::Tensor&, const at::Tensor&, bool) -> std::vector<at::Tensor> {
-        return {at::zeros({1}), at::zeros({1})};
-    };
-    threw = false;
-    try { flow_sample(wrong, o); } catch (const std::invalid_argument& e) {
-        threw = std::string(e.what()).find("velocity has shape") != std::string::npos;
-    }
-    QVERIFY(threw);
-    VelocityFn overflow = [](const at::Tensor& x, const at::Tensor&, bool) -> std::vector<at::Tensor> {
-        return {at::full_like(x, std::numeric_limits<float>::infinity()), at::zeros_like(x)};
-    };
-    std::string message;
-    try { flow_sample(overflow, o); } catch (const std::runtime_error& e) { message = e.what(); }
-    QVERIFY2(message.find("non-finite values at step 1 of 50") != std::string::npos, message.c_str());
+void tst_samplers::wanEndToEnd() {
+  wan::WanConfig c = wan::wan_tiny_config();
+  c.in_dim = c.out_dim = 4;
+  c.text_dim = 16;
+  c.text_len = 8;
+  wan::WanModel model = wan::wan_make_model(c, 31);
+  at::Generator g = at::detail::createCPUGenerator(1);
+  WanVelocityOptions vo;
+  vo.context = at::randn({5, 16}, g);
+  vo.context_null = at::randn({3, 16}, g);
+  FlowSampleOptions o;
+  o.steps = 3;
+  o.latent_shape = {4, 3, 4, 4};
+  o.seed = 77;
+  o.first_frame = at::randn({4, 1, 4, 4}, g);
+  at::Tensor batched = flow_sample(make_wan_velocity(model, vo), o);
+  vo.batch_cfg = false;
+  at::Tensor split = flow_sample(make_wan_velocity(model, vo), o);
+  QCOMPARE(batched.sizes().vec(), (std::vector<int64_t>{4, 3, 4, 4}));
+  QVERIFY(batched.isfinite().all().item<bool>());
+  QVERIFY(at::allclose(batched, split, 1e-4, 1e-5));
+  QVERIFY(at::equal(batched.narrow(1, 0, 1), o.first_frame));
+  QVERIFY(at::equal(flow_sample(make_wan_velocity(model, vo), o), split));  // deterministic
 }
 
-void tst_samplers::wanEndToEnd()
-{
-    wan::WanConfig c = wan::wan_tiny_config();
-    c.in_dim = c.out_dim = 4;
-    c.text_dim = 16;
-    c.text_len = 8;
-    wan::WanModel model = wan::wan_make_model(c, 31);
-    at::Generator g = at::detail::createCPUGenerator(1);
-    WanVelocityOptions vo;
-    vo.context = at::randn({5, 16}, g);
-    vo.context_null = at::randn({3, 16}, g);
-    FlowSampleOptions o;
-    o.steps = 3;
-    o.latent_shape = {4, 3, 4, 4};
-    o.seed = 77;
-    o.first_frame = at::randn({4, 1, 4, 4}, g);
-    at::Tensor batched = flow_sample(make_wan_velocity(model, vo), o);
-    vo.batch_cfg = false;
-    at::Tensor split = flow_sample(make_wan_velocity(model, vo), o);
-    QCOMPARE(batched.sizes().vec(), (std::vector<int64_t>{4, 3, 4, 4}));
-    QVERIFY(batched.isfinite().all().item<bool>());
-    QVERIFY(at::allclose(batched, split, 1e-4, 1e-5));
-    QVERIFY(at::equal(batched.narrow(1, 0, 1), o.first_frame));
-    QVERIFY(at::equal(flow_sample(make_wan_velocity(model, vo), o), split)); // deterministic
-}
-
-void tst_samplers::noiseSameOnGpu()
-{
-    if (!at::hasCUDA()) {
-        QSKIP("No GPU: seeded noise on a GPU was not compared with the CPU draw.");
-    }
-    at::Tensor cpu = seeded_noise({3, 5, 7}, 1234, c10::Device(c10::kCPU));
-    at::Tensor gpu = seeded_noise({3, 5, 7}, 1234, c10::Device(c10::kCUDA, 0));
-    QCOMPARE(gpu.device().type(), c10::kCUDA);
-    QVERIFY(at::equal(gpu.cpu(), cpu));
+void tst_samplers::noiseSameOnGpu() {
+  if (!at::hasCUDA()) {
+    QSKIP("No GPU: seeded noise on a GPU was not compared with the CPU draw.");
+  }
+  at::Tensor cpu = seeded_noise({3, 5, 7}, 1234, c10::Device(c10::kCPU));
+  at::Tensor gpu = seeded_noise({3, 5, 7}, 1234, c10::Device(c10::kCUDA, 0));
+  QCOMPARE(gpu.device().type(), c10::kCUDA);
+  QVERIFY(at::equal(gpu.cpu(), cpu));
 }
 
 QTEST_GUILESS_MAIN(tst_samplers)

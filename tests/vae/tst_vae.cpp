@@ -25,392 +25,376 @@ using vidgraph::model_io::NamedTensors;
 
 namespace {
 
-at::Tensor seeded(std::vector<int64_t> sizes, uint64_t seed)
-{
-    at::Generator gen = at::detail::createCPUGenerator(seed);
-    return at::randn(sizes, gen, at::TensorOptions().dtype(at::kFloat));
+at::Tensor seeded(std::vector<int64_t> sizes, uint64_t seed) {
+  at::Generator gen = at::detail::createCPUGenerator(seed);
+  return at::randn(sizes, gen, at::TensorOptions().dtype(at::kFloat));
 }
 
-at::Tensor seeded_video(std::vector<int64_t> sizes, uint64_t seed)
-{
-    at::Generator gen = at::detail::createCPUGenerator(seed);
-    return at::rand(sizes, gen, at::TensorOptions().dtype(at::kFloat)) * 2.0 - 1.0;
+at::Tensor seeded_video(std::vector<int64_t> sizes, uint64_t seed) {
+  at::Generator gen = at::detail::createCPUGenerator(seed);
+  return at::rand(sizes, gen, at::TensorOptions().dtype(at::kFloat)) * 2.0 - 1.0;
 }
 
-double max_abs_diff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
-
-NamedTensors params_of(const WanVae& vae)
-{
-    NamedTensors out;
-    for (const auto& item : vae.named_parameters(true)) {
-        out.emplace_back(item.key(), item.value().detach().clone());
-    }
-    return out;
+double max_abs_diff(const at::Tensor& a, const at::Tensor& b) {
+  return (a - b).abs().max().item<double>();
 }
 
-} // namespace
+NamedTensors params_of(const WanVae& vae) {
+  NamedTensors out;
+  for (const auto& item : vae.named_parameters(true)) {
+    out.emplace_back(item.key(), item.value().detach().clone());
+  }
+  return out;
+}
+
+}  // namespace
 
 class tst_Vae : public QObject {
-    Q_OBJECT
+  Q_OBJECT
 
-private Q_SLOTS:
-    void initTestCase();
-    void officialTopology();
-    void patchifyChannelOrder();
-    void chunkedDecodeEqualsWhole();
-    void chunkedEncodeEqualsWhole();
-    void tileStarts();
-    void tiledDecodeWithinTolerance();
-    void progressAndCancel();
-    void latentNormalisation();
-    void badInputs();
-    void keyMapping_data();
-    void keyMapping();
-    void keyMappingRoundTripsEveryKey();
-    void loadLayouts_data();
-    void loadLayouts();
-    void badCheckpoints();
+ private Q_SLOTS:
+  void initTestCase();
+  void officialTopology();
+  void patchifyChannelOrder();
+  void chunkedDecodeEqualsWhole();
+  void chunkedEncodeEqualsWhole();
+  void tileStarts();
+  void tiledDecodeWithinTolerance();
+  void progressAndCancel();
+  void latentNormalisation();
+  void badInputs();
+  void keyMapping_data();
+  void keyMapping();
+  void keyMappingRoundTripsEveryKey();
+  void loadLayouts_data();
+  void loadLayouts();
+  void badCheckpoints();
 
-private:
-    std::shared_ptr<WanVae> tiny_;
-    QTemporaryDir dir_;
-    std::string path(const QString& name) const { return dir_.filePath(name).toStdString(); }
+ private:
+  std::shared_ptr<WanVae> tiny_;
+  QTemporaryDir dir_;
+  std::string path(const QString& name) const { return dir_.filePath(name).toStdString(); }
 };
 
-void tst_Vae::initTestCase()
-{
-    tiny_ = make_seeded_vae(WanVaeConfig::tiny(), 1234);
-    QVERIFY(dir_.isValid());
+void tst_Vae::initTestCase() {
+  tiny_ = make_seeded_vae(WanVaeConfig::tiny(), 1234);
+  QVERIFY(dir_.isValid());
 }
 
-void tst_Vae::officialTopology()
-{
-    // Parameter counts of the official module tree (reference/wan22.md section 6); weights stay
-    // uninitialised (never touched), so this costs no real memory.
-    const WanVae vae(WanVaeConfig::wan22());
-    int64_t total = 0, encoder = 0, decoder = 0;
-    size_t convs = 0;
-    for (const auto& item : vae.named_parameters(true)) {
-        total += item.value().numel();
-        if (item.key().rfind("encoder.", 0) == 0) {
-            encoder += item.value().numel();
-        } else if (item.key().rfind("decoder.", 0) == 0) {
-            decoder += item.value().numel();
-        }
-        convs += item.value().dim() == 5 ? 1 : 0;
+void tst_Vae::officialTopology() {
+  // Parameter counts of the official module tree (reference/wan22.md section 6); weights stay
+  // uninitialised (never touched), so this costs no real memory.
+  const WanVae vae(WanVaeConfig::wan22());
+  int64_t total = 0, encoder = 0, decoder = 0;
+  size_t convs = 0;
+  for (const auto& item : vae.named_parameters(true)) {
+    total += item.value().numel();
+    if (item.key().rfind("encoder.", 0) == 0) {
+      encoder += item.value().numel();
+    } else if (item.key().rfind("decoder.", 0) == 0) {
+      decoder += item.value().numel();
     }
-    QCOMPARE(total, int64_t(704688668));
-    QCOMPARE(encoder, int64_t(149627776));
-    QCOMPARE(decoder, int64_t(555049228));
-    QCOMPARE(convs, size_t(26 + 34 + 2)); // CausalConv3d modules: encoder 26, decoder 34, conv1, conv2
-    const auto params = vae.named_parameters(true);
-    QVERIFY(params.find("encoder.downsamples.1.downsamples.2.time_conv.weight") != nullptr);
-    QVERIFY(params.find("decoder.upsamples.0.upsamples.3.resample.1.weight") != nullptr);
-    QVERIFY(params.find("decoder.upsamples.2.upsamples.3.time_conv.weight") == nullptr); // up2d stage
-    QVERIFY(params.find("encoder.middle.1.to_qkv.weight") != nullptr);
-    QCOMPARE(params["decoder.head.0.gamma"].sizes().vec(), (std::vector<int64_t>{256, 1, 1, 1}));
-    QCOMPARE(params["decoder.middle.1.norm.gamma"].sizes().vec(), (std::vector<int64_t>{1024, 1, 1}));
-    QCOMPARE(WanVaeConfig::wan22().spatial_factor(), int64_t(16));
-    QCOMPARE(WanVaeConfig::wan22().temporal_factor(), int64_t(4));
+    convs += item.value().dim() == 5 ? 1 : 0;
+  }
+  QCOMPARE(total, int64_t(704688668));
+  QCOMPARE(encoder, int64_t(149627776));
+  QCOMPARE(decoder, int64_t(555049228));
+  QCOMPARE(convs, size_t(26 + 34 + 2));  // CausalConv3d modules: encoder 26, decoder 34, conv1, conv2
+  const auto params = vae.named_parameters(true);
+  QVERIFY(params.find("encoder.downsamples.1.downsamples.2.time_conv.weight") != nullptr);
+  QVERIFY(params.find("decoder.upsamples.0.upsamples.3.resample.1.weight") != nullptr);
+  QVERIFY(params.find("decoder.upsamples.2.upsamples.3.time_conv.weight") == nullptr);  // up2d stage
+  QVERIFY(params.find("encoder.middle.1.to_qkv.weight") != nullptr);
+  QCOMPARE(params["decoder.head.0.gamma"].sizes().vec(), (std::vector<int64_t>{256, 1, 1, 1}));
+  QCOMPARE(params["decoder.middle.1.norm.gamma"].sizes().vec(), (std::vector<int64_t>{1024, 1, 1}));
+  QCOMPARE(WanVaeConfig::wan22().spatial_factor(), int64_t(16));
+  QCOMPARE(WanVaeConfig::wan22().temporal_factor(), int64_t(4));
 }
 
-void tst_Vae::patchifyChannelOrder()
-{
-    const at::Tensor x = at::arange(2 * 3 * 2 * 4 * 6, at::kFloat).view({2, 3, 2, 4, 6});
-    const at::Tensor p = patchify(x, 2);
-    QCOMPARE(p.sizes().vec(), (std::vector<int64_t>{2, 12, 2, 2, 3}));
-    // channel = c*4 + r*2 + q with r the w offset and q the h offset
-    for (int c : {0, 2}) {
-        for (int q : {0, 1}) {
-            for (int r : {0, 1}) {
-                QCOMPARE(p[1][c * 4 + r * 2 + q][1][1][2].item<float>(), x[1][c][1][2 + q][4 + r].item<float>());
-            }
-        }
+void tst_Vae::patchifyChannelOrder() {
+  const at::Tensor x = at::arange(2 * 3 * 2 * 4 * 6, at::kFloat).view({2, 3, 2, 4, 6});
+  const at::Tensor p = patchify(x, 2);
+  QCOMPARE(p.sizes().vec(), (std::vector<int64_t>{2, 12, 2, 2, 3}));
+  // channel = c*4 + r*2 + q with r the w offset and q the h offset
+  for (int c : {0, 2}) {
+    for (int q : {0, 1}) {
+      for (int r : {0, 1}) {
+        QCOMPARE(p[1][c * 4 + r * 2 + q][1][1][2].item<float>(), x[1][c][1][2 + q][4 + r].item<float>());
+      }
     }
-    QVERIFY(at::equal(unpatchify(p, 2), x));
+  }
+  QVERIFY(at::equal(unpatchify(p, 2), x));
 }
 
-void tst_Vae::chunkedDecodeEqualsWhole()
-{
-    const at::Tensor z = seeded({1, 8, 4, 3, 5}, 7);
-    const at::Tensor chunked = tiny_->decode(z);
-    const at::Tensor whole = tiny_->decode_whole(z);
-    QCOMPARE(chunked.sizes().vec(), (std::vector<int64_t>{1, 3, 13, 48, 80}));
-    QCOMPARE(chunked.scalar_type(), at::kFloat);
-    QVERIFY(chunked.abs().max().item<double>() <= 1.0);
-    QVERIFY2(chunked.std().item<double>() > 1e-3, "the decoded video is not constant");
-    QVERIFY2(max_abs_diff(chunked, whole) < 1e-5, std::to_string(max_abs_diff(chunked, whole)).c_str());
-    // Causality: changing the last latent frame leaves the frames decoded before it untouched.
-    at::Tensor z2 = z.clone();
-    z2.select(2, 3).add_(1.0);
-    const at::Tensor other = tiny_->decode(z2);
-    QVERIFY(at::equal(other.slice(2, 0, 9), chunked.slice(2, 0, 9)));
-    QVERIFY(max_abs_diff(other.slice(2, 9), chunked.slice(2, 9)) > 1e-3);
+void tst_Vae::chunkedDecodeEqualsWhole() {
+  const at::Tensor z = seeded({1, 8, 4, 3, 5}, 7);
+  const at::Tensor chunked = tiny_->decode(z);
+  const at::Tensor whole = tiny_->decode_whole(z);
+  QCOMPARE(chunked.sizes().vec(), (std::vector<int64_t>{1, 3, 13, 48, 80}));
+  QCOMPARE(chunked.scalar_type(), at::kFloat);
+  QVERIFY(chunked.abs().max().item<double>() <= 1.0);
+  QVERIFY2(chunked.std().item<double>() > 1e-3, "the decoded video is not constant");
+  QVERIFY2(max_abs_diff(chunked, whole) < 1e-5, std::to_string(max_abs_diff(chunked, whole)).c_str());
+  // Causality: changing the last latent frame leaves the frames decoded before it untouched.
+  at::Tensor z2 = z.clone();
+  z2.select(2, 3).add_(1.0);
+  const at::Tensor other = tiny_->decode(z2);
+  QVERIFY(at::equal(other.slice(2, 0, 9), chunked.slice(2, 0, 9)));
+  QVERIFY(max_abs_diff(other.slice(2, 9), chunked.slice(2, 9)) > 1e-3);
 }
 
-void tst_Vae::chunkedEncodeEqualsWhole()
-{
-    const at::Tensor video = seeded_video({1, 3, 9, 32, 48}, 11);
-    const at::Tensor chunked = tiny_->encode(video);
-    const at::Tensor whole = tiny_->encode_whole(video);
-    QCOMPARE(chunked.sizes().vec(), (std::vector<int64_t>{1, 8, 3, 2, 3}));
-    QVERIFY2(max_abs_diff(chunked, whole) < 1e-5, std::to_string(max_abs_diff(chunked, whole)).c_str());
-    // The image path: one frame gives one latent frame, equal to the first latent of the video.
-    const at::Tensor image = tiny_->encode(video.slice(2, 0, 1));
-    QCOMPARE(image.sizes().vec(), (std::vector<int64_t>{1, 8, 1, 2, 3}));
-    QVERIFY(max_abs_diff(image, chunked.slice(2, 0, 1)) < 1e-5);
+void tst_Vae::chunkedEncodeEqualsWhole() {
+  const at::Tensor video = seeded_video({1, 3, 9, 32, 48}, 11);
+  const at::Tensor chunked = tiny_->encode(video);
+  const at::Tensor whole = tiny_->encode_whole(video);
+  QCOMPARE(chunked.sizes().vec(), (std::vector<int64_t>{1, 8, 3, 2, 3}));
+  QVERIFY2(max_abs_diff(chunked, whole) < 1e-5, std::to_string(max_abs_diff(chunked, whole)).c_str());
+  // The image path: one frame gives one latent frame, equal to the first latent of the video.
+  const at::Tensor image = tiny_->encode(video.slice(2, 0, 1));
+  QCOMPARE(image.sizes().vec(), (std::vector<int64_t>{1, 8, 1, 2, 3}));
+  QVERIFY(max_abs_diff(image, chunked.slice(2, 0, 1)) < 1e-5);
 }
 
-void tst_Vae::tileStarts()
-{
-    QCOMPARE(tile_starts(10, 16, 4), (std::vector<int64_t>{0}));
-    QCOMPARE(tile_starts(10, 6, 2), (std::vector<int64_t>{0, 4}));
-    QCOMPARE(tile_starts(44, 16, 4), (std::vector<int64_t>{0, 12, 24, 28}));
+void tst_Vae::tileStarts() {
+  QCOMPARE(tile_starts(10, 16, 4), (std::vector<int64_t>{0}));
+  QCOMPARE(tile_starts(10, 6, 2), (std::vector<int64_t>{0, 4}));
+  QCOMPARE(tile_starts(44, 16, 4), (std::vector<int64_t>{0, 12, 24, 28}));
 }
 
 // Scales the off-centre spatial taps of every 3x3 kernel by `keep` and zeroes the middle attention's
 // output: the decoder's spatial receptive field shrinks to (about) one latent cell.
-std::shared_ptr<WanVae> localized_vae(double keep)
-{
-    auto vae = make_seeded_vae(WanVaeConfig::tiny(), 1234);
-    c10::NoGradGuard no_grad;
-    for (auto& item : vae->named_parameters(true)) {
-        at::Tensor w = item.value();
-        if (item.key() == "decoder.middle.1.proj.weight") {
-            w.zero_();
-        } else if (w.dim() >= 4 && w.size(-1) == 3 && w.size(-2) == 3) {
-            const at::Tensor centre = w.narrow(-2, 1, 1).narrow(-1, 1, 1).clone();
-            w.mul_(keep);
-            w.narrow(-2, 1, 1).narrow(-1, 1, 1).copy_(centre);
-        }
+std::shared_ptr<WanVae> localized_vae(double keep) {
+  auto vae = make_seeded_vae(WanVaeConfig::tiny(), 1234);
+  c10::NoGradGuard no_grad;
+  for (auto& item : vae->named_parameters(true)) {
+    at::Tensor w = item.value();
+    if (item.key() == "decoder.middle.1.proj.weight") {
+      w.zero_();
+    } else if (w.dim() >= 4 && w.size(-1) == 3 && w.size(-2) == 3) {
+      const at::Tensor centre = w.narrow(-2, 1, 1).narrow(-1, 1, 1).clone();
+      w.mul_(keep);
+      w.narrow(-2, 1, 1).narrow(-1, 1, 1).copy_(centre);
     }
-    return vae;
+  }
+  return vae;
 }
 
-void tst_Vae::tiledDecodeWithinTolerance()
-{
-    // Random weights see ~16 latent cells around each pixel (and the middle attention the whole
-    // frame), so no tiling can match them; trained weights are far more local. These checks use
-    // decoders made local on purpose: exact placement and blending first, then a small leak.
-    const at::Tensor z = seeded({1, 8, 2, 12, 14}, 5) * 0.5;
-    VaeDecodeOptions options;
-    options.tiling = VaeTiling{8, 8, 4};
-    int64_t calls = 0, last_total = 0;
-    VaeCallbacks cb;
-    cb.progress = [&](int64_t done, int64_t total) {
-        ++calls;
-        last_total = total;
-        QCOMPARE(done, calls);
-    };
-    auto pointwise = localized_vae(0.0);
-    const at::Tensor full = pointwise->decode(z);
-    const at::Tensor tiled = pointwise->decode(z, cb, options);
-    QCOMPARE(tiled.sizes().vec(), full.sizes().vec());
-    QCOMPARE(last_total, int64_t(2 * 3 * 2)); // 2x3 tiles (rows 0,4; columns 0,4,6) x 2 latent frames
-    QCOMPARE(calls, last_total);
-    QVERIFY2(max_abs_diff(tiled, full) < 1e-5, std::to_string(max_abs_diff(tiled, full)).c_str());
+void tst_Vae::tiledDecodeWithinTolerance() {
+  // Random weights see ~16 latent cells around each pixel (and the middle attention the whole
+  // frame), so no tiling can match them; trained weights are far more local. These checks use
+  // decoders made local on purpose: exact placement and blending first, then a small leak.
+  const at::Tensor z = seeded({1, 8, 2, 12, 14}, 5) * 0.5;
+  VaeDecodeOptions options;
+  options.tiling = VaeTiling{8, 8, 4};
+  int64_t calls = 0, last_total = 0;
+  VaeCallbacks cb;
+  cb.progress = [&](int64_t done, int64_t total) {
+    ++calls;
+    last_total = total;
+    QCOMPARE(done, calls);
+  };
+  auto pointwise = localized_vae(0.0);
+  const at::Tensor full = pointwise->decode(z);
+  const at::Tensor tiled = pointwise->decode(z, cb, options);
+  QCOMPARE(tiled.sizes().vec(), full.sizes().vec());
+  QCOMPARE(last_total, int64_t(2 * 3 * 2));  // 2x3 tiles (rows 0,4; columns 0,4,6) x 2 latent frames
+  QCOMPARE(calls, last_total);
+  QVERIFY2(max_abs_diff(tiled, full) < 1e-5, std::to_string(max_abs_diff(tiled, full)).c_str());
 
-    auto leaky = localized_vae(0.03);
-    const at::Tensor z1 = z.slice(2, 0, 1);
-    const at::Tensor full2 = leaky->decode(z1);
-    const at::Tensor tiled2 = leaky->decode(z1, {}, options);
-    const double mean_err = (tiled2 - full2).abs().mean().item<double>();
-    const double spread = full2.std().item<double>();
-    qInfo("local-ish decoder, tiled vs full: mean |err| %.5f, max |err| %.5f, signal std %.4f", mean_err,
-          max_abs_diff(tiled2, full2), spread);
-    QVERIFY(mean_err > 0.0);
-    QVERIFY2(mean_err < 0.01 * spread, "tiled decode departs from the full decode");
-    // A tile as large as the latent is the untiled path, exactly.
-    options.tiling = VaeTiling{12, 14, 2};
-    QVERIFY(at::equal(leaky->decode(z1, {}, options), full2));
+  auto leaky = localized_vae(0.03);
+  const at::Tensor z1 = z.slice(2, 0, 1);
+  const at::Tensor full2 = leaky->decode(z1);
+  const at::Tensor tiled2 = leaky->decode(z1, {}, options);
+  const double mean_err = (tiled2 - full2).abs().mean().item<double>();
+  const double spread = full2.std().item<double>();
+  qInfo("local-ish decoder, tiled vs full: mean |err| %.5f, max |err| %.5f, signal std %.4f", mean_err,
+        max_abs_diff(tiled2, full2), spread);
+  QVERIFY(mean_err > 0.0);
+  QVERIFY2(mean_err < 0.01 * spread, "tiled decode departs from the full decode");
+  // A tile as large as the latent is the untiled path, exactly.
+  options.tiling = VaeTiling{12, 14, 2};
+  QVERIFY(at::equal(leaky->decode(z1, {}, options), full2));
 }
 
-void tst_Vae::progressAndCancel()
-{
-    const at::Tensor z = seeded({1, 8, 4, 2, 2}, 3);
-    std::vector<std::pair<int64_t, int64_t>> seen;
-    VaeCallbacks cb;
-    cb.progress = [&](int64_t done, int64_t total) { seen.emplace_back(done, total); };
-    tiny_->decode(z, cb);
-    QCOMPARE(seen, (std::vector<std::pair<int64_t, int64_t>>{{1, 4}, {2, 4}, {3, 4}, {4, 4}}));
-    seen.clear();
-    cb.cancelled = [&] { return seen.size() >= 2; };
-    QVERIFY_THROWS_EXCEPTION(VaeCancelled, tiny_->decode(z, cb));
-    QCOMPARE(seen.size(), size_t(2));
-    seen.clear();
-    QVERIFY_THROWS_EXCEPTION(VaeCancelled, tiny_->encode(seeded_video({1, 3, 9, 16, 16}, 1), cb));
-    QCOMPARE(seen, (std::vector<std::pair<int64_t, int64_t>>{{1, 3}, {2, 3}}));
+void tst_Vae::progressAndCancel() {
+  const at::Tensor z = seeded({1, 8, 4, 2, 2}, 3);
+  std::vector<std::pair<int64_t, int64_t>> seen;
+  VaeCallbacks cb;
+  cb.progress = [&](int64_t done, int64_t total) { seen.emplace_back(done, total); };
+  tiny_->decode(z, cb);
+  QCOMPARE(seen, (std::vector<std::pair<int64_t, int64_t>>{{1, 4}, {2, 4}, {3, 4}, {4, 4}}));
+  seen.clear();
+  cb.cancelled = [&] { return seen.size() >= 2; };
+  QVERIFY_THROWS_EXCEPTION(VaeCancelled, tiny_->decode(z, cb));
+  QCOMPARE(seen.size(), size_t(2));
+  seen.clear();
+  QVERIFY_THROWS_EXCEPTION(VaeCancelled, tiny_->encode(seeded_video({1, 3, 9, 16, 16}, 1), cb));
+  QCOMPARE(seen, (std::vector<std::pair<int64_t, int64_t>>{{1, 3}, {2, 3}}));
 }
 
-void tst_Vae::latentNormalisation()
-{
-    const WanVaeConfig c = WanVaeConfig::wan22();
-    QCOMPARE(c.latent_mean.size(), size_t(48));
-    QCOMPARE(c.latent_std.size(), size_t(48));
-    QCOMPARE(c.latent_mean[0], -0.2289f);
-    QCOMPARE(c.latent_mean[19], 0.5109f);
-    QCOMPARE(c.latent_std[21], 1.4146f);
-    QCOMPARE(c.latent_std[47], 0.7744f);
-    const at::Tensor mu = seeded({1, 8, 2, 3, 3}, 9);
-    const at::Tensor z = tiny_->normalize(mu);
-    QVERIFY(at::allclose(z[0][1], (mu[0][1] - c.latent_mean[1]) / c.latent_std[1]));
-    QVERIFY(at::allclose(tiny_->denormalize(z), mu, 1e-5, 1e-6));
+void tst_Vae::latentNormalisation() {
+  const WanVaeConfig c = WanVaeConfig::wan22();
+  QCOMPARE(c.latent_mean.size(), size_t(48));
+  QCOMPARE(c.latent_std.size(), size_t(48));
+  QCOMPARE(c.latent_mean[0], -0.2289f);
+  QCOMPARE(c.latent_mean[19], 0.5109f);
+  QCOMPARE(c.latent_std[21], 1.4146f);
+  QCOMPARE(c.latent_std[47], 0.7744f);
+  const at::Tensor mu = seeded({1, 8, 2, 3, 3}, 9);
+  const at::Tensor z = tiny_->normalize(mu);
+  QVERIFY(at::allclose(z[0][1], (mu[0][1] - c.latent_mean[1]) / c.latent_std[1]));
+  QVERIFY(at::allclose(tiny_->denormalize(z), mu, 1e-5, 1e-6));
 }
 
-void tst_Vae::badInputs()
-{
-    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, tiny_->encode(at::zeros({1, 3, 4, 16, 16})));
-    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, tiny_->encode(at::zeros({1, 3, 1, 20, 16})));
-    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, tiny_->decode(at::zeros({1, 7, 1, 2, 2})));
-    VaeDecodeOptions bad;
-    bad.tiling = VaeTiling{2, 2, 2};
-    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, tiny_->decode(at::zeros({1, 8, 1, 4, 4}), {}, bad));
+void tst_Vae::badInputs() {
+  QVERIFY_THROWS_EXCEPTION(std::invalid_argument, tiny_->encode(at::zeros({1, 3, 4, 16, 16})));
+  QVERIFY_THROWS_EXCEPTION(std::invalid_argument, tiny_->encode(at::zeros({1, 3, 1, 20, 16})));
+  QVERIFY_THROWS_EXCEPTION(std::invalid_argument, tiny_->decode(at::zeros({1, 7, 1, 2, 2})));
+  VaeDecodeOptions bad;
+  bad.tiling = VaeTiling{2, 2, 2};
+  QVERIFY_THROWS_EXCEPTION(std::invalid_argument, tiny_->decode(at::zeros({1, 8, 1, 4, 4}), {}, bad));
 }
 
-void tst_Vae::keyMapping_data()
-{
-    QTest::addColumn<QString>("official");
-    QTest::addColumn<QString>("diffusers");
-    // Pairs as diffusers' convert_vae_22 renames them (official config: 2 residual blocks per stage).
-    auto row = [](const char* o, const char* d) { QTest::newRow(o) << QString(o) << QString(d); };
-    row("conv1.weight", "quant_conv.weight");
-    row("conv2.bias", "post_quant_conv.bias");
-    row("encoder.conv1.weight", "encoder.conv_in.weight");
-    row("decoder.head.0.gamma", "decoder.norm_out.gamma");
-    row("encoder.head.2.bias", "encoder.conv_out.bias");
-    row("encoder.middle.0.residual.0.gamma", "encoder.mid_block.resnets.0.norm1.gamma");
-    row("decoder.middle.2.residual.6.weight", "decoder.mid_block.resnets.1.conv2.weight");
-    row("decoder.middle.1.to_qkv.bias", "decoder.mid_block.attentions.0.to_qkv.bias");
-    row("encoder.downsamples.1.downsamples.0.shortcut.weight", "encoder.down_blocks.1.resnets.0.conv_shortcut.weight");
-    row("encoder.downsamples.0.downsamples.1.residual.3.gamma", "encoder.down_blocks.0.resnets.1.norm2.gamma");
-    row("encoder.downsamples.2.downsamples.2.time_conv.weight", "encoder.down_blocks.2.downsampler.time_conv.weight");
-    row("encoder.downsamples.0.downsamples.2.resample.1.bias", "encoder.down_blocks.0.downsampler.resample.1.bias");
-    row("decoder.upsamples.1.upsamples.2.residual.2.weight", "decoder.up_blocks.1.resnets.2.conv1.weight");
-    row("decoder.upsamples.0.upsamples.3.time_conv.bias", "decoder.up_blocks.0.upsampler.time_conv.bias");
-    row("decoder.upsamples.2.upsamples.3.resample.1.weight", "decoder.up_blocks.2.upsampler.resample.1.weight");
+void tst_Vae::keyMapping_data() {
+  QTest::addColumn<QString>("official");
+  QTest::addColumn<QString>("diffusers");
+  // Pairs as diffusers' convert_vae_22 renames them (official config: 2 residual blocks per stage).
+  auto row = [](const char* o, const char* d) { QTest::newRow(o) << QString(o) << QString(d); };
+  row("conv1.weight", "quant_conv.weight");
+  row("conv2.bias", "post_quant_conv.bias");
+  row("encoder.conv1.weight", "encoder.conv_in.weight");
+  row("decoder.head.0.gamma", "decoder.norm_out.gamma");
+  row("encoder.head.2.bias", "encoder.conv_out.bias");
+  row("encoder.middle.0.residual.0.gamma", "encoder.mid_block.resnets.0.norm1.gamma");
+  row("decoder.middle.2.residual.6.weight", "decoder.mid_block.resnets.1.conv2.weight");
+  row("decoder.middle.1.to_qkv.bias", "decoder.mid_block.attentions.0.to_qkv.bias");
+  row("encoder.downsamples.1.downsamples.0.shortcut.weight", "encoder.down_blocks.1.resnets.0.conv_shortcut.weight");
+  row("encoder.downsamples.0.downsamples.1.residual.3.gamma", "encoder.down_blocks.0.resnets.1.norm2.gamma");
+  row("encoder.downsamples.2.downsamples.2.time_conv.weight", "encoder.down_blocks.2.downsampler.time_conv.weight");
+  row("encoder.downsamples.0.downsamples.2.resample.1.bias", "encoder.down_blocks.0.downsampler.resample.1.bias");
+  row("decoder.upsamples.1.upsamples.2.residual.2.weight", "decoder.up_blocks.1.resnets.2.conv1.weight");
+  row("decoder.upsamples.0.upsamples.3.time_conv.bias", "decoder.up_blocks.0.upsampler.time_conv.bias");
+  row("decoder.upsamples.2.upsamples.3.resample.1.weight", "decoder.up_blocks.2.upsampler.resample.1.weight");
 }
 
-void tst_Vae::keyMapping()
-{
-    QFETCH(QString, official);
-    QFETCH(QString, diffusers);
-    const WanVaeConfig c = WanVaeConfig::wan22();
-    QCOMPARE(QString::fromStdString(vae_key_to_diffusers(official.toStdString(), c)), diffusers);
-    QCOMPARE(QString::fromStdString(vae_key_from_diffusers(diffusers.toStdString(), c)), official);
+void tst_Vae::keyMapping() {
+  QFETCH(QString, official);
+  QFETCH(QString, diffusers);
+  const WanVaeConfig c = WanVaeConfig::wan22();
+  QCOMPARE(QString::fromStdString(vae_key_to_diffusers(official.toStdString(), c)), diffusers);
+  QCOMPARE(QString::fromStdString(vae_key_from_diffusers(diffusers.toStdString(), c)), official);
 }
 
-void tst_Vae::keyMappingRoundTripsEveryKey()
-{
-    const WanVae vae(WanVaeConfig::wan22());
-    std::set<std::string> diffusers_keys;
-    for (const auto& item : vae.named_parameters(true)) {
-        const std::string d = vae_key_to_diffusers(item.key(), vae.config());
-        QVERIFY2(d != item.key(), item.key().c_str());
-        QCOMPARE(vae_key_from_diffusers(d, vae.config()), item.key());
-        diffusers_keys.insert(d);
-    }
-    QCOMPARE(diffusers_keys.size(), vae.named_parameters(true).size());
+void tst_Vae::keyMappingRoundTripsEveryKey() {
+  const WanVae vae(WanVaeConfig::wan22());
+  std::set<std::string> diffusers_keys;
+  for (const auto& item : vae.named_parameters(true)) {
+    const std::string d = vae_key_to_diffusers(item.key(), vae.config());
+    QVERIFY2(d != item.key(), item.key().c_str());
+    QCOMPARE(vae_key_from_diffusers(d, vae.config()), item.key());
+    diffusers_keys.insert(d);
+  }
+  QCOMPARE(diffusers_keys.size(), vae.named_parameters(true).size());
 }
 
-void tst_Vae::loadLayouts_data()
-{
-    QTest::addColumn<QString>("kind");
-    QTest::newRow("official safetensors") << "official.safetensors";
-    QTest::newRow("official pth (zip64)") << "official.pth";
-    QTest::newRow("diffusers folder") << "diffusers";
-    QTest::newRow("prefixed repack, fp16") << "prefixed.safetensors";
+void tst_Vae::loadLayouts_data() {
+  QTest::addColumn<QString>("kind");
+  QTest::newRow("official safetensors") << "official.safetensors";
+  QTest::newRow("official pth (zip64)") << "official.pth";
+  QTest::newRow("diffusers folder") << "diffusers";
+  QTest::newRow("prefixed repack, fp16") << "prefixed.safetensors";
 }
 
-void tst_Vae::loadLayouts()
-{
-    QFETCH(QString, kind);
-    const NamedTensors params = params_of(*tiny_);
-    std::string target = path(kind);
-    if (kind == "official.safetensors") {
-        save_vae_safetensors(*tiny_, target);
-    } else if (kind == "official.pth") {
-        vidgraph::test::write_pth(target, params, true);
-    } else if (kind == "diffusers") {
-        QVERIFY(QDir(dir_.path()).mkpath("diffusers/vae"));
-        save_vae_safetensors(*tiny_, path("diffusers/vae/diffusion_pytorch_model.safetensors"), VaeLayout::Diffusers);
-    } else {
-        NamedTensors prefixed;
-        for (const auto& [k, t] : params) {
-            prefixed.emplace_back("first_stage_model." + k, t.to(at::kHalf));
-        }
-        vidgraph::model_io::save_safetensors(target, prefixed);
-    }
-    const auto loaded = load_wan_vae(target);
-    QCOMPARE(loaded->config().z_dim, int64_t(8));
-    QCOMPARE(loaded->config().encoder_dim, int64_t(8));
-    QCOMPARE(loaded->config().dim_mult, (std::vector<int64_t>{1, 2, 4, 4}));
-    QCOMPARE(loaded->config().temporal_downsample, (std::vector<bool>{false, true, true}));
-    const bool half = kind.startsWith("prefixed");
-    const auto got = loaded->named_parameters(true);
+void tst_Vae::loadLayouts() {
+  QFETCH(QString, kind);
+  const NamedTensors params = params_of(*tiny_);
+  std::string target = path(kind);
+  if (kind == "official.safetensors") {
+    save_vae_safetensors(*tiny_, target);
+  } else if (kind == "official.pth") {
+    vidgraph::test::write_pth(target, params, true);
+  } else if (kind == "diffusers") {
+    QVERIFY(QDir(dir_.path()).mkpath("diffusers/vae"));
+    save_vae_safetensors(*tiny_, path("diffusers/vae/diffusion_pytorch_model.safetensors"), VaeLayout::Diffusers);
+  } else {
+    NamedTensors prefixed;
     for (const auto& [k, t] : params) {
-        const at::Tensor expected = half ? t.to(at::kHalf).to(at::kFloat) : t;
-        QVERIFY2(at::equal(got[k], expected), k.c_str());
+      prefixed.emplace_back("first_stage_model." + k, t.to(at::kHalf));
     }
-    const at::Tensor z = seeded({1, 8, 2, 2, 2}, 21);
-    if (!half) {
-        QVERIFY(at::equal(loaded->decode(z), tiny_->decode(z)));
-    }
+    vidgraph::model_io::save_safetensors(target, prefixed);
+  }
+  const auto loaded = load_wan_vae(target);
+  QCOMPARE(loaded->config().z_dim, int64_t(8));
+  QCOMPARE(loaded->config().encoder_dim, int64_t(8));
+  QCOMPARE(loaded->config().dim_mult, (std::vector<int64_t>{1, 2, 4, 4}));
+  QCOMPARE(loaded->config().temporal_downsample, (std::vector<bool>{false, true, true}));
+  const bool half = kind.startsWith("prefixed");
+  const auto got = loaded->named_parameters(true);
+  for (const auto& [k, t] : params) {
+    const at::Tensor expected = half ? t.to(at::kHalf).to(at::kFloat) : t;
+    QVERIFY2(at::equal(got[k], expected), k.c_str());
+  }
+  const at::Tensor z = seeded({1, 8, 2, 2, 2}, 21);
+  if (!half) {
+    QVERIFY(at::equal(loaded->decode(z), tiny_->decode(z)));
+  }
 }
 
-void tst_Vae::badCheckpoints()
-{
-    auto message = [](const std::string& file) -> std::string {
-        try {
-            load_wan_vae(file);
-        } catch (const std::exception& e) {
-            return e.what();
-        }
-        return "(no error)";
-    };
-    NamedTensors params = params_of(*tiny_);
-    // A tensor with the wrong shape: decoder.middle.1.proj.weight [32,32,1,1] -> [32,16,1,1].
-    NamedTensors wrong = params;
-    for (auto& [k, t] : wrong) {
-        if (k == "decoder.middle.1.proj.weight") {
-            t = t.narrow(1, 0, 16).contiguous();
-        }
+void tst_Vae::badCheckpoints() {
+  auto message = [](const std::string& file) -> std::string {
+    try {
+      load_wan_vae(file);
+    } catch (const std::exception& e) {
+      return e.what();
     }
-    vidgraph::model_io::save_safetensors(path("wrong.safetensors"), wrong);
-    std::string m = message(path("wrong.safetensors"));
-    QVERIFY2(m.find("'decoder.middle.1.proj.weight' has shape [32, 16, 1, 1], expected [32, 32, 1, 1]") != std::string::npos,
-             m.c_str());
-    // A missing tensor.
-    NamedTensors missing;
-    for (const auto& [k, t] : params) {
-        if (k != "decoder.upsamples.1.upsamples.0.residual.6.bias") {
-            missing.emplace_back(k, t);
-        }
+    return "(no error)";
+  };
+  NamedTensors params = params_of(*tiny_);
+  // A tensor with the wrong shape: decoder.middle.1.proj.weight [32,32,1,1] -> [32,16,1,1].
+  NamedTensors wrong = params;
+  for (auto& [k, t] : wrong) {
+    if (k == "decoder.middle.1.proj.weight") {
+      t = t.narrow(1, 0, 16).contiguous();
     }
-    vidgraph::model_io::save_safetensors(path("missing.safetensors"), missing);
-    m = message(path("missing.safetensors"));
-    QVERIFY2(m.find("lacks 1 VAE tensor(s), first 'decoder.upsamples.1.upsamples.0.residual.6.bias'") != std::string::npos,
-             m.c_str());
-    // An extra tensor.
-    NamedTensors extra = params;
-    extra.emplace_back("decoder.extra.weight", at::zeros({2}));
-    vidgraph::model_io::save_safetensors(path("extra.safetensors"), extra);
-    m = message(path("extra.safetensors"));
-    QVERIFY2(m.find("does not use, first 'decoder.extra.weight'") != std::string::npos, m.c_str());
-    // A Wan2.1-style VAE (3 input channels) and an unrelated file.
-    NamedTensors v21 = params;
-    for (auto& [k, t] : v21) {
-        if (k == "encoder.conv1.weight") {
-            t = at::zeros({8, 3, 3, 3, 3});
-        }
+  }
+  vidgraph::model_io::save_safetensors(path("wrong.safetensors"), wrong);
+  std::string m = message(path("wrong.safetensors"));
+  QVERIFY2(
+      m.find("'decoder.middle.1.proj.weight' has shape [32, 16, 1, 1], expected [32, 32, 1, 1]") != std::string::npos,
+      m.c_str());
+  // A missing tensor.
+  NamedTensors missing;
+  for (const auto& [k, t] : params) {
+    if (k != "decoder.upsamples.1.upsamples.0.residual.6.bias") {
+      missing.emplace_back(k, t);
     }
-    vidgraph::model_io::save_safetensors(path("v21.safetensors"), v21);
-    m = message(path("v21.safetensors"));
-    QVERIFY2(m.find("is not a Wan2.2 VAE") != std::string::npos, m.c_str());
-    vidgraph::model_io::save_safetensors(path("other.safetensors"), {{"blocks.0.weight", at::zeros({2})}});
-    m = message(path("other.safetensors"));
-    QVERIFY2(m.find("does not hold a Wan VAE") != std::string::npos, m.c_str());
-    m = message(dir_.path().toStdString());
-    QVERIFY2(m.find("has no vae/diffusion_pytorch_model.safetensors") != std::string::npos, m.c_str());
+  }
+  vidgraph::model_io::save_safetensors(path("missing.safetensors"), missing);
+  m = message(path("missing.safetensors"));
+  QVERIFY2(
+      m.find("lacks 1 VAE tensor(s), first 'decoder.upsamples.1.upsamples.0.residual.6.bias'") != std::string::npos,
+      m.c_str());
+  // An extra tensor.
+  NamedTensors extra = params;
+  extra.emplace_back("decoder.extra.weight", at::zeros({2}));
+  vidgraph::model_io::save_safetensors(path("extra.safetensors"), extra);
+  m = message(path("extra.safetensors"));
+  QVERIFY2(m.find("does not use, first 'decoder.extra.weight'") != std::string::npos, m.c_str());
+  // A Wan2.1-style VAE (3 input channels) and an unrelated file.
+  NamedTensors v21 = params;
+  for (auto& [k, t] : v21) {
+    if (k == "encoder.conv1.weight") {
+      t = at::zeros({8, 3, 3, 3, 3});
+    }
+  }
+  vidgraph::model_io::save_safetensors(path("v21.safetensors"), v21);
+  m = message(path("v21.safetensors"));
+  QVERIFY2(m.find("is not a Wan2.2 VAE") != std::string::npos, m.c_str());
+  vidgraph::model_io::save_safetensors(path("other.safetensors"), {{"blocks.0.weight", at::zeros({2})}});
+  m = message(path("other.safetensors"));
+  QVERIFY2(m.find("does not hold a Wan VAE") != std::string::npos, m.c_str());
+  m = message(dir_.path().toStdString());
+  QVERIFY2(m.find("has no vae/diffusion_pytorch_model.safetensors") != std::string::npos, m.c_str());
 }
 
 QTEST_GUILESS_MAIN(tst_Vae)
