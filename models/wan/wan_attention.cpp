@@ -57,6 +57,19 @@ WanRMSNorm make_rms(int64_t dim, double eps, const at::TensorOptions& opts) {
   return WanRMSNorm(o);
 }
 
+// The projections and q/k norms both attentions share, under their checkpoint names.
+template <typename Attention>
+void register_projections(Attention& m) {
+  const WanAttentionOptions& opt = m.options;
+  const int64_t d = opt.dim;
+  m.q = m.register_module("q", make_linear(d, d, opt.compute_options));
+  m.k = m.register_module("k", make_linear(d, d, opt.compute_options));
+  m.v = m.register_module("v", make_linear(d, d, opt.compute_options));
+  m.o = m.register_module("o", make_linear(d, d, opt.compute_options));
+  m.norm_q = m.register_module("norm_q", make_rms(d, opt.eps, opt.fp32_options));
+  m.norm_k = m.register_module("norm_k", make_rms(d, opt.eps, opt.fp32_options));
+}
+
 }  // namespace
 
 WanSelfAttentionImpl::WanSelfAttentionImpl(const WanAttentionOptions& options_) : options(options_) {
@@ -65,12 +78,7 @@ WanSelfAttentionImpl::WanSelfAttentionImpl(const WanAttentionOptions& options_) 
 
 void WanSelfAttentionImpl::reset() {
   const int64_t d = options.dim;
-  q = register_module("q", make_linear(d, d, options.compute_options));
-  k = register_module("k", make_linear(d, d, options.compute_options));
-  v = register_module("v", make_linear(d, d, options.compute_options));
-  o = register_module("o", make_linear(d, d, options.compute_options));
-  norm_q = register_module("norm_q", make_rms(d, options.eps, options.fp32_options));
-  norm_k = register_module("norm_k", make_rms(d, options.eps, options.fp32_options));
+  register_projections(*this);
   if (options.with_gate_compress) {
     to_gate_compress = register_module("to_gate_compress", make_linear(d, d, options.compute_options));
   }
@@ -120,15 +128,7 @@ WanCrossAttentionImpl::WanCrossAttentionImpl(const WanAttentionOptions& options_
   reset();
 }
 
-void WanCrossAttentionImpl::reset() {
-  const int64_t d = options.dim;
-  q = register_module("q", make_linear(d, d, options.compute_options));
-  k = register_module("k", make_linear(d, d, options.compute_options));
-  v = register_module("v", make_linear(d, d, options.compute_options));
-  o = register_module("o", make_linear(d, d, options.compute_options));
-  norm_q = register_module("norm_q", make_rms(d, options.eps, options.fp32_options));
-  norm_k = register_module("norm_k", make_rms(d, options.eps, options.fp32_options));
-}
+void WanCrossAttentionImpl::reset() { register_projections(*this); }
 
 at::Tensor WanCrossAttentionImpl::forward(const at::Tensor& x, const at::Tensor& context) {
   const int64_t B = x.size(0), L = x.size(1), Lt = context.size(1);
