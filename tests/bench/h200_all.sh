@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# One device call: builds the committed tree (git HEAD, so half-edited files in the caller's working
+# tree never reach the device) for the H200 with LibTorch 2.11, runs the GPU-capable test suites,
+# then each benchmark script named on the command line with the build dir as its argument.
+# Usage (repository root on the device): tests/bench/h200_all.sh [--targets "t1 t2"] [--tests "a b"]
+#        [script.sh ...]   — scripts are paths relative to the repository root.
+# Needs the Debian packages of h200_run.sh in .device/debs. Results under $OUT.
+set -uo pipefail
+OUT=${OUT:-$PWD/device-out}
+mkdir -p "$OUT"
+TARGETS=""
+TESTS="attention_gpu dit samplers"
+SCRIPTS=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --targets) TARGETS="$2"; shift ;;
+    --tests) TESTS="$2"; shift ;;
+    *) SCRIPTS+=("$1") ;;
+  esac
+  shift
+done
+t0=$(date +%s)
+stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
+SRC=/tmp/vg-src BUILD=/tmp/vg-build DEPS=/tmp/vg-deps LOGS=/tmp/vg-logs
+mkdir -p "$SRC" "$DEPS" "$LOGS" /tmp/vg-fmt/include
+export VIDGRAPH_COMMIT=${VIDGRAPH_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
+git archive HEAD | tar -x -C "$SRC" || { echo "git archive failed"; exit 1; }
+cp -r .device "$SRC/"
+for f in .device/debs/*.deb; do dpkg -x "$f" "$DEPS"; done
+# pip torch ships fmt 12 headers; Debian's spdlog 1.10 needs its own fmt 9 first on the path.
+cp -r "$DEPS/usr/include/fmt" /tmp/vg-fmt/include/
+export LD_LIBRARY_PATH="$DEPS/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PATH="$DEPS/usr/bin:$PATH"
+TORCH_PREFIX=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  python3 -c 'import torch;print("torch", torch.__version__, "cuda", torch.version.cuda)'
+  echo "commit $VIDGRAPH_COMMIT"
+} 2>&1 | tee "$OUT/env.txt"
+cd "$SRC"
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVIDGRAPH_GPU=cuda \
+  -DCMAKE_CUDA_ARCHITECTURES=90a -DVIDGRAPH_GUI=OFF -DVIDGRAPH_MEDIA=OFF \
+  -DCMAKE_PREFIX_PATH="$TORCH_PREFIX;$DEPS/usr" -DCMAKE_CXX_FLAGS="-I/tmp/vg-fmt/include" \
+  -DQt6_DIR="$DEPS/usr/lib/x86_64-linux-gnu/cmake/Qt6" > "$LOGS/configure.log" 2>&1
+stamp "configure rc=$?"; grep -iE "error|GPU path" "$LOGS/configure.log" | head -5
+ninja -C "$BUILD" -j16 -k 0 $TARGETS > "$LOGS/build.log" 2>&1
+stamp "build rc=$?"; grep -E "error|FAILED" "$LOGS/build.log" | head -30
+for t in $TESTS; do
+  exe="$BUILD/tests/tst_$t"
+  [ -x "$exe" ] || { stamp "tst_$t: not built"; continue; }
+  (cd "$BUILD" && VIDGRAPH_PLUGIN_PATH="$BUILD/lib/vidgraph/plugins" "$exe" -o "$OUT/test-$t.txt,txt" > /dev/null 2>&1)
+  stamp "tst_$t rc=$?: $(grep -E '^Totals' "$OUT/test-$t.txt")"
+  grep -E "^(FAIL|SKIP)" -A2 "$OUT/test-$t.txt" | head -20
+done
+export VIDGRAPH_PLUGIN_PATH="$BUILD/lib/vidgraph/plugins"
+for s in "${SCRIPTS[@]}"; do
+  stamp "running $s"
+  bash "$SRC/$s" "$BUILD" 2>&1 | tail -40
+  stamp "$s rc=${PIPESTATUS[0]}"
+done
+tar -czf "$OUT/logs.tar.gz" -C "$LOGS" .
+stamp done
