@@ -2,6 +2,7 @@
 # One device call: builds the committed tree (git HEAD, so half-edited files in the caller's working
 # tree never reach the device) for the H200 with LibTorch 2.11, runs the GPU-capable test suites,
 # then each benchmark script named on the command line with the build dir as its argument.
+# Without .git on the device, the copied working tree is built instead.
 # Usage (repository root on the device): tests/bench/h200_all.sh [--targets "t1 t2"] [--tests "a b"]
 #        [script.sh ...]   — scripts are paths relative to the repository root.
 # Needs the Debian packages of h200_run.sh in .device/debs. Results under $OUT.
@@ -24,7 +25,10 @@ stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 SRC=/tmp/vg-src BUILD=/tmp/vg-build DEPS=/tmp/vg-deps LOGS=/tmp/vg-logs
 mkdir -p "$SRC" "$DEPS" "$LOGS" /tmp/vg-fmt/include
 export VIDGRAPH_COMMIT=${VIDGRAPH_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
-git archive HEAD | tar -x -C "$SRC" || { echo "git archive failed"; exit 1; }
+if ! git archive HEAD 2>/dev/null | tar -x -C "$SRC"; then
+  echo "no git history here: building the working tree as copied"
+  cp -a . "$SRC/"
+fi
 cp -r .device "$SRC/"
 for f in .device/debs/*.deb; do dpkg -x "$f" "$DEPS"; done
 # pip torch ships fmt 12 headers; Debian's spdlog 1.10 needs its own fmt 9 first on the path.
