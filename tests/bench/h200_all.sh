@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# One device call: builds the committed tree (git HEAD, so half-edited files in the caller's working
-# tree never reach the device) for the H200 with LibTorch 2.11, runs the GPU-capable test suites,
-# then each benchmark script named on the command line with the build dir as its argument.
-# Without .git on the device, the copied working tree is built instead.
+# One device call: builds a snapshot of the caller's committed tree for the H200 with LibTorch 2.11,
+# runs the GPU-capable test suites, then each benchmark script named on the command line with the build dir as its argument.
+# Before the call: git archive HEAD -o .device/src.tar; echo VIDGRAPH_COMMIT=$(git rev-parse HEAD).
 # Usage (repository root on the device): tests/bench/h200_all.sh [--targets "t1 t2"] [--tests "a b"]
 #        [script.sh ...]   — scripts are paths relative to the repository root.
 # Needs the Debian packages of h200_run.sh in .device/debs. Results under $OUT.
@@ -24,9 +23,13 @@ t0=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 SRC=/tmp/vg-src BUILD=/tmp/vg-build DEPS=/tmp/vg-deps LOGS=/tmp/vg-logs
 mkdir -p "$SRC" "$DEPS" "$LOGS" /tmp/vg-fmt/include
-export VIDGRAPH_COMMIT=${VIDGRAPH_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
-if ! git archive HEAD 2>/dev/null | tar -x -C "$SRC"; then
-  echo "no git history here: building the working tree as copied"
+export VIDGRAPH_COMMIT=${VIDGRAPH_COMMIT:-unknown}
+# The caller snapshots its HEAD into .device/src.tar (git archive) and carries .device: the device's
+# copy of the working tree may hold other engineers' half-edited files, and its .git may be stale.
+if [ -f .device/src.tar ]; then
+  tar -xf .device/src.tar -C "$SRC"
+else
+  echo "no .device/src.tar: building the working tree as copied"
   cp -a . "$SRC/"
 fi
 cp -r .device "$SRC/"
