@@ -8,6 +8,8 @@
 //    (semantics as in the official HIP-on-NVIDIA mapping). Only names we call are aliased.
 //  - Feature macros the kernels test (never raw arch numbers):
 //      VG_NVIDIA_MMA   mma.sync m16n8k16 + ldmatrix + cp.async (sm_80 and later), device pass only
+//      VG_NVIDIA_WGMMA wgmma.mma_async + fence.proxy.async (sm_90a device pass only: the arch-specific
+//                      feature set; plain sm_90 and every other pass never see those instructions)
 //      VG_AMD_MFMA     v_mfma_f32_16x16x16 bf16/f16 (gfx90a, gfx940 and later), device pass only
 //    and the constexpr warp size kWarpSize (32 on NVIDIA, 64 on CDNA).
 #pragma once
@@ -46,6 +48,9 @@ using vgError_t = cudaError_t;
 #define VG_SHFL_XOR(v, m) __shfl_xor_sync(0xffffffffu, (v), (m))
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define VG_NVIDIA_MMA 1
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define VG_NVIDIA_WGMMA 1
 #endif
 namespace vidgraph::kernels {
 constexpr int kWarpSize = 32;

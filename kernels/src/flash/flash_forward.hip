@@ -1,9 +1,13 @@
 // Host launcher of the block-sparse FlashAttention forward: checks, dispatch over head dim and
 // dtype, shared-memory sizing. Instances: D ∈ {64, 128} × {bf16, fp16} × {Q in registers, Q in
-// shared memory}.
+// shared memory}. On NVIDIA, tuning.fwd_wgmma sends sm_90 devices running sm_90a code to the
+// Hopper kernel (flash_forward_sm90.cu); everything else runs the tile-MMA kernel.
 #include "../common/check.h"
 #include "flash_fwd_kernel.h"
 #include "flash_launch_checks.h"
+#if defined(VG_PLATFORM_CUDA)
+#include "flash_forward_sm90.h"
+#endif
 
 namespace vidgraph::kernels {
 namespace {
@@ -45,6 +49,10 @@ Status flash_forward(const FlashForwardParams& p, void* stream) {
   VG_REQUIRE(tune.fwd_stages == 1 || tune.fwd_stages == 2,
              "flash_forward: tuning.fwd_stages must be 1 or 2.");
   auto s = static_cast<vgStream_t>(stream);
+#if defined(VG_PLATFORM_CUDA)
+  if (tune.fwd_wgmma && flash::wgmma_forward_available())
+    return flash::launch_forward_wgmma(p, tune, s);
+#endif
   const bool bf16 = p.dtype == ElementType::BFloat16;
   if (p.head_dim == 64)
     return bf16 ? launch_forward<64, Bf16>(p, tune, s) : launch_forward<64, Fp16>(p, tune, s);

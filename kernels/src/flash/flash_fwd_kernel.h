@@ -1,13 +1,13 @@
 // Block-sparse FlashAttention forward kernel. One CTA per (64-row query block, head, batch);
 // 4 warps, 16 query rows each. Loops over the block's key-block list (or every key block when
 // the list is absent), keeping Q in registers and K/V tiles in shared memory (1 or 2 stages),
-// with the online softmax in fp32 in the exp2 domain. Writes O (dtype T) and the natural-log
-// LSE (fp32). Written once against the tile-MMA layer (../common/tile_mma.h).
+// with the online softmax in fp32 in the exp2 domain (flash_fwd_softmax.h). Writes O (dtype T)
+// and the natural-log LSE (fp32). Written once against the tile-MMA layer (../common/tile_mma.h).
 // kQShared: Q fragments are re-read from shared memory for every key block instead of living in
 // registers, and registers are capped for 4 CTAs per multiprocessor (tuning.fwd_q_in_shared).
 #pragma once
 
-#include "flash_common.h"
+#include "flash_fwd_softmax.h"
 
 namespace vidgraph::kernels::flash {
 
@@ -98,34 +98,7 @@ __global__ void __launch_bounds__(kThreads, kQShared ? 4 : 1)
       }
     }
 
-    float mx[mma::kRowSlots];
-    for (int r = 0; r < mma::kRowSlots; ++r) mx[r] = -INFINITY;
-    for (int n = 0; n < 4; ++n) {
-      for (int i = 0; i < mma::kCElems; ++i) {
-        const int col = n * 16 + mma::c_col(lane, i);
-        const float v = col < n_valid ? s[n].c[i] * scale_log2 : -INFINITY;
-        s[n].c[i] = v;
-        mx[mma::c_slot(i)] = fmaxf(mx[mma::c_slot(i)], v);
-      }
-    }
-    float m_use[mma::kRowSlots];
-    for (int r = 0; r < mma::kRowSlots; ++r) {
-      const float m_new = fmaxf(m[r], mma::row_max(mx[r]));
-      m_use[r] = m_new == -INFINITY ? 0.f : m_new;
-      const float alpha = fast_exp2(m[r] - m_use[r]);
-      m[r] = m_new;
-      l[r] *= alpha;
-      mx[r] = alpha;
-    }
-    for (int dn = 0; dn < kDt; ++dn)
-      for (int i = 0; i < mma::kCElems; ++i) o[dn].c[i] *= mx[mma::c_slot(i)];
-    for (int n = 0; n < 4; ++n) {
-      for (int i = 0; i < mma::kCElems; ++i) {
-        const float pv = fast_exp2(s[n].c[i] - m_use[mma::c_slot(i)]);
-        s[n].c[i] = pv;
-        l[mma::c_slot(i)] += pv;  // lane-partial; reduced across the row at the end
-      }
-    }
+    online_softmax_step<kDt>(s, o, m, l, n_valid, scale_log2, lane);
 
     for (int kk = 0; kk < 4; ++kk) {
       mma::FragA pa;
@@ -139,29 +112,7 @@ __global__ void __launch_bounds__(kThreads, kQShared ? 4 : 1)
     __syncthreads();  // the next prefetch overwrites this stage
   }
 
-  float inv[mma::kRowSlots];
-  for (int r = 0; r < mma::kRowSlots; ++r) {
-    l[r] = mma::row_sum(l[r]);
-    inv[r] = l[r] > 0.f ? 1.f / l[r] : 0.f;
-  }
-  for (int dn = 0; dn < kDt; ++dn) {
-    for (int i = 0; i < mma::kCElems; ++i) {
-      const int row = q0 + warp * 16 + mma::c_row(lane, i);
-      if (row < p.seq_q) {
-        row_ptr_mut(p.o, b, row, h)[dn * 16 + mma::c_col(lane, i)] =
-            Numeric<T>::from_float(o[dn].c[i] * inv[mma::c_slot(i)]);
-      }
-    }
-  }
-  if (mma::c_col(lane, 0) == 0) {
-    for (int r = 0; r < mma::kRowSlots; ++r) {
-      const int row = q0 + warp * 16 + mma::slot_row(lane, r);
-      if (row < p.seq_q) {
-        p.lse[(int64_t(b) * p.heads + h) * p.seq_q + row] =
-            l[r] > 0.f ? (m[r] + log2f(l[r])) * kLn2 : -INFINITY;
-      }
-    }
-  }
+  store_forward_output<T, kDt>(p, o, m, l, b, h, q0 + warp * 16, lane);
 }
 
 }  // namespace vidgraph::kernels::flash

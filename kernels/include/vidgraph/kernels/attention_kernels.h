@@ -33,6 +33,9 @@ struct AttentionTuning {
   bool index_in_shared;  // stage a row block's list in shared memory before its loop
   bool fwd_q_in_shared;  // forward re-reads Q from shared memory; registers capped for 4 CTAs/SM
   bool bwd_q_in_shared;  // dQ kernel re-reads Q, dO from shared memory; capped for 3 CTAs/SM
+  bool fwd_wgmma;        // NVIDIA sm_90 with sm_90a code: the wgmma forward (2 stages, its own
+                         // tiles; fwd_stages/fwd_q_in_shared do not apply). Same results within
+                         // rounding, not the same bits as the mma.sync forward. Elsewhere ignored.
 };
 
 struct TensorView {
@@ -101,7 +104,7 @@ Status invert_block_lists(int64_t groups, int n_q, int n_kv, BlockLists q2k, int
 
 // The tuning row this build uses for the current device, or the override of the environment
 // variable VIDGRAPH_ATTENTION_TUNING="fwd_stages,bwd_stages,evict_first,index_in_shared[,
-// fwd_q_in_shared[,bwd_q_in_shared]]" (0/1 flags).
+// fwd_q_in_shared[,bwd_q_in_shared[,fwd_wgmma]]]" (0/1 flags; absent flags are 0).
 AttentionTuning default_tuning();
 
 // The message of the last failed launcher call on this thread ("" if none).

@@ -1,0 +1,472 @@
+// Device check of the Hopper (sm_90a, wgmma) forward; run on an H200 by
+// tests/bench/hopper_check.sh. No LibTorch, no Qt. Three parts, in order:
+//  1. The wgmma tile layer alone (a layout bug shows up here, apart from softmax bugs):
+//     S = Q·Kᵀ (64x64, K = D) and O = P·V (64xD, K = 64) from Sw128 tiles against a double
+//     reference on the host, bf16 and fp16, D 64 and 128.
+//  2. flash_forward with tuning.fwd_wgmma on against off (the mma.sync kernel, proven against the
+//     CPU reference by tst_attention_gpu): out rel-L2 < 1e-2, lse max abs diff < 1e-3 (−inf must
+//     match −inf), over dtypes, D, B, H, ragged S, dense and listed blocks, sparsity, kv masks and
+//     input scales.
+//  3. Timings at the Wan2.2-5B shape (B 1, H 24, S 27280, D 128, bf16; dense and sparsity 0.875):
+//     3 warm-up runs, median of 20 (CUDA events).
+// Prints one JSON object on stdout (logs on stderr); exits 1 on any mismatch, 2 when the device or
+// binary cannot run the wgmma forward. Options: --mma-only (part 1), --no-timing (parts 1-2).
+#include "common/wgmma.h"
+#include "flash/flash_forward_sm90.h"
+#include "flash/flash_fwd_wgmma_kernel.h"
+#include "vidgraph/kernels/attention_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace vk = vidgraph::kernels;
+
+namespace {
+
+#define CHECK_CUDA(x)                                                                     \
+  do {                                                                                    \
+    const cudaError_t e_ = (x);                                                           \
+    if (e_ != cudaSuccess) {                                                              \
+      std::fprintf(stderr, "CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, \
+                   __LINE__);                                                             \
+      std::exit(1);                                                                       \
+    }                                                                                     \
+  } while (0)
+
+// ---- host 16-bit conversions (round to nearest even) ---------------------------------------------
+uint16_t host_from_float(float f, bool bf16) {
+  if (bf16) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return uint16_t(u >> 16);
+  }
+  return __half_as_ushort(__float2half_rn(f));
+}
+float host_to_float(uint16_t b, bool bf16) {
+  if (bf16) {
+    const uint32_t u = uint32_t(b) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+  return __half2float(__ushort_as_half(b));
+}
+
+// ---- part 1: the tile layer ----------------------------------------------------------------------
+template <int D, typename T>
+__global__ void mma_qk_probe(const uint16_t* q, const uint16_t* k, float* s_out) {
+  __shared__ __align__(1024) unsigned char tiles[2 * vk::wgmma::tile_bytes<D>()];
+  const vk::TensorView qv{const_cast<uint16_t*>(q), 0, D, 0};
+  const vk::TensorView kv{const_cast<uint16_t*>(k), 0, D, 0};
+  vk::flash::load_tile_sw128<D>(tiles, qv, 0, 0, 0, 64, false);
+  vk::flash::load_tile_sw128<D>(tiles + vk::wgmma::tile_bytes<D>(), kv, 0, 0, 0, 64, false);
+  vk::copy_commit();
+  vk::copy_wait<0>();
+  vk::wgmma::proxy_fence();
+  __syncthreads();
+  const uint32_t qa = vk::wgmma::smem_addr(tiles);
+  const uint32_t ka = qa + vk::wgmma::tile_bytes<D>();
+  vk::mma::FragC s[4];
+  vk::wgmma::fence();
+  for (int kk = 0; kk < D / 16; ++kk)
+    vk::wgmma::mma_qk<T>(s, vk::wgmma::desc_k_major(qa, kk), vk::wgmma::desc_k_major(ka, kk),
+                         kk > 0 ? 1 : 0);
+  vk::wgmma::commit();
+  vk::wgmma::wait<0>();
+  vk::wgmma::fence_operands(s);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int n = 0; n < 4; ++n)
+    for (int i = 0; i < vk::mma::kCElems; ++i)
+      s_out[(warp * 16 + vk::mma::c_row(lane, i)) * 64 + n * 16 + vk::mma::c_col(lane, i)] =
+          s[n].c[i];
+}
+
+template <int D, typename T>
+__global__ void mma_pv_probe(const uint16_t* pm, const uint16_t* v, float* o_out) {
+  __shared__ __align__(1024) unsigned char tile[vk::wgmma::tile_bytes<D>()];
+  const vk::TensorView vv{const_cast<uint16_t*>(v), 0, D, 0};
+  vk::flash::load_tile_sw128<D>(tile, vv, 0, 0, 0, 64, false);
+  vk::copy_commit();
+  vk::copy_wait<0>();
+  vk::wgmma::proxy_fence();
+  __syncthreads();
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  vk::mma::FragC s[4], o[D / 16];
+  for (int n = 0; n < 4; ++n)
+    for (int i = 0; i < vk::mma::kCElems; ++i)
+      s[n].c[i] = vk::Numeric<T>::to_float(
+          pm[(warp * 16 + vk::mma::c_row(lane, i)) * 64 + n * 16 + vk::mma::c_col(lane, i)]);
+  for (int n = 0; n < D / 16; ++n) vk::mma::zero(o[n]);
+  vk::mma::FragA a[4];
+  for (int kk = 0; kk < 4; ++kk) vk::mma::c_to_a<T>(a[kk], s[kk], nullptr, lane);
+  vk::wgmma::fence_operands(o);
+  vk::wgmma::fence();
+  for (int kk = 0; kk < 4; ++kk)
+    vk::wgmma::mma_pv<T, D / 16>(o, a[kk], vk::wgmma::desc_mn_major(vk::wgmma::smem_addr(tile), kk));
+  vk::wgmma::commit();
+  vk::wgmma::wait<0>();
+  vk::wgmma::fence_operands(o);
+  for (int n = 0; n < D / 16; ++n)
+    for (int i = 0; i < vk::mma::kCElems; ++i)
+      o_out[(warp * 16 + vk::mma::c_row(lane, i)) * D + n * 16 + vk::mma::c_col(lane, i)] =
+          o[n].c[i];
+}
+
+std::vector<uint16_t> random_bits(size_t n, bool bf16, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<uint16_t> h(n);
+  for (auto& x : h) x = host_from_float(u(rng), bf16);
+  return h;
+}
+
+// Compares got (rows x cols) to ref; prints the first mismatches. Returns max abs error / max |ref|.
+double compare_tile(const char* what, const std::vector<float>& got,
+                    const std::vector<double>& ref, int cols) {
+  double max_err = 0, max_ref = 1e-30;
+  int printed = 0;
+  for (size_t i = 0; i < ref.size(); ++i) max_ref = std::max(max_ref, std::fabs(ref[i]));
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double e = std::fabs(double(got[i]) - ref[i]);
+    if (!(e <= max_err)) max_err = std::isnan(e) ? INFINITY : e;
+    if (!(e <= 1e-3 * max_ref) && printed < 6) {
+      std::fprintf(stderr, "  %s (%zu, %zu): got %g want %g\n", what, i / cols, i % cols,
+                   double(got[i]), ref[i]);
+      ++printed;
+    }
+  }
+  return max_err / max_ref;
+}
+
+template <int D, typename T>
+double check_tile_layer(bool bf16, std::mt19937& rng, const char* name) {
+  const auto q = random_bits(64 * D, bf16, rng), k = random_bits(64 * D, bf16, rng);
+  const auto pm = random_bits(64 * 64, bf16, rng), v = random_bits(64 * D, bf16, rng);
+  uint16_t *dq, *dk, *dp, *dv;
+  float *ds, *dout;
+  CHECK_CUDA(cudaMalloc(&dq, q.size() * 2));
+  CHECK_CUDA(cudaMalloc(&dk, k.size() * 2));
+  CHECK_CUDA(cudaMalloc(&dp, pm.size() * 2));
+  CHECK_CUDA(cudaMalloc(&dv, v.size() * 2));
+  CHECK_CUDA(cudaMalloc(&ds, 64 * 64 * 4));
+  CHECK_CUDA(cudaMalloc(&dout, 64 * D * 4));
+  CHECK_CUDA(cudaMemcpy(dq, q.data(), q.size() * 2, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(dk, k.data(), k.size() * 2, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(dp, pm.data(), pm.size() * 2, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(dv, v.data(), v.size() * 2, cudaMemcpyHostToDevice));
+  mma_qk_probe<D, T><<<1, 128>>>(dq, dk, ds);
+  mma_pv_probe<D, T><<<1, 128>>>(dp, dv, dout);
+  CHECK_CUDA(cudaGetLastError());
+  CHECK_CUDA(cudaDeviceSynchronize());
+  std::vector<float> s(64 * 64), o(64 * D);
+  CHECK_CUDA(cudaMemcpy(s.data(), ds, s.size() * 4, cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(o.data(), dout, o.size() * 4, cudaMemcpyDeviceToHost));
+  std::vector<double> s_ref(64 * 64, 0.0), o_ref(64 * D, 0.0);
+  for (int i = 0; i < 64; ++i)
+    for (int j = 0; j < 64; ++j)
+      for (int d = 0; d < D; ++d)
+        s_ref[i * 64 + j] +=
+            double(host_to_float(q[i * D + d], bf16)) * host_to_float(k[j * D + d], bf16);
+  for (int i = 0; i < 64; ++i)
+    for (int j = 0; j < 64; ++j)
+      for (int d = 0; d < D; ++d)
+        o_ref[i * D + d] +=
+            double(host_to_float(pm[i * 64 + j], bf16)) * host_to_float(v[j * D + d], bf16);
+  const std::string qk = std::string(name) + " QK^T", pv = std::string(name) + " PV";
+  const double e1 = compare_tile(qk.c_str(), s, s_ref, 64);
+  const double e2 = compare_tile(pv.c_str(), o, o_ref, D);
+  std::fprintf(stderr, "tile layer %s: QK^T rel err %.2e, PV rel err %.2e\n", name, e1, e2);
+  for (void* p : {(void*)dq, (void*)dk, (void*)dp, (void*)dv, (void*)ds, (void*)dout})
+    CHECK_CUDA(cudaFree(p));
+  return std::max(e1, e2);
+}
+
+// ---- part 2: the forward, wgmma against mma.sync -------------------------------------------------
+__global__ void fill_random(uint16_t* x, size_t n, uint32_t seed, float scale, bool bf16) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
+    uint32_t h = uint32_t(i) * 0x9E3779B1u ^ seed;
+    h ^= h >> 16;
+    h *= 0x85EBCA6Bu;
+    h ^= h >> 13;
+    h *= 0xC2B2AE35u;
+    h ^= h >> 16;
+    const float f = (float(h >> 8) * (1.f / 16777216.f) * 2.f - 1.f) * scale;
+    x[i] = bf16 ? __bfloat16_as_ushort(__float2bfloat16_rn(f)) : __half_as_ushort(__float2half_rn(f));
+  }
+}
+
+struct Diff {
+  double sq_diff, sq_ref;
+  float lse_max;
+  unsigned nan_or_inf_mismatch;
+};
+
+__global__ void diff_kernel(const uint16_t* a, const uint16_t* b, size_t n, const float* la,
+                            const float* lb, size_t nl, bool bf16, Diff* out) {
+  double sd = 0, sr = 0;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
+    const float x = bf16 ? __bfloat162float(__ushort_as_bfloat16(a[i])) : __half2float(__ushort_as_half(a[i]));
+    const float y = bf16 ? __bfloat162float(__ushort_as_bfloat16(b[i])) : __half2float(__ushort_as_half(b[i]));
+    if (!isfinite(x)) atomicAdd(&out->nan_or_inf_mismatch, 1u);
+    sd += double(x - y) * double(x - y);
+    sr += double(y) * double(y);
+  }
+  atomicAdd(&out->sq_diff, sd);
+  atomicAdd(&out->sq_ref, sr);
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < nl;
+       i += size_t(gridDim.x) * blockDim.x) {
+    const float x = la[i], y = lb[i];
+    float d;
+    if (isinf(x) || isinf(y)) {
+      d = (x == y) ? 0.f : 1e30f;
+    } else {
+      d = fabsf(x - y);
+      if (!(d <= 1e30f)) d = 1e30f;  // NaN
+    }
+    atomicMax(reinterpret_cast<int*>(&out->lse_max), __float_as_int(d));
+  }
+}
+
+struct Case {
+  bool bf16;
+  int d, batch, heads, seq;
+  double sparsity;  // < 0: dense (no list)
+  bool kv_valid;
+  float scale;
+  bool staged = true;      // tuning.index_in_shared
+  bool empty_row = false;  // one row with an empty list
+};
+
+struct Buffers {
+  uint16_t *q = nullptr, *k = nullptr, *v = nullptr, *o_ref = nullptr, *o_wg = nullptr;
+  float *lse_ref = nullptr, *lse_wg = nullptr;
+  int32_t *index = nullptr, *count = nullptr, *kv_valid = nullptr;
+  Diff* diff = nullptr;
+  long long listed_blocks = 0;
+  void release() {
+    for (void* p : {(void*)q, (void*)k, (void*)v, (void*)o_ref, (void*)o_wg, (void*)lse_ref,
+                    (void*)lse_wg, (void*)index, (void*)count, (void*)kv_valid, (void*)diff})
+      if (p != nullptr) CHECK_CUDA(cudaFree(p));
+  }
+};
+
+std::string describe(const Case& c) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "%s D%d B%d H%d S%d %s%.3f kv_valid=%d scale=%g staged=%d%s",
+                c.bf16 ? "bf16" : "fp16", c.d, c.batch, c.heads, c.seq,
+                c.sparsity < 0 ? "dense " : "sparsity=", c.sparsity < 0 ? 0.0 : c.sparsity,
+                int(c.kv_valid), c.scale, int(c.staged), c.empty_row ? " empty-row" : "");
+  return buf;
+}
+
+Buffers make_buffers(const Case& c, vk::FlashForwardParams& p, std::mt19937& rng) {
+  Buffers bu;
+  const size_t n = size_t(c.batch) * c.seq * c.heads * c.d;
+  const size_t nl = size_t(c.batch) * c.heads * c.seq;
+  for (uint16_t** x : {&bu.q, &bu.k, &bu.v, &bu.o_ref, &bu.o_wg}) CHECK_CUDA(cudaMalloc(x, n * 2));
+  CHECK_CUDA(cudaMalloc(&bu.lse_ref, nl * 4));
+  CHECK_CUDA(cudaMalloc(&bu.lse_wg, nl * 4));
+  CHECK_CUDA(cudaMalloc(&bu.diff, sizeof(Diff)));
+  const uint32_t seed = rng();
+  fill_random<<<1024, 256>>>(bu.q, n, seed, c.scale, c.bf16);
+  fill_random<<<1024, 256>>>(bu.k, n, seed ^ 0x1234567u, c.scale, c.bf16);
+  fill_random<<<1024, 256>>>(bu.v, n, seed ^ 0x7654321u, 1.f, c.bf16);
+  CHECK_CUDA(cudaGetLastError());
+  const int nb = (c.seq + 63) / 64;
+  p = vk::FlashForwardParams{};
+  p.dtype = c.bf16 ? vk::ElementType::BFloat16 : vk::ElementType::Float16;
+  p.batch = c.batch;
+  p.heads = c.heads;
+  p.seq_q = p.seq_kv = c.seq;
+  p.head_dim = c.d;
+  p.scale = 1.f / std::sqrt(float(c.d));
+  const int64_t ss = int64_t(c.heads) * c.d, sb = ss * c.seq;
+  p.q = {bu.q, sb, ss, c.d};
+  p.k = {bu.k, sb, ss, c.d};
+  p.v = {bu.v, sb, ss, c.d};
+  bu.listed_blocks = (long long)c.batch * c.heads * nb * nb;
+  if (c.sparsity >= 0) {
+    const int keep = std::max(1, int(std::lround(nb * (1.0 - c.sparsity))));
+    const size_t rows = size_t(c.batch) * c.heads * nb;
+    std::vector<int32_t> index(rows * keep, 0), count(rows);
+    std::vector<int32_t> all(nb);
+    bu.listed_blocks = 0;
+    for (size_t r = 0; r < rows; ++r) {
+      for (int j = 0; j < nb; ++j) all[j] = j;
+      std::shuffle(all.begin(), all.end(), rng);
+      int cnt = keep - ((keep > 1 && rng() % 3 == 0) ? 1 : 0);  // some shorter rows
+      if (c.empty_row && r == rows / 2) cnt = 0;
+      std::sort(all.begin(), all.begin() + cnt);
+      std::copy(all.begin(), all.begin() + cnt, index.begin() + r * keep);
+      count[r] = cnt;
+      bu.listed_blocks += cnt;
+    }
+    CHECK_CUDA(cudaMalloc(&bu.index, index.size() * 4));
+    CHECK_CUDA(cudaMalloc(&bu.count, count.size() * 4));
+    CHECK_CUDA(cudaMemcpy(bu.index, index.data(), index.size() * 4, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(bu.count, count.data(), count.size() * 4, cudaMemcpyHostToDevice));
+    p.q2k = {bu.index, bu.count, keep};
+  }
+  if (c.kv_valid) {
+    std::vector<int32_t> valid(nb);
+    for (auto& x : valid) x = rng() % 4 == 0 ? int(rng() % 65) : 64;  // some pads, some empty
+    CHECK_CUDA(cudaMalloc(&bu.kv_valid, nb * 4));
+    CHECK_CUDA(cudaMemcpy(bu.kv_valid, valid.data(), nb * 4, cudaMemcpyHostToDevice));
+    p.kv_block_valid = bu.kv_valid;
+  }
+  return bu;
+}
+
+bool run_forward(vk::FlashForwardParams p, const vk::AttentionTuning& t, uint16_t* o, float* lse,
+                 cudaStream_t s) {
+  p.o = {o, p.q.stride_b, p.q.stride_s, p.q.stride_h};
+  p.lse = lse;
+  p.tuning = &t;
+  if (vk::flash_forward(p, s) != vk::Status::Ok) {
+    std::fprintf(stderr, "flash_forward failed: %s\n", vk::last_error());
+    return false;
+  }
+  return true;
+}
+
+vk::AttentionTuning tuning(bool wgmma, bool staged) {
+  return vk::AttentionTuning{1, 1, false, staged, true, true, wgmma};
+}
+
+// Returns true when the case passes; appends a JSON row.
+bool check_case(const Case& c, std::mt19937& rng, std::string& rows) {
+  vk::FlashForwardParams p;
+  Buffers bu = make_buffers(c, p, rng);
+  const auto t_ref = tuning(false, c.staged), t_wg = tuning(true, c.staged);
+  bool ok = run_forward(p, t_ref, bu.o_ref, bu.lse_ref, nullptr) &&
+            run_forward(p, t_wg, bu.o_wg, bu.lse_wg, nullptr);
+  Diff h{};
+  if (ok) {
+    CHECK_CUDA(cudaMemset(bu.diff, 0, sizeof(Diff)));
+    const size_t n = size_t(c.batch) * c.seq * c.heads * c.d;
+    diff_kernel<<<512, 256>>>(bu.o_wg, bu.o_ref, n, bu.lse_wg, bu.lse_ref,
+                              size_t(c.batch) * c.heads * c.seq, c.bf16, bu.diff);
+    CHECK_CUDA(cudaGetLastError());
+    CHECK_CUDA(cudaMemcpy(&h, bu.diff, sizeof(Diff), cudaMemcpyDeviceToHost));
+  }
+  const double rel = std::sqrt(h.sq_diff / std::max(h.sq_ref, 1e-30));
+  ok = ok && rel < 1e-2 && h.lse_max < 1e-3f && h.nan_or_inf_mismatch == 0;
+  std::fprintf(stderr, "%s %s: out rel-L2 %.3e, lse max diff %.3e, non-finite %u\n",
+               ok ? "PASS" : "FAIL", describe(c).c_str(), rel, double(h.lse_max),
+               h.nan_or_inf_mismatch);
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "%s{\"case\": \"%s\", \"out_rel_l2\": %.4e, \"lse_max_abs\": %.4e, \"pass\": %s}",
+                rows.empty() ? "" : ", ", describe(c).c_str(), rel, double(h.lse_max),
+                ok ? "true" : "false");
+  rows += buf;
+  bu.release();
+  return ok;
+}
+
+// ---- part 3: timings ---------------------------------------------------------------------------
+float median_ms(vk::FlashForwardParams p, const vk::AttentionTuning& t, uint16_t* o, float* lse) {
+  cudaEvent_t a, b;
+  CHECK_CUDA(cudaEventCreate(&a));
+  CHECK_CUDA(cudaEventCreate(&b));
+  for (int i = 0; i < 3; ++i) run_forward(p, t, o, lse, nullptr);
+  std::vector<float> ms(20);
+  for (auto& x : ms) {
+    CHECK_CUDA(cudaEventRecord(a));
+    run_forward(p, t, o, lse, nullptr);
+    CHECK_CUDA(cudaEventRecord(b));
+    CHECK_CUDA(cudaEventSynchronize(b));
+    CHECK_CUDA(cudaEventElapsedTime(&x, a, b));
+  }
+  CHECK_CUDA(cudaEventDestroy(a));
+  CHECK_CUDA(cudaEventDestroy(b));
+  std::sort(ms.begin(), ms.end());
+  return 0.5f * (ms[9] + ms[10]);
+}
+
+std::string time_case(const Case& c, std::mt19937& rng) {
+  vk::FlashForwardParams p;
+  Buffers bu = make_buffers(c, p, rng);
+  const float ref = median_ms(p, tuning(false, true), bu.o_ref, bu.lse_ref);
+  const float wg = median_ms(p, tuning(true, true), bu.o_wg, bu.lse_wg);
+  // FLOPs of the listed 64x64 blocks (dense: all of them): 4 · 64 · 64 · D per block.
+  const double flops = 4.0 * 64 * 64 * c.d * double(bu.listed_blocks);
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "{\"case\": \"%s\", \"mma_sync_ms\": %.3f, \"wgmma_ms\": %.3f, "
+                "\"mma_sync_tflops\": %.1f, \"wgmma_tflops\": %.1f, \"speedup\": %.3f}",
+                describe(c).c_str(), ref, wg, flops / (ref * 1e9), flops / (wg * 1e9), ref / wg);
+  std::fprintf(stderr, "timing %s: mma.sync %.3f ms, wgmma %.3f ms (x%.2f)\n",
+               describe(c).c_str(), ref, wg, ref / wg);
+  bu.release();
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool mma_only = false, timing = true;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--mma-only") == 0) mma_only = true;
+    else if (std::strcmp(argv[i], "--no-timing") == 0) timing = false;
+    else {
+      std::fprintf(stderr, "usage: %s [--mma-only] [--no-timing]\n", argv[0]);
+      return 2;
+    }
+  }
+  int dev = 0;
+  cudaDeviceProp prop{};
+  CHECK_CUDA(cudaGetDevice(&dev));
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, dev));
+  std::fprintf(stderr, "device: %s (sm_%d%d)\n", prop.name, prop.major, prop.minor);
+  if (!vk::flash::wgmma_forward_available()) {
+    std::printf("{\"error\": \"the wgmma forward cannot run here (needs an sm_90 device and a "
+                "build with sm_90a in CMAKE_CUDA_ARCHITECTURES)\", \"device\": \"%s\"}\n",
+                prop.name);
+    return 2;
+  }
+  std::mt19937 rng(20261129u);
+  bool ok = true;
+  const double tile_err = std::max({check_tile_layer<128, vk::Bf16>(true, rng, "bf16 D128"),
+                                    check_tile_layer<128, vk::Fp16>(false, rng, "fp16 D128"),
+                                    check_tile_layer<64, vk::Bf16>(true, rng, "bf16 D64"),
+                                    check_tile_layer<64, vk::Fp16>(false, rng, "fp16 D64")});
+  const bool tile_ok = tile_err < 1e-3;
+  ok = ok && tile_ok;
+  std::string rows, times;
+  if (!mma_only) {
+    const Case cases[] = {
+        {true, 128, 2, 3, 130, -1, false, 1.f},
+        {false, 128, 1, 4, 1000, 0.5, true, 4.f},
+        {true, 128, 2, 2, 1000, 0.875, true, 16.f},
+        {true, 128, 1, 3, 1000, 0.95, false, 4.f, true, true},
+        {true, 128, 1, 2, 1000, 0.5, true, 1.f, false},
+        {false, 128, 2, 2, 130, 0.0, false, 16.f},
+        {true, 64, 2, 3, 130, -1, true, 1.f},
+        {false, 64, 1, 5, 1000, 0.875, true, 4.f},
+        {true, 64, 1, 2, 1000, 0.0, false, 16.f},
+        {false, 64, 2, 2, 1000, 0.95, true, 1.f, true, true},
+        {true, 128, 1, 24, 27280, -1, false, 1.f},
+        {true, 128, 1, 24, 27280, 0.875, false, 4.f},
+        {false, 128, 1, 2, 27280, 0.5, true, 16.f},
+        {true, 64, 2, 2, 27280, 0.95, true, 4.f},
+    };
+    for (const Case& c : cases) ok = check_case(c, rng, rows) && ok;
+    if (timing) {
+      times = time_case({true, 128, 1, 24, 27280, -1, false, 1.f}, rng) + ", " +
+              time_case({true, 128, 1, 24, 27280, 0.875, false, 1.f}, rng);
+    }
+  }
+  std::printf("{\"device\": \"%s\", \"pass\": %s, \"tile_layer_rel_err\": %.3e, "
+              "\"tile_layer_pass\": %s, \"cases\": [%s], \"timings\": [%s]}\n",
+              prop.name, ok ? "true" : "false", tile_err, tile_ok ? "true" : "false",
+              rows.c_str(), times.c_str());
+  return ok ? 0 : 1;
+}
