@@ -13,6 +13,7 @@ struct RunArgs {
   std::string flow;                  // run, validate
   std::vector<std::string> sets;     // --set NODE.PARAM=VALUE
   std::vector<std::string> targets;  // --target NODE (run up to these nodes)
+  std::vector<std::string> sweeps;   // run --sweep NODE.PARAM=V1,V2,... (one run per combination)
   std::string output_dir;            // --output-dir (default: current directory)
   std::string resources_dir;         // --resources (default: <exe>/../share/vidgraph)
   bool overwrite = false;            // --overwrite

@@ -18,11 +18,16 @@ const char* kFooter =
     "  2    invalid workflow or arguments (nothing ran)\n"
     "  3    a node failed (its id and message are printed)\n"
     "  130  cancelled (Ctrl-C cancels the run cleanly; a second Ctrl-C exits at once)\n"
+    "\nSweeps: each --sweep NODE.PARAM=V1,V2,... lists values (\\, for a comma inside one); the runs are\n"
+    "every combination, first option slowest. They share one process and its cache, so a run re-executes\n"
+    "only what its new values change. Run i writes into OUTPUT/run-i/ and OUTPUT/sweep.json maps runs to\n"
+    "settings, status, time and outputs. The sweep stops at the first run that fails (its exit code).\n"
     "\nPaths inside a workflow: absolute paths stay; relative paths resolve against the workflow file's\n"
     "folder; {resources}/... against the resources folder; {output}/... against the output folder.\n"
     "\nExamples:\n"
     "  vidgraph-run run flow.vgflow --set sampler.steps=4 --output-dir out/\n"
     "  vidgraph-run run flow.vgflow --json-events > events.jsonl\n"
+    "  vidgraph-run run flow.vgflow --sweep sampler.seed=1,2,3 --sweep sampler.attention=full,vsa --output-dir out/\n"
     "  vidgraph-run validate flow.vgflow\n"
     "  vidgraph-run nodes --json\n";
 
@@ -53,6 +58,11 @@ int run_cli_main(int argc, char** argv, const RunnerConfig& config) {
   run->add_option("--resources", args.resources_dir, "Resources folder for {resources}/ paths")->type_name("DIR");
   run->add_flag("--overwrite", args.overwrite, "Let nodes replace existing output files");
   run->add_flag("--json-events", args.json_events, "Print one JSON object per event per line on stdout");
+  run->add_option("--sweep", args.sweeps,
+                  "Run once per value, in one process with a shared cache: NODE.PARAM=V1,V2,... "
+                  "(repeatable: every combination)")
+      ->type_name("NODE.PARAM=V1,V2,...")
+      ->allow_extra_args(false);
 
   CLI::App* validate = app.add_subcommand("validate", "Check a workflow without running it");
   add_flow_options(validate, args);

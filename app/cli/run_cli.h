@@ -1,8 +1,9 @@
 // vidgraph-run's entry point, shared by the product executable and the test runner
 // (tests/cli builds `vidgraph-run-test` from the same sources plus the test-only node types).
 //
-// Commands: run FLOW [--set NODE.PARAM=VALUE]... [--target NODE]... [--output-dir DIR]
-//           [--resources DIR] [--overwrite] [--json-events]; validate FLOW [--set ...] [--json];
+// Commands: run FLOW [--set NODE.PARAM=VALUE]... [--target NODE]... [--sweep NODE.PARAM=V1,V2,...]...
+//           [--output-dir DIR] [--resources DIR] [--overwrite] [--json-events] (sweeps: sweep_command.h);
+//           validate FLOW [--set ...] [--json];
 //           nodes [--json]; --help; --version.
 // Exit codes: 0 success, 2 invalid workflow or arguments, 3 a node failed, 130 cancelled.
 #pragma once

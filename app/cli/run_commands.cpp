@@ -1,46 +1,23 @@
 // vidgraph-run commands: run, validate, nodes (see run_commands.h).
 #include "run_commands.h"
 
-#include <unistd.h>
-
-#include <chrono>
 #include <cstdio>
-#include <filesystem>
-#include <thread>
 
 #include "engine/engine.h"
-#include "engine/overrides.h"
 #include "engine/validation.h"
 #include "engine/workflow_file.h"
 #include "run_cli.h"
+#include "run_driver.h"
 #include "run_logging.h"
 #include "run_render.h"
 #include "run_signals.h"
+#include "sweep_command.h"
 
 namespace vidgraph::cli {
 
-namespace fs = std::filesystem;
-using engine::GraphDocument;
 using nlohmann::json;
 
 namespace {
-
-void print_error(const std::string& message) { std::fprintf(stderr, "error: %s\n", message.c_str()); }
-
-void json_error_line(const std::string& message) {
-  std::printf("%s\n", json{{"event", "error"}, {"message", message}}.dump(-1, ' ', false, json::error_handler_t::replace).c_str());
-  std::fflush(stdout);
-}
-
-// Loads the flow (warnings to stderr) and applies --set.
-engine::Result<GraphDocument> load_flow(const RunArgs& args, const engine::Registry& registry) {
-  auto loaded = engine::load_workflow_file(args.flow, {&registry, nullptr});
-  if (!loaded.ok()) return loaded.error();
-  for (const auto& w : loaded->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
-  GraphDocument doc = std::move(loaded->document);
-  if (auto s = engine::apply_overrides(doc, registry, args.sets); !s) return s.error();
-  return doc;
-}
 
 json error_list(const std::vector<engine::Error>& errors) {
   json arr = json::array();
@@ -48,85 +25,31 @@ json error_list(const std::vector<engine::Error>& errors) {
   return arr;
 }
 
-std::string absolute_dir_of(const std::string& file) {
-  std::error_code ec;
-  return fs::absolute(fs::path(file), ec).parent_path().lexically_normal().string();
-}
-
-int exit_code_for(engine::RunStatus status) {
-  switch (status) {
-    case engine::RunStatus::Succeeded: return kExitOk;
-    case engine::RunStatus::Invalid: return kExitInvalid;
-    case engine::RunStatus::Failed: return kExitNodeFailed;
-    case engine::RunStatus::Cancelled: return kExitCancelled;
-  }
-  return kExitNodeFailed;
-}
-
-std::unique_ptr<RunRenderer> pick_renderer(const RunArgs& args) {
-  if (args.json_events) return make_json_renderer(stdout, args.verbose);
-  if (::isatty(STDOUT_FILENO)) return make_tty_renderer(stdout, args.verbose);
-  return make_plain_renderer(stdout, args.verbose);
-}
-
-// Runs the engine until the run ends, turning the first Ctrl-C into a cancel.
-engine::RunResult drive(engine::Engine& engine, const GraphDocument& doc, engine::RunRequest request,
-                        RunRenderer& renderer) {
-  install_interrupt_handler();
-  auto started = engine.start(doc, std::move(request));
-  if (!started.ok()) {
-    remove_interrupt_handler();
-    engine::RunResult r;
-    r.status = engine::RunStatus::Invalid;
-    r.errors.push_back(started.error());
-    return r;
-  }
-  bool cancel_sent = false;
-  while (engine.running()) {
-    if (!cancel_sent && interrupt_requested()) {
-      cancel_sent = true;
-      renderer.on_interrupt();
-      engine.cancel();
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  engine::RunResult result = engine.wait();
-  remove_interrupt_handler();
-  return result;
-}
-
 }  // namespace
 
 int command_run(const RunArgs& args, const engine::Registry& registry) {
+  if (!args.sweeps.empty()) return command_sweep(args, registry);
   auto doc = load_flow(args, registry);
   if (!doc.ok()) {
-    print_error(doc.error().to_string());
-    if (args.json_events) json_error_line(doc.error().to_string());
+    report_error(args, doc.error().to_string());
     return kExitInvalid;
   }
-  engine::RunRequest request;
-  request.targets = args.targets;
-  request.keep_outputs = false;
-  request.options.workflow_dir = absolute_dir_of(args.flow);
-  request.options.resources_dir = args.resources_dir;
-  request.options.overwrite = args.overwrite;
+  auto out = prepare_output_dir(args);
+  if (!out.ok()) {
+    report_error(args, out.error().message);
+    return kExitInvalid;
+  }
+  engine::RunRequest request = base_request(args);
+  request.options.output_dir = *out;
   request.options.workflow_json = engine::save_workflow_string(*doc);
-  std::error_code ec;
-  const fs::path out = args.output_dir.empty() ? fs::current_path(ec) : fs::absolute(args.output_dir, ec);
-  fs::create_directories(out, ec);
-  if (ec || !fs::is_directory(out)) {
-    const std::string msg = "cannot use output folder '" + out.string() + "'" + (ec ? ": " + ec.message() : "");
-    print_error(msg);
-    if (args.json_events) json_error_line(msg);
-    return kExitInvalid;
-  }
-  request.options.output_dir = out.string();
 
   engine::Engine engine(registry);
   auto renderer = pick_renderer(args);
   const auto subscription = engine.events().subscribe([&](const engine::Event& e) { renderer->on_event(e); });
   route_logs_to_bus(engine.events());
-  engine::RunResult result = drive(engine, *doc, std::move(request), *renderer);
+  install_interrupt_handler();
+  engine::RunResult result = drive_run(engine, *doc, std::move(request), *renderer);
+  remove_interrupt_handler();
   route_logs_to_stderr();
   engine.events().unsubscribe(subscription);
   const int code = exit_code_for(result.status);

@@ -194,7 +194,7 @@ class PlainRenderer final : public RunRenderer {
 
 class JsonRenderer final : public RunRenderer {
  public:
-  JsonRenderer(std::FILE* out, bool verbose) : out_(out), verbose_(verbose) {}
+  JsonRenderer(std::FILE* out, bool verbose, nlohmann::json tag) : out_(out), verbose_(verbose), tag_(std::move(tag)) {}
   void on_event(const Event& e) override {
     if (e.kind == EventKind::Log && !shows_log(e, verbose_)) return;
     write(engine::event_to_json(e));
@@ -203,7 +203,8 @@ class JsonRenderer final : public RunRenderer {
   void finish(const RunResult& result, int exit_code) override { write(run_summary_json(result, exit_code)); }
 
  private:
-  void write(const nlohmann::json& j) {
+  void write(nlohmann::json j) {
+    for (const auto& [key, value] : tag_.items()) j[key] = value;
     const std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     std::lock_guard<std::mutex> lock(mutex_);
     std::fprintf(out_, "%s\n", text.c_str());
@@ -211,6 +212,7 @@ class JsonRenderer final : public RunRenderer {
   }
   std::FILE* out_;
   bool verbose_;
+  nlohmann::json tag_;
   std::mutex mutex_;
 };
 
@@ -222,8 +224,8 @@ std::unique_ptr<RunRenderer> make_tty_renderer(std::FILE* out, bool verbose) {
 std::unique_ptr<RunRenderer> make_plain_renderer(std::FILE* out, bool verbose) {
   return std::make_unique<PlainRenderer>(out, verbose);
 }
-std::unique_ptr<RunRenderer> make_json_renderer(std::FILE* out, bool verbose) {
-  return std::make_unique<JsonRenderer>(out, verbose);
+std::unique_ptr<RunRenderer> make_json_renderer(std::FILE* out, bool verbose, const nlohmann::json& tag) {
+  return std::make_unique<JsonRenderer>(out, verbose, tag.is_object() ? tag : nlohmann::json::object());
 }
 
 std::string format_duration(double seconds) {

@@ -6,6 +6,7 @@
 //          and pipes.
 //   json:  one JSON object per event per line (engine::event_to_json), then a final
 //          {"event": "summary", ...} line with status, exit code, errors, warnings and per-node times.
+//          A sweep gives each run's renderer a `tag` ({"run_index": i}) whose fields every line carries.
 // on_event runs on the engine's worker thread; on_interrupt and finish on the main thread.
 #pragma once
 
@@ -27,7 +28,8 @@ class RunRenderer {
 
 std::unique_ptr<RunRenderer> make_tty_renderer(std::FILE* out, bool verbose);
 std::unique_ptr<RunRenderer> make_plain_renderer(std::FILE* out, bool verbose);
-std::unique_ptr<RunRenderer> make_json_renderer(std::FILE* out, bool verbose);
+std::unique_ptr<RunRenderer> make_json_renderer(std::FILE* out, bool verbose,
+                                                const nlohmann::json& tag = nlohmann::json::object());
 
 // "1.23 s", "2:05", "1:02:03".
 std::string format_duration(double seconds);

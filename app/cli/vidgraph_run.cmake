@@ -4,14 +4,19 @@
 add_library(vidgraph_run_lib STATIC
   ${CMAKE_CURRENT_LIST_DIR}/run_cli.cpp
   ${CMAKE_CURRENT_LIST_DIR}/run_commands.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/run_driver.cpp
   ${CMAKE_CURRENT_LIST_DIR}/run_logging.cpp
   ${CMAKE_CURRENT_LIST_DIR}/run_render.cpp
   ${CMAKE_CURRENT_LIST_DIR}/run_signals.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/sweep_command.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/sweep_plan.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/sweep_report.cpp
 )
 target_include_directories(vidgraph_run_lib PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(vidgraph_run_lib
   PUBLIC vidgraph_engine
-  PRIVATE CLI11::CLI11 spdlog::spdlog nlohmann_json::nlohmann_json)
+  PUBLIC nlohmann_json::nlohmann_json
+  PRIVATE CLI11::CLI11 spdlog::spdlog)
 
 add_executable(vidgraph-run ${CMAKE_CURRENT_LIST_DIR}/vidgraph_run_main.cpp)
 target_compile_definitions(vidgraph-run PRIVATE VIDGRAPH_VERSION="${PROJECT_VERSION}")

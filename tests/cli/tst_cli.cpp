@@ -1,6 +1,8 @@
 // CLI suite: vidgraph-run-test as a child process (same sources as vidgraph-run, test node types).
 // Exit codes, --set parsing and its errors, --json-events line by line, validate on good and bad
-// files, nodes [--json], Ctrl-C (cancel → 130), output folder, overwrite, path rules.
+// files, nodes [--json], Ctrl-C (cancel → 130), output folder, overwrite, path rules; run --sweep:
+// option errors (exit 2, nothing written), combinations in order with a shared cache, per-run folders
+// and sweep.json, stop at the first failure, Ctrl-C.
 #include <QtCore/QDir>
 #include <QtCore/QElapsedTimer>
 #include <QtCore/QFile>
@@ -9,6 +11,8 @@
 #include <QtTest/QtTest>
 
 #include <signal.h>
+
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -41,6 +45,21 @@ std::vector<json> json_lines(const QString& text) {
   std::vector<json> out;
   for (const QString& line : text.split('\n', Qt::SkipEmptyParts)) out.push_back(json::parse(line.toStdString()));
   return out;
+}
+
+QString read_text(const QString& path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QStringLiteral("<missing %1>").arg(path);
+}
+
+// Per sweep run (run_index): node id → "cached" or "started".
+std::map<int, std::map<std::string, std::string>> node_outcomes(const std::vector<json>& lines) {
+  std::map<int, std::map<std::string, std::string>> runs;
+  for (const json& j : lines) {
+    if (j["event"] == "node_cached") runs[j["run_index"].get<int>()][j["node"]] = "cached";
+    if (j["event"] == "node_started") runs[j["run_index"].get<int>()][j["node"]] = "started";
+  }
+  return runs;
 }
 
 }  // namespace
@@ -241,6 +260,183 @@ class tst_Cli : public QObject {
     QVERIFY(p.waitForFinished(10000));
     QCOMPARE(p.exitCode(), 130);
     QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains("exiting now"));
+  }
+
+  void sweepErrors_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QStringList>("extra");
+    QTest::addColumn<QString>("fragment");
+    QTest::newRow("no =") << "good.vgflow" << QStringList{"--sweep", "s.factor"} << "NODE.PARAM=VALUE1,VALUE2";
+    QTest::newRow("no node") << "good.vgflow" << QStringList{"--sweep", "factor=1,2"} << "NODE.PARAM=VALUE1,VALUE2";
+    QTest::newRow("unknown node") << "good.vgflow" << QStringList{"--sweep", "q.factor=1,2"} << "no node 'q'";
+    QTest::newRow("unknown param") << "good.vgflow" << QStringList{"--sweep", "s.speed=1,2"}
+                                   << "Scale has no param 'speed' (its params: factor)";
+    QTest::newRow("bad value") << "good.vgflow" << QStringList{"--sweep", "s.factor=1,fast"}
+                               << "--sweep s.factor=1,fast: param 'factor' takes a number, got 'fast'";
+    QTest::newRow("out of range") << "good.vgflow" << QStringList{"--sweep", "slow.steps=5,0"} << "outside [1, 100000]";
+    QTest::newRow("empty list") << "good.vgflow" << QStringList{"--sweep", "s.factor="} << "gives no values";
+    QTest::newRow("empty value") << "good.vgflow" << QStringList{"--sweep", "s.factor=1,,2"} << "value 2 is empty";
+    QTest::newRow("dangling backslash") << "good.vgflow" << QStringList{"--sweep", "s.factor=1\\"}
+                                        << "must be followed by ','";
+    QTest::newRow("same value twice") << "good.vgflow" << QStringList{"--sweep", "s.factor=2,2.0"}
+                                      << "value '2.0' is given twice";
+    QTest::newRow("swept twice") << "good.vgflow" << QStringList{"--sweep", "s.factor=1,2", "--sweep", "s.factor=3"}
+                                 << "s.factor is swept twice";
+    QTest::newRow("also --set") << "good.vgflow" << QStringList{"--sweep", "s.factor=1,2", "--set", "s.factor=3"}
+                                << "also given with --set";
+    QTest::newRow("too many runs") << "good.vgflow"
+                                   << QStringList{"--sweep", "a.value=1,2,3,4,5,6,7,8,9,10,11", "--sweep",
+                                                  "s.factor=1,2,3,4,5,6,7,8,9,10", "--sweep",
+                                                  "slow.steps=1,2,3,4,5,6,7,8,9,10,11"}
+                                   << "more than 1000 runs";
+    // A later option is checked even when an earlier one is fine.
+    QTest::newRow("second option bad") << "good.vgflow" << QStringList{"--sweep", "s.factor=1,2", "--sweep", "slow.steps=x"}
+                                       << "takes an integer, got 'x'";
+    QTest::newRow("invalid workflow") << "invalid.vgflow" << QStringList{"--sweep", "s.factor=1,2"}
+                                      << "run 1 (s.factor=1): required input 'x' (NUMBER) is not connected";
+    QTest::newRow("every run invalid") << "invalid.vgflow" << QStringList{"--sweep", "s.factor=1,2"}
+                                       << "2 of 2 runs are invalid";
+  }
+  void sweepErrors() {
+    QFETCH(QString, file);
+    QFETCH(QStringList, extra);
+    QFETCH(QString, fragment);
+    const QString out = tmp_.filePath("sweep_errors");
+    const Output o = run_tool(QStringList{"run", flow(qPrintable(file)), "--output-dir", out} + extra);
+    QVERIFY2(o.code == 2, qPrintable(QString::number(o.code) + o.out + o.err));
+    QVERIFY2(o.err.contains(fragment), qPrintable(o.err));
+    QVERIFY2(o.err.contains("nothing ran"), qPrintable(o.err));
+    QVERIFY2(!QFile::exists(out), "nothing is written before every run is valid");
+    QVERIFY2(!o.out.contains("run_started") && !o.out.contains("started"), qPrintable(o.out));
+    // With --json-events every stdout line is JSON and the errors are error events.
+    const Output j = run_tool(QStringList{"run", flow(qPrintable(file)), "--json-events", "--output-dir", out} + extra);
+    QCOMPARE(j.code, 2);
+    const auto lines = json_lines(j.out);
+    QVERIFY(!lines.empty());
+    for (const json& line : lines) QCOMPARE(line["event"], json("error"));
+  }
+
+  void sweepRunsEveryCombinationSharingTheCache() {
+    const QString out = tmp_.filePath("sweep_combos");
+    const Output o = run_tool({"run", flow("good.vgflow"), "--sweep", "s.factor=1,2", "--sweep", "slow.steps=2,3",
+                               "--json-events", "--output-dir", out});
+    QVERIFY2(o.code == 0, qPrintable(o.out + o.err));
+    const auto lines = json_lines(o.out);
+    std::vector<json> started;
+    for (const json& j : lines) {
+      if (j["event"] == "sweep_summary") continue;
+      QVERIFY2(j["run_index"].is_number_integer(), j.dump().c_str());  // every line of a run says which
+      if (j["event"] == "sweep_run_started") started.push_back(j);
+    }
+    // The first option varies slowest; values keep their param's type.
+    QCOMPARE(started.size(), std::size_t(4));
+    QCOMPARE(started[0]["settings"], json({{"s.factor", 1.0}, {"slow.steps", 2}}));
+    QCOMPARE(started[1]["settings"], json({{"s.factor", 1.0}, {"slow.steps", 3}}));
+    QCOMPARE(started[2]["settings"], json({{"s.factor", 2.0}, {"slow.steps", 2}}));
+    QCOMPARE(started[3]["settings"], json({{"s.factor", 2.0}, {"slow.steps", 3}}));
+    QCOMPARE(started[3]["run_index"], json(4));
+    QCOMPARE(started[3]["runs"], json(4));
+    QCOMPARE(started[1]["output_dir"], json(QDir(out).filePath("run-2").toStdString()));
+    // One process, one cache: each run re-executes only what its values change.
+    using Outcomes = std::map<std::string, std::string>;
+    const auto runs = node_outcomes(lines);
+    QCOMPARE(runs.at(1), (Outcomes{{"a", "started"}, {"s", "started"}, {"slow", "started"}, {"sink", "started"}}));
+    QCOMPARE(runs.at(2), (Outcomes{{"a", "cached"}, {"s", "cached"}, {"slow", "started"}, {"sink", "started"}}));
+    QCOMPARE(runs.at(3), (Outcomes{{"a", "cached"}, {"s", "started"}, {"slow", "started"}, {"sink", "started"}}));
+    QCOMPARE(runs.at(4), (Outcomes{{"a", "cached"}, {"s", "cached"}, {"slow", "started"}, {"sink", "started"}}));
+    // The progress of run 2 is its own (3 steps).
+    for (const json& j : lines) {
+      if (j["event"] == "node_progress" && j["run_index"] == 2) QCOMPARE(j["max"], json(3));
+    }
+    const json summary = lines.back();
+    QCOMPARE(summary["event"], json("sweep_summary"));
+    QCOMPARE(summary["status"], json("succeeded"));
+    QCOMPARE(summary["exit_code"], json(0));
+    QCOMPARE(summary["runs"].size(), std::size_t(4));
+    QCOMPARE(summary["sweep"][1], json({{"key", "slow.steps"}, {"values", {2, 3}}}));
+    for (const json& r : summary["runs"]) QCOMPARE(r["status"], json("succeeded"));
+  }
+
+  void sweepWritesEachRunIntoItsFolder() {
+    const QString out = tmp_.filePath("sweep_write");
+    const QStringList args{"run", flow("write.vgflow"), "--sweep", "w.text=one\\, two,three", "--output-dir", out};
+    const Output o = run_tool(args);
+    QVERIFY2(o.code == 0, qPrintable(o.out + o.err));
+    QCOMPARE(read_text(out + "/run-1/hello.txt"), QString("one, two"));
+    QCOMPARE(read_text(out + "/run-2/hello.txt"), QString("three"));
+    // Human output: a header per run, then a table with status and outputs per run.
+    QVERIFY2(o.out.contains("=== run 1/2: w.text=one, two -> " + out + "/run-1"), qPrintable(o.out));
+    QVERIFY2(o.out.contains("=== run 2/2: w.text=three -> " + out + "/run-2"), qPrintable(o.out));
+    QVERIFY2(o.out.contains("Sweep: 2 of 2 run(s) succeeded"), qPrintable(o.out));
+    QVERIFY2(o.out.contains(QRegularExpression("\\n  2\\s+succeeded\\s+\\S+ s\\s+run-2/hello.txt\\s+w.text=three\\n")),
+             qPrintable(o.out));
+    const json summary = json::parse(read_text(out + "/sweep.json").toStdString());
+    QCOMPARE(summary["format"], json("vidgraph-sweep"));
+    QCOMPARE(summary["runs"][0]["settings"], json({{"w.text", "one, two"}}));
+    QCOMPARE(summary["runs"][0]["outputs"], json({"run-1/hello.txt"}));
+    QCOMPARE(summary["runs"][1]["folder"], json("run-2"));
+    // Nothing is replaced without --overwrite: the earlier sweep's summary stops a new one up front.
+    const Output again = run_tool(args);
+    QCOMPARE(again.code, 2);
+    QVERIFY2(again.err.contains("sweep.json' exists"), qPrintable(again.err));
+    QCOMPARE(read_text(out + "/run-2/hello.txt"), QString("three"));
+    const Output forced = run_tool(QStringList(args) << "--overwrite" << "--set" << "w.file={output}/bye.txt");
+    QVERIFY2(forced.code == 0, qPrintable(forced.out + forced.err));
+    QCOMPARE(read_text(out + "/run-2/bye.txt"), QString("three"));
+    // Ten runs: folders sort by number.
+    const Output ten = run_tool({"run", flow("write.vgflow"), "--sweep", "w.text=0,1,2,3,4,5,6,7,8,9", "--output-dir",
+                                 tmp_.filePath("sweep_ten")});
+    QCOMPARE(ten.code, 0);
+    QCOMPARE(read_text(tmp_.filePath("sweep_ten/run-01/hello.txt")), QString("0"));
+    QCOMPARE(read_text(tmp_.filePath("sweep_ten/run-10/hello.txt")), QString("9"));
+  }
+
+  void sweepStopsAtTheFirstFailure() {
+    const QString out = tmp_.filePath("sweep_fail");
+    const Output o = run_tool({"run", flow("fail.vgflow"), "--sweep", "a.value=1,2,3", "--json-events", "--output-dir", out});
+    QCOMPARE(o.code, 3);
+    const auto lines = json_lines(o.out);
+    const json summary = lines.back();
+    QCOMPARE(summary["event"], json("sweep_summary"));
+    QCOMPARE(summary["status"], json("failed"));
+    QCOMPARE(summary["exit_code"], json(3));
+    QCOMPARE(summary["runs"][0]["status"], json("failed"));
+    QCOMPARE(summary["runs"][0]["message"], json("node 'bad': model file is corrupt"));
+    QCOMPARE(summary["runs"][1]["status"], json("not_run"));
+    QCOMPARE(summary["runs"][2]["status"], json("not_run"));
+    QCOMPARE(summary["message"], json("stopped: run 1 failed; runs 2-3 were not run"));
+    for (const json& j : lines) QVERIFY(j["event"] != "sweep_run_started" || j["run_index"] == 1);
+    QVERIFY2(o.err.contains("runs 2-3 were not run"), qPrintable(o.err));
+    // No run succeeded: nothing is left behind, not even an empty run folder.
+    QVERIFY2(QDir(out).isEmpty(QDir::AllEntries | QDir::NoDotAndDotDot), qPrintable(out));
+  }
+
+  void sweepCtrlCCancelsAndStops() {
+    const QString out = tmp_.filePath("sweep_cancel");
+    QProcess p;
+    p.start(QStringLiteral(VIDGRAPH_RUN_TEST),
+            {"run", flow("slow.vgflow"), "--sweep", "slow.step_ms=5,6", "--json-events", "--output-dir", out});
+    QVERIFY(p.waitForStarted());
+    QString seen;
+    QElapsedTimer timer;
+    timer.start();
+    while (!seen.contains("node_progress") && timer.elapsed() < 20000) {
+      p.waitForReadyRead(200);
+      seen += QString::fromUtf8(p.readAllStandardOutput());
+    }
+    QVERIFY2(seen.contains("node_progress"), qPrintable(seen));
+    ::kill(static_cast<pid_t>(p.processId()), SIGINT);
+    QVERIFY(p.waitForFinished(10000));
+    QCOMPARE(p.exitCode(), 130);
+    const auto lines = json_lines(seen + QString::fromUtf8(p.readAllStandardOutput()));
+    const json summary = lines.back();
+    QCOMPARE(summary["event"], json("sweep_summary"));
+    QCOMPARE(summary["status"], json("cancelled"));
+    QCOMPARE(summary["exit_code"], json(130));
+    QCOMPARE(summary["runs"][0]["status"], json("cancelled"));
+    QCOMPARE(summary["runs"][1]["status"], json("not_run"));
+    QCOMPARE(summary["message"], json("cancelled during run 1; run 2 was not run"));
+    QVERIFY2(QDir(out).isEmpty(QDir::AllEntries | QDir::NoDotAndDotDot), qPrintable(out));
   }
 
   void outputDirOverwriteAndPaths() {

@@ -1,0 +1,105 @@
+// Shared pieces of `vidgraph-run run` (see run_driver.h).
+#include "run_driver.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "engine/overrides.h"
+#include "engine/workflow_file.h"
+#include "run_cli.h"
+#include "run_signals.h"
+
+namespace vidgraph::cli {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+void print_error(const std::string& message) { std::fprintf(stderr, "error: %s\n", message.c_str()); }
+
+void json_error_line(const std::string& message) {
+  std::printf("%s\n",
+              json{{"event", "error"}, {"message", message}}.dump(-1, ' ', false, json::error_handler_t::replace).c_str());
+  std::fflush(stdout);
+}
+
+void report_error(const RunArgs& args, const std::string& message) {
+  print_error(message);
+  if (args.json_events) json_error_line(message);
+}
+
+engine::Result<engine::GraphDocument> load_flow(const RunArgs& args, const engine::Registry& registry) {
+  auto loaded = engine::load_workflow_file(args.flow, {&registry, nullptr});
+  if (!loaded.ok()) return loaded.error();
+  for (const auto& w : loaded->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  engine::GraphDocument doc = std::move(loaded->document);
+  if (auto s = engine::apply_overrides(doc, registry, args.sets); !s) return s.error();
+  return doc;
+}
+
+std::string absolute_dir_of(const std::string& file) {
+  std::error_code ec;
+  return fs::absolute(fs::path(file), ec).parent_path().lexically_normal().string();
+}
+
+engine::Result<std::string> prepare_output_dir(const RunArgs& args) {
+  std::error_code ec;
+  const fs::path out = args.output_dir.empty() ? fs::current_path(ec) : fs::absolute(args.output_dir, ec);
+  fs::create_directories(out, ec);
+  if (ec || !fs::is_directory(out)) {
+    return engine::make_error("cannot use output folder '" + out.string() + "'" + (ec ? ": " + ec.message() : ""));
+  }
+  return out.lexically_normal().string();
+}
+
+engine::RunRequest base_request(const RunArgs& args) {
+  engine::RunRequest request;
+  request.targets = args.targets;
+  request.keep_outputs = false;
+  request.options.workflow_dir = absolute_dir_of(args.flow);
+  request.options.resources_dir = args.resources_dir;
+  request.options.overwrite = args.overwrite;
+  return request;
+}
+
+int exit_code_for(engine::RunStatus status) {
+  switch (status) {
+    case engine::RunStatus::Succeeded: return kExitOk;
+    case engine::RunStatus::Invalid: return kExitInvalid;
+    case engine::RunStatus::Failed: return kExitNodeFailed;
+    case engine::RunStatus::Cancelled: return kExitCancelled;
+  }
+  return kExitNodeFailed;
+}
+
+std::unique_ptr<RunRenderer> pick_renderer(const RunArgs& args, const json& tag) {
+  if (args.json_events) return make_json_renderer(stdout, args.verbose, tag);
+  if (::isatty(STDOUT_FILENO)) return make_tty_renderer(stdout, args.verbose);
+  return make_plain_renderer(stdout, args.verbose);
+}
+
+engine::RunResult drive_run(engine::Engine& engine, const engine::GraphDocument& doc, engine::RunRequest request,
+                            RunRenderer& renderer) {
+  auto started = engine.start(doc, std::move(request));
+  if (!started.ok()) {
+    engine::RunResult r;
+    r.status = engine::RunStatus::Invalid;
+    r.errors.push_back(started.error());
+    return r;
+  }
+  bool cancel_sent = false;
+  while (engine.running()) {
+    if (!cancel_sent && interrupt_requested()) {
+      cancel_sent = true;
+      renderer.on_interrupt();
+      engine.cancel();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return engine.wait();
+}
+
+}  // namespace vidgraph::cli

@@ -1,0 +1,46 @@
+// What every `vidgraph-run run` needs, whether it runs the workflow once or sweeps it: loading the
+// flow with --set applied, the output folder, the renderer for the output style, and driving one
+// engine run to its end with Ctrl-C turned into a cancel.
+//
+// Interrupts: the caller installs the handler (run_signals.h) around all its runs, so a Ctrl-C
+// between two runs of a sweep is seen too; drive_run only polls it.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/engine.h"
+#include "engine/registry.h"
+#include "run_args.h"
+#include "run_render.h"
+
+namespace vidgraph::cli {
+
+// "error: <message>" on stderr.
+void print_error(const std::string& message);
+// {"event": "error", "message": ...} on stdout (the --json-events form of an error before any run).
+void json_error_line(const std::string& message);
+// Both of the above, the JSON line only with --json-events.
+void report_error(const RunArgs& args, const std::string& message);
+
+// Loads args.flow (warnings to stderr) and applies args.sets.
+engine::Result<engine::GraphDocument> load_flow(const RunArgs& args, const engine::Registry& registry);
+// The absolute, normalised folder of a file.
+std::string absolute_dir_of(const std::string& file);
+// args.output_dir (or the current folder) made absolute and created; an error names the folder.
+engine::Result<std::string> prepare_output_dir(const RunArgs& args);
+// The request every run of args starts from (targets, paths, overwrite); output_dir and
+// workflow_json are the caller's.
+engine::RunRequest base_request(const RunArgs& args);
+
+int exit_code_for(engine::RunStatus status);
+// json when args.json_events (each line gets `tag`'s fields), else tty on a terminal, else plain.
+std::unique_ptr<RunRenderer> pick_renderer(const RunArgs& args, const nlohmann::json& tag = nlohmann::json::object());
+
+// Runs `doc` on `engine` until the run ends; the first interrupt cancels it (renderer.on_interrupt).
+engine::RunResult drive_run(engine::Engine& engine, const engine::GraphDocument& doc, engine::RunRequest request,
+                            RunRenderer& renderer);
+
+}  // namespace vidgraph::cli
