@@ -116,6 +116,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     wgmma::fence_operands(o);
     __syncthreads();  // every warp is done reading this stage: the next prefetch may overwrite it
   }
+  if (list.count == 0) copy_wait<0>();  // no copy may outlive the block (the Q tile's)
 
   store_forward_output<T, kDt>(p, o, m, l, b, h, q0 + warp * 16, lane);
 #elif defined(__CUDA_ARCH__)
