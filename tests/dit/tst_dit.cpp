@@ -494,28 +494,66 @@ void tst_dit::gpuMatchesCpu() {
     }
     QSKIP("No GPU: the bf16 GPU forward was not run (the clear error for a GPU request was checked).");
   }
-  WanModel cpu = wan_make_model(small_config(), 13);
+  // Head dim 64 (the smallest the GPU attention kernels take), with both sparse extras, on a grid of
+  // 8 x 8 x 8 tokens = 8 VSA tiles so that sparsity 0.5 really drops tiles.
+  WanConfig c = small_config();
+  c.dim = 128;
+  c.ffn_dim = 256;
+  c.with_gate_compress = true;
+  c.with_proj_l = true;
+  WanModel cpu = wan_make_model(c, 13);
   WanModelOptions o;
-  o.config = small_config();
+  o.config = c;
   o.device = c10::Device(c10::kCUDA, 0);
   o.compute_dtype = at::kBFloat16;
   WanModel gpu(o);
   wan_init_weights(*gpu, 13);
-  at::Tensor x = randn_seeded({2, 4, 4, 8, 8}, 1);
-  at::Tensor ctx = randn_seeded({2, 3, 16}, 2);
-  at::Tensor t = at::tensor({0.0f, 500.0f, 500.0f, 500.0f, 900.0f, 900.0f, 900.0f, 900.0f}).view({2, 4});
-  at::Tensor want = cpu->forward(x, t, ctx, AttentionRun{});
-  at::Tensor got = gpu->forward(x.cuda(), t.cuda(), ctx.cuda(), AttentionRun{});
-  QCOMPARE(got.device().type(), c10::kCUDA);
-  QCOMPARE(got.scalar_type(), at::kFloat);
-  QVERIFY2(rel_err(got.cpu(), want) < 5e-2, qPrintable(QString::number(rel_err(got.cpu(), want))));
+  const at::Tensor x = randn_seeded({1, 4, 8, 16, 16}, 1);
+  const at::Tensor ctx = randn_seeded({1, 3, 16}, 2);
+  const at::Tensor t = at::tensor({0.0f, 500.0f, 500.0f, 500.0f, 900.0f, 900.0f, 900.0f, 900.0f}).view({1, 8});
+  try {
+    const at::Tensor want = cpu->forward(x, t, ctx, AttentionRun{});
+    const at::Tensor got = gpu->forward(x.cuda(), t.cuda(), ctx.cuda(), AttentionRun{});
+    QCOMPARE(got.device().type(), c10::kCUDA);
+    QCOMPARE(got.scalar_type(), at::kFloat);
+    QVERIFY2(rel_err(got.cpu(), want) < 5e-2, qPrintable(QString::number(rel_err(got.cpu(), want))));
+  } catch (const std::exception& e) {
+    QFAIL(e.what());
+  }
   auto report = plugin::load_attention_plugin_from({VIDGRAPH_BINARY_DIR "/lib/vidgraph/plugins"});
-  if (report.plugin && report.plugin->backend().supports("full", "cuda")) {
+  QVERIFY2(report.plugin != nullptr, report.message().c_str());
+  QVERIFY(report.plugin->backend().supports("full", "cuda"));
+  for (const std::string method : {"full", "vsa", "sla_star"}) {
     AttentionRun run;
     run.backend = &report.plugin->backend();
-    at::Tensor via_plugin = gpu->forward(x.cuda(), t.cuda(), ctx.cuda(), run);
-    QVERIFY2(rel_err(via_plugin.cpu(), want) < 5e-2, qPrintable(QString::number(rel_err(via_plugin.cpu(), want))));
+    run.method = method;
+    if (method != "full") run.params = {{"sparsity", 0.5}};
+    try {
+      const at::Tensor want = cpu->forward(x, t, ctx, run);
+      const at::Tensor got = gpu->forward(x.cuda(), t.cuda(), ctx.cuda(), run).cpu();
+      const double err = rel_err(got, want);
+      QVERIFY2(err < 5e-2, qPrintable(QString::fromStdString(method) + ": rel-L2 " + QString::number(err)));
+    } catch (const std::exception& e) {
+      QFAIL(qPrintable(QString::fromStdString(method) + ": " + e.what()));
+    }
   }
+  // Head dim 32 is a shape the kernels do not take: a clear error, never a silent CPU fallback.
+  WanModelOptions small = o;
+  small.config = small_config();
+  WanModel gpu_small(small);
+  wan_init_weights(*gpu_small, 13);
+  AttentionRun run;
+  run.backend = &report.plugin->backend();
+  try {
+    gpu_small->forward(x.narrow(1, 0, 4).narrow(3, 0, 8).narrow(4, 0, 8).cuda(), t.narrow(1, 0, 4).cuda(),
+                       ctx.cuda(), run);
+    QFAIL("expected an error for head dim 32 on the GPU");
+  } catch (const std::exception& e) {
+    QVERIFY2(std::string(e.what()).find("head") != std::string::npos, e.what());
+  }
+  gpu = nullptr;
+  gpu_small = nullptr;
+  report.plugin.reset();
 }
 
 QTEST_GUILESS_MAIN(tst_dit)
