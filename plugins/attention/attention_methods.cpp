@@ -48,18 +48,24 @@ plugin::SelectionStats stats_of(const TopkSelection& sel, const TileLayout& layo
   return s;
 }
 
-// Mean per tile: [B, H, Sp, D] -> [B, H, N, D] in the accumulation dtype (sum / real count).
-at::Tensor tile_mean(const at::Tensor& tiled, const TileLayout& layout) {
-  const at::Tensor sums = tiled.to(accumulation_type(tiled))
-                              .view({tiled.size(0), tiled.size(1), layout.num_tiles, layout.tile_volume,
-                                     tiled.size(3)})
-                              .sum(3);
-  return sums / layout.tile_sizes.to(sums.scalar_type()).unsqueeze(-1);
+// Statistics of the dense form (no lists): every KV tile for every query tile.
+plugin::SelectionStats dense_stats(const at::Tensor& q, const TileLayout& layout) {
+  plugin::SelectionStats s;
+  s.sparse = false;
+  s.query_tiles = s.kv_tiles = s.topk = layout.num_tiles;
+  s.tile_volume = layout.tile_volume;
+  s.density = 1.0;
+  const auto opts = q.options().dtype(at::kLong);
+  s.selected_per_query_tile = at::full({q.size(0), q.size(2), layout.num_tiles}, layout.num_tiles, opts);
+  s.selected_per_kv_tile = s.selected_per_query_tile.clone();
+  s.tile_sizes = layout.tile_sizes;
+  return s;
 }
 
 struct VsaParts {
   at::Tensor out;  // [B, S, H, D]
   plugin::SelectionStats stats;
+  DevicePath* path = nullptr;
 };
 
 VsaParts vsa_parts(const AttentionCall& call, const plugin::ParamMap& params, const std::string& method) {
@@ -68,10 +74,10 @@ VsaParts vsa_parts(const AttentionCall& call, const plugin::ParamMap& params, co
   const auto layout = tile_layout(call.grid, tile_param(params), q.device());
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
   // [B, S, H, D] -> [B, H, Sp, D]
-  const at::Tensor q_t = tile_tokens(q, *layout), k_t = tile_tokens(call.k, *layout),
-                   v_t = tile_tokens(call.v, *layout);
+  const at::Tensor q_t = path.tile(q, *layout), k_t = path.tile(call.k, *layout), v_t = path.tile(call.v, *layout);
   // Coarse branch over tile means: [B, H, N, D], scores [B, H, N, N]
-  const at::Tensor q_c = tile_mean(q_t, *layout), k_c = tile_mean(k_t, *layout), v_c = tile_mean(v_t, *layout);
+  const at::Tensor q_c = path.tile_mean(q_t, *layout), k_c = path.tile_mean(k_t, *layout),
+                   v_c = path.tile_mean(v_t, *layout);
   const at::Tensor scores = at::matmul(q_c, k_c.transpose(-1, -2)) * scale;
   at::Tensor detached = scores.detach();
   if (q.device().is_cpu()) {
@@ -89,25 +95,23 @@ VsaParts vsa_parts(const AttentionCall& call, const plugin::ParamMap& params, co
   plan.tile_sizes = layout->tile_sizes_i32;
   plan.tile_volume = layout->tile_volume;
   plan.scale = scale;
-  // Fine branch: [B, H, Sp, D] -> [B, S, H, D]
-  at::Tensor out = untile_tokens(block_sparse_attention(q_t, k_t, v_t, plan), *layout);
-  if (call.extras.gate.defined()) {
-    // Coarse output per tile, broadcast to its tokens: [B, H, N, D] -> [B, H, S, D] -> [B, S, H, D]
-    const at::Tensor o_c = at::matmul(at::softmax(scores, -1), v_c);
-    const at::Tensor coarse = o_c.index_select(2, layout->tile_of_token).permute({0, 2, 1, 3});
-    out = out + (coarse * call.extras.gate).to(out.scalar_type());
-  }
-  return {out, stats_of(plan.selection, *layout, true)};
+  // Fine branch [B, H, Sp, D]; coarse output per tile [B, H, N, D] (only when gated)
+  const at::Tensor fine = block_sparse_attention(q_t, k_t, v_t, plan);
+  at::Tensor coarse;
+  if (call.extras.gate.defined()) coarse = at::matmul(at::softmax(scores, -1), v_c);
+  // [B, H, Sp, D] -> [B, S, H, D], plus coarse * gate
+  const at::Tensor out = path.untile(fine, *layout, coarse, call.extras.gate);
+  return {out, stats_of(plan.selection, *layout, true), &path};
 }
 
-at::Tensor feature(const at::Tensor& x, const std::string& map) {
+}  // namespace
+
+at::Tensor feature_map(const at::Tensor& x, const std::string& map) {
   if (map == "softmax") return at::softmax(x, -1);
   if (map == "elu") return at::elu(x) + 1.0;
   if (map == "relu") return at::relu(x);
   TORCH_CHECK(false, "unknown feature map '", map, "' (softmax, elu or relu)");
 }
-
-}  // namespace
 
 AttentionResult run_full(const AttentionCall& call) {
   const at::Tensor& q = call.q;
@@ -118,19 +122,26 @@ AttentionResult run_full(const AttentionCall& call) {
   const int64_t n = layout->num_tiles;
   BlockSparsePlan plan;
   plan.path = &path;
+  plan.tile_volume = layout->tile_volume;
+  plan.scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
+  AttentionResult r;
+  if (path.dense_strided()) {
+    // Dense form: [B, S, H, D] -> [B, H, S, D] views in and out, no lists, no copies.
+    plan.dense = true;
+    const auto bhsd = [](const at::Tensor& x) { return x.permute({0, 2, 1, 3}); };
+    r.out = bhsd(block_sparse_attention(bhsd(q), bhsd(call.k), bhsd(call.v), plan));
+    r.stats = dense_stats(q, *layout);
+    return r;
+  }
   const auto opts = q.options().dtype(at::kInt);
   plan.selection.q2k = at::arange(n, opts).expand({q.size(0), q.size(2), n, n}).contiguous();
   plan.selection.k2q = plan.selection.q2k;
   plan.selection.k2q_count = at::full({q.size(0), q.size(2), n}, n, opts);
   plan.tile_sizes = layout->tile_sizes_i32;
-  plan.tile_volume = layout->tile_volume;
-  plan.scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
-  at::Tensor out = untile_tokens(
+  r.out = untile_tokens(
       block_sparse_attention(tile_tokens(q, *layout), tile_tokens(call.k, *layout), tile_tokens(call.v, *layout),
                              plan),
       *layout);
-  AttentionResult r;
-  r.out = out;
   r.stats = stats_of(plan.selection, *layout, false);
   return r;
 }
@@ -141,11 +152,11 @@ AttentionResult run_vsa(const AttentionCall& call, const plugin::ParamMap& param
 }
 
 at::Tensor linear_branch(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                         const std::string& feature_map) {
+                         const std::string& map) {
   const at::ScalarType acc = accumulation_type(q);
   // [B, S, H, D] -> [B, H, S, D]
-  const at::Tensor fq = feature(q.to(acc), feature_map).permute({0, 2, 1, 3});
-  const at::Tensor fk = feature(k.to(acc), feature_map).permute({0, 2, 1, 3});
+  const at::Tensor fq = feature_map(q.to(acc), map).permute({0, 2, 1, 3});
+  const at::Tensor fk = feature_map(k.to(acc), map).permute({0, 2, 1, 3});
   const at::Tensor vv = v.to(acc).permute({0, 2, 1, 3});
   const at::Tensor kv = at::matmul(fk.transpose(-1, -2), vv);        // [B, H, D, D]
   const at::Tensor ksum = fk.sum(2, /*keepdim=*/true);                // [B, H, 1, D]
@@ -159,11 +170,10 @@ AttentionResult run_sla_star(const AttentionCall& call, const plugin::ParamMap& 
   const auto& w = call.extras.proj_l_weight;
   const auto& b = call.extras.proj_l_bias;
   if (w.defined() || b.defined()) {
-    at::Tensor proj;
+    at::Tensor proj;  // [B, S, H, D]
     if (w.defined()) {
-      const at::Tensor o_lin = linear_branch(call.q, call.k, call.v, plugin::param_as_string(params, "feature_map"));
-      proj = at::matmul(o_lin, w.to(o_lin.scalar_type()).t());  // [B, S, H, D]
-      if (b.defined()) proj = proj + b.to(proj.scalar_type());
+      proj = parts.path->linear_projected(call.q, call.k, call.v, plugin::param_as_string(params, "feature_map"),
+                                          w, b);
     } else {
       proj = b;  // a zero weight: proj_l(o_lin) is the bias alone
     }

@@ -21,6 +21,10 @@ plugin::AttentionResult run_full(const plugin::AttentionCall& call);
 plugin::AttentionResult run_vsa(const plugin::AttentionCall& call, const plugin::ParamMap& params);
 plugin::AttentionResult run_sla_star(const plugin::AttentionCall& call, const plugin::ParamMap& params);
 
+// The feature map phi of the linear branch, over the last dim, in x's dtype: "softmax", "elu" (elu + 1)
+// or "relu"; anything else is an error.
+at::Tensor feature_map(const at::Tensor& x, const std::string& map);
+
 // The SLA* linear branch alone: [B, S, H, D] -> [B, S, H, D] (accumulation dtype: fp64 for fp64
 // inputs, else fp32). feature_map: "softmax", "elu" or "relu".
 at::Tensor linear_branch(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,

@@ -13,10 +13,13 @@ class BlockSparseFunction : public torch::autograd::Function<BlockSparseFunction
  public:
   static variable_list forward(AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k,
                                const at::Tensor& v, const BlockSparsePlan* plan) {
+    TORCH_CHECK(!plan->dense || plan->path->dense_strided(), "block-sparse attention: the ", plan->path->name(),
+                " path does not take the dense form");
+    // Tiled form: contiguous; dense form: the callers' strided views, untouched.
     SparseForwardArgs args;
-    args.q = q.contiguous();
-    args.k = k.contiguous();
-    args.v = v.contiguous();
+    args.q = plan->dense ? q : q.contiguous();
+    args.k = plan->dense ? k : k.contiguous();
+    args.v = plan->dense ? v : v.contiguous();
     args.tile_sizes = plan->tile_sizes;
     args.q2k = plan->selection.q2k;
     args.tile_volume = plan->tile_volume;
@@ -26,13 +29,15 @@ class BlockSparseFunction : public torch::autograd::Function<BlockSparseFunction
                             plan->selection.k2q_count, plan->tile_sizes});
     ctx->saved_data["tile_volume"] = plan->tile_volume;
     ctx->saved_data["scale"] = plan->scale;
+    ctx->saved_data["dense"] = plan->dense;
     return {r.out};
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const variable_list saved = ctx->get_saved_variables();
+    const bool dense = ctx->saved_data["dense"].toBool();
     SparseBackwardArgs args;
-    args.dout = grads[0].contiguous();
+    args.dout = dense ? grads[0] : grads[0].contiguous();
     args.q = saved[0];
     args.k = saved[1];
     args.v = saved[2];

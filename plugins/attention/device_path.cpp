@@ -1,8 +1,12 @@
-// The device-path registry. See device_path.h.
+// The device-path registry and the default (shared ATen) staging hooks. See device_path.h.
 #include "plugins/attention/device_path.h"
 
+#include "plugins/attention/attention_methods.h"
+#include "plugins/attention/tile_layout.h"
 #include "plugins/attention/tile_selection.h"
 
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/matmul.h>
 #include <c10/util/Exception.h>
 
 #include <map>
@@ -24,6 +28,37 @@ std::map<c10::DeviceType, std::unique_ptr<DevicePath>>& registry() {
 
 TopkSelection DevicePath::select_topk(const at::Tensor& scores, int64_t topk) {
   return select_topk_aten(scores, topk);
+}
+
+at::Tensor DevicePath::tile(const at::Tensor& x, const TileLayout& layout) { return tile_tokens(x, layout); }
+
+at::Tensor DevicePath::tile_mean(const at::Tensor& tiled, const TileLayout& layout) {
+  // [B, H, Sp, D] -> [B, H, N, V, D] -> sum over V in the accumulation dtype -> / real count
+  const at::ScalarType acc = tiled.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  const at::Tensor sums = tiled.to(acc)
+                              .view({tiled.size(0), tiled.size(1), layout.num_tiles, layout.tile_volume,
+                                     tiled.size(3)})
+                              .sum(3);
+  return sums / layout.tile_sizes.to(acc).unsqueeze(-1);
+}
+
+at::Tensor DevicePath::untile(const at::Tensor& fine, const TileLayout& layout, const at::Tensor& coarse,
+                              const at::Tensor& gate) {
+  // [B, H, Sp, D] -> [B, S, H, D]
+  at::Tensor out = untile_tokens(fine, layout);
+  if (!gate.defined()) return out;
+  // Coarse output per tile, broadcast to its tokens: [B, H, N, D] -> [B, H, S, D] -> [B, S, H, D]
+  const at::Tensor broadcast = coarse.index_select(2, layout.tile_of_token).permute({0, 2, 1, 3});
+  return out + (broadcast * gate).to(out.scalar_type());
+}
+
+at::Tensor DevicePath::linear_projected(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                        const std::string& feature_map, const at::Tensor& weight,
+                                        const at::Tensor& bias) {
+  const at::Tensor o_lin = linear_branch(q, k, v, feature_map);           // [B, S, H, D]
+  at::Tensor proj = at::matmul(o_lin, weight.to(o_lin.scalar_type()).t());  // [B, S, H, D]
+  if (bias.defined()) proj = proj + bias.to(proj.scalar_type());
+  return proj;
 }
 
 void register_device_path(c10::DeviceType device, std::unique_ptr<DevicePath> path) {

@@ -6,14 +6,16 @@
 // HIP through register_device_path(). Tensors on a device with no registered path raise
 // "method X is not available on device Y": never a copy to the CPU.
 //
-// What stays shared and device-generic (ATen ops, autograd by LibTorch): tiling/untiling (index_select
-// with a zero pad row), per-tile mean pooling, coarse attention over tile means, the gate, the SLA*
-// linear branch and proj_l. What a device path provides is the hot part:
+// What a device path must provide is the hot part, block-sparse attention forward/backward. The
+// staging around it (tiling, per-tile means, untiling with the gated coarse branch, the SLA* linear
+// branch, top-k selection) are optional hooks whose defaults are the shared ATen code (autograd by
+// LibTorch); the CPU path keeps the defaults, a GPU path overrides them with its kernels.
 //
-// Layouts (all tensors on the path's device, contiguous):
+// Layouts of the tiled form (all tensors on the path's device):
 //   q, k, v, out, dout    [B, H, Sp, D]   tiled: Sp = N * V, tile i occupies slots [V*i, V*i + V),
 //                                         real tokens first, pads exactly zero; V = tile volume (64 for
-//                                         4x4x4; GPU kernels may require 64 and D in {64, 128})
+//                                         4x4x4; GPU kernels may require 64 and D in {64, 128}).
+//                                         Contiguous (the Function makes them so).
 //   dtype                 fp32/fp64 on CPU; bf16/fp16/fp32 on GPU; q, k, v, dout share it
 //   tile_sizes            int32 [N]       real tokens per tile (same for q and kv: self-attention)
 //   q2k                   int32 [B, H, N, topk]  selected KV tiles per query tile, ascending, distinct
@@ -25,6 +27,12 @@
 // Semantics: out[b,h,r] = softmax_j(scale * q[b,h,r]·k[b,h,j]) v[b,h,j] over the key slots j of the
 // selected tiles of r's query tile, a key slot masked (-inf) when it is >= tile_sizes[its tile].
 // Pad query rows are computed (finite, discarded by untiling; their dout is zero).
+//
+// The dense form (only for a path whose dense_strided() is true; `full` uses it): tile_sizes, q2k,
+// k2q and k2q_count are undefined; q, k, v, dout are [B, H, S, D] strided views of the callers'
+// [B, S, H, D] tensors (S any, no pads, no copy), every key attends; out, dq, dk, dv are returned as
+// [B, H, S, D] views of [B, S, H, D] tensors and lse as fp32 [B, H, S].
+//
 // Saved for backward by the Function: q, k, v, out, lse, q2k, k2q, k2q_count, tile_sizes.
 // Backward returns dq, dk, dv in the layout and dtype of q, k, v (accumulated in fp32 or better);
 // it must be deterministic.
@@ -38,10 +46,12 @@
 
 namespace vidgraph::attention {
 
+struct TileLayout;
+
 struct SparseForwardArgs {
-  at::Tensor q, k, v;     // [B, H, Sp, D]
-  at::Tensor tile_sizes;  // int32 [N]
-  at::Tensor q2k;         // int32 [B, H, N, topk]
+  at::Tensor q, k, v;     // [B, H, Sp, D] (dense form: [B, H, S, D] strided views)
+  at::Tensor tile_sizes;  // int32 [N] (dense form: undefined)
+  at::Tensor q2k;         // int32 [B, H, N, topk] (dense form: undefined)
   int64_t tile_volume = 64;
   double scale = 1.0;
 };
@@ -92,6 +102,32 @@ class DevicePath {
   // row, largest scores, ties broken by the lowest index; plus the inverted lists. The default is
   // the shared ATen implementation (select_topk_aten in tile_selection.h).
   virtual TopkSelection select_topk(const at::Tensor& scores, int64_t topk);
+
+  // (optional) Whether sparse_forward/backward take the dense form (see above). Default: false, and
+  // `full` then runs the tiled form with every tile listed.
+  virtual bool dense_strided() const { return false; }
+
+  // (optional) Tiling: x [B, S, H, D] (any strides) -> [B, H, Sp, D] contiguous, pads exactly zero.
+  // Differentiable in x. Default: tile_tokens (tile_layout.h).
+  virtual at::Tensor tile(const at::Tensor& x, const TileLayout& layout);
+
+  // (optional) Per-tile means of tiled x [B, H, Sp, D]: [B, H, N, D] (sum over the tile's real slots
+  // in fp32, fp64 for fp64 inputs, / real count; may be a strided view). Differentiable in x.
+  virtual at::Tensor tile_mean(const at::Tensor& tiled, const TileLayout& layout);
+
+  // (optional) Untiling with the gated coarse branch: fine [B, H, Sp, D] -> out [B, S, H, D] in fine's
+  // dtype; when gate ([B, S, H, D] or [B, S, H, 1]) is defined, out += coarse[tile of token] * gate,
+  // coarse [B, H, N, D] (fp32/fp64). Differentiable in fine, coarse and gate.
+  virtual at::Tensor untile(const at::Tensor& fine, const TileLayout& layout, const at::Tensor& coarse,
+                            const at::Tensor& gate);
+
+  // (optional) The SLA* linear branch through proj_l: q, k, v [B, S, H, D] ->
+  // o_lin @ weight^T (+ bias) [B, S, H, D] (possibly a strided view), o_lin as in
+  // attention_methods.h; weight [D, D] defined, bias [D] or undefined. Differentiable in all.
+  // Default: linear_branch (fp32/fp64 accumulation) then the projection.
+  virtual at::Tensor linear_projected(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                      const std::string& feature_map, const at::Tensor& weight,
+                                      const at::Tensor& bias);
 
   // (optional) Drains queued device work and frees scratch buffers; called at plugin shutdown.
   virtual void shutdown() {}

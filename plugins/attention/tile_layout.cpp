@@ -64,6 +64,8 @@ std::shared_ptr<TileLayout> build_layout(const plugin::TokenGrid& grid, const st
   l->tile_of_token = long_tensor(tile_of);
   l->tile_sizes = long_tensor(sizes);
   l->tile_sizes_i32 = l->tile_sizes.to(at::kInt);
+  l->gather_i32 = l->gather.masked_fill(l->gather == l->tokens, -1).to(at::kInt);
+  l->scatter_i32 = l->scatter.to(at::kInt);
   // [N, V]: slot index < real count of its tile.
   l->key_valid = at::arange(l->tile_volume, at::kLong).unsqueeze(0) < l->tile_sizes.unsqueeze(1);
   return l;
@@ -85,7 +87,7 @@ std::shared_ptr<const TileLayout> tile_layout(const plugin::TokenGrid& grid,
   auto layout = build_layout(grid, tile);
   if (!device.is_cpu()) {
     for (at::Tensor* t : {&layout->gather, &layout->scatter, &layout->tile_of_token, &layout->tile_sizes,
-                          &layout->tile_sizes_i32, &layout->key_valid})
+                          &layout->tile_sizes_i32, &layout->key_valid, &layout->gather_i32, &layout->scatter_i32})
       *t = t->to(device);
   }
   if (c.size() >= kMaxCachedLayouts) c.clear();

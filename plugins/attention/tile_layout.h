@@ -31,6 +31,8 @@ struct TileLayout {
   at::Tensor tile_sizes;      // int64 [N]: real tokens per tile
   at::Tensor tile_sizes_i32;  // int32 [N]
   at::Tensor key_valid;       // bool [N, V]: slot j of tile i holds a real token
+  at::Tensor gather_i32;      // int32 [Sp]: token of each slot, -1 for pads (GPU row gathers)
+  at::Tensor scatter_i32;     // int32 [S]: slot of each token
 };
 
 // The layout for `grid` and `tile` with its tensors on `device`; built once and cached (thread-safe).

@@ -1,52 +1,24 @@
 // GPU device path: ATen tensors in, kernels/ launchers out. See gpu_path.h.
 #include "plugins/attention/gpu/gpu_path.h"
 
-#include "vidgraph/kernels/attention_kernels.h"
+#include "plugins/attention/gpu/gpu_staging.h"
+#include "plugins/attention/gpu/gpu_util.h"
 
 #include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
-#if defined(USE_ROCM)
-#include <c10/hip/HIPStream.h>
-#else
-#include <c10/cuda/CUDAFunctions.h>
-#include <c10/cuda/CUDAStream.h>
-#endif
+
+#include <utility>
 
 namespace vidgraph::attention {
 namespace {
 
 namespace vk = vidgraph::kernels;
+using gpu::check_status;
+using gpu::current_stream;
+using gpu::element_type;
 
-void* current_stream(const at::Tensor& t) {
-#if defined(USE_ROCM)
-  return c10::hip::getCurrentHIPStream(t.device().index()).stream();
-#else
-  return c10::cuda::getCurrentCUDAStream(t.device().index()).stream();
-#endif
-}
-
-vk::ElementType element_type(const at::Tensor& t) {
-  switch (t.scalar_type()) {
-    case at::kBFloat16: return vk::ElementType::BFloat16;
-    case at::kHalf: return vk::ElementType::Float16;
-    case at::kFloat: return vk::ElementType::Float32;
-    default: TORCH_CHECK(false, "attention GPU path: unsupported dtype ", t.scalar_type());
-  }
-}
-
-// A [B, H, Sp, D] contiguous tensor as a [B, S, H, D] strided view.
-vk::TensorView bhsd_view(const at::Tensor& t) {
-  vk::TensorView v;
-  v.data = t.data_ptr();
-  v.stride_b = t.stride(0);
-  v.stride_h = t.stride(1);
-  v.stride_s = t.stride(2);
-  return v;
-}
-
-void check_status(vk::Status s, const char* what) {
-  TORCH_CHECK(s == vk::Status::Ok, "attention GPU path: ", what, ": ", vk::last_error());
-}
+// A [B, H, S, D]-shaped tensor (contiguous tiled, or a view of [B, S, H, D]) as the kernels' view.
+vk::TensorView bhsd_view(const at::Tensor& t) { return gpu::rows_view(t, 2, 1); }
 
 void check_tiled(const at::Tensor& t, const char* name, const at::Tensor& q) {
   TORCH_CHECK(t.dim() == 4 && t.sizes() == q.sizes(), "attention GPU path: ", name, " must be ",
@@ -83,6 +55,84 @@ Geometry geometry(const at::Tensor& q, const at::Tensor& q2k, const at::Tensor& 
   return g;
 }
 
+// Dense form (device_path.h): q, k, v [B, H, S, D] views of [B, S, H, D] data, S any; rows the kernels
+// cannot read are copied once. Outputs are [B, H, S, D] views of fresh [B, S, H, D] tensors.
+struct DenseGeometry {
+  int batch, heads, seq, dim;
+};
+
+DenseGeometry dense_geometry(const at::Tensor& q, std::initializer_list<std::pair<const at::Tensor*, const char*>> others) {
+  TORCH_CHECK(q.dim() == 4, "attention GPU path: q must be [B, H, S, D], got ", q.sizes());
+  for (const auto& [t, name] : others)
+    TORCH_CHECK(t->defined() && t->sizes() == q.sizes() && t->device() == q.device() &&
+                    t->scalar_type() == q.scalar_type(),
+                "attention GPU path: ", name, " must be ", q.sizes(), " of dtype ", q.scalar_type(), " on ",
+                q.device());
+  return {int(q.size(0)), int(q.size(1)), int(q.size(2)), int(q.size(3))};
+}
+
+at::Tensor bshd_empty(const at::Tensor& like) {
+  // [B, S, H, D] memory, returned as its [B, H, S, D] view
+  return at::empty({like.size(0), like.size(2), like.size(1), like.size(3)}, like.options()).permute({0, 2, 1, 3});
+}
+
+SparseForwardResult dense_forward(const SparseForwardArgs& a) {
+  const DenseGeometry g = dense_geometry(a.q, {{&a.k, "k"}, {&a.v, "v"}});
+  const at::Tensor q = gpu::rows_ready_or_copy(a.q), k = gpu::rows_ready_or_copy(a.k),
+                   v = gpu::rows_ready_or_copy(a.v);
+  SparseForwardResult r;
+  r.out = bshd_empty(q);
+  r.lse = at::empty({g.batch, g.heads, g.seq}, q.options().dtype(at::kFloat));
+  vk::FlashForwardParams p;
+  p.dtype = element_type(q);
+  p.batch = g.batch;
+  p.heads = g.heads;
+  p.seq_q = p.seq_kv = g.seq;
+  p.head_dim = g.dim;
+  p.scale = float(a.scale);
+  p.q = bhsd_view(q);
+  p.k = bhsd_view(k);
+  p.v = bhsd_view(v);
+  p.o = bhsd_view(r.out);
+  p.lse = r.lse.data_ptr<float>();
+  check_status(vk::flash_forward(p, current_stream(q)), "dense forward");
+  return r;
+}
+
+SparseBackwardResult dense_backward(const SparseBackwardArgs& a) {
+  const DenseGeometry g = dense_geometry(a.q, {{&a.k, "k"}, {&a.v, "v"}, {&a.out, "out"}, {&a.dout, "dout"}});
+  TORCH_CHECK(a.lse.scalar_type() == at::kFloat && a.lse.is_contiguous() &&
+                  a.lse.numel() == int64_t(g.batch) * g.heads * g.seq,
+              "attention GPU path: lse must be contiguous fp32 [B, H, S]");
+  const at::Tensor q = gpu::rows_ready_or_copy(a.q), k = gpu::rows_ready_or_copy(a.k),
+                   v = gpu::rows_ready_or_copy(a.v), out = gpu::rows_ready_or_copy(a.out),
+                   dout = gpu::rows_ready_or_copy(a.dout);
+  SparseBackwardResult r;
+  r.dq = bshd_empty(q);
+  r.dk = bshd_empty(q);
+  r.dv = bshd_empty(q);
+  const at::Tensor delta = at::empty({g.batch, g.heads, g.seq}, q.options().dtype(at::kFloat));
+  vk::FlashBackwardParams p;
+  p.dtype = element_type(q);
+  p.batch = g.batch;
+  p.heads = g.heads;
+  p.seq_q = p.seq_kv = g.seq;
+  p.head_dim = g.dim;
+  p.scale = float(a.scale);
+  p.q = bhsd_view(q);
+  p.k = bhsd_view(k);
+  p.v = bhsd_view(v);
+  p.o = bhsd_view(out);
+  p.dout = bhsd_view(dout);
+  p.lse = a.lse.data_ptr<float>();
+  p.delta = delta.data_ptr<float>();
+  p.dq = bhsd_view(r.dq);
+  p.dk = bhsd_view(r.dk);
+  p.dv = bhsd_view(r.dv);
+  check_status(vk::flash_backward(p, current_stream(q)), "dense backward");
+  return r;
+}
+
 }  // namespace
 
 std::string GpuPath::name() const {
@@ -109,6 +159,7 @@ bool GpuPath::supports(int64_t d, int64_t tile_volume, at::ScalarType dtype, std
 }
 
 SparseForwardResult GpuPath::sparse_forward(const SparseForwardArgs& a) {
+  if (!a.q2k.defined()) return dense_forward(a);
   const Geometry g = geometry(a.q, a.q2k, a.tile_sizes, a.tile_volume);
   check_tiled(a.k, "k", a.q);
   check_tiled(a.v, "v", a.q);
@@ -140,6 +191,7 @@ SparseForwardResult GpuPath::sparse_forward(const SparseForwardArgs& a) {
 }
 
 SparseBackwardResult GpuPath::sparse_backward(const SparseBackwardArgs& a) {
+  if (!a.q2k.defined()) return dense_backward(a);
   const Geometry g = geometry(a.q, a.q2k, a.tile_sizes, a.tile_volume);
   for (const auto& [t, name] : {std::pair<const at::Tensor*, const char*>{&a.k, "k"}, {&a.v, "v"},
                                 {&a.out, "out"}, {&a.dout, "dout"}})
@@ -213,6 +265,26 @@ TopkSelection GpuPath::select_topk(const at::Tensor& scores, int64_t topk) {
                                       sel.k2q.data_ptr<int32_t>(), sel.k2q_count.data_ptr<int32_t>(), stream),
                "list inversion");
   return sel;
+}
+
+at::Tensor GpuPath::tile(const at::Tensor& x, const TileLayout& layout) {
+  return layout.tile_volume == 64 ? gpu::tile_gather(x, layout) : DevicePath::tile(x, layout);
+}
+
+at::Tensor GpuPath::tile_mean(const at::Tensor& tiled, const TileLayout& layout) {
+  return layout.tile_volume == 64 ? gpu::tile_mean_pool(tiled, layout) : DevicePath::tile_mean(tiled, layout);
+}
+
+at::Tensor GpuPath::untile(const at::Tensor& fine, const TileLayout& layout, const at::Tensor& coarse,
+                           const at::Tensor& gate) {
+  return layout.tile_volume == 64 ? gpu::untile_gated(fine, layout, coarse, gate)
+                                  : DevicePath::untile(fine, layout, coarse, gate);
+}
+
+at::Tensor GpuPath::linear_projected(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                     const std::string& feature_map, const at::Tensor& weight,
+                                     const at::Tensor& bias) {
+  return gpu::linear_projected(q, k, v, feature_map, weight, bias);
 }
 
 void register_gpu_device_paths() {

@@ -1,0 +1,35 @@
+// The GPU path's staging around the block-sparse kernels (device_path.h hooks), each an autograd-
+// capable operation on LibTorch's current stream with no host synchronisation:
+//  - tile_gather:    x [B, S, H, D] (any 16-byte-aligned strides) -> [B, H, Sp, D] contiguous in one
+//                    gather_rows pass, pads zero; backward: the inverse gather (untiling) of the grad.
+//  - tile_mean_pool: tiled [B, H, Sp, D] -> per-tile means fp32 [B, H, N, D] (a view of [B, N, H, D];
+//                    fp32 sums in the kernel, no fp32 copy of x); backward: tile_mean_pool_backward.
+//  - untile_gated:   fine [B, H, Sp, D] -> [B, S, H, D]; with a gate, fine + coarse[tile] * gate is
+//                    formed in the tiled layout (one fused multiply-add over a broadcast of the coarse
+//                    tile outputs, no [B, H, S, D] fp32 intermediate) and untiled by one gather.
+//                    Gradients: fine and the gate by gathers, the coarse outputs by an fp32-accumulated
+//                    sum over each tile's slots (deterministic: no atomics).
+//  - linear_projected: SLA* linear branch through proj_l with feature maps in the input dtype and
+//                    cuBLAS GEMMs (fp32 accumulation) on strided [B, H, S, D] views of the inputs: no
+//                    fp32 copies of q, k, v and, for B = 1, no permute copies.
+// Dtypes: bf16/fp16 (fp32 also works); D a multiple of 16 bytes. Differentiable in every tensor input.
+// GPU builds only (VIDGRAPH_ATTENTION_GPU).
+#pragma once
+
+#include "plugins/attention/tile_layout.h"
+
+#include <ATen/core/Tensor.h>
+
+#include <string>
+
+namespace vidgraph::attention::gpu {
+
+at::Tensor tile_gather(const at::Tensor& x, const TileLayout& layout);
+at::Tensor untile_gather(const at::Tensor& tiled, const TileLayout& layout);
+at::Tensor tile_mean_pool(const at::Tensor& tiled, const TileLayout& layout);
+at::Tensor untile_gated(const at::Tensor& fine, const TileLayout& layout, const at::Tensor& coarse,
+                        const at::Tensor& gate);
+at::Tensor linear_projected(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                            const std::string& feature_map, const at::Tensor& weight, const at::Tensor& bias);
+
+}  // namespace vidgraph::attention::gpu
