@@ -1,7 +1,9 @@
 // The attention plugin's CPU reference against dense float64 references: full, VSA (fine branch,
 // gate, selection, tiling), SLA* (linear branch, proj_l), gradients (dense autograd and finite
-// differences) and the errors for bad input.
+// differences) and the errors for bad input; the DevicePath seam (dense form of `full`, staging hooks)
+// through test-only CPU paths.
 #include "attention_reference.h"
+#include "attention_test_paths.h"
 #include "plugins/attention/attention_methods.h"
 #include "plugins/attention/attention_plugin.h"
 #include "plugins/attention/cpu_path.h"
@@ -453,6 +455,62 @@ class tst_attention : public QObject {
       const at::Tensor expect = at::matmul(w, v.to(at::kDouble).view({s, d}));
       QVERIFY2(max_abs_diff(r.out[0][token][0], expect) < 1e-4, qPrintable(QString("token %1").arg(token)));
     }
+  }
+
+  // `full` in the dense form (the GPU path's): the callers' strided [B, S, H, D] tensors reach the path
+  // uncopied as [B, H, S, D] views, S not a multiple of 64; out, gradients and stats equal the tiled form.
+  void full_dense_form_matches_tiled() {
+    const Grid grid{1, 1, 150};
+    const int64_t b = 2, s = 150, h = 3, d = 32;
+    const at::Tensor qkv = rnd({b, s, 3, h, d});  // one fused projection: q, k, v are strided slices
+    const at::Tensor q = qkv.select(2, 0).detach().requires_grad_(true);
+    const at::Tensor k = qkv.select(2, 1).detach().requires_grad_(true);
+    const at::Tensor v = qkv.select(2, 2).detach().requires_grad_(true);
+    const at::Tensor w = rnd({b, s, h, d});
+    const auto tiled = backend_.forward_with_stats(make_call("full", q, k, v, grid));
+    const auto g_tiled = grads_of(tiled.out, w, {q, k, v});
+    attention_test::PathSwap<attention_test::DenseCpuPath> dense;
+    const auto r = backend_.forward_with_stats(make_call("full", q, k, v, grid));
+    const auto g = grads_of(r.out, w, {q, k, v});
+    QCOMPARE(dense->dense_forwards, 1);
+    QCOMPARE(dense->dense_backwards, 1);
+    QVERIFY(dense->saw_strided_q);
+    QCOMPARE(dense->q_data, static_cast<const void*>(q.data_ptr()));
+    QCOMPARE(r.out.sizes().vec(), q.sizes().vec());
+    QVERIFY(max_abs_diff(r.out, tiled.out) < 1e-12);
+    QVERIFY(max_abs_diff(r.out, ref::dense_attention(q.detach(), k.detach(), v.detach())) < 1e-12);
+    for (size_t i = 0; i < 3; ++i) QVERIFY(max_abs_diff(g[i], g_tiled[i]) < 1e-12);
+    QVERIFY(!r.stats.sparse);
+    QCOMPARE(r.stats.topk, int64_t(3));
+    QCOMPARE(r.stats.density, 1.0);
+    QVERIFY(at::equal(r.stats.selected_per_query_tile, tiled.stats.selected_per_query_tile));
+    QVERIFY(at::equal(r.stats.selected_per_kv_tile, tiled.stats.selected_per_kv_tile));
+    QVERIFY(at::equal(r.stats.tile_sizes, tiled.stats.tile_sizes));
+  }
+
+  // vsa and sla_star stage through the device path's hooks (what a GPU path overrides): three tilings,
+  // three tile means, one untile (gated when a gate is given), one linear branch; defaults are exact.
+  void staging_hooks_are_used() {
+    const Grid grid{5, 6, 7};
+    const at::Tensor q = rnd({1, 210, 2, 64}), k = rnd({1, 210, 2, 64}), v = rnd({1, 210, 2, 64});
+    auto call = make_call("sla_star", q, k, v, grid);
+    call.extras.gate = rnd({1, 210, 2, 64});
+    call.extras.proj_l_weight = rnd({64, 64}, 0.1);
+    call.extras.proj_l_bias = rnd({64}, 0.1);
+    const at::Tensor plain = backend_.forward(call);
+    attention_test::PathSwap<attention_test::HookCountingPath> hooks;
+    QVERIFY(at::equal(backend_.forward(call), plain));
+    QCOMPARE(hooks->tiles, 3);
+    QCOMPARE(hooks->tile_means, 3);
+    QCOMPARE(hooks->untiles, 1);
+    QCOMPARE(hooks->gated_untiles, 1);
+    QCOMPARE(hooks->linears, 1);
+    call.method = "vsa";
+    call.extras = {};
+    backend_.forward(call);
+    QCOMPARE(hooks->untiles, 2);
+    QCOMPARE(hooks->gated_untiles, 1);
+    QCOMPARE(hooks->linears, 1);
   }
 
   void methods_and_defaults() {
