@@ -426,10 +426,10 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaGetDevice(&dev));
   CHECK_CUDA(cudaGetDeviceProperties(&prop, dev));
   std::fprintf(stderr, "device: %s (sm_%d%d)\n", prop.name, prop.major, prop.minor);
-  if (!vk::flash::wgmma_forward_available()) {
-    std::printf("{\"error\": \"the wgmma forward cannot run here (needs an sm_90 device and a "
-                "build with sm_90a in CMAKE_CUDA_ARCHITECTURES)\", \"device\": \"%s\"}\n",
-                prop.name);
+  std::string why;
+  if (!vk::flash::wgmma_forward_available(&why)) {
+    std::printf("{\"error\": \"the wgmma forward cannot run here: %s\", \"device\": \"%s\"}\n",
+                why.c_str(), prop.name);
     return 2;
   }
   std::mt19937 rng(20261129u);

@@ -7,6 +7,7 @@
 #include "flash_fwd_wgmma_kernel.h"
 
 #include <string>
+#include <utility>
 
 namespace vidgraph::kernels::flash {
 namespace {
@@ -32,21 +33,30 @@ Status launch_wgmma_variant(const FlashForwardParams& p, const AttentionTuning& 
 
 }  // namespace
 
-bool wgmma_forward_available() {
+bool wgmma_forward_available(std::string* why) {
+  auto no = [&](std::string reason) {
+    if (why) *why = std::move(reason);
+    return false;
+  };
 #if defined(VG_HAS_SM90A)
   int dev = 0, major = 0, minor = 0;
-  cudaFuncAttributes attr{};
   if (cudaGetDevice(&dev) != cudaSuccess ||
       cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess ||
-      cudaFuncGetAttributes(&attr, flash_fwd_wgmma_kernel<128, Bf16>) != cudaSuccess) {
-    (void)vgGetLastError();
-    return false;
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
+    const cudaError_t e = vgGetLastError();
+    return no(std::string("the device could not be queried: ") + cudaGetErrorString(e));
   }
-  // binaryVersion 90 on an sm_90 device: the sm_90a cubin was picked (the build's only 9.0 code).
-  return major == 9 && minor == 0 && attr.binaryVersion == 90;
+  if (major != 9 || minor != 0)
+    return no("the device is sm_" + std::to_string(major * 10 + minor) + ", not sm_90");
+  cudaFuncAttributes attr{};
+  const cudaError_t e = cudaFuncGetAttributes(&attr, flash_fwd_wgmma_kernel<128, Bf16>);
+  if (e != cudaSuccess) {
+    (void)vgGetLastError();
+    return no(std::string("the sm_90a kernel cannot be loaded: ") + cudaGetErrorString(e));
+  }
+  return true;
 #else
-  return false;
+  return no("this build has no sm_90a code (add 90a to CMAKE_CUDA_ARCHITECTURES)");
 #endif
 }
 

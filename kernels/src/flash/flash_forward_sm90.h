@@ -3,13 +3,15 @@
 // flash_forward_sm90.cu nor includes this header.
 #pragma once
 
+#include <string>
+
 #include "../common/vendor.h"
 #include "vidgraph/kernels/attention_kernels.h"
 
 namespace vidgraph::kernels::flash {
 
 // True when the current device is sm_90 and this binary carries sm_90a code for the kernel.
-bool wgmma_forward_available();
+bool wgmma_forward_available(std::string* why = nullptr);
 
 // Launches the wgmma forward (arguments already checked by flash_forward). D 64 or 128.
 Status launch_forward_wgmma(const FlashForwardParams& p, const AttentionTuning& tune,
