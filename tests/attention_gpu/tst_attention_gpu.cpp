@@ -4,8 +4,11 @@
 //    at input scales 1, 4, 16, ragged tiles, B > 1, head dims 64/128, sparsity 0..0.95;
 //  - GPU top-k selection and list inversion equal the ATen reference exactly (ties included);
 //  - backward determinism (two runs, identical bits); every tuning variant gives the same bits;
-//  - full, vsa and sla_star end to end through the plugin backend (forward + autograd) on ragged
-//    grids with S not a multiple of 64, against the same backend on the CPU;
+//  - full, vsa and sla_star end to end through the plugin backend (forward + autograd, gate and proj_l
+//    included) on ragged grids with S not a multiple of 64 and strided q/k/v, against the same
+//    backend on the CPU (full runs the dense form: no tiling, no lists);
+//  - the staging hooks (row-gather tiling/untiling, tile means, gated untile, linear branch) against
+//    the shared ATen defaults on the same GPU tensors, gradients included;
 //  - unsupported shapes and dtypes give errors, never a CPU fallback.
 // Skips cleanly when the build has no GPU path or the machine has no GPU.
 #include <ATen/Context.h>
@@ -22,6 +25,7 @@
 #include "plugins/attention/attention_plugin.h"
 #include "plugins/attention/cpu_path.h"
 #include "plugins/attention/device_path.h"
+#include "plugins/attention/tile_layout.h"
 #include "plugins/attention/tile_selection.h"
 #ifdef VIDGRAPH_ATTENTION_GPU
 #include "plugins/attention/gpu/gpu_path.h"
@@ -140,6 +144,9 @@ class tst_AttentionGpu : public QObject {
   void select_topk_matches_aten();
   void methods_match_cpu_data();
   void methods_match_cpu();
+  void staging_matches_aten();
+  void linear_branch_matches_aten_data();
+  void linear_branch_matches_aten();
   void bad_input_is_an_error_data();
   void bad_input_is_an_error();
 };
@@ -272,49 +279,74 @@ void tst_AttentionGpu::methods_match_cpu_data() {
   QTest::addColumn<int>("t");
   QTest::addColumn<int>("h");
   QTest::addColumn<int>("w");
-  QTest::newRow("full_d128_5x6x7") << "full" << 128 << 5 << 6 << 7;
-  QTest::newRow("full_d64_1x1x150") << "full" << 64 << 1 << 1 << 150;
-  QTest::newRow("vsa_d128_5x6x7") << "vsa" << 128 << 5 << 6 << 7;
-  QTest::newRow("vsa_d64_6x9x10") << "vsa" << 64 << 6 << 9 << 10;
-  QTest::newRow("sla_star_d128_5x6x7") << "sla_star" << 128 << 5 << 6 << 7;
-  QTest::newRow("sla_star_d64_7x5x9") << "sla_star" << 64 << 7 << 5 << 9;
+  QTest::addColumn<bool>("strided");  // q, k, v slices of one [B, S, 3, H, D] projection
+  QTest::addColumn<int>("gate_dim");  // D or 1
+  QTest::newRow("full_d128_5x6x7") << "full" << 128 << 5 << 6 << 7 << false << 0;
+  QTest::newRow("full_d64_1x1x150") << "full" << 64 << 1 << 1 << 150 << false << 0;
+  QTest::newRow("full_d128_3x5x9_strided") << "full" << 128 << 3 << 5 << 9 << true << 0;
+  QTest::newRow("full_d64_1x1x64_strided") << "full" << 64 << 1 << 1 << 64 << true << 0;
+  QTest::newRow("vsa_d128_5x6x7") << "vsa" << 128 << 5 << 6 << 7 << false << 128;
+  QTest::newRow("vsa_d64_6x9x10") << "vsa" << 64 << 6 << 9 << 10 << false << 64;
+  QTest::newRow("vsa_d64_5x6x7_strided_gate1") << "vsa" << 64 << 5 << 6 << 7 << true << 1;
+  QTest::newRow("sla_star_d128_5x6x7") << "sla_star" << 128 << 5 << 6 << 7 << false << 128;
+  QTest::newRow("sla_star_d64_7x5x9") << "sla_star" << 64 << 7 << 5 << 9 << false << 64;
+  QTest::newRow("sla_star_d128_5x6x7_strided") << "sla_star" << 128 << 5 << 6 << 7 << true << 128;
 }
 
+// Through the plugin backend, forward and autograd (q, k, v, gate, proj_l weight and bias) against the
+// same backend on the CPU: full runs the dense form on strided [B, S, H, D] (S not a multiple of 64),
+// vsa/sla_star the GPU staging (row gathers, tile means, gated untile, linear branch).
 void tst_AttentionGpu::methods_match_cpu() {
   QFETCH(QString, method);
   QFETCH(int, dim);
   QFETCH(int, t);
   QFETCH(int, h);
   QFETCH(int, w);
+  QFETCH(bool, strided);
+  QFETCH(int, gate_dim);
   attention::AttentionPluginBackend backend;
   const int64_t b = 2, heads = 3, s = int64_t(t) * h * w;
   const at::ScalarType dt = at::kBFloat16;
   // bf16-representable values shared by both devices: [B, S, H, D]
   auto rnd = [&](std::initializer_list<int64_t> shape, double sc) { return (at::randn(shape) * sc).to(dt).to(at::kFloat); };
-  const at::Tensor q = rnd({b, s, heads, dim}, 2.0), k = rnd({b, s, heads, dim}, 2.0), v = rnd({b, s, heads, dim}, 1.0);
-  const at::Tensor gate = rnd({b, s, heads, dim}, 1.0), dout = rnd({b, s, heads, dim}, 1.0);
+  const at::Tensor qkv = rnd({b, s, 3, heads, dim}, 2.0);
+  const at::Tensor v_values = rnd({b, s, heads, dim}, 1.0);
+  const at::Tensor gate = rnd({b, s, heads, std::max(gate_dim, 1)}, 1.0), dout = rnd({b, s, heads, dim}, 1.0);
   const at::Tensor wl = rnd({dim, dim}, 0.1), bl = rnd({dim}, 0.1);
   auto run = [&](bool gpu) {
     auto place = [&](const at::Tensor& x) {
       return (gpu ? x.to(at::kCUDA).to(dt) : x.clone()).set_requires_grad(true);
     };
     plugin::AttentionCall call;
-    call.q = place(q);
-    call.k = place(k);
-    call.v = place(v);
+    std::vector<at::Tensor> inputs;
+    if (strided) {
+      // one leaf [B, S, 3, H, D]; q, k, v its non-contiguous slices (v's values replaced)
+      at::Tensor fused = qkv.clone();
+      fused.select(2, 2).copy_(v_values);
+      const at::Tensor leaf = place(fused);
+      call.q = leaf.select(2, 0);
+      call.k = leaf.select(2, 1);
+      call.v = leaf.select(2, 2);
+      inputs.push_back(leaf);
+    } else {
+      call.q = place(qkv.select(2, 0));
+      call.k = place(qkv.select(2, 1));
+      call.v = place(v_values);
+      inputs.insert(inputs.end(), {call.q, call.k, call.v});
+    }
     call.grid = {t, h, w};
     call.method = method.toStdString();
     if (method != "full") {
       call.params["sparsity"] = 0.6;
       call.extras.gate = place(gate);
+      inputs.push_back(call.extras.gate);
     }
     if (method == "sla_star") {
       call.extras.proj_l_weight = place(wl);
       call.extras.proj_l_bias = place(bl);
+      inputs.insert(inputs.end(), {call.extras.proj_l_weight, call.extras.proj_l_bias});
     }
     const at::Tensor out = backend.forward(call);
-    std::vector<at::Tensor> inputs{call.q, call.k, call.v};
-    if (call.extras.gate.defined()) inputs.push_back(call.extras.gate);
     const auto grads = torch::autograd::grad({out}, inputs, {gpu ? dout.to(at::kCUDA).to(dt) : dout});
     std::vector<at::Tensor> all{out};
     all.insert(all.end(), grads.begin(), grads.end());
@@ -323,14 +355,95 @@ void tst_AttentionGpu::methods_match_cpu() {
   const auto ref = run(false);
   const auto got = run(true);
   QCOMPARE(got.size(), ref.size());
-  const char* names[] = {"out", "dq", "dk", "dv", "dgate"};
   for (size_t i = 0; i < ref.size(); ++i) {
     QVERIFY(all_finite(got[i]));
     const double e = rel_l2(got[i], ref[i]);
-    qInfo("rel-L2 %s %.3g", names[i], e);
-    QVERIFY2(e < (i == 0 ? 2e-2 : 5e-2), qPrintable(QString("%1 rel-L2 %2").arg(names[i]).arg(e)));
+    qInfo("rel-L2 %s[%zu] %.3g", i == 0 ? "out" : "grad", i, e);
+    QVERIFY2(e < (i == 0 ? 2e-2 : 5e-2), qPrintable(QString("output %1 rel-L2 %2").arg(i).arg(e)));
   }
   backend.shutdown();
+}
+
+// The GPU staging hooks against the shared ATen defaults on the same GPU tensors (ragged grid, B 2,
+// a strided bf16 input): tiling and untiling are exact copies (values and gradients); tile means and
+// the gated untile match to bf16 rounding, gradients included.
+void tst_AttentionGpu::staging_matches_aten() {
+  const plugin::TokenGrid grid{5, 6, 7};
+  const int64_t b = 2, s = grid.size(), h = 3, d = 64;
+  const auto opts = at::TensorOptions().device(at::kCUDA).dtype(at::kBFloat16);
+  const at::Tensor x = at::randn({b, s, 2, h, d}, opts).select(2, 1).detach().requires_grad_(true);
+  const auto layout = attention::tile_layout(grid, {4, 4, 4}, x.device());
+  const int64_t n = layout->num_tiles, sp = layout->padded_len;
+  auto grad = [](const at::Tensor& y, const at::Tensor& wy, const std::vector<at::Tensor>& in) {
+    return torch::autograd::grad({(y.to(at::kFloat) * wy).sum()}, in);
+  };
+  // tiling: [B, S, H, D] -> [B, H, Sp, D]
+  const at::Tensor t_gpu = gpu_->tile(x, *layout), t_ref = cpu_.tile(x, *layout);
+  QVERIFY(t_gpu.is_contiguous());
+  QVERIFY(at::equal(t_gpu, t_ref));
+  const at::Tensor wt = at::randn({b, h, sp, d}, opts.dtype(at::kFloat));
+  QVERIFY(at::equal(grad(t_gpu, wt, {x})[0], grad(t_ref, wt, {x})[0]));
+  // tile means: [B, H, Sp, D] -> fp32 [B, H, N, D]
+  const at::Tensor m_gpu = gpu_->tile_mean(t_ref, *layout), m_ref = cpu_.tile_mean(t_ref, *layout);
+  QCOMPARE(m_gpu.scalar_type(), at::kFloat);
+  QVERIFY2(rel_l2(m_gpu, m_ref) < 1e-5, qPrintable(QString("means rel-L2 %1").arg(rel_l2(m_gpu, m_ref))));
+  const at::Tensor wm = at::randn({b, h, n, d}, opts.dtype(at::kFloat));
+  const double e_mean_grad = rel_l2(grad(m_gpu, wm, {x})[0], grad(m_ref, wm, {x})[0]);
+  QVERIFY2(e_mean_grad < 1e-2, qPrintable(QString("mean grad rel-L2 %1").arg(e_mean_grad)));
+  // untile with and without the gated coarse branch: [B, H, Sp, D] -> [B, S, H, D]
+  const at::Tensor fine = at::randn({b, h, sp, d}, opts).requires_grad_(true);
+  const at::Tensor coarse = at::randn({b, h, n, d}, opts.dtype(at::kFloat)).requires_grad_(true);
+  const at::Tensor wo = at::randn({b, s, h, d}, opts.dtype(at::kFloat));
+  QVERIFY(at::equal(gpu_->untile(fine, *layout, {}, {}), cpu_.untile(fine, *layout, {}, {})));
+  for (const int64_t dg : {d, int64_t(1)}) {
+    const at::Tensor gate = at::randn({b, s, h, dg}, opts).requires_grad_(true);
+    const at::Tensor o_gpu = gpu_->untile(fine, *layout, coarse, gate), o_ref = cpu_.untile(fine, *layout, coarse, gate);
+    QCOMPARE(o_gpu.sizes(), o_ref.sizes());
+    const double e_out = rel_l2(o_gpu, o_ref);
+    QVERIFY2(e_out < 1e-2, qPrintable(QString("gated untile (gate dim %1) rel-L2 %2").arg(dg).arg(e_out)));
+    const auto g_gpu = grad(o_gpu, wo, {fine, coarse, gate}), g_ref = grad(o_ref, wo, {fine, coarse, gate});
+    for (size_t i = 0; i < 3; ++i) {
+      const double e = rel_l2(g_gpu[i], g_ref[i]);
+      qInfo("gated untile gate dim %lld: grad %zu rel-L2 %.3g", (long long)dg, i, e);
+      QVERIFY2(e < 2e-2, qPrintable(QString("gated untile grad %1 rel-L2 %2").arg(i).arg(e)));
+    }
+  }
+}
+
+// The GPU linear branch (input-dtype feature maps, GEMMs on strided views) against the default
+// (fp32 copies) on the same GPU tensors, through proj_l; gradients of q, k, v, weight and bias.
+void tst_AttentionGpu::linear_branch_matches_aten_data() {
+  QTest::addColumn<int>("batch");
+  QTest::addColumn<QString>("map");
+  QTest::newRow("softmax_b1") << 1 << "softmax";
+  QTest::newRow("softmax_b2") << 2 << "softmax";
+  QTest::newRow("elu_b1") << 1 << "elu";
+}
+
+void tst_AttentionGpu::linear_branch_matches_aten() {
+  QFETCH(int, batch);
+  QFETCH(QString, map);
+  const int64_t s = 300, h = 3, d = 128;
+  const auto opts = at::TensorOptions().device(at::kCUDA).dtype(at::kBFloat16);
+  const at::Tensor qkv = (at::randn({batch, s, 3, h, d}, opts) * 2.0).detach().requires_grad_(true);
+  const at::Tensor q = qkv.select(2, 0), k = qkv.select(2, 1), v = qkv.select(2, 2);
+  const at::Tensor wl = (at::randn({d, d}, opts.dtype(at::kFloat)) * 0.1).requires_grad_(true);
+  const at::Tensor bl = (at::randn({d}, opts.dtype(at::kFloat)) * 0.1).requires_grad_(true);
+  const at::Tensor got = gpu_->linear_projected(q, k, v, map.toStdString(), wl, bl);
+  const at::Tensor ref = cpu_.linear_projected(q, k, v, map.toStdString(), wl, bl);
+  QCOMPARE(got.sizes(), ref.sizes());
+  QCOMPARE(got.scalar_type(), at::kBFloat16);
+  const double e = rel_l2(got, ref);
+  qInfo("linear branch rel-L2 out %.3g", e);
+  QVERIFY2(e < 2e-2, qPrintable(QString("out rel-L2 %1").arg(e)));
+  const at::Tensor wo = at::randn(got.sizes(), opts.dtype(at::kFloat));
+  const auto gg = torch::autograd::grad({(got.to(at::kFloat) * wo).sum()}, {qkv, wl, bl});
+  const auto gr = torch::autograd::grad({(ref.to(at::kFloat) * wo).sum()}, {qkv, wl, bl});
+  for (size_t i = 0; i < 3; ++i) {
+    const double eg = rel_l2(gg[i], gr[i]);
+    qInfo("linear branch grad %zu rel-L2 %.3g", i, eg);
+    QVERIFY2(eg < 5e-2, qPrintable(QString("grad %1 rel-L2 %2").arg(i).arg(eg)));
+  }
 }
 
 void tst_AttentionGpu::bad_input_is_an_error_data() {

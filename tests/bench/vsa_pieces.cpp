@@ -1,19 +1,30 @@
-// VSA pieces benchmark: times each stage of one `vsa` call on the GPU path apart, at the Wan2.2-5B
-// shape by default, and prints JSON (medians of device-event timings, warm-up first):
-//   tile (q, k, v → 64-slot tiles), coarse (tile means, scores, finiteness check, coarse softmax·V),
-//   select (GPU top-k + inverted lists), fine_fwd / fine_bwd (block-sparse kernels), untile+gate,
-//   and the dense kernels (every tile) for reference. Never pass/fail.
-// Usage: vsa_pieces [T H W] [sparsity] [repeats]
+// VSA pieces benchmark: times each stage of one `vsa` / `sla_star` call on the GPU path apart, at the
+// Wan2.2-5B shape by default, and prints JSON (medians of device-event timings, warm-up first):
+//   tile_qkv          q, k, v -> 64-slot tiles through the path's row gathers (tile_qkv_aten: the
+//                     shared ATen cat + index_select it replaces, for reference)
+//   tile_means        per-tile means of the tiled q, k, v (tile_mean_pool, fp32 sums)
+//   coarse            scores over tile means, nan_to_num (no host sync), softmax·V
+//   select_topk_lists GPU top-k + inverted lists
+//   fine_fwd/fine_bwd block-sparse kernels
+//   untile_gate       gated untile (coarse broadcast · gate fused into the tiled-layout add, one
+//                     gather); untile_plain: the gather alone; untile_gate_bwd: its autograd backward
+//   staging_fwd       the sum of the forward stages outside the fine kernel
+//   linear_fwd, linear_fwd_bwd: the SLA* linear branch through proj_l (linear_fwd_aten: the fp32
+//                     ATen default, for reference)
+//   dense_fwd/dense_bwd: `full`'s dense form on the [B, S, H, D] tensors (no tiling, no lists)
+//   vsa_fwd, sla_star_fwd, vsa_fwd_bwd: whole calls through the plugin backend (gate and proj_l on)
+// Never pass/fail. Usage: vsa_pieces [T H W] [sparsity] [repeats]
 #include <ATen/TensorOperators.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/cuda/CUDAEvent.h>
-#include <ATen/ops/arange.h>
-#include <ATen/ops/isfinite.h>
 #include <ATen/ops/matmul.h>
+#include <ATen/ops/nan_to_num.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/randn_like.h>
 #include <ATen/ops/softmax.h>
+#include <torch/csrc/autograd/autograd.h>
 
+#include "plugins/attention/attention_plugin.h"
 #include "plugins/attention/gpu/gpu_path.h"
 #include "plugins/attention/tile_layout.h"
 #include "plugins/attention/tile_selection.h"
@@ -23,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -44,12 +56,6 @@ double median_ms(const std::function<void()>& fn, int repeats) {
   return t[t.size() / 2];
 }
 
-at::Tensor tile_mean(const at::Tensor& tiled, const attention::TileLayout& l) {
-  const at::Tensor sums =
-      tiled.to(at::kFloat).view({tiled.size(0), tiled.size(1), l.num_tiles, 64, tiled.size(3)}).sum(3);
-  return sums / l.tile_sizes.to(at::kFloat).unsqueeze(-1);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -61,25 +67,37 @@ int main(int argc, char** argv) {
   const auto opts = at::TensorOptions().device(at::kCUDA).dtype(at::kBFloat16);
   const at::Tensor q = at::randn({b, s, h, d}, opts), k = at::randn({b, s, h, d}, opts),
                    v = at::randn({b, s, h, d}, opts), gate = at::randn({b, s, h, d}, opts) * 0.1;
+  const at::Tensor wl = at::randn({d, d}, opts.dtype(at::kFloat)) * 0.05, bl = at::randn({d}, opts.dtype(at::kFloat)) * 0.05;
   const auto layout = attention::tile_layout(grid, {4, 4, 4}, q.device());
   const int64_t n = layout->num_tiles, topk = attention::topk_for_sparsity(sparsity, n);
   const double scale = 1.0 / std::sqrt(double(d));
   attention::GpuPath gpu;
+  std::map<std::string, double> ms;
+  const int few = std::max(3, repeats / 4);
 
-  at::Tensor qt, kt, vt, scores, oc;
-  const double t_tile = median_ms([&] {
+  at::Tensor qt, kt, vt, qc, kc, vc, scores, oc;
+  ms["tile_qkv_aten"] = median_ms([&] {
     qt = attention::tile_tokens(q, *layout);
     kt = attention::tile_tokens(k, *layout);
     vt = attention::tile_tokens(v, *layout);
   }, repeats);
-  const double t_coarse = median_ms([&] {
-    const at::Tensor qc = tile_mean(qt, *layout), kc = tile_mean(kt, *layout), vc = tile_mean(vt, *layout);
+  ms["tile_qkv"] = median_ms([&] {
+    qt = gpu.tile(q, *layout);
+    kt = gpu.tile(k, *layout);
+    vt = gpu.tile(v, *layout);
+  }, repeats);
+  ms["tile_means"] = median_ms([&] {
+    qc = gpu.tile_mean(qt, *layout);
+    kc = gpu.tile_mean(kt, *layout);
+    vc = gpu.tile_mean(vt, *layout);
+  }, repeats);
+  ms["coarse"] = median_ms([&] {
     scores = at::matmul(qc, kc.transpose(-1, -2)) * scale;
+    (void)at::nan_to_num(scores);
     oc = at::matmul(at::softmax(scores, -1), vc);
   }, repeats);
-  const double t_check = median_ms([&] { (void)at::isfinite(scores).all().item<bool>(); }, repeats);
   attention::TopkSelection sel;
-  const double t_select = median_ms([&] { sel = gpu.select_topk(scores, topk); }, repeats);
+  ms["select_topk_lists"] = median_ms([&] { sel = gpu.select_topk(scores, topk); }, repeats);
 
   attention::SparseForwardArgs fa;
   fa.q = qt;
@@ -89,7 +107,7 @@ int main(int argc, char** argv) {
   fa.q2k = sel.q2k;
   fa.scale = scale;
   attention::SparseForwardResult fr;
-  const double t_fwd = median_ms([&] { fr = gpu.sparse_forward(fa); }, repeats);
+  ms["fine_fwd"] = median_ms([&] { fr = gpu.sparse_forward(fa); }, repeats);
   attention::SparseBackwardArgs ba;
   ba.dout = at::randn_like(qt);
   ba.q = qt;
@@ -102,34 +120,89 @@ int main(int argc, char** argv) {
   ba.k2q = sel.k2q;
   ba.k2q_count = sel.k2q_count;
   ba.scale = scale;
-  const double t_bwd = median_ms([&] { gpu.sparse_backward(ba); }, repeats);
-  const double t_untile = median_ms([&] {
-    const at::Tensor out = attention::untile_tokens(fr.out, *layout);
-    const at::Tensor coarse = oc.index_select(2, layout->tile_of_token).permute({0, 2, 1, 3});
-    (void)(out + (coarse * gate).to(out.scalar_type()));
-  }, repeats);
+  ms["fine_bwd"] = median_ms([&] { gpu.sparse_backward(ba); }, repeats);
+  ms["untile_plain"] = median_ms([&] { (void)gpu.untile(fr.out, *layout, {}, {}); }, repeats);
+  ms["untile_gate"] = median_ms([&] { (void)gpu.untile(fr.out, *layout, oc, gate); }, repeats);
+  {
+    const at::Tensor fine = fr.out.detach().requires_grad_(true), coarse = oc.detach().requires_grad_(true),
+                     g = gate.detach().requires_grad_(true);
+    const at::Tensor dout = at::randn({b, s, h, d}, opts);
+    ms["untile_gate_bwd"] = median_ms([&] {
+      const at::Tensor out = gpu.untile(fine, *layout, coarse, g);
+      (void)torch::autograd::grad({out}, {fine, coarse, g}, {dout});
+    }, repeats) - ms["untile_gate"];
+  }
+  ms["staging_fwd"] = ms["tile_qkv"] + ms["tile_means"] + ms["coarse"] + ms["select_topk_lists"] + ms["untile_gate"];
 
-  attention::SparseForwardArgs da = fa;
-  da.q2k = at::arange(n, opts.dtype(at::kInt)).expand({b, h, n, n}).contiguous();
+  ms["linear_fwd_aten"] = median_ms([&] { (void)gpu.DevicePath::linear_projected(q, k, v, "softmax", wl, bl); }, few);
+  ms["linear_fwd"] = median_ms([&] { (void)gpu.linear_projected(q, k, v, "softmax", wl, bl); }, repeats);
+  {
+    const at::Tensor ql = q.detach().requires_grad_(true), kl = k.detach().requires_grad_(true),
+                     vl = v.detach().requires_grad_(true);
+    const at::Tensor dout = at::randn({b, s, h, d}, opts);
+    ms["linear_fwd_bwd"] = median_ms([&] {
+      const at::Tensor out = gpu.linear_projected(ql, kl, vl, "softmax", wl, bl);
+      (void)torch::autograd::grad({out}, {ql, kl, vl}, {dout});
+    }, repeats);
+  }
+
+  // full's dense form: [B, S, H, D] as [B, H, S, D] views, no lists
+  attention::SparseForwardArgs da;
+  da.q = q.permute({0, 2, 1, 3});
+  da.k = k.permute({0, 2, 1, 3});
+  da.v = v.permute({0, 2, 1, 3});
+  da.scale = scale;
   attention::SparseForwardResult dr;
-  const double t_dense_fwd = median_ms([&] { dr = gpu.sparse_forward(da); }, std::max(3, repeats / 4));
-  attention::SparseBackwardArgs db = ba;
-  db.q2k = da.q2k;
+  ms["dense_fwd"] = median_ms([&] { dr = gpu.sparse_forward(da); }, few);
+  attention::SparseBackwardArgs db;
+  db.q = da.q;
+  db.k = da.k;
+  db.v = da.v;
   db.out = dr.out;
   db.lse = dr.lse;
-  const double t_dense_bwd = median_ms([&] { gpu.sparse_backward(db); }, std::max(3, repeats / 4));
+  db.dout = at::randn({b, s, h, d}, opts).permute({0, 2, 1, 3});
+  db.scale = scale;
+  ms["dense_bwd"] = median_ms([&] { gpu.sparse_backward(db); }, few);
 
-  const double dense_flops = 4.0 * b * h * double(n * 64) * double(n * 64) * d;
-  const double sparse_flops = dense_flops * double(topk) / double(n);
-  auto tf = [](double flops, double ms) { return flops / (ms * 1e-3) / 1e12; };
-  std::printf(
-      "{\n  \"grid\": [%lld, %lld, %lld], \"tokens\": %lld, \"tiles\": %lld, \"topk\": %lld, \"sparsity\": %g,\n"
-      "  \"ms\": {\"tile_qkv\": %.3f, \"coarse\": %.3f, \"finite_check_sync\": %.3f, \"select_topk_lists\": %.3f,\n"
-      "         \"fine_fwd\": %.3f, \"fine_bwd\": %.3f, \"untile_gate\": %.3f, \"dense_fwd\": %.3f, \"dense_bwd\": %.3f},\n"
-      "  \"tflops_sparse_aware\": {\"fine_fwd\": %.1f, \"fine_bwd\": %.1f, \"dense_fwd\": %.1f, \"dense_bwd\": %.1f}\n}\n",
-      (long long)grid.t, (long long)grid.h, (long long)grid.w, (long long)s, (long long)n, (long long)topk, sparsity,
-      t_tile, t_coarse, t_check, t_select, t_fwd, t_bwd, t_untile, t_dense_fwd, t_dense_bwd,
-      tf(sparse_flops, t_fwd), tf(2.5 * sparse_flops, t_bwd), tf(dense_flops, t_dense_fwd),
-      tf(2.5 * dense_flops, t_dense_bwd));
+  {
+    attention::AttentionPluginBackend backend;
+    plugin::AttentionCall call;
+    call.q = q;
+    call.k = k;
+    call.v = v;
+    call.grid = grid;
+    call.method = "vsa";
+    call.params["sparsity"] = sparsity;
+    call.extras.gate = gate;
+    ms["vsa_fwd"] = median_ms([&] { (void)backend.forward(call); }, repeats);
+    call.method = "sla_star";
+    call.extras.proj_l_weight = wl;
+    call.extras.proj_l_bias = bl;
+    ms["sla_star_fwd"] = median_ms([&] { (void)backend.forward(call); }, repeats);
+    call.method = "vsa";
+    call.q = q.detach().requires_grad_(true);
+    call.k = k.detach().requires_grad_(true);
+    call.v = v.detach().requires_grad_(true);
+    const at::Tensor dout = at::randn({b, s, h, d}, opts);
+    ms["vsa_fwd_bwd"] = median_ms([&] {
+      const at::Tensor out = backend.forward(call);
+      (void)torch::autograd::grad({out}, {call.q, call.k, call.v}, {dout});
+    }, few);
+    backend.shutdown();
+  }
+
+  const double dense_flops = 4.0 * b * h * double(s) * double(s) * d;
+  const double sparse_flops = 4.0 * b * h * double(n * 64) * double(n * 64) * d * double(topk) / double(n);
+  auto tf = [](double flops, double t) { return flops / (t * 1e-3) / 1e12; };
+  std::printf("{\n  \"grid\": [%lld, %lld, %lld], \"tokens\": %lld, \"tiles\": %lld, \"topk\": %lld, \"sparsity\": %g,\n  \"ms\": {",
+              (long long)grid.t, (long long)grid.h, (long long)grid.w, (long long)s, (long long)n, (long long)topk, sparsity);
+  const char* sep = "";
+  for (const auto& [name, t] : ms) {
+    std::printf("%s\n    \"%s\": %.3f", sep, name.c_str(), t);
+    sep = ",";
+  }
+  std::printf("\n  },\n  \"tflops_sparse_aware\": {\"fine_fwd\": %.1f, \"fine_bwd\": %.1f, \"dense_fwd\": %.1f, \"dense_bwd\": %.1f}\n}\n",
+              tf(sparse_flops, ms["fine_fwd"]), tf(2.5 * sparse_flops, ms["fine_bwd"]), tf(dense_flops, ms["dense_fwd"]),
+              tf(2.5 * dense_flops, ms["dense_bwd"]));
   return 0;
 }
