@@ -76,8 +76,7 @@ VsaParts vsa_parts(const AttentionCall& call, const plugin::ParamMap& params, co
   // [B, S, H, D] -> [B, H, Sp, D]
   const at::Tensor q_t = path.tile(q, *layout), k_t = path.tile(call.k, *layout), v_t = path.tile(call.v, *layout);
   // Coarse branch over tile means: [B, H, N, D], scores [B, H, N, N]
-  const at::Tensor q_c = path.tile_mean(q_t, *layout), k_c = path.tile_mean(k_t, *layout),
-                   v_c = path.tile_mean(v_t, *layout);
+  const at::Tensor q_c = path.tile_mean(q_t, *layout), k_c = path.tile_mean(k_t, *layout);
   const at::Tensor scores = at::matmul(q_c, k_c.transpose(-1, -2)) * scale;
   at::Tensor detached = scores.detach();
   if (q.device().is_cpu()) {
@@ -98,7 +97,7 @@ VsaParts vsa_parts(const AttentionCall& call, const plugin::ParamMap& params, co
   // Fine branch [B, H, Sp, D]; coarse output per tile [B, H, N, D] (only when gated)
   const at::Tensor fine = block_sparse_attention(q_t, k_t, v_t, plan);
   at::Tensor coarse;
-  if (call.extras.gate.defined()) coarse = at::matmul(at::softmax(scores, -1), v_c);
+  if (call.extras.gate.defined()) coarse = at::matmul(at::softmax(scores, -1), path.tile_mean(v_t, *layout));
   // [B, H, Sp, D] -> [B, S, H, D], plus coarse * gate
   const at::Tensor out = path.untile(fine, *layout, coarse, call.extras.gate);
   return {out, stats_of(plan.selection, *layout, true), &path};

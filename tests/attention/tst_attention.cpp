@@ -489,7 +489,7 @@ class tst_attention : public QObject {
   }
 
   // vsa and sla_star stage through the device path's hooks (what a GPU path overrides): three tilings,
-  // three tile means, one untile (gated when a gate is given), one linear branch; defaults are exact.
+  // three tile means (two without a gate), one untile (gated when a gate is given), one linear branch; defaults are exact.
   void staging_hooks_are_used() {
     const Grid grid{5, 6, 7};
     const at::Tensor q = rnd({1, 210, 2, 64}), k = rnd({1, 210, 2, 64}), v = rnd({1, 210, 2, 64});
@@ -510,6 +510,7 @@ class tst_attention : public QObject {
     backend_.forward(call);
     QCOMPARE(hooks->untiles, 2);
     QCOMPARE(hooks->gated_untiles, 1);
+    QCOMPARE(hooks->tile_means, 5);  // no gate: no coarse output, so no mean of v
     QCOMPARE(hooks->linears, 1);
   }
 

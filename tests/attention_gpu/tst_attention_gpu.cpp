@@ -383,12 +383,15 @@ void tst_AttentionGpu::staging_matches_aten() {
   QVERIFY(at::equal(t_gpu, t_ref));
   const at::Tensor wt = at::randn({b, h, sp, d}, opts.dtype(at::kFloat));
   QVERIFY(at::equal(grad(t_gpu, wt, {x})[0], grad(t_ref, wt, {x})[0]));
-  // tile means: [B, H, Sp, D] -> fp32 [B, H, N, D]
-  const at::Tensor m_gpu = gpu_->tile_mean(t_ref, *layout), m_ref = cpu_.tile_mean(t_ref, *layout);
+  // tile means: [B, H, Sp, D] -> fp32 [B, H, N, D] (of a tiled leaf: each graph is walked once)
+  const at::Tensor tiled = t_ref.detach().requires_grad_(true);
+  const at::Tensor m_gpu = gpu_->tile_mean(tiled, *layout), m_ref = cpu_.tile_mean(tiled, *layout);
   QCOMPARE(m_gpu.scalar_type(), at::kFloat);
   QVERIFY2(rel_l2(m_gpu, m_ref) < 1e-5, qPrintable(QString("means rel-L2 %1").arg(rel_l2(m_gpu, m_ref))));
   const at::Tensor wm = at::randn({b, h, n, d}, opts.dtype(at::kFloat));
-  const double e_mean_grad = rel_l2(grad(m_gpu, wm, {x})[0], grad(m_ref, wm, {x})[0]);
+  // real slots only (the kernel gives pads zero, the default g / n; tiling's backward drops them)
+  const double e_mean_grad = rel_l2(attention::untile_tokens(grad(m_gpu, wm, {tiled})[0], *layout),
+                                    attention::untile_tokens(grad(m_ref, wm, {tiled})[0], *layout));
   QVERIFY2(e_mean_grad < 1e-2, qPrintable(QString("mean grad rel-L2 %1").arg(e_mean_grad)));
   // untile with and without the gated coarse branch: [B, H, Sp, D] -> [B, S, H, D]
   const at::Tensor fine = at::randn({b, h, sp, d}, opts).requires_grad_(true);

@@ -7,10 +7,13 @@
 
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/addcmul.h>
+#include <ATen/ops/clamp_max.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/exp.h>
 #include <ATen/ops/linear.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/sum.h>
+#include <ATen/ops/where.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 namespace vidgraph::attention::gpu {
@@ -90,6 +93,13 @@ class TileMeanFunction : public torch::autograd::Function<TileMeanFunction> {
   }
 };
 
+// phi in x's dtype. elu + 1 is formed as exp(min(x, 0)) for x <= 0, x + 1 above: elu(x) + 1 in bf16
+// would cancel catastrophically for negative x (elu(x) near -1).
+at::Tensor feature_in_dtype(const at::Tensor& x, const std::string& map) {
+  if (map == "elu") return at::where(x > 0, x + 1.0, at::exp(at::clamp_max(x, 0)));
+  return feature_map(x, map);
+}
+
 }  // namespace
 
 at::Tensor tile_gather(const at::Tensor& x, const TileLayout& layout) {
@@ -126,8 +136,8 @@ at::Tensor linear_projected(const at::Tensor& q, const at::Tensor& k, const at::
   const int64_t d = q.size(3);
   // [B, S, H, D] -> [B, H, S, D] views; feature maps in the input dtype (softmax computes in fp32)
   const auto bhsd = [](const at::Tensor& x) { return x.permute({0, 2, 1, 3}); };
-  const at::Tensor fq = bhsd(feature_map(q, feature_map_name));
-  const at::Tensor fk = bhsd(feature_map(k, feature_map_name));
+  const at::Tensor fq = bhsd(feature_in_dtype(q, feature_map_name));
+  const at::Tensor fk = bhsd(feature_in_dtype(k, feature_map_name));
   const at::Tensor kv = at::matmul(fk.transpose(-1, -2), bhsd(v));                 // [B, H, D, D]
   const at::Tensor ksum = at::sum(fk, {2}, /*keepdim=*/true, at::kFloat).to(dt);  // [B, H, 1, D]
   const at::Tensor num = at::matmul(fq, kv);                                      // [B, H, S, D]
