@@ -70,9 +70,6 @@ std::vector<std::string> plugin_search_dirs() {
     dirs.push_back((fs::path(exe) / ".." / VIDGRAPH_INSTALL_LIBDIR / "vidgraph" / "plugins").lexically_normal().string());
 #endif  // VIDGRAPH_INSTALL_LIBDIR
   }
-#ifdef VIDGRAPH_BUILD_PLUGIN_DIR
-  dirs.push_back(VIDGRAPH_BUILD_PLUGIN_DIR);
-#endif
   std::vector<std::string> unique;
   for (const auto& d : dirs)
     if (std::find(unique.begin(), unique.end(), d) == unique.end()) unique.push_back(d);

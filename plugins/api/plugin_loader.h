@@ -4,8 +4,8 @@
 //   1. every folder of VIDGRAPH_PLUGIN_PATH (':'-separated), in order;
 //   2. <directory of the running executable>/../lib/vidgraph/plugins (the installed layout, and the
 //      build tree's layout too), and <exe dir>/../<CMAKE_INSTALL_LIBDIR>/vidgraph/plugins when the
-//      install's library folder differs (e.g. lib/x86_64-linux-gnu);
-//   3. the build tree's plugin folder (compile-time VIDGRAPH_BUILD_PLUGIN_DIR).
+//      install's library folder differs (e.g. lib/x86_64-linux-gnu).
+// No compile-time folder: an installed program never looks into the tree it was built in.
 // A candidate is any regular file named *.so in those folders. Loading uses dlopen(RTLD_NOW |
 // RTLD_LOCAL). Each failure (dlopen error, missing vidgraph_plugin_entry, ABI / LibTorch / compiler
 // mismatch, a throwing factory) is recorded with the file and the reason, logged on the "plugins"
