@@ -26,13 +26,18 @@ mkdir -p "$SRC" "$DEPS" "$LOGS" /tmp/vg-fmt/include
 export VIDGRAPH_COMMIT=${VIDGRAPH_COMMIT:-unknown}
 # The caller snapshots its HEAD into .device/src.tar (git archive) and carries .device: the device's
 # copy of the working tree may hold other engineers' half-edited files, and its .git may be stale.
+# A warm machine keeps /tmp: only files that changed since the last snapshot are replaced, so ninja
+# rebuilds only what depends on them.
 if [ -f .device/src.tar ]; then
-  tar -xf .device/src.tar -C "$SRC"
+  rm -rf /tmp/vg-new && mkdir -p /tmp/vg-new && tar -xf .device/src.tar -C /tmp/vg-new
+  (cd /tmp/vg-new && find . -type f | while read -r f; do
+     cmp -s "$f" "$SRC/$f" || { mkdir -p "$SRC/$(dirname "$f")" && cp "$f" "$SRC/$f"; }
+   done)
 else
   echo "no .device/src.tar: building the working tree as copied"
   cp -a . "$SRC/"
 fi
-cp -r .device "$SRC/"
+mkdir -p "$SRC/.device" && cp -r .device/debs "$SRC/.device/"
 for f in .device/debs/*.deb; do dpkg -x "$f" "$DEPS"; done
 # pip torch ships fmt 12 headers; Debian's spdlog 1.10 needs its own fmt 9 first on the path.
 cp -r "$DEPS/usr/include/fmt" /tmp/vg-fmt/include/
