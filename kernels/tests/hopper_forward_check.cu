@@ -3,12 +3,15 @@
 //  1. The wgmma tile layer alone (a layout bug shows up here, apart from softmax bugs):
 //     S = Q·Kᵀ (64x64, K = D) and O = P·V (64xD, K = 64) from Sw128 tiles against a double
 //     reference on the host, bf16 and fp16, D 64 and 128.
-//  2. flash_forward with tuning.fwd_wgmma on against off (the mma.sync kernel, proven against the
-//     CPU reference by tst_attention_gpu): out rel-L2 < 1e-2, lse max abs diff < 1e-3 (−inf must
-//     match −inf), over dtypes, D, B, H, ragged S, dense and listed blocks, sparsity, kv masks and
-//     input scales.
+//  2. Every wgmma forward variant (flash::WgmmaVariant: serial, overlap2, overlap3, and dense2wg
+//     for dense cases) against flash_forward with tuning.fwd_wgmma off (the mma.sync kernel,
+//     proven against the CPU reference by tst_attention_gpu): out rel-L2 < 1e-2, lse max abs
+//     diff < 1e-3 (−inf must match −inf), over dtypes, D, B, H, ragged S, dense and listed
+//     blocks, sparsity, kv masks and input scales. The output buffers are filled with NaN before
+//     each variant runs, so a variant that skips a row fails. "bits_equal_serial" says whether a
+//     variant's output equals the serial variant's bit for bit (expected: true).
 //  3. Timings at the Wan2.2-5B shape (B 1, H 24, S 27280, D 128, bf16; dense and sparsity 0.875):
-//     3 warm-up runs, median of 20 (CUDA events).
+//     mma.sync and every applicable variant, 3 warm-up runs, median of 20 (CUDA events).
 // Prints one JSON object on stdout (logs on stderr); exits 1 on any mismatch, 2 when the device or
 // binary cannot run the wgmma forward. Options: --mma-only (part 1), --no-timing (parts 1-2).
 #include "common/wgmma.h"
@@ -324,63 +327,86 @@ Buffers make_buffers(const Case& c, vk::FlashForwardParams& p, std::mt19937& rng
   return bu;
 }
 
-bool run_forward(vk::FlashForwardParams p, const vk::AttentionTuning& t, uint16_t* o, float* lse,
-                 cudaStream_t s) {
-  p.o = {o, p.q.stride_b, p.q.stride_s, p.q.stride_h};
-  p.lse = lse;
-  p.tuning = &t;
-  if (vk::flash_forward(p, s) != vk::Status::Ok) {
-    std::fprintf(stderr, "flash_forward failed: %s\n", vk::last_error());
-    return false;
-  }
-  return true;
-}
+using vk::flash::WgmmaVariant;
+constexpr WgmmaVariant kVariants[] = {WgmmaVariant::Serial, WgmmaVariant::Overlap2,
+                                      WgmmaVariant::Overlap3, WgmmaVariant::Dense2Wg};
+bool applies(WgmmaVariant v, const Case& c) { return v != WgmmaVariant::Dense2Wg || c.sparsity < 0; }
 
 vk::AttentionTuning tuning(bool wgmma, bool staged) {
   return vk::AttentionTuning{1, 1, false, staged, true, true, wgmma};
 }
 
-// Returns true when the case passes; appends a JSON row.
+// variant == nullptr: flash_forward with fwd_wgmma off (the mma.sync kernel); else that wgmma
+// variant through its launcher.
+bool run_forward(vk::FlashForwardParams p, bool staged, const WgmmaVariant* variant, uint16_t* o,
+                 float* lse, cudaStream_t s) {
+  const vk::AttentionTuning t = tuning(variant != nullptr, staged);
+  p.o = {o, p.q.stride_b, p.q.stride_s, p.q.stride_h};
+  p.lse = lse;
+  p.tuning = &t;
+  const vk::Status st = variant == nullptr ? vk::flash_forward(p, s)
+                                           : vk::flash::launch_forward_wgmma(p, t, s, *variant);
+  if (st != vk::Status::Ok) {
+    std::fprintf(stderr, "forward (%s) failed: %s\n",
+                 variant ? vk::flash::wgmma_variant_name(*variant) : "mma.sync", vk::last_error());
+    return false;
+  }
+  return true;
+}
+
+// Returns true when every applicable variant passes the case; appends one JSON row per variant.
 bool check_case(const Case& c, std::mt19937& rng, std::string& rows) {
   vk::FlashForwardParams p;
   Buffers bu = make_buffers(c, p, rng);
-  const auto t_ref = tuning(false, c.staged), t_wg = tuning(true, c.staged);
-  bool ok = run_forward(p, t_ref, bu.o_ref, bu.lse_ref, nullptr) &&
-            run_forward(p, t_wg, bu.o_wg, bu.lse_wg, nullptr);
-  Diff h{};
-  if (ok) {
-    CHECK_CUDA(cudaMemset(bu.diff, 0, sizeof(Diff)));
-    const size_t n = size_t(c.batch) * c.seq * c.heads * c.d;
-    diff_kernel<<<512, 256>>>(bu.o_wg, bu.o_ref, n, bu.lse_wg, bu.lse_ref,
-                              size_t(c.batch) * c.heads * c.seq, c.bf16, bu.diff);
-    CHECK_CUDA(cudaGetLastError());
-    CHECK_CUDA(cudaMemcpy(&h, bu.diff, sizeof(Diff), cudaMemcpyDeviceToHost));
+  const size_t n = size_t(c.batch) * c.seq * c.heads * c.d;
+  const size_t nl = size_t(c.batch) * c.heads * c.seq;
+  bool all_ok = run_forward(p, c.staged, nullptr, bu.o_ref, bu.lse_ref, nullptr);
+  std::vector<uint16_t> serial_out, out(n);
+  for (const WgmmaVariant v : kVariants) {
+    if (!applies(v, c)) continue;
+    CHECK_CUDA(cudaMemset(bu.o_wg, 0xFF, n * 2));  // NaN: an unwritten row fails
+    CHECK_CUDA(cudaMemset(bu.lse_wg, 0xFF, nl * 4));
+    bool ok = all_ok && run_forward(p, c.staged, &v, bu.o_wg, bu.lse_wg, nullptr);
+    Diff h{};
+    bool same_bits = false;
+    if (ok) {
+      CHECK_CUDA(cudaMemset(bu.diff, 0, sizeof(Diff)));
+      diff_kernel<<<512, 256>>>(bu.o_wg, bu.o_ref, n, bu.lse_wg, bu.lse_ref, nl, c.bf16, bu.diff);
+      CHECK_CUDA(cudaGetLastError());
+      CHECK_CUDA(cudaMemcpy(&h, bu.diff, sizeof(Diff), cudaMemcpyDeviceToHost));
+      CHECK_CUDA(cudaMemcpy(out.data(), bu.o_wg, n * 2, cudaMemcpyDeviceToHost));
+      if (v == WgmmaVariant::Serial) serial_out = out;
+      same_bits = serial_out == out;
+    }
+    const double rel = std::sqrt(h.sq_diff / std::max(h.sq_ref, 1e-30));
+    ok = ok && rel < 1e-2 && h.lse_max < 1e-3f && h.nan_or_inf_mismatch == 0;
+    const char* name = vk::flash::wgmma_variant_name(v);
+    std::fprintf(stderr, "%s %s [%s]: out rel-L2 %.3e, lse max diff %.3e, non-finite %u%s\n",
+                 ok ? "PASS" : "FAIL", describe(c).c_str(), name, rel, double(h.lse_max),
+                 h.nan_or_inf_mismatch, same_bits ? "" : " (bits differ from serial)");
+    char buf[500];
+    std::snprintf(buf, sizeof buf,
+                  "%s{\"case\": \"%s\", \"variant\": \"%s\", \"out_rel_l2\": %.4e, "
+                  "\"lse_max_abs\": %.4e, \"bits_equal_serial\": %s, \"pass\": %s}",
+                  rows.empty() ? "" : ", ", describe(c).c_str(), name, rel, double(h.lse_max),
+                  same_bits ? "true" : "false", ok ? "true" : "false");
+    rows += buf;
+    all_ok = all_ok && ok;
   }
-  const double rel = std::sqrt(h.sq_diff / std::max(h.sq_ref, 1e-30));
-  ok = ok && rel < 1e-2 && h.lse_max < 1e-3f && h.nan_or_inf_mismatch == 0;
-  std::fprintf(stderr, "%s %s: out rel-L2 %.3e, lse max diff %.3e, non-finite %u\n",
-               ok ? "PASS" : "FAIL", describe(c).c_str(), rel, double(h.lse_max),
-               h.nan_or_inf_mismatch);
-  char buf[400];
-  std::snprintf(buf, sizeof buf,
-                "%s{\"case\": \"%s\", \"out_rel_l2\": %.4e, \"lse_max_abs\": %.4e, \"pass\": %s}",
-                rows.empty() ? "" : ", ", describe(c).c_str(), rel, double(h.lse_max),
-                ok ? "true" : "false");
-  rows += buf;
   bu.release();
-  return ok;
+  return all_ok;
 }
 
 // ---- part 3: timings ---------------------------------------------------------------------------
-float median_ms(vk::FlashForwardParams p, const vk::AttentionTuning& t, uint16_t* o, float* lse) {
+float median_ms(const vk::FlashForwardParams& p, const WgmmaVariant* v, uint16_t* o, float* lse) {
   cudaEvent_t a, b;
   CHECK_CUDA(cudaEventCreate(&a));
   CHECK_CUDA(cudaEventCreate(&b));
-  for (int i = 0; i < 3; ++i) run_forward(p, t, o, lse, nullptr);
+  for (int i = 0; i < 3; ++i) run_forward(p, true, v, o, lse, nullptr);
   std::vector<float> ms(20);
   for (auto& x : ms) {
     CHECK_CUDA(cudaEventRecord(a));
-    run_forward(p, t, o, lse, nullptr);
+    run_forward(p, true, v, o, lse, nullptr);
     CHECK_CUDA(cudaEventRecord(b));
     CHECK_CUDA(cudaEventSynchronize(b));
     CHECK_CUDA(cudaEventElapsedTime(&x, a, b));
@@ -394,19 +420,32 @@ float median_ms(vk::FlashForwardParams p, const vk::AttentionTuning& t, uint16_t
 std::string time_case(const Case& c, std::mt19937& rng) {
   vk::FlashForwardParams p;
   Buffers bu = make_buffers(c, p, rng);
-  const float ref = median_ms(p, tuning(false, true), bu.o_ref, bu.lse_ref);
-  const float wg = median_ms(p, tuning(true, true), bu.o_wg, bu.lse_wg);
   // FLOPs of the listed 64x64 blocks (dense: all of them): 4 · 64 · 64 · D per block.
   const double flops = 4.0 * 64 * 64 * c.d * double(bu.listed_blocks);
-  char buf[400];
+  const float ref = median_ms(p, nullptr, bu.o_ref, bu.lse_ref);
+  char buf[300];
   std::snprintf(buf, sizeof buf,
-                "{\"case\": \"%s\", \"mma_sync_ms\": %.3f, \"wgmma_ms\": %.3f, "
-                "\"mma_sync_tflops\": %.1f, \"wgmma_tflops\": %.1f, \"speedup\": %.3f}",
-                describe(c).c_str(), ref, wg, flops / (ref * 1e9), flops / (wg * 1e9), ref / wg);
-  std::fprintf(stderr, "timing %s: mma.sync %.3f ms, wgmma %.3f ms (x%.2f)\n",
-               describe(c).c_str(), ref, wg, ref / wg);
+                "{\"case\": \"%s\", \"mma_sync_ms\": %.3f, \"mma_sync_tflops\": %.1f, "
+                "\"variants\": {",
+                describe(c).c_str(), ref, flops / (ref * 1e9));
+  std::string row = buf;
+  std::fprintf(stderr, "timing %s [mma.sync]: %.3f ms, %.1f TF/s\n", describe(c).c_str(), ref,
+               flops / (ref * 1e9));
+  bool first = true;
+  for (const WgmmaVariant v : kVariants) {
+    if (!applies(v, c)) continue;
+    const float ms = median_ms(p, &v, bu.o_wg, bu.lse_wg);
+    const char* name = vk::flash::wgmma_variant_name(v);
+    std::snprintf(buf, sizeof buf,
+                  "%s\"%s\": {\"ms\": %.3f, \"tflops\": %.1f, \"speedup_vs_mma_sync\": %.3f}",
+                  first ? "" : ", ", name, ms, flops / (ms * 1e9), ref / ms);
+    row += buf;
+    first = false;
+    std::fprintf(stderr, "timing %s [%s]: %.3f ms, %.1f TF/s (x%.2f vs mma.sync)\n",
+                 describe(c).c_str(), name, ms, flops / (ms * 1e9), ref / ms);
+  }
   bu.release();
-  return buf;
+  return row + "}}";
 }
 
 }  // namespace

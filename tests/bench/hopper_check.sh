@@ -4,11 +4,13 @@
 #   BUILD_DIR: a build configured with -DVIDGRAPH_GPU=cuda and 90a in CMAKE_CUDA_ARCHITECTURES,
 #   with the targets vidgraph-hopper-check (and, for the second step, tst_attention_gpu) built.
 # Steps (~1-2 minutes of device time):
-#  1. BUILD_DIR/bin/vidgraph-hopper-check: the wgmma tile layer alone, the wgmma forward against
-#     the mma.sync forward (14 cases), timings at the Wan2.2-5B shape → $OUT/hopper.json
+#  1. BUILD_DIR/bin/vidgraph-hopper-check: the wgmma tile layer alone, every wgmma forward variant
+#     (serial, overlap2, overlap3, dense2wg) against the mma.sync forward (14 cases), timings of
+#     mma.sync and every variant at the Wan2.2-5B shape (dense, sparsity 0.875) → $OUT/hopper.json
 #     (stderr → $OUT/hopper-log.txt).
 #  2. If BUILD_DIR/tests/tst_attention_gpu exists: the GPU suite against the CPU reference with the
-#     wgmma forward on (VIDGRAPH_ATTENTION_TUNING=1,1,0,1,1,1,1) → $OUT/test-wgmma.txt.
+#     wgmma forward on (VIDGRAPH_ATTENTION_TUNING=1,1,0,1,1,1,1; flash_forward runs the auto
+#     variant: dense2wg without a list, overlap3 with one) → $OUT/test-wgmma.txt.
 # Exits non-zero when either step fails.
 set -uo pipefail
 BUILD=${1:?usage: tests/bench/hopper_check.sh BUILD_DIR}

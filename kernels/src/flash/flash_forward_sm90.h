@@ -10,11 +10,26 @@
 
 namespace vidgraph::kernels::flash {
 
+// The Hopper forward's kernel variants (the device check times them side by side):
+//  Serial    one warpgroup per 64-row query block, each MMA batch waited for before the softmax,
+//            2 K/V stages (flash_fwd_wgmma_kernel.h).
+//  Overlap2  one warpgroup; S(it) = Q·K(it)ᵀ and O += P(it-1)·V(it-1) issued together, the softmax
+//            of S(it) runs while P·V does; 2 K/V stages, copies one block ahead
+//            (flash_fwd_wgmma_overlap_kernel.h).
+//  Overlap3  as Overlap2 with 3 K/V stages, copies two blocks ahead.
+//  Dense2Wg  dense only: two warpgroups (two query blocks) per CTA share each K/V tile, each
+//            overlapped as Overlap3. A block list gives InvalidArgument.
+//  Auto      Dense2Wg without a list, Overlap3 with one (what flash_forward runs).
+// Every variant gives the same bits (the same MMAs and softmax operations in the same order).
+enum class WgmmaVariant { Auto, Serial, Overlap2, Overlap3, Dense2Wg };
+const char* wgmma_variant_name(WgmmaVariant v);
+
 // True when the current device is sm_90 and this binary carries sm_90a code for the kernel.
 bool wgmma_forward_available(std::string* why = nullptr);
 
-// Launches the wgmma forward (arguments already checked by flash_forward). D 64 or 128.
+// Launches the wgmma forward (arguments already checked by flash_forward; p.o, p.lse set).
+// D 64 or 128.
 Status launch_forward_wgmma(const FlashForwardParams& p, const AttentionTuning& tune,
-                            vgStream_t stream);
+                            vgStream_t stream, WgmmaVariant variant = WgmmaVariant::Auto);
 
 }  // namespace vidgraph::kernels::flash

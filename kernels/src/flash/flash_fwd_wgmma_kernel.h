@@ -1,5 +1,7 @@
 // Block-sparse FlashAttention forward for Hopper (sm_90a): the algorithm of flash_fwd_kernel.h
-// on the wgmma tile layer (../common/wgmma.h). One CTA = one warpgroup (128 threads) per
+// on the wgmma tile layer (../common/wgmma.h). This is the serial variant (WgmmaVariant::Serial:
+// each MMA batch is waited for before the softmax); flash_fwd_wgmma_overlap_kernel.h holds the
+// overlapped, deeper-pipelined variants. One CTA = one warpgroup (128 threads) per
 // (64-row query block, head, batch), the same grid and contract as the mma.sync kernel:
 //   S = Q·Kᵀ   as D/16 m64n64k16 steps, Q and K read from shared memory through descriptors;
 //   online softmax in fp32 registers (flash_fwd_softmax.h, shared with the mma.sync kernel);
@@ -24,11 +26,12 @@ constexpr size_t wgmma_fwd_smem_bytes(int max_list) {
 
 // Copies rows [row0, row0 + 64) of one (b, h) slice into a Sw128 tile (1024-byte aligned);
 // rows >= seq become zeros. Asynchronous on NVIDIA: copy_commit / copy_wait, then proxy_fence.
-template <int D>
+// All kNThreads threads of the CTA take part.
+template <int D, int kNThreads = kThreads>
 VG_DEVICE void load_tile_sw128(unsigned char* tile, const TensorView& t, int b, int h, int row0,
                                int seq, bool evict_first) {
   constexpr int kChunks = D / 8;  // 16-byte chunks per row
-  for (int c = threadIdx.x; c < kBlock * kChunks; c += kThreads) {
+  for (int c = threadIdx.x; c < kBlock * kChunks; c += kNThreads) {
     const int r = c / kChunks, col = (c % kChunks) * 8;
     const bool valid = row0 + r < seq;
     const uint16_t* src = row_ptr(t, b, valid ? row0 + r : 0, h) + col;
