@@ -138,8 +138,7 @@ AttentionResult run_full(const AttentionCall& call) {
   plan.selection.k2q_count = at::full({q.size(0), q.size(2), n}, n, opts);
   plan.tile_sizes = layout->tile_sizes_i32;
   r.out = untile_tokens(
-      block_sparse_attention(tile_tokens(q, *layout), tile_tokens(call.k, *layout), tile_tokens(call.v, *layout),
-                             plan),
+      block_sparse_attention(tile_tokens(q, *layout), tile_tokens(call.k, *layout), tile_tokens(call.v, *layout), plan),
       *layout);
   r.stats = stats_of(plan.selection, *layout, false);
   return r;
@@ -150,18 +149,17 @@ AttentionResult run_vsa(const AttentionCall& call, const plugin::ParamMap& param
   return {parts.out, parts.stats};
 }
 
-at::Tensor linear_branch(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                         const std::string& map) {
+at::Tensor linear_branch(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const std::string& map) {
   const at::ScalarType acc = accumulation_type(q);
   // [B, S, H, D] -> [B, H, S, D]
   const at::Tensor fq = feature_map(q.to(acc), map).permute({0, 2, 1, 3});
   const at::Tensor fk = feature_map(k.to(acc), map).permute({0, 2, 1, 3});
   const at::Tensor vv = v.to(acc).permute({0, 2, 1, 3});
-  const at::Tensor kv = at::matmul(fk.transpose(-1, -2), vv);        // [B, H, D, D]
-  const at::Tensor ksum = fk.sum(2, /*keepdim=*/true);                // [B, H, 1, D]
-  const at::Tensor num = at::matmul(fq, kv);                           // [B, H, S, D]
+  const at::Tensor kv = at::matmul(fk.transpose(-1, -2), vv);           // [B, H, D, D]
+  const at::Tensor ksum = fk.sum(2, /*keepdim=*/true);                  // [B, H, 1, D]
+  const at::Tensor num = at::matmul(fq, kv);                            // [B, H, S, D]
   const at::Tensor den = (fq * ksum).sum(-1, /*keepdim=*/true) + 1e-5;  // [B, H, S, 1]
-  return (num / den).permute({0, 2, 1, 3});                            // [B, S, H, D]
+  return (num / den).permute({0, 2, 1, 3});                             // [B, S, H, D]
 }
 
 AttentionResult run_sla_star(const AttentionCall& call, const plugin::ParamMap& params) {
@@ -171,8 +169,7 @@ AttentionResult run_sla_star(const AttentionCall& call, const plugin::ParamMap& 
   if (w.defined() || b.defined()) {
     at::Tensor proj;  // [B, S, H, D]
     if (w.defined()) {
-      proj = parts.path->linear_projected(call.q, call.k, call.v, plugin::param_as_string(params, "feature_map"),
-                                          w, b);
+      proj = parts.path->linear_projected(call.q, call.k, call.v, plugin::param_as_string(params, "feature_map"), w, b);
     } else {
       proj = b;  // a zero weight: proj_l(o_lin) is the bias alone
     }

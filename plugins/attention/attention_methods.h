@@ -27,7 +27,6 @@ at::Tensor feature_map(const at::Tensor& x, const std::string& map);
 
 // The SLA* linear branch alone: [B, S, H, D] -> [B, S, H, D] (accumulation dtype: fp64 for fp64
 // inputs, else fp32). feature_map: "softmax", "elu" or "relu".
-at::Tensor linear_branch(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                         const std::string& feature_map);
+at::Tensor linear_branch(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const std::string& feature_map);
 
 }  // namespace vidgraph::attention

@@ -11,8 +11,8 @@ using torch::autograd::variable_list;
 
 class BlockSparseFunction : public torch::autograd::Function<BlockSparseFunction> {
  public:
-  static variable_list forward(AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k,
-                               const at::Tensor& v, const BlockSparsePlan* plan) {
+  static variable_list forward(AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                               const BlockSparsePlan* plan) {
     TORCH_CHECK(!plan->dense || plan->path->dense_strided(), "block-sparse attention: the ", plan->path->name(),
                 " path does not take the dense form");
     // Tiled form: contiguous; dense form: the callers' strided views, untouched.

@@ -30,15 +30,15 @@ TopkSelection DevicePath::select_topk(const at::Tensor& scores, int64_t topk) {
   return select_topk_aten(scores, topk);
 }
 
-at::Tensor DevicePath::tile(const at::Tensor& x, const TileLayout& layout) { return tile_tokens(x, layout); }
+at::Tensor DevicePath::tile(const at::Tensor& x, const TileLayout& layout) {
+  return tile_tokens(x, layout);
+}
 
 at::Tensor DevicePath::tile_mean(const at::Tensor& tiled, const TileLayout& layout) {
   // [B, H, Sp, D] -> [B, H, N, V, D] -> sum over V in the accumulation dtype -> / real count
   const at::ScalarType acc = tiled.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
-  const at::Tensor sums = tiled.to(acc)
-                              .view({tiled.size(0), tiled.size(1), layout.num_tiles, layout.tile_volume,
-                                     tiled.size(3)})
-                              .sum(3);
+  const at::Tensor sums =
+      tiled.to(acc).view({tiled.size(0), tiled.size(1), layout.num_tiles, layout.tile_volume, tiled.size(3)}).sum(3);
   return sums / layout.tile_sizes.to(acc).unsqueeze(-1);
 }
 
@@ -55,7 +55,7 @@ at::Tensor DevicePath::untile(const at::Tensor& fine, const TileLayout& layout, 
 at::Tensor DevicePath::linear_projected(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                         const std::string& feature_map, const at::Tensor& weight,
                                         const at::Tensor& bias) {
-  const at::Tensor o_lin = linear_branch(q, k, v, feature_map);           // [B, S, H, D]
+  const at::Tensor o_lin = linear_branch(q, k, v, feature_map);             // [B, S, H, D]
   at::Tensor proj = at::matmul(o_lin, weight.to(o_lin.scalar_type()).t());  // [B, S, H, D]
   if (bias.defined()) proj = proj + bias.to(proj.scalar_type());
   return proj;

@@ -62,12 +62,12 @@ struct SparseForwardResult {
 };
 
 struct SparseBackwardArgs {
-  at::Tensor dout;              // [B, H, Sp, D]
-  at::Tensor q, k, v, out;      // [B, H, Sp, D]
-  at::Tensor lse;               // [B, H, Sp]
-  at::Tensor tile_sizes;        // int32 [N]
-  at::Tensor q2k;               // int32 [B, H, N, topk]
-  at::Tensor k2q, k2q_count;    // int32 [B, H, N, N], int32 [B, H, N]
+  at::Tensor dout;            // [B, H, Sp, D]
+  at::Tensor q, k, v, out;    // [B, H, Sp, D]
+  at::Tensor lse;             // [B, H, Sp]
+  at::Tensor tile_sizes;      // int32 [N]
+  at::Tensor q2k;             // int32 [B, H, N, topk]
+  at::Tensor k2q, k2q_count;  // int32 [B, H, N, N], int32 [B, H, N]
   int64_t tile_volume = 64;
   double scale = 1.0;
 };
@@ -126,8 +126,7 @@ class DevicePath {
   // attention_methods.h; weight [D, D] defined, bias [D] or undefined. Differentiable in all.
   // Default: linear_branch (fp32/fp64 accumulation) then the projection.
   virtual at::Tensor linear_projected(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                      const std::string& feature_map, const at::Tensor& weight,
-                                      const at::Tensor& bias);
+                                      const std::string& feature_map, const at::Tensor& weight, const at::Tensor& bias);
 
   // (optional) Drains queued device work and frees scratch buffers; called at plugin shutdown.
   virtual void shutdown() {}

@@ -42,8 +42,7 @@ std::shared_ptr<TileLayout> build_layout(const plugin::TokenGrid& grid, const st
   l->tile_volume = tile[0] * tile[1] * tile[2];
   l->tokens = grid.size();
   l->padded_len = l->num_tiles * l->tile_volume;
-  std::vector<int64_t> gather(l->padded_len, l->tokens), scatter(l->tokens), tile_of(l->tokens),
-      sizes(l->num_tiles);
+  std::vector<int64_t> gather(l->padded_len, l->tokens), scatter(l->tokens), tile_of(l->tokens), sizes(l->num_tiles);
   int64_t n = 0;
   for (int64_t ti = 0; ti < l->tiles[0]; ++ti)
     for (int64_t hi = 0; hi < l->tiles[1]; ++hi)
@@ -73,13 +72,19 @@ std::shared_ptr<TileLayout> build_layout(const plugin::TokenGrid& grid, const st
 
 }  // namespace
 
-std::shared_ptr<const TileLayout> tile_layout(const plugin::TokenGrid& grid,
-                                              const std::array<int64_t, 3>& tile, c10::Device device) {
-  TORCH_CHECK(grid.t > 0 && grid.h > 0 && grid.w > 0, "the token grid must be positive, got (", grid.t,
-              ", ", grid.h, ", ", grid.w, ")");
-  TORCH_CHECK(tile[0] > 0 && tile[1] > 0 && tile[2] > 0, "the tile shape must be positive, got (", tile[0],
-              ", ", tile[1], ", ", tile[2], ")");
-  const Key key{grid.t, grid.h, grid.w, tile[0], tile[1], tile[2], static_cast<int>(device.type()),
+std::shared_ptr<const TileLayout> tile_layout(const plugin::TokenGrid& grid, const std::array<int64_t, 3>& tile,
+                                              c10::Device device) {
+  TORCH_CHECK(grid.t > 0 && grid.h > 0 && grid.w > 0, "the token grid must be positive, got (", grid.t, ", ", grid.h,
+              ", ", grid.w, ")");
+  TORCH_CHECK(tile[0] > 0 && tile[1] > 0 && tile[2] > 0, "the tile shape must be positive, got (", tile[0], ", ",
+              tile[1], ", ", tile[2], ")");
+  const Key key{grid.t,
+                grid.h,
+                grid.w,
+                tile[0],
+                tile[1],
+                tile[2],
+                static_cast<int>(device.type()),
                 static_cast<int>(device.index())};
   std::lock_guard<std::mutex> lock(cache_mutex());
   auto& c = cache();

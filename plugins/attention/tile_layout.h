@@ -19,26 +19,26 @@ namespace vidgraph::attention {
 
 struct TileLayout {
   plugin::TokenGrid grid;
-  std::array<int64_t, 3> tile{4, 4, 4};    // tile shape (t, h, w)
-  std::array<int64_t, 3> tiles{0, 0, 0};   // tiles per axis: ceil(grid / tile)
-  int64_t num_tiles = 0;                   // N
-  int64_t tile_volume = 0;                 // V
-  int64_t tokens = 0;                      // S
-  int64_t padded_len = 0;                  // Sp = N * V
-  at::Tensor gather;          // int64 [Sp]: token index of each slot; S (the zero row) for pads
-  at::Tensor scatter;         // int64 [S]: slot of each token (grid order)
-  at::Tensor tile_of_token;   // int64 [S]: tile index of each token
-  at::Tensor tile_sizes;      // int64 [N]: real tokens per tile
-  at::Tensor tile_sizes_i32;  // int32 [N]
-  at::Tensor key_valid;       // bool [N, V]: slot j of tile i holds a real token
-  at::Tensor gather_i32;      // int32 [Sp]: token of each slot, -1 for pads (GPU row gathers)
-  at::Tensor scatter_i32;     // int32 [S]: slot of each token
+  std::array<int64_t, 3> tile{4, 4, 4};   // tile shape (t, h, w)
+  std::array<int64_t, 3> tiles{0, 0, 0};  // tiles per axis: ceil(grid / tile)
+  int64_t num_tiles = 0;                  // N
+  int64_t tile_volume = 0;                // V
+  int64_t tokens = 0;                     // S
+  int64_t padded_len = 0;                 // Sp = N * V
+  at::Tensor gather;                      // int64 [Sp]: token index of each slot; S (the zero row) for pads
+  at::Tensor scatter;                     // int64 [S]: slot of each token (grid order)
+  at::Tensor tile_of_token;               // int64 [S]: tile index of each token
+  at::Tensor tile_sizes;                  // int64 [N]: real tokens per tile
+  at::Tensor tile_sizes_i32;              // int32 [N]
+  at::Tensor key_valid;                   // bool [N, V]: slot j of tile i holds a real token
+  at::Tensor gather_i32;                  // int32 [Sp]: token of each slot, -1 for pads (GPU row gathers)
+  at::Tensor scatter_i32;                 // int32 [S]: slot of each token
 };
 
 // The layout for `grid` and `tile` with its tensors on `device`; built once and cached (thread-safe).
 // Throws c10::Error for a non-positive grid or tile.
-std::shared_ptr<const TileLayout> tile_layout(const plugin::TokenGrid& grid,
-                                              const std::array<int64_t, 3>& tile, c10::Device device);
+std::shared_ptr<const TileLayout> tile_layout(const plugin::TokenGrid& grid, const std::array<int64_t, 3>& tile,
+                                              c10::Device device);
 
 // Drops every cached layout (plugin shutdown).
 void clear_tile_layout_cache();

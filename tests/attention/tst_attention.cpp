@@ -56,7 +56,8 @@ plugin::AttentionCall make_call(const std::string& method, const at::Tensor& q, 
 }
 
 // Gradients of sum(out * weight) with respect to `inputs`.
-std::vector<at::Tensor> grads_of(const at::Tensor& out, const at::Tensor& weight, const std::vector<at::Tensor>& inputs) {
+std::vector<at::Tensor> grads_of(const at::Tensor& out, const at::Tensor& weight,
+                                 const std::vector<at::Tensor>& inputs) {
   return torch::autograd::grad({(out * weight).sum()}, inputs);
 }
 
@@ -92,7 +93,10 @@ class tst_attention : public QObject {
     QTest::newRow("ragged, D128") << 1 << Grid{3, 5, 9} << 3 << 128;
   }
   void full_matches_textbook() {
-    QFETCH(int, b); QFETCH(Grid, grid); QFETCH(int, h); QFETCH(int, d);
+    QFETCH(int, b);
+    QFETCH(Grid, grid);
+    QFETCH(int, h);
+    QFETCH(int, d);
     const int64_t s = grid[0] * grid[1] * grid[2];
     const at::Tensor q = rnd({b, s, h, d}), k = rnd({b, s, h, d}), v = rnd({b, s, h, d});
     const at::Tensor out = backend_.forward(make_call("full", q, k, v, grid));
@@ -113,7 +117,10 @@ class tst_attention : public QObject {
     QTest::newRow("(2,3,13) D128 s0.3") << 1 << Grid{2, 3, 13} << 128 << 0.3;
   }
   void vsa_fine_matches_masked_dense() {
-    QFETCH(int, b); QFETCH(Grid, grid); QFETCH(int, d); QFETCH(double, sparsity);
+    QFETCH(int, b);
+    QFETCH(Grid, grid);
+    QFETCH(int, d);
+    QFETCH(double, sparsity);
     const int64_t s = grid[0] * grid[1] * grid[2], h = 2;
     const at::Tensor q = rnd({b, s, h, d}), k = rnd({b, s, h, d}), v = rnd({b, s, h, d});
     auto call = make_call("vsa", q, k, v, grid);
@@ -187,8 +194,7 @@ class tst_attention : public QObject {
     const auto r = backend_.forward_with_stats(call);
     const int64_t n = r.stats.kv_tiles;
     const at::Tensor per_kv = r.stats.selected_per_kv_tile[0][0];
-    for (int64_t j = 0; j < n; ++j)
-      QCOMPARE(per_kv[j].item<int64_t>(), j < r.stats.topk ? n : int64_t(0));
+    for (int64_t j = 0; j < n; ++j) QCOMPARE(per_kv[j].item<int64_t>(), j < r.stats.topk ? n : int64_t(0));
   }
 
   void tiling_roundtrip_data() {
@@ -201,7 +207,8 @@ class tst_attention : public QObject {
     QTest::newRow("(31,22,40) wan") << Grid{31, 22, 40} << Grid{4, 4, 4};
   }
   void tiling_roundtrip() {
-    QFETCH(Grid, grid); QFETCH(Grid, tile);
+    QFETCH(Grid, grid);
+    QFETCH(Grid, tile);
     const int64_t s = grid[0] * grid[1] * grid[2];
     const auto layout = attention::tile_layout({grid[0], grid[1], grid[2]}, tile, at::kCPU);
     QCOMPARE(layout->num_tiles, ref::num_tiles(grid, tile));
@@ -214,7 +221,8 @@ class tst_attention : public QObject {
     const at::Tensor valid = layout->key_valid.reshape({-1});
     QVERIFY(t.index({at::indexing::Slice(), at::indexing::Slice(), valid.logical_not()}).eq(0).all().item<bool>());
     const at::Tensor ids = ref::tile_ids(grid, tile);
-    QVERIFY(at::equal(ids.index_select(0, layout->gather.index({valid})), layout->tile_of_token.index_select(0, layout->gather.index({valid}))));
+    QVERIFY(at::equal(ids.index_select(0, layout->gather.index({valid})),
+                      layout->tile_of_token.index_select(0, layout->gather.index({valid}))));
     QVERIFY(at::equal(ids, layout->tile_of_token));
     // Cached: same object for the same key.
     QCOMPARE(attention::tile_layout({grid[0], grid[1], grid[2]}, tile, at::kCPU).get(), layout.get());
@@ -269,7 +277,9 @@ class tst_attention : public QObject {
     QTest::newRow("sla_star 0.6") << "sla_star" << 0.6 << qlonglong(0);
   }
   void gradients_match_dense() {
-    QFETCH(QString, method); QFETCH(double, sparsity); QFETCH(qlonglong, block_elements);
+    QFETCH(QString, method);
+    QFETCH(double, sparsity);
+    QFETCH(qlonglong, block_elements);
     attention::set_cpu_block_elements(block_elements);
     auto restore = std::shared_ptr<void>(nullptr, [](void*) { attention::set_cpu_block_elements(0); });
     const Grid grid{5, 6, 7};
@@ -349,8 +359,9 @@ class tst_attention : public QObject {
         flat[e] = x0;
         const double numeric = (up - down) / (2 * eps);
         const double exact = analytic[i].reshape({-1})[e].item<double>();
-        QVERIFY2(std::abs(numeric - exact) < 1e-6 * std::max(1.0, std::abs(exact)),
-                 qPrintable(QString("input %1 element %2: numeric %3 analytic %4").arg(i).arg(e).arg(numeric).arg(exact)));
+        QVERIFY2(
+            std::abs(numeric - exact) < 1e-6 * std::max(1.0, std::abs(exact)),
+            qPrintable(QString("input %1 element %2: numeric %3 analytic %4").arg(i).arg(e).arg(numeric).arg(exact)));
       }
     }
   }
@@ -374,24 +385,56 @@ class tst_attention : public QObject {
     QTest::newRow("tile param") << 13 << "must have 3 values";
   }
   void bad_input_is_a_clear_error() {
-    QFETCH(int, row); QFETCH(QString, expected);
+    QFETCH(int, row);
+    QFETCH(QString, expected);
     const at::Tensor q = rnd({1, 210, 2, 8});
     auto call = make_call("vsa", q, q, q, {5, 6, 7});
     switch (row) {
-      case 0: call.k = rnd({1, 210, 2, 4}); break;
-      case 1: call.grid = {5, 5, 8}; break;
-      case 2: call.q = call.k = call.v = rnd({1, 210, 1, 300}); break;
-      case 3: call.v = q.clone(); call.v[0][3][1][2] = std::numeric_limits<double>::quiet_NaN(); break;
-      case 4: call.method = "flash"; break;
-      case 5: call.params["topk"] = int64_t(3); break;
-      case 6: call.params["sparsity"] = 1.0; break;
-      case 7: call.extras.gate = rnd({1, 210, 2, 3}); break;
-      case 8: call.method = "sla_star"; call.params["feature_map"] = std::string("tanh"); break;
-      case 9: call.method = "sla_star"; call.extras.proj_l_weight = rnd({8, 4}); break;
-      case 10: call.k = q.to(at::kFloat); break;
-      case 11: call.q = call.k = call.v = at::empty({1, 210, 2, 8}, at::TensorOptions().device(at::kMeta)); break;
-      case 12: call.q = call.k = call.v = rnd({210, 2, 8}); break;
-      case 13: call.params["tile"] = std::vector<int64_t>{4, 4}; break;
+      case 0:
+        call.k = rnd({1, 210, 2, 4});
+        break;
+      case 1:
+        call.grid = {5, 5, 8};
+        break;
+      case 2:
+        call.q = call.k = call.v = rnd({1, 210, 1, 300});
+        break;
+      case 3:
+        call.v = q.clone();
+        call.v[0][3][1][2] = std::numeric_limits<double>::quiet_NaN();
+        break;
+      case 4:
+        call.method = "flash";
+        break;
+      case 5:
+        call.params["topk"] = int64_t(3);
+        break;
+      case 6:
+        call.params["sparsity"] = 1.0;
+        break;
+      case 7:
+        call.extras.gate = rnd({1, 210, 2, 3});
+        break;
+      case 8:
+        call.method = "sla_star";
+        call.params["feature_map"] = std::string("tanh");
+        break;
+      case 9:
+        call.method = "sla_star";
+        call.extras.proj_l_weight = rnd({8, 4});
+        break;
+      case 10:
+        call.k = q.to(at::kFloat);
+        break;
+      case 11:
+        call.q = call.k = call.v = at::empty({1, 210, 2, 8}, at::TensorOptions().device(at::kMeta));
+        break;
+      case 12:
+        call.q = call.k = call.v = rnd({210, 2, 8});
+        break;
+      case 13:
+        call.params["tile"] = std::vector<int64_t>{4, 4};
+        break;
     }
     const std::string msg = error_of([&] { backend_.forward(call); });
     QVERIFY2(msg.find(expected.toStdString()) != std::string::npos, msg.c_str());
@@ -410,12 +453,12 @@ class tst_attention : public QObject {
     bf.extras.proj_l_weight = at::eye(64, at::kFloat);
     const at::Tensor out_bf = backend_.forward(bf);
     QCOMPARE(out_bf.scalar_type(), at::kBFloat16);
-    const auto r = ref::vsa(q.to(at::kBFloat16).to(at::kDouble), k.to(at::kBFloat16).to(at::kDouble),
-                            v.to(at::kBFloat16).to(at::kDouble), at::ones({1, 210, 2, 64}, at::kDouble), grid,
-                            {4, 4, 4}, 0.875);
-    const at::Tensor expect = r.out + ref::linear_branch(q.to(at::kBFloat16).to(at::kDouble),
-                                                         k.to(at::kBFloat16).to(at::kDouble),
-                                                         v.to(at::kBFloat16).to(at::kDouble), "softmax");
+    const auto r =
+        ref::vsa(q.to(at::kBFloat16).to(at::kDouble), k.to(at::kBFloat16).to(at::kDouble),
+                 v.to(at::kBFloat16).to(at::kDouble), at::ones({1, 210, 2, 64}, at::kDouble), grid, {4, 4, 4}, 0.875);
+    const at::Tensor expect =
+        r.out + ref::linear_branch(q.to(at::kBFloat16).to(at::kDouble), k.to(at::kBFloat16).to(at::kDouble),
+                                   v.to(at::kBFloat16).to(at::kDouble), "softmax");
     const double rel = (out_bf.to(at::kDouble) - expect).norm().item<double>() / expect.norm().item<double>();
     QVERIFY2(rel < 2e-2, qPrintable(QString("bf16 rel-L2 %1").arg(rel)));
   }
@@ -451,7 +494,8 @@ class tst_attention : public QObject {
       for (int64_t i = 0; i < topk; ++i) allowed[order[i]] = true;
       const at::Tensor keys = allowed.index_select(0, ids);  // [S]
       const at::Tensor logits = at::matmul(k.to(at::kDouble).view({s, d}), q.to(at::kDouble).view({s, d})[token]) / 4.0;
-      const at::Tensor w = at::softmax(logits.masked_fill(keys.logical_not(), -std::numeric_limits<double>::infinity()), 0);
+      const at::Tensor w =
+          at::softmax(logits.masked_fill(keys.logical_not(), -std::numeric_limits<double>::infinity()), 0);
       const at::Tensor expect = at::matmul(w, v.to(at::kDouble).view({s, d}));
       QVERIFY2(max_abs_diff(r.out[0][token][0], expect) < 1e-4, qPrintable(QString("token %1").arg(token)));
     }
@@ -489,7 +533,8 @@ class tst_attention : public QObject {
   }
 
   // vsa and sla_star stage through the device path's hooks (what a GPU path overrides): three tilings,
-  // three tile means (two without a gate), one untile (gated when a gate is given), one linear branch; defaults are exact.
+  // three tile means (two without a gate), one untile (gated when a gate is given), one linear branch; defaults are
+  // exact.
   void staging_hooks_are_used() {
     const Grid grid{5, 6, 7};
     const at::Tensor q = rnd({1, 210, 2, 64}), k = rnd({1, 210, 2, 64}), v = rnd({1, 210, 2, 64});

@@ -49,7 +49,9 @@ double rel_l2(const at::Tensor& got, const at::Tensor& ref) {
   return (g - r).norm().item<double>() / std::max(r.norm().item<double>(), 1e-30);
 }
 
-bool all_finite(const at::Tensor& t) { return t.detach().to(at::kCPU).isfinite().all().item<bool>(); }
+bool all_finite(const at::Tensor& t) {
+  return t.detach().to(at::kCPU).isfinite().all().item<bool>();
+}
 
 // Tiled [B, H, N*64, D] inputs of one case: fp32 values already rounded to `dtype`, pads zero.
 struct TiledCase {
@@ -59,8 +61,8 @@ struct TiledCase {
   at::Tensor k2q, k2q_count;
 };
 
-TiledCase make_case(int64_t b, int64_t h, int64_t n, int64_t d, at::ScalarType dtype, double scale,
-                    double sparsity, bool ragged) {
+TiledCase make_case(int64_t b, int64_t h, int64_t n, int64_t d, at::ScalarType dtype, double scale, double sparsity,
+                    bool ragged) {
   TiledCase c;
   c.tile_sizes = ragged ? at::randint(1, 65, {n}, at::kInt) : at::full({n}, 64, at::kInt);
   if (ragged) c.tile_sizes[0] = 64;
@@ -81,8 +83,12 @@ TiledCase make_case(int64_t b, int64_t h, int64_t n, int64_t d, at::ScalarType d
   return c;
 }
 
-at::Tensor dev(const at::Tensor& t, at::ScalarType dtype) { return t.to(at::kCUDA).to(dtype).contiguous(); }
-at::Tensor dev_int(const at::Tensor& t) { return t.to(at::kCUDA).contiguous(); }
+at::Tensor dev(const at::Tensor& t, at::ScalarType dtype) {
+  return t.to(at::kCUDA).to(dtype).contiguous();
+}
+at::Tensor dev_int(const at::Tensor& t) {
+  return t.to(at::kCUDA).contiguous();
+}
 
 SparseForwardArgs forward_args(const TiledCase& c, bool on_gpu, at::ScalarType dtype) {
   SparseForwardArgs a;
@@ -183,16 +189,16 @@ void tst_AttentionGpu::case_table() {
       }
 }
 
-#define FETCH_CASE                                                                                  \
-  QFETCH(int, batch);                                                                               \
-  QFETCH(int, heads);                                                                               \
-  QFETCH(int, tiles);                                                                               \
-  QFETCH(int, dim);                                                                                 \
-  QFETCH(bool, bf16);                                                                               \
-  QFETCH(double, scale);                                                                            \
-  QFETCH(double, sparsity);                                                                         \
-  QFETCH(bool, ragged);                                                                             \
-  const at::ScalarType dtype = bf16 ? at::kBFloat16 : at::kHalf;                                   \
+#define FETCH_CASE                                               \
+  QFETCH(int, batch);                                            \
+  QFETCH(int, heads);                                            \
+  QFETCH(int, tiles);                                            \
+  QFETCH(int, dim);                                              \
+  QFETCH(bool, bf16);                                            \
+  QFETCH(double, scale);                                         \
+  QFETCH(double, sparsity);                                      \
+  QFETCH(bool, ragged);                                          \
+  const at::ScalarType dtype = bf16 ? at::kBFloat16 : at::kHalf; \
   const TiledCase c = make_case(batch, heads, tiles, dim, dtype, scale, sparsity, ragged)
 
 void tst_AttentionGpu::forward_matches_cpu() {
@@ -203,8 +209,8 @@ void tst_AttentionGpu::forward_matches_cpu() {
   QCOMPARE(got.out.scalar_type(), dtype);
   QVERIFY(all_finite(got.out));
   const double e_out = rel_l2(real_rows(got.out, c.tile_sizes), real_rows(ref.out, c.tile_sizes));
-  const double e_lse = rel_l2(real_rows(got.lse.unsqueeze(-1), c.tile_sizes),
-                              real_rows(ref.lse.unsqueeze(-1), c.tile_sizes));
+  const double e_lse =
+      rel_l2(real_rows(got.lse.unsqueeze(-1), c.tile_sizes), real_rows(ref.lse.unsqueeze(-1), c.tile_sizes));
   qInfo("rel-L2 out %.3g lse %.3g", e_out, e_lse);
   QVERIFY2(e_out < 2e-2, qPrintable(QString("out rel-L2 %1").arg(e_out)));
   QVERIFY2(e_lse < 1e-3, qPrintable(QString("lse rel-L2 %1").arg(e_lse)));
@@ -308,7 +314,9 @@ void tst_AttentionGpu::methods_match_cpu() {
   const int64_t b = 2, heads = 3, s = int64_t(t) * h * w;
   const at::ScalarType dt = at::kBFloat16;
   // bf16-representable values shared by both devices: [B, S, H, D]
-  auto rnd = [&](std::initializer_list<int64_t> shape, double sc) { return (at::randn(shape) * sc).to(dt).to(at::kFloat); };
+  auto rnd = [&](std::initializer_list<int64_t> shape, double sc) {
+    return (at::randn(shape) * sc).to(dt).to(at::kFloat);
+  };
   const at::Tensor qkv = rnd({b, s, 3, heads, dim}, 2.0);
   const at::Tensor v_values = rnd({b, s, heads, dim}, 1.0);
   const at::Tensor gate = rnd({b, s, heads, std::max(gate_dim, 1)}, 1.0), dout = rnd({b, s, heads, dim}, 1.0);
@@ -400,7 +408,8 @@ void tst_AttentionGpu::staging_matches_aten() {
   QVERIFY(at::equal(gpu_->untile(fine, *layout, {}, {}), cpu_.untile(fine, *layout, {}, {})));
   for (const int64_t dg : {d, int64_t(1)}) {
     const at::Tensor gate = at::randn({b, s, h, dg}, opts).requires_grad_(true);
-    const at::Tensor o_gpu = gpu_->untile(fine, *layout, coarse, gate), o_ref = cpu_.untile(fine, *layout, coarse, gate);
+    const at::Tensor o_gpu = gpu_->untile(fine, *layout, coarse, gate),
+                     o_ref = cpu_.untile(fine, *layout, coarse, gate);
     QCOMPARE(o_gpu.sizes(), o_ref.sizes());
     const double e_out = rel_l2(o_gpu, o_ref);
     QVERIFY2(e_out < 1e-2, qPrintable(QString("gated untile (gate dim %1) rel-L2 %2").arg(dg).arg(e_out)));

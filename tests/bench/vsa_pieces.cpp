@@ -67,7 +67,8 @@ int main(int argc, char** argv) {
   const auto opts = at::TensorOptions().device(at::kCUDA).dtype(at::kBFloat16);
   const at::Tensor q = at::randn({b, s, h, d}, opts), k = at::randn({b, s, h, d}, opts),
                    v = at::randn({b, s, h, d}, opts), gate = at::randn({b, s, h, d}, opts) * 0.1;
-  const at::Tensor wl = at::randn({d, d}, opts.dtype(at::kFloat)) * 0.05, bl = at::randn({d}, opts.dtype(at::kFloat)) * 0.05;
+  const at::Tensor wl = at::randn({d, d}, opts.dtype(at::kFloat)) * 0.05,
+                   bl = at::randn({d}, opts.dtype(at::kFloat)) * 0.05;
   const auto layout = attention::tile_layout(grid, {4, 4, 4}, q.device());
   const int64_t n = layout->num_tiles, topk = attention::topk_for_sparsity(sparsity, n);
   const double scale = 1.0 / std::sqrt(double(d));
@@ -76,26 +77,34 @@ int main(int argc, char** argv) {
   const int few = std::max(3, repeats / 4);
 
   at::Tensor qt, kt, vt, qc, kc, vc, scores, oc;
-  ms["tile_qkv_aten"] = median_ms([&] {
-    qt = attention::tile_tokens(q, *layout);
-    kt = attention::tile_tokens(k, *layout);
-    vt = attention::tile_tokens(v, *layout);
-  }, repeats);
-  ms["tile_qkv"] = median_ms([&] {
-    qt = gpu.tile(q, *layout);
-    kt = gpu.tile(k, *layout);
-    vt = gpu.tile(v, *layout);
-  }, repeats);
-  ms["tile_means"] = median_ms([&] {
-    qc = gpu.tile_mean(qt, *layout);
-    kc = gpu.tile_mean(kt, *layout);
-    vc = gpu.tile_mean(vt, *layout);
-  }, repeats);
-  ms["coarse"] = median_ms([&] {
-    scores = at::matmul(qc, kc.transpose(-1, -2)) * scale;
-    (void)at::nan_to_num(scores);
-    oc = at::matmul(at::softmax(scores, -1), vc);
-  }, repeats);
+  ms["tile_qkv_aten"] = median_ms(
+      [&] {
+        qt = attention::tile_tokens(q, *layout);
+        kt = attention::tile_tokens(k, *layout);
+        vt = attention::tile_tokens(v, *layout);
+      },
+      repeats);
+  ms["tile_qkv"] = median_ms(
+      [&] {
+        qt = gpu.tile(q, *layout);
+        kt = gpu.tile(k, *layout);
+        vt = gpu.tile(v, *layout);
+      },
+      repeats);
+  ms["tile_means"] = median_ms(
+      [&] {
+        qc = gpu.tile_mean(qt, *layout);
+        kc = gpu.tile_mean(kt, *layout);
+        vc = gpu.tile_mean(vt, *layout);
+      },
+      repeats);
+  ms["coarse"] = median_ms(
+      [&] {
+        scores = at::matmul(qc, kc.transpose(-1, -2)) * scale;
+        (void)at::nan_to_num(scores);
+        oc = at::matmul(at::softmax(scores, -1), vc);
+      },
+      repeats);
   attention::TopkSelection sel;
   ms["select_topk_lists"] = median_ms([&] { sel = gpu.select_topk(scores, topk); }, repeats);
 
@@ -127,10 +136,13 @@ int main(int argc, char** argv) {
     const at::Tensor fine = fr.out.detach().requires_grad_(true), coarse = oc.detach().requires_grad_(true),
                      g = gate.detach().requires_grad_(true);
     const at::Tensor dout = at::randn({b, s, h, d}, opts);
-    ms["untile_gate_bwd"] = median_ms([&] {
-      const at::Tensor out = gpu.untile(fine, *layout, coarse, g);
-      (void)torch::autograd::grad({out}, {fine, coarse, g}, {dout});
-    }, repeats) - ms["untile_gate"];
+    ms["untile_gate_bwd"] = median_ms(
+                                [&] {
+                                  const at::Tensor out = gpu.untile(fine, *layout, coarse, g);
+                                  (void)torch::autograd::grad({out}, {fine, coarse, g}, {dout});
+                                },
+                                repeats) -
+                            ms["untile_gate"];
   }
   ms["staging_fwd"] = ms["tile_qkv"] + ms["tile_means"] + ms["coarse"] + ms["select_topk_lists"] + ms["untile_gate"];
 
@@ -140,10 +152,12 @@ int main(int argc, char** argv) {
     const at::Tensor ql = q.detach().requires_grad_(true), kl = k.detach().requires_grad_(true),
                      vl = v.detach().requires_grad_(true);
     const at::Tensor dout = at::randn({b, s, h, d}, opts);
-    ms["linear_fwd_bwd"] = median_ms([&] {
-      const at::Tensor out = gpu.linear_projected(ql, kl, vl, "softmax", wl, bl);
-      (void)torch::autograd::grad({out}, {ql, kl, vl}, {dout});
-    }, repeats);
+    ms["linear_fwd_bwd"] = median_ms(
+        [&] {
+          const at::Tensor out = gpu.linear_projected(ql, kl, vl, "softmax", wl, bl);
+          (void)torch::autograd::grad({out}, {ql, kl, vl}, {dout});
+        },
+        repeats);
   }
 
   // full's dense form: [B, S, H, D] as [B, H, S, D] views, no lists
@@ -184,25 +198,31 @@ int main(int argc, char** argv) {
     call.k = k.detach().requires_grad_(true);
     call.v = v.detach().requires_grad_(true);
     const at::Tensor dout = at::randn({b, s, h, d}, opts);
-    ms["vsa_fwd_bwd"] = median_ms([&] {
-      const at::Tensor out = backend.forward(call);
-      (void)torch::autograd::grad({out}, {call.q, call.k, call.v}, {dout});
-    }, few);
+    ms["vsa_fwd_bwd"] = median_ms(
+        [&] {
+          const at::Tensor out = backend.forward(call);
+          (void)torch::autograd::grad({out}, {call.q, call.k, call.v}, {dout});
+        },
+        few);
     backend.shutdown();
   }
 
   const double dense_flops = 4.0 * b * h * double(s) * double(s) * d;
   const double sparse_flops = 4.0 * b * h * double(n * 64) * double(n * 64) * d * double(topk) / double(n);
   auto tf = [](double flops, double t) { return flops / (t * 1e-3) / 1e12; };
-  std::printf("{\n  \"grid\": [%lld, %lld, %lld], \"tokens\": %lld, \"tiles\": %lld, \"topk\": %lld, \"sparsity\": %g,\n  \"ms\": {",
-              (long long)grid.t, (long long)grid.h, (long long)grid.w, (long long)s, (long long)n, (long long)topk, sparsity);
+  std::printf(
+      "{\n  \"grid\": [%lld, %lld, %lld], \"tokens\": %lld, \"tiles\": %lld, \"topk\": %lld, \"sparsity\": %g,\n  "
+      "\"ms\": {",
+      (long long)grid.t, (long long)grid.h, (long long)grid.w, (long long)s, (long long)n, (long long)topk, sparsity);
   const char* sep = "";
   for (const auto& [name, t] : ms) {
     std::printf("%s\n    \"%s\": %.3f", sep, name.c_str(), t);
     sep = ",";
   }
-  std::printf("\n  },\n  \"tflops_sparse_aware\": {\"fine_fwd\": %.1f, \"fine_bwd\": %.1f, \"dense_fwd\": %.1f, \"dense_bwd\": %.1f}\n}\n",
-              tf(sparse_flops, ms["fine_fwd"]), tf(2.5 * sparse_flops, ms["fine_bwd"]), tf(dense_flops, ms["dense_fwd"]),
-              tf(2.5 * dense_flops, ms["dense_bwd"]));
+  std::printf(
+      "\n  },\n  \"tflops_sparse_aware\": {\"fine_fwd\": %.1f, \"fine_bwd\": %.1f, \"dense_fwd\": %.1f, \"dense_bwd\": "
+      "%.1f}\n}\n",
+      tf(sparse_flops, ms["fine_fwd"]), tf(2.5 * sparse_flops, ms["fine_bwd"]), tf(dense_flops, ms["dense_fwd"]),
+      tf(2.5 * dense_flops, ms["dense_bwd"]));
   return 0;
 }

@@ -18,14 +18,15 @@ using gpu::current_stream;
 using gpu::element_type;
 
 // A [B, H, S, D]-shaped tensor (contiguous tiled, or a view of [B, S, H, D]) as the kernels' view.
-vk::TensorView bhsd_view(const at::Tensor& t) { return gpu::rows_view(t, 2, 1); }
+vk::TensorView bhsd_view(const at::Tensor& t) {
+  return gpu::rows_view(t, 2, 1);
+}
 
 void check_tiled(const at::Tensor& t, const char* name, const at::Tensor& q) {
-  TORCH_CHECK(t.dim() == 4 && t.sizes() == q.sizes(), "attention GPU path: ", name, " must be ",
-              q.sizes(), ", got ", t.sizes());
+  TORCH_CHECK(t.dim() == 4 && t.sizes() == q.sizes(), "attention GPU path: ", name, " must be ", q.sizes(), ", got ",
+              t.sizes());
   TORCH_CHECK(t.is_contiguous() && t.device() == q.device() && t.scalar_type() == q.scalar_type(),
-              "attention GPU path: ", name, " must be contiguous, on ", q.device(), ", of dtype ",
-              q.scalar_type());
+              "attention GPU path: ", name, " must be contiguous, on ", q.device(), ", of dtype ", q.scalar_type());
 }
 
 void check_int32(const at::Tensor& t, const char* name, const at::Tensor& q) {
@@ -39,18 +40,14 @@ struct Geometry {
   bool dense;
 };
 
-Geometry geometry(const at::Tensor& q, const at::Tensor& q2k, const at::Tensor& tile_sizes,
-                  int64_t tile_volume) {
-  TORCH_CHECK(tile_volume == 64, "attention GPU path: the kernels need a tile volume of 64, got ",
-              tile_volume);
+Geometry geometry(const at::Tensor& q, const at::Tensor& q2k, const at::Tensor& tile_sizes, int64_t tile_volume) {
+  TORCH_CHECK(tile_volume == 64, "attention GPU path: the kernels need a tile volume of 64, got ", tile_volume);
   TORCH_CHECK(q.dim() == 4, "attention GPU path: q must be [B, H, Sp, D], got ", q.sizes());
-  Geometry g{int(q.size(0)), int(q.size(1)), int(q.size(2)), int(q.size(3)), int(tile_sizes.numel()),
-             false};
-  TORCH_CHECK(int64_t(g.tiles) * 64 == q.size(2), "attention GPU path: Sp = ", q.size(2),
-              " is not 64 x ", g.tiles, " tiles");
+  Geometry g{int(q.size(0)), int(q.size(1)), int(q.size(2)), int(q.size(3)), int(tile_sizes.numel()), false};
+  TORCH_CHECK(int64_t(g.tiles) * 64 == q.size(2), "attention GPU path: Sp = ", q.size(2), " is not 64 x ", g.tiles,
+              " tiles");
   TORCH_CHECK(q2k.dim() == 4 && q2k.size(0) == g.batch && q2k.size(1) == g.heads && q2k.size(2) == g.tiles,
-              "attention GPU path: q2k must be [", g.batch, ", ", g.heads, ", ", g.tiles, ", topk], got ",
-              q2k.sizes());
+              "attention GPU path: q2k must be [", g.batch, ", ", g.heads, ", ", g.tiles, ", topk], got ", q2k.sizes());
   g.dense = q2k.size(3) == g.tiles;  // distinct tiles, all of them: every block
   return g;
 }
@@ -61,13 +58,13 @@ struct DenseGeometry {
   int batch, heads, seq, dim;
 };
 
-DenseGeometry dense_geometry(const at::Tensor& q, std::initializer_list<std::pair<const at::Tensor*, const char*>> others) {
+DenseGeometry dense_geometry(const at::Tensor& q,
+                             std::initializer_list<std::pair<const at::Tensor*, const char*>> others) {
   TORCH_CHECK(q.dim() == 4, "attention GPU path: q must be [B, H, S, D], got ", q.sizes());
   for (const auto& [t, name] : others)
-    TORCH_CHECK(t->defined() && t->sizes() == q.sizes() && t->device() == q.device() &&
-                    t->scalar_type() == q.scalar_type(),
-                "attention GPU path: ", name, " must be ", q.sizes(), " of dtype ", q.scalar_type(), " on ",
-                q.device());
+    TORCH_CHECK(
+        t->defined() && t->sizes() == q.sizes() && t->device() == q.device() && t->scalar_type() == q.scalar_type(),
+        "attention GPU path: ", name, " must be ", q.sizes(), " of dtype ", q.scalar_type(), " on ", q.device());
   return {int(q.size(0)), int(q.size(1)), int(q.size(2)), int(q.size(3))};
 }
 
@@ -78,8 +75,7 @@ at::Tensor bshd_empty(const at::Tensor& like) {
 
 SparseForwardResult dense_forward(const SparseForwardArgs& a) {
   const DenseGeometry g = dense_geometry(a.q, {{&a.k, "k"}, {&a.v, "v"}});
-  const at::Tensor q = gpu::rows_ready_or_copy(a.q), k = gpu::rows_ready_or_copy(a.k),
-                   v = gpu::rows_ready_or_copy(a.v);
+  const at::Tensor q = gpu::rows_ready_or_copy(a.q), k = gpu::rows_ready_or_copy(a.k), v = gpu::rows_ready_or_copy(a.v);
   SparseForwardResult r;
   r.out = bshd_empty(q);
   r.lse = at::empty({g.batch, g.heads, g.seq}, q.options().dtype(at::kFloat));
@@ -101,12 +97,11 @@ SparseForwardResult dense_forward(const SparseForwardArgs& a) {
 
 SparseBackwardResult dense_backward(const SparseBackwardArgs& a) {
   const DenseGeometry g = dense_geometry(a.q, {{&a.k, "k"}, {&a.v, "v"}, {&a.out, "out"}, {&a.dout, "dout"}});
-  TORCH_CHECK(a.lse.scalar_type() == at::kFloat && a.lse.is_contiguous() &&
-                  a.lse.numel() == int64_t(g.batch) * g.heads * g.seq,
-              "attention GPU path: lse must be contiguous fp32 [B, H, S]");
-  const at::Tensor q = gpu::rows_ready_or_copy(a.q), k = gpu::rows_ready_or_copy(a.k),
-                   v = gpu::rows_ready_or_copy(a.v), out = gpu::rows_ready_or_copy(a.out),
-                   dout = gpu::rows_ready_or_copy(a.dout);
+  TORCH_CHECK(
+      a.lse.scalar_type() == at::kFloat && a.lse.is_contiguous() && a.lse.numel() == int64_t(g.batch) * g.heads * g.seq,
+      "attention GPU path: lse must be contiguous fp32 [B, H, S]");
+  const at::Tensor q = gpu::rows_ready_or_copy(a.q), k = gpu::rows_ready_or_copy(a.k), v = gpu::rows_ready_or_copy(a.v),
+                   out = gpu::rows_ready_or_copy(a.out), dout = gpu::rows_ready_or_copy(a.dout);
   SparseBackwardResult r;
   r.dq = bshd_empty(q);
   r.dk = bshd_empty(q);
@@ -148,8 +143,7 @@ bool GpuPath::supports(int64_t d, int64_t tile_volume, at::ScalarType dtype, std
   if (d != 64 && d != 128) {
     reason = "head dim " + std::to_string(d) + " is not supported by the GPU kernels (64 or 128)";
   } else if (tile_volume != 64) {
-    reason = "the GPU kernels need tiles of 64 tokens (e.g. 4x4x4), got a volume of " +
-             std::to_string(tile_volume);
+    reason = "the GPU kernels need tiles of 64 tokens (e.g. 4x4x4), got a volume of " + std::to_string(tile_volume);
   } else if (dtype != at::kBFloat16 && dtype != at::kHalf) {
     reason = std::string("the GPU kernels take bf16 or fp16 tensors, got ") + c10::toString(dtype) +
              " (convert the inputs, e.g. .to(torch::kBFloat16))";
@@ -193,13 +187,14 @@ SparseForwardResult GpuPath::sparse_forward(const SparseForwardArgs& a) {
 SparseBackwardResult GpuPath::sparse_backward(const SparseBackwardArgs& a) {
   if (!a.q2k.defined()) return dense_backward(a);
   const Geometry g = geometry(a.q, a.q2k, a.tile_sizes, a.tile_volume);
-  for (const auto& [t, name] : {std::pair<const at::Tensor*, const char*>{&a.k, "k"}, {&a.v, "v"},
-                                {&a.out, "out"}, {&a.dout, "dout"}})
+  for (const auto& [t, name] :
+       {std::pair<const at::Tensor*, const char*>{&a.k, "k"}, {&a.v, "v"}, {&a.out, "out"}, {&a.dout, "dout"}})
     check_tiled(*t, name, a.q);
   check_int32(a.tile_sizes, "tile_sizes", a.q);
   check_int32(a.q2k, "q2k", a.q);
-  TORCH_CHECK(a.lse.scalar_type() == at::kFloat && a.lse.is_contiguous() && a.lse.numel() == int64_t(g.batch) * g.heads * g.seq,
-              "attention GPU path: lse must be contiguous fp32 [B, H, Sp]");
+  TORCH_CHECK(
+      a.lse.scalar_type() == at::kFloat && a.lse.is_contiguous() && a.lse.numel() == int64_t(g.batch) * g.heads * g.seq,
+      "attention GPU path: lse must be contiguous fp32 [B, H, Sp]");
   // dq, dk, dv [B, H, Sp, D]; delta fp32 [B, H, Sp] (workspace)
   SparseBackwardResult r;
   r.dq = at::empty(a.q.sizes(), a.q.options());
@@ -254,15 +249,15 @@ TopkSelection GpuPath::select_topk(const at::Tensor& scores, int64_t topk) {
   sel.k2q = at::empty({s.size(0), s.size(1), n, n}, iopts);
   sel.k2q_count = at::empty({s.size(0), s.size(1), n}, iopts);
   void* stream = current_stream(s);
-  check_status(vk::topk_select(s.data_ptr<float>(), s.numel() / n, int(n), n, int(topk),
-                               sel.q2k.data_ptr<int32_t>(), q2k_count.data_ptr<int32_t>(), stream),
+  check_status(vk::topk_select(s.data_ptr<float>(), s.numel() / n, int(n), n, int(topk), sel.q2k.data_ptr<int32_t>(),
+                               q2k_count.data_ptr<int32_t>(), stream),
                "top-k selection");
   vk::BlockLists lists;
   lists.index = sel.q2k.data_ptr<int32_t>();
   lists.count = q2k_count.data_ptr<int32_t>();
   lists.max_len = int(topk);
-  check_status(vk::invert_block_lists(s.size(0) * s.size(1), int(n), int(n), lists,
-                                      sel.k2q.data_ptr<int32_t>(), sel.k2q_count.data_ptr<int32_t>(), stream),
+  check_status(vk::invert_block_lists(s.size(0) * s.size(1), int(n), int(n), lists, sel.k2q.data_ptr<int32_t>(),
+                                      sel.k2q_count.data_ptr<int32_t>(), stream),
                "list inversion");
   return sel;
 }
@@ -282,8 +277,7 @@ at::Tensor GpuPath::untile(const at::Tensor& fine, const TileLayout& layout, con
 }
 
 at::Tensor GpuPath::linear_projected(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                     const std::string& feature_map, const at::Tensor& weight,
-                                     const at::Tensor& bias) {
+                                     const std::string& feature_map, const at::Tensor& weight, const at::Tensor& bias) {
   return gpu::linear_projected(q, k, v, feature_map, weight, bias);
 }
 

@@ -25,12 +25,12 @@ using torch::autograd::variable_list;
 // One gather_rows pass between token order x [B, S, H, D] (to_tiled) and tiled order [B, H, Sp, D]:
 // out row i = x row index[i] (-1: zero). Output contiguous: [B, H, rows_out, D] or [B, rows_out, H, D].
 at::Tensor gather_between(const at::Tensor& x, const at::Tensor& index, int64_t rows_out, bool to_tiled) {
-  TORCH_CHECK(x.dim() == 4 && is_kernel_dtype(x.scalar_type()), "attention GPU path: row gather of ",
-              x.sizes(), " ", x.scalar_type(), " (needs a 4-D bf16/fp16/fp32 tensor)");
+  TORCH_CHECK(x.dim() == 4 && is_kernel_dtype(x.scalar_type()), "attention GPU path: row gather of ", x.sizes(), " ",
+              x.scalar_type(), " (needs a 4-D bf16/fp16/fp32 tensor)");
   const at::Tensor in = rows_ready_or_copy(x);
   const int64_t b = in.size(0), h = to_tiled ? in.size(2) : in.size(1), d = in.size(3);
-  const at::Tensor out = to_tiled ? at::empty({b, h, rows_out, d}, in.options())
-                                  : at::empty({b, rows_out, h, d}, in.options());
+  const at::Tensor out =
+      to_tiled ? at::empty({b, h, rows_out, d}, in.options()) : at::empty({b, rows_out, h, d}, in.options());
   const vk::TensorView vin = to_tiled ? rows_view(in, 1, 2) : rows_view(in, 2, 1);
   const vk::TensorView vout = to_tiled ? rows_view(out, 2, 1) : rows_view(out, 1, 2);
   check_status(vk::gather_rows(element_type(in), int(b), int(rows_out), int(h), int(d), vin, vout,
@@ -42,8 +42,7 @@ at::Tensor gather_between(const at::Tensor& x, const at::Tensor& index, int64_t 
 // Tiling (to_tiled) or untiling as an autograd Function: the gradient of one is the other.
 class GatherFunction : public torch::autograd::Function<GatherFunction> {
  public:
-  static variable_list forward(AutogradContext* ctx, const at::Tensor& x, const TileLayout* layout,
-                               bool to_tiled) {
+  static variable_list forward(AutogradContext* ctx, const at::Tensor& x, const TileLayout* layout, bool to_tiled) {
     ctx->saved_data["to_tiled"] = to_tiled;
     ctx->saved_data["back_index"] = to_tiled ? layout->scatter_i32 : layout->gather_i32;
     ctx->saved_data["back_rows"] = to_tiled ? layout->tokens : layout->padded_len;
@@ -53,8 +52,8 @@ class GatherFunction : public torch::autograd::Function<GatherFunction> {
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const bool to_tiled = ctx->saved_data["to_tiled"].toBool();
-    return {gather_between(grads[0], ctx->saved_data["back_index"].toTensor(),
-                           ctx->saved_data["back_rows"].toInt(), !to_tiled),
+    return {gather_between(grads[0], ctx->saved_data["back_index"].toTensor(), ctx->saved_data["back_rows"].toInt(),
+                           !to_tiled),
             at::Tensor(), at::Tensor()};
   }
 };
@@ -65,14 +64,14 @@ class TileMeanFunction : public torch::autograd::Function<TileMeanFunction> {
   static variable_list forward(AutogradContext* ctx, const at::Tensor& tiled, const TileLayout* layout) {
     const at::Tensor x = rows_ready_or_copy(tiled);
     const int64_t b = x.size(0), h = x.size(1), d = x.size(3), n = layout->num_tiles;
-    TORCH_CHECK(layout->tile_volume == 64 && x.size(2) == n * 64, "attention GPU path: tile means need ",
-                n, " tiles of 64 slots, got ", x.sizes());
+    TORCH_CHECK(layout->tile_volume == 64 && x.size(2) == n * 64, "attention GPU path: tile means need ", n,
+                " tiles of 64 slots, got ", x.sizes());
     // means fp32 [B, N, H, D] -> [B, H, N, D] view
     const at::Tensor means = at::empty({b, n, h, d}, x.options().dtype(at::kFloat));
-    check_status(vk::tile_mean_pool(element_type(x), int(b), int(n), int(h), int(d), rows_view(x, 2, 1),
-                                    layout->tile_sizes_i32.data_ptr<int32_t>(), means.data_ptr<float>(),
-                                    current_stream(x)),
-                 "tile mean pool");
+    check_status(
+        vk::tile_mean_pool(element_type(x), int(b), int(n), int(h), int(d), rows_view(x, 2, 1),
+                           layout->tile_sizes_i32.data_ptr<int32_t>(), means.data_ptr<float>(), current_stream(x)),
+        "tile mean pool");
     ctx->saved_data["tile_sizes"] = layout->tile_sizes_i32;
     ctx->saved_data["dtype"] = static_cast<int64_t>(x.scalar_type());
     return {means.permute({0, 2, 1, 3})};
@@ -85,9 +84,8 @@ class TileMeanFunction : public torch::autograd::Function<TileMeanFunction> {
     const auto dtype = static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt());
     const int64_t b = g.size(0), n = g.size(1), h = g.size(2), d = g.size(3);
     const at::Tensor dx = at::empty({b, h, n * 64, d}, g.options().dtype(dtype));
-    check_status(vk::tile_mean_pool_backward(element_type(dx), int(b), int(n), int(h), int(d),
-                                             g.data_ptr<float>(), sizes.data_ptr<int32_t>(),
-                                             rows_view(dx, 2, 1), current_stream(dx)),
+    check_status(vk::tile_mean_pool_backward(element_type(dx), int(b), int(n), int(h), int(d), g.data_ptr<float>(),
+                                             sizes.data_ptr<int32_t>(), rows_view(dx, 2, 1), current_stream(dx)),
                  "tile mean pool backward");
     return {dx, at::Tensor()};
   }
@@ -117,35 +115,34 @@ at::Tensor tile_mean_pool(const at::Tensor& tiled, const TileLayout& layout) {
 at::Tensor untile_gated(const at::Tensor& fine, const TileLayout& layout, const at::Tensor& coarse,
                         const at::Tensor& gate) {
   if (!gate.defined()) return untile_gather(fine, layout);
-  const int64_t b = fine.size(0), h = fine.size(1), d = fine.size(3), n = layout.num_tiles,
-                v = layout.tile_volume, dg = gate.size(3);
+  const int64_t b = fine.size(0), h = fine.size(1), d = fine.size(3), n = layout.num_tiles, v = layout.tile_volume,
+                dg = gate.size(3);
   const at::ScalarType dt = fine.scalar_type();
   // gate [B, S, H, Dg] -> [B, H, Sp, Dg] in fine's dtype (Dg = 1 is too narrow for row gathers)
   const at::Tensor g = gate.to(dt);
   const at::Tensor g_t = dg == d ? tile_gather(g, layout) : tile_tokens(g, layout);
   // [B, H, N, V, D] = fine + gate * coarse, the coarse tile output broadcast over its V slots
-  const at::Tensor mixed = at::addcmul(fine.reshape({b, h, n, v, d}), g_t.reshape({b, h, n, v, dg}),
-                                       coarse.to(dt).unsqueeze(3));
+  const at::Tensor mixed =
+      at::addcmul(fine.reshape({b, h, n, v, d}), g_t.reshape({b, h, n, v, dg}), coarse.to(dt).unsqueeze(3));
   return untile_gather(mixed.view({b, h, n * v, d}), layout);
 }
 
 at::Tensor linear_projected(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                            const std::string& feature_map_name, const at::Tensor& weight,
-                            const at::Tensor& bias) {
+                            const std::string& feature_map_name, const at::Tensor& weight, const at::Tensor& bias) {
   const at::ScalarType dt = q.scalar_type();
   const int64_t d = q.size(3);
   // [B, S, H, D] -> [B, H, S, D] views; feature maps in the input dtype (softmax computes in fp32)
   const auto bhsd = [](const at::Tensor& x) { return x.permute({0, 2, 1, 3}); };
   const at::Tensor fq = bhsd(feature_in_dtype(q, feature_map_name));
   const at::Tensor fk = bhsd(feature_in_dtype(k, feature_map_name));
-  const at::Tensor kv = at::matmul(fk.transpose(-1, -2), bhsd(v));                 // [B, H, D, D]
+  const at::Tensor kv = at::matmul(fk.transpose(-1, -2), bhsd(v));                // [B, H, D, D]
   const at::Tensor ksum = at::sum(fk, {2}, /*keepdim=*/true, at::kFloat).to(dt);  // [B, H, 1, D]
   const at::Tensor num = at::matmul(fq, kv);                                      // [B, H, S, D]
   const at::Tensor den = at::matmul(fq, ksum.transpose(-1, -2)) + 1e-5;           // [B, H, S, 1]
   const at::Tensor o_lin = num / den;                                             // [B, H, S, D]
   // proj_l over the last dim (layout-free): [B*H*S, D] rows, then back to a [B, S, H, D] view
-  const at::Tensor proj = at::linear(o_lin.reshape({-1, d}), weight.to(dt),
-                                     bias.defined() ? bias.to(dt) : at::Tensor());
+  const at::Tensor proj =
+      at::linear(o_lin.reshape({-1, d}), weight.to(dt), bias.defined() ? bias.to(dt) : at::Tensor());
   return bhsd(proj.view(o_lin.sizes()));
 }
 

@@ -33,10 +33,14 @@ inline bool is_kernel_dtype(at::ScalarType t) {
 
 inline vk::ElementType element_type(const at::Tensor& t) {
   switch (t.scalar_type()) {
-    case at::kBFloat16: return vk::ElementType::BFloat16;
-    case at::kHalf: return vk::ElementType::Float16;
-    case at::kFloat: return vk::ElementType::Float32;
-    default: TORCH_CHECK(false, "attention GPU path: unsupported dtype ", t.scalar_type());
+    case at::kBFloat16:
+      return vk::ElementType::BFloat16;
+    case at::kHalf:
+      return vk::ElementType::Float16;
+    case at::kFloat:
+      return vk::ElementType::Float32;
+    default:
+      TORCH_CHECK(false, "attention GPU path: unsupported dtype ", t.scalar_type());
   }
 }
 
@@ -56,7 +60,9 @@ inline bool rows_ready(const at::Tensor& t) {
 }
 
 // `t` if rows_ready, else a contiguous copy (rows of 64/128 elements from the caching allocator are).
-inline at::Tensor rows_ready_or_copy(const at::Tensor& t) { return rows_ready(t) ? t : t.contiguous(); }
+inline at::Tensor rows_ready_or_copy(const at::Tensor& t) {
+  return rows_ready(t) ? t : t.contiguous();
+}
 
 // Row view of 4-D data: dims (0, seq_dim, head_dim_index) are (B, S, H); the last dim is D.
 inline vk::TensorView rows_view(const at::Tensor& t, int seq_dim, int head_dim_index) {
