@@ -27,7 +27,6 @@ constexpr const char* kSweepFile = "sweep.json";
 
 // Everything the sweep needs before its first run, or the exit code when it must not start.
 struct Prepared {
-  engine::GraphDocument doc;
   SweepPlan plan;
   std::string output_dir;
   int refusal = kExitOk;
@@ -68,7 +67,6 @@ Prepared prepare(const RunArgs& args, const engine::Registry& registry) {
       return p;
     }
   }
-  p.doc = std::move(*doc);
   p.refusal = kExitOk;
   return p;
 }
@@ -124,7 +122,7 @@ void run_one(const RunArgs& args, engine::Engine& engine, const SweepRun& run, c
   record.seconds = result.seconds;
   if (!result.errors.empty()) record.message = result.errors.front().to_string();
   record.outputs = files_under(folder, output_dir);
-  if (record.outputs.empty()) fs::remove_all(folder, ec);
+  if (fs::is_empty(folder, ec)) fs::remove(folder, ec);  // only an empty folder: nothing else is touched
 }
 
 std::string not_run_text(std::size_t first, std::size_t count) {

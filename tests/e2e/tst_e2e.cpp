@@ -1,12 +1,15 @@
 // End-to-end tests of the main job on the demo workflow (tiny generated Wan2.2 model, sample image):
 // the MP4 decodes back with the expected frames, size, fps and embedded workflow; a changed param
-// re-runs only the downstream nodes; Ctrl-C during sampling exits 130 with no partial output; bad
-// inputs and outputs are clear errors with exit code 3.
+// re-runs only the downstream nodes (in-process, and across the runs of one `vidgraph-run --sweep`
+// through its --json-events); Ctrl-C during sampling exits 130 with no partial output (single run and
+// sweep); bad inputs and outputs are clear errors with exit code 3.
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -65,6 +68,29 @@ std::vector<std::string> files_in(const QString& dir) {
   return names;
 }
 
+// Every file and folder under `dir`, relative, sorted.
+std::vector<std::string> tree_of(const QString& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::recursive_directory_iterator(dir.toStdString())) {
+    names.push_back(fs::relative(e.path(), dir.toStdString()).generic_string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<nlohmann::json> json_lines(const QString& text) {
+  std::vector<nlohmann::json> lines;
+  for (const QString& line : text.split('\n', Qt::SkipEmptyParts)) {
+    lines.push_back(nlohmann::json::parse(line.toStdString(), nullptr, false));
+  }
+  return lines;
+}
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
 }  // namespace
 
 class tst_e2e : public QObject {
@@ -75,6 +101,8 @@ class tst_e2e : public QObject {
   void demoWritesMp4();
   void changedParamRerunsDownstream();
   void cancelDuringSampling();
+  void sweepRerunsOnlyDownstream();
+  void sweepCancelLeavesNoPartialFiles();
   void errorsExitThree_data();
   void errorsExitThree();
   void existingOutputNeedsOverwrite();
@@ -171,6 +199,83 @@ void tst_e2e::cancelDuringSampling() {
   QVERIFY(process.waitForFinished(60000));
   QCOMPARE(process.exitCode(), 130);
   QVERIFY2(files_in(out.path()).empty(), "a cancelled run leaves no output file");
+}
+
+void tst_e2e::sweepRerunsOnlyDownstream() {
+  QTemporaryDir out;
+  QStringList args{"run", kDemo, "--output-dir", out.path(), "--json-events", "--sweep", "sampler.seed=1,2"};
+  args << quick();
+  const RunOutcome r = run_runner(args);
+  QVERIFY2(r.exit_code == 0, qPrintable(r.out.right(3000) + r.err));
+  std::map<int, std::map<std::string, std::string>> outcome;  // run index -> node id -> cached/started
+  for (const auto& e : json_lines(r.out)) {
+    QVERIFY2(e.is_object(), "every stdout line is JSON");
+    const std::string kind = e.value("event", "");
+    if (kind == "node_cached" || kind == "node_started") {
+      outcome[e.at("run_index").get<int>()][e.at("node").get<std::string>()] = kind == "node_cached" ? "cached" : "started";
+    }
+  }
+  QCOMPARE(outcome.size(), std::size_t(2));
+  for (const auto& [id, what] : outcome[1]) QVERIFY2(what == "started", id.c_str());
+  // Run 2 changes only the seed: model load, image and text encoding come from run 1's cache.
+  const std::map<std::string, std::string> expected = {
+      {"image", "cached"},    {"prompt", "cached"},   {"model", "cached"},    {"encode", "cached"},
+      {"sampler", "started"}, {"decode", "started"},  {"preview", "started"}, {"export", "started"}};
+  QCOMPARE(outcome[2], expected);
+  // Each run's MP4 in its own folder; different seeds, different videos; each carries its settings.
+  const std::string first = out.filePath("run-1/demo.mp4").toStdString();
+  const std::string second = out.filePath("run-2/demo.mp4").toStdString();
+  for (const auto& [mp4, seed] : {std::pair{first, 1}, std::pair{second, 2}}) {
+    media::VideoInfo info;
+    std::string error;
+    QVERIFY2(media::probe_video(mp4, &info, &error), error.c_str());
+    QCOMPARE(info.frame_count, 5);
+    const auto workflow = nlohmann::json::parse(info.metadata["comment"], nullptr, false);
+    QVERIFY(workflow.is_object());
+    for (const auto& n : workflow["nodes"]) {
+      if (n.value("id", "") == "sampler") QCOMPARE(n["params"]["seed"], nlohmann::json(seed));
+    }
+  }
+  QVERIFY2(file_bytes(first) != file_bytes(second), "two seeds gave the same video");
+  const auto summary = nlohmann::json::parse(file_bytes(out.filePath("sweep.json").toStdString()), nullptr, false);
+  QCOMPARE(summary["runs"][1]["outputs"], nlohmann::json({"run-2/demo.mp4"}));
+  QCOMPARE(summary["runs"][1]["settings"], nlohmann::json({{"sampler.seed", 2}}));
+  QCOMPARE(tree_of(out.path()),
+           (std::vector<std::string>{"run-1", "run-1/demo.mp4", "run-2", "run-2/demo.mp4", "sweep.json"}));
+}
+
+void tst_e2e::sweepCancelLeavesNoPartialFiles() {
+  QTemporaryDir out;
+  QProcess process;
+  // Run 1 is quick; Ctrl-C arrives while run 2 samples its 1000 steps.
+  process.start(kRunner, {"run", kDemo, "--output-dir", out.path(), "--json-events", "--set", "sampler.frames=5",
+                          "--sweep", "sampler.steps=2,1000"});
+  QVERIFY(process.waitForStarted());
+  bool sampling = false;
+  QString seen;
+  QElapsedTimer timer;
+  timer.start();
+  while (!sampling && timer.elapsed() < 240000 && process.state() == QProcess::Running) {
+    process.waitForReadyRead(200);
+    seen += QString::fromUtf8(process.readAllStandardOutput());
+    for (const auto& e : json_lines(seen)) {
+      sampling = sampling || (e.is_object() && e.value("event", "") == "node_progress" &&
+                              e.value("node", "") == "sampler" && e.value("run_index", 0) == 2);
+    }
+  }
+  QVERIFY2(sampling, qPrintable("never saw run 2's sampler progress: " + seen.right(2000)));
+  ::kill(static_cast<pid_t>(process.processId()), SIGINT);
+  QVERIFY(process.waitForFinished(60000));
+  QCOMPARE(process.exitCode(), 130);
+  // Run 1's video stays complete; run 2 leaves nothing (not even its folder); sweep.json says so.
+  QCOMPARE(tree_of(out.path()), (std::vector<std::string>{"run-1", "run-1/demo.mp4", "sweep.json"}));
+  media::VideoInfo info;
+  std::string error;
+  QVERIFY2(media::probe_video(out.filePath("run-1/demo.mp4").toStdString(), &info, &error), error.c_str());
+  const auto summary = nlohmann::json::parse(file_bytes(out.filePath("sweep.json").toStdString()), nullptr, false);
+  QCOMPARE(summary["status"], nlohmann::json("cancelled"));
+  QCOMPARE(summary["runs"][0]["status"], nlohmann::json("succeeded"));
+  QCOMPARE(summary["runs"][1]["status"], nlohmann::json("cancelled"));
 }
 
 void tst_e2e::errorsExitThree_data() {
