@@ -13,7 +13,9 @@
 //  3. Timings at the Wan2.2-5B shape (B 1, H 24, S 27280, D 128, bf16; dense and sparsity 0.875):
 //     mma.sync and every applicable variant, 3 warm-up runs, median of 20 (CUDA events).
 // Prints one JSON object on stdout (logs on stderr); exits 1 on any mismatch, 2 when the device or
-// binary cannot run the wgmma forward. Options: --mma-only (part 1), --no-timing (parts 1-2).
+// binary cannot run the wgmma forward. Options: --mma-only (part 1), --no-timing (parts 1-2),
+// --tma (parts 2-3 with the TMA variants overlap3_tma and dense2wg_tma instead of the cp.async
+// ones; run as its own process so that a TMA fault cannot take the other results with it).
 #include "common/wgmma.h"
 #include "flash/flash_forward_sm90.h"
 #include "flash/flash_fwd_wgmma_kernel.h"
@@ -328,9 +330,31 @@ Buffers make_buffers(const Case& c, vk::FlashForwardParams& p, std::mt19937& rng
 }
 
 using vk::flash::WgmmaVariant;
-constexpr WgmmaVariant kVariants[] = {WgmmaVariant::Serial, WgmmaVariant::Overlap2,
-                                      WgmmaVariant::Overlap3, WgmmaVariant::Dense2Wg};
-bool applies(WgmmaVariant v, const Case& c) { return v != WgmmaVariant::Dense2Wg || c.sparsity < 0; }
+// The variants this run checks and times (main picks the cp.async or the TMA set).
+std::vector<WgmmaVariant> g_variants;
+bool applies(WgmmaVariant v, const Case& c) {
+  return c.sparsity < 0 || (v != WgmmaVariant::Dense2Wg && v != WgmmaVariant::Dense2WgTma);
+}
+
+// The overlapped variants assume (and trap without) a 1024-byte aligned dynamic shared-memory
+// base; this probe, declared like them, reports the base's offset from 1024 alignment.
+__global__ void smem_base_probe(uint32_t* out) {
+  extern __shared__ __align__(1024) unsigned char probe_smem[];
+  if (threadIdx.x == 0) *out = vk::wgmma::smem_addr(probe_smem) & 1023u;
+}
+uint32_t smem_base_misalignment() {
+  uint32_t* d = nullptr;
+  uint32_t h = 0;
+  const int bytes = 112 * 1024;
+  CHECK_CUDA(cudaFuncSetAttribute(smem_base_probe, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  bytes));
+  CHECK_CUDA(cudaMalloc(&d, 4));
+  smem_base_probe<<<1, 128, bytes>>>(d);
+  CHECK_CUDA(cudaGetLastError());
+  CHECK_CUDA(cudaMemcpy(&h, d, 4, cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaFree(d));
+  return h;
+}
 
 vk::AttentionTuning tuning(bool wgmma, bool staged) {
   return vk::AttentionTuning{1, 1, false, staged, true, true, wgmma};
@@ -362,7 +386,7 @@ bool check_case(const Case& c, std::mt19937& rng, std::string& rows) {
   const size_t nl = size_t(c.batch) * c.heads * c.seq;
   bool all_ok = run_forward(p, c.staged, nullptr, bu.o_ref, bu.lse_ref, nullptr);
   std::vector<uint16_t> serial_out, out(n);
-  for (const WgmmaVariant v : kVariants) {
+  for (const WgmmaVariant v : g_variants) {
     if (!applies(v, c)) continue;
     CHECK_CUDA(cudaMemset(bu.o_wg, 0xFF, n * 2));  // NaN: an unwritten row fails
     CHECK_CUDA(cudaMemset(bu.lse_wg, 0xFF, nl * 4));
@@ -375,8 +399,8 @@ bool check_case(const Case& c, std::mt19937& rng, std::string& rows) {
       CHECK_CUDA(cudaGetLastError());
       CHECK_CUDA(cudaMemcpy(&h, bu.diff, sizeof(Diff), cudaMemcpyDeviceToHost));
       CHECK_CUDA(cudaMemcpy(out.data(), bu.o_wg, n * 2, cudaMemcpyDeviceToHost));
-      if (v == WgmmaVariant::Serial) serial_out = out;
-      same_bits = serial_out == out;
+      if (serial_out.empty()) serial_out = out;  // the first variant run: serial, or the
+      same_bits = serial_out == out;              // first TMA one with --tma
     }
     const double rel = std::sqrt(h.sq_diff / std::max(h.sq_ref, 1e-30));
     ok = ok && rel < 1e-2 && h.lse_max < 1e-3f && h.nan_or_inf_mismatch == 0;
@@ -432,7 +456,7 @@ std::string time_case(const Case& c, std::mt19937& rng) {
   std::fprintf(stderr, "timing %s [mma.sync]: %.3f ms, %.1f TF/s\n", describe(c).c_str(), ref,
                flops / (ref * 1e9));
   bool first = true;
-  for (const WgmmaVariant v : kVariants) {
+  for (const WgmmaVariant v : g_variants) {
     if (!applies(v, c)) continue;
     const float ms = median_ms(p, &v, bu.o_wg, bu.lse_wg);
     const char* name = vk::flash::wgmma_variant_name(v);
@@ -451,12 +475,13 @@ std::string time_case(const Case& c, std::mt19937& rng) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool mma_only = false, timing = true;
+  bool mma_only = false, timing = true, tma = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--mma-only") == 0) mma_only = true;
     else if (std::strcmp(argv[i], "--no-timing") == 0) timing = false;
+    else if (std::strcmp(argv[i], "--tma") == 0) tma = true;
     else {
-      std::fprintf(stderr, "usage: %s [--mma-only] [--no-timing]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--mma-only] [--no-timing] [--tma]\n", argv[0]);
       return 2;
     }
   }
@@ -471,8 +496,20 @@ int main(int argc, char** argv) {
                 why.c_str(), prop.name);
     return 2;
   }
+  const uint32_t misaligned = smem_base_misalignment();
+  if (tma) {
+    g_variants = {WgmmaVariant::Overlap3Tma, WgmmaVariant::Dense2WgTma};
+  } else {
+    g_variants = {WgmmaVariant::Serial, WgmmaVariant::Overlap2, WgmmaVariant::Overlap3,
+                  WgmmaVariant::Dense2Wg};
+  }
+  if (misaligned != 0) {  // the overlapped variants would trap: check the serial one only
+    std::fprintf(stderr, "FAIL dynamic shared memory base is %u bytes off 1024 alignment; only the "
+                 "serial variant is checked\n", misaligned);
+    g_variants = {WgmmaVariant::Serial};
+  }
   std::mt19937 rng(20261129u);
-  bool ok = true;
+  bool ok = misaligned == 0;
   const double tile_err = std::max({check_tile_layer<128, vk::Bf16>(true, rng, "bf16 D128"),
                                     check_tile_layer<128, vk::Fp16>(false, rng, "fp16 D128"),
                                     check_tile_layer<64, vk::Bf16>(true, rng, "bf16 D64"),
@@ -496,6 +533,8 @@ int main(int argc, char** argv) {
         {true, 128, 1, 24, 27280, 0.875, false, 4.f},
         {false, 128, 1, 2, 27280, 0.5, true, 16.f},
         {true, 64, 2, 2, 27280, 0.95, true, 4.f},
+        {false, 128, 1, 4, 1000, -1, true, 4.f},
+        {true, 64, 1, 2, 27280, -1, false, 4.f},
     };
     for (const Case& c : cases) ok = check_case(c, rng, rows) && ok;
     if (timing) {
@@ -503,9 +542,13 @@ int main(int argc, char** argv) {
               time_case({true, 128, 1, 24, 27280, 0.875, false, 1.f}, rng);
     }
   }
-  std::printf("{\"device\": \"%s\", \"pass\": %s, \"tile_layer_rel_err\": %.3e, "
+  std::string names;
+  for (const WgmmaVariant v : g_variants)
+    names += std::string(names.empty() ? "\"" : ", \"") + vk::flash::wgmma_variant_name(v) + "\"";
+  std::printf("{\"device\": \"%s\", \"pass\": %s, \"variants\": [%s], "
+              "\"smem_base_misalignment\": %u, \"tile_layer_rel_err\": %.3e, "
               "\"tile_layer_pass\": %s, \"cases\": [%s], \"timings\": [%s]}\n",
-              prop.name, ok ? "true" : "false", tile_err, tile_ok ? "true" : "false",
-              rows.c_str(), times.c_str());
+              prop.name, ok ? "true" : "false", names.c_str(), misaligned, tile_err,
+              tile_ok ? "true" : "false", rows.c_str(), times.c_str());
   return ok ? 0 : 1;
 }

@@ -8,7 +8,10 @@
 #     (serial, overlap2, overlap3, dense2wg) against the mma.sync forward (14 cases), timings of
 #     mma.sync and every variant at the Wan2.2-5B shape (dense, sparsity 0.875) → $OUT/hopper.json
 #     (stderr → $OUT/hopper-log.txt).
-#  2. If BUILD_DIR/tests/tst_attention_gpu exists: the GPU suite against the CPU reference with the
+#  2. The same with the TMA variants (overlap3_tma, dense2wg_tma), in their own process so that a
+#     TMA fault cannot take step 1's results with it → $OUT/hopper-tma.json
+#     (stderr → $OUT/hopper-tma-log.txt).
+#  3. If BUILD_DIR/tests/tst_attention_gpu exists: the GPU suite against the CPU reference with the
 #     wgmma forward on (VIDGRAPH_ATTENTION_TUNING=1,1,0,1,1,1,1; flash_forward runs the auto
 #     variant: dense2wg without a list, overlap3 with one) → $OUT/test-wgmma.txt.
 # Exits non-zero when either step fails.
@@ -30,6 +33,16 @@ echo "vidgraph-hopper-check rc=$check_rc ($OUT/hopper.json)"
 if [ $check_rc -ne 0 ]; then
   echo "hopper_check: FAILED (rc=$check_rc); last lines of the log:" >&2
   tail -n 20 "$OUT/hopper-log.txt" >&2
+  rc=1
+fi
+
+timeout 120 "$CHECK" --tma > "$OUT/hopper-tma.json" 2> "$OUT/hopper-tma-log.txt"
+tma_rc=$?
+grep -E "^(FAIL|timing)" "$OUT/hopper-tma-log.txt"
+echo "vidgraph-hopper-check --tma rc=$tma_rc ($OUT/hopper-tma.json)"
+if [ $tma_rc -ne 0 ]; then
+  echo "hopper_check: the TMA variants FAILED (rc=$tma_rc); last lines of the log:" >&2
+  tail -n 20 "$OUT/hopper-tma-log.txt" >&2
   rc=1
 fi
 

@@ -26,6 +26,8 @@
 #include "tile_mma.h"
 #include "vendor.h"
 
+#include <cuda.h>
+
 #include <cstdint>
 #include <type_traits>
 
@@ -195,6 +197,64 @@ VG_DEVICE void mma_pv(mma::FragC (&c)[kDt], const mma::FragA& a, uint64_t desc_b
 #elif defined(__CUDA_ARCH__)
   (void)c, (void)a, (void)desc_b;
   __trap();
+#endif
+}
+
+// ---- TMA and mbarriers (the *_tma forward variants) ----------------------------------------------
+// One elected thread loads a 64-row tile with cp.async.bulk.tensor from a 4-D tensor map of a
+// [B, S, H, D] view (dims innermost first: D, H, S, B; box 64 x 1 x 64 x 1, 128B swizzle), one
+// call per 64-column panel: the box lands as 64 rows x 128 bytes with the chunk XOR of the Sw128
+// layout above (the swizzle is a function of the shared address bits, the panel 1024-aligned).
+// Rows past S are zero-filled and still counted in the transaction bytes. Completion is tracked
+// by an mbarrier (arrival count 1: the issuing thread's arrive.expect_tx) that every consumer
+// waits on with the phase parity; TMA writes are async-proxy writes, visible to wgmma after the
+// wait without a proxy fence.
+struct TmaMaps {
+  CUtensorMap q, k, v;
+};
+
+VG_DEVICE void mbar_init(uint32_t bar, uint32_t count) {
+#if defined(VG_NVIDIA_WGMMA)
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+VG_DEVICE void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+#if defined(VG_NVIDIA_WGMMA)
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+#endif
+}
+// Waits for the phase with the given parity to complete; traps after ~2^24 failed polls (seconds)
+// so that a lost transaction shows up as an error instead of a hang.
+VG_DEVICE void mbar_wait(uint32_t bar, uint32_t parity) {
+#if defined(VG_NVIDIA_WGMMA)
+  for (uint32_t tries = 0;; ++tries) {
+    uint32_t done;
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+    if (done) return;
+    if (tries > (1u << 24)) __trap();
+  }
+#endif
+}
+// Rows [row0, row0 + 64) of head h, batch b into a Sw128 tile at shared address `tile`.
+template <int D>
+VG_DEVICE void tma_load_tile(uint32_t tile, const CUtensorMap* map, uint32_t bar, int b, int h,
+                             int row0) {
+#if defined(VG_NVIDIA_WGMMA)
+  for (int a = 0; a < D / 64; ++a) {
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(tile + uint32_t(a) * kPanelBytes),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(a * 64), "r"(h), "r"(row0), "r"(b)
+        : "memory");
+  }
 #endif
 }
 

@@ -1,5 +1,7 @@
 // Host side of the Hopper (sm_90a) forward: availability check, shared-memory sizing, dispatch
-// over variant, head dim and dtype. Instances: {Serial, Overlap2, Overlap3, Dense2Wg} ×
+// over variant, head dim and dtype, and the TMA tensor maps of the *Tma variants (built with
+// cuTensorMapEncodeTiled, reached through the runtime's driver entry point: no libcuda link).
+// Instances: {Serial, Overlap2, Overlap3, Dense2Wg, Overlap3Tma, Dense2WgTma} ×
 // D ∈ {64, 128} × {bf16, fp16}. Compiled for every CUDA
 // target; only the sm_90a device pass holds wgmma code (other passes hold a trapping stub that
 // wgmma_forward_available() keeps from being launched).
@@ -14,9 +16,68 @@
 namespace vidgraph::kernels::flash {
 namespace {
 
+// A 4-D map of a [B, S, H, D] view (dims innermost first: D, H, S, B), box 64 x 1 x 64 x 1
+// (one 64-column panel of 64 rows), 128B swizzle, zero fill past the end (wgmma.h).
+Status make_map(CUtensorMap* map, const TensorView& t, int batch, int seq, int heads, int d,
+                bool bf16, const char* what) {
+  using Encode = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
+                              const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
+                              const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                              CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+  static Encode encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
+                                         &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess) {
+      (void)vgGetLastError();
+      fn = nullptr;
+    }
+    return reinterpret_cast<Encode>(fn);
+  }();
+  if (encode == nullptr)
+    return detail::set_error(Status::Unsupported,
+                             "flash_forward (wgmma, TMA): the driver has no "
+                             "cuTensorMapEncodeTiled; use a non-TMA variant.");
+  // A size-1 dimension's stride is never used; any multiple of 16 bytes keeps the encoder happy.
+  auto stride = [](int64_t elems, int size) {
+    return size > 1 ? cuuint64_t(elems) * 2 : cuuint64_t(16);
+  };
+  const cuuint64_t dims[4] = {cuuint64_t(d), cuuint64_t(heads), cuuint64_t(seq),
+                              cuuint64_t(batch)};
+  const cuuint64_t strides[3] = {stride(t.stride_h, heads), stride(t.stride_s, seq),
+                                 stride(t.stride_b, batch)};
+  const cuuint32_t box[4] = {64, 1, 64, 1}, elem_strides[4] = {1, 1, 1, 1};
+  const CUresult r = encode(map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                            4, t.data, dims, strides, box, elem_strides,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    return detail::set_error(Status::Unsupported,
+                             std::string("flash_forward (wgmma, TMA): no tensor map for ") + what +
+                                 " (CUresult " + std::to_string(int(r)) +
+                                 "; TMA needs a 16-byte aligned base and strides); use a "
+                                 "non-TMA variant.");
+  return Status::Ok;
+}
+
+Status make_maps(wgmma::TmaMaps* m, const FlashForwardParams& p) {
+  const bool bf16 = p.dtype == ElementType::BFloat16;
+  Status st = make_map(&m->q, p.q, p.batch, p.seq_q, p.heads, p.head_dim, bf16, "q");
+  if (st == Status::Ok) st = make_map(&m->k, p.k, p.batch, p.seq_kv, p.heads, p.head_dim, bf16, "k");
+  if (st == Status::Ok) st = make_map(&m->v, p.v, p.batch, p.seq_kv, p.heads, p.head_dim, bf16, "v");
+  return st;
+}
+
 template <typename Kernel>
 Status launch_kernel(Kernel kernel, dim3 grid, int threads, size_t smem,
-                     const FlashForwardParams& p, const AttentionTuning& tune, vgStream_t s) {
+                     const FlashForwardParams& p, const AttentionTuning& tune, vgStream_t s,
+                     bool tma = false) {
+  wgmma::TmaMaps maps{};
+  if (tma) {
+    const Status st = make_maps(&maps, p);
+    if (st != Status::Ok) return st;
+  }
   if (vgFuncSetAttribute(kernel, vgFuncAttributeMaxDynamicSharedMemorySize, int(smem)) !=
       vgSuccess) {
     (void)vgGetLastError();
@@ -24,7 +85,7 @@ Status launch_kernel(Kernel kernel, dim3 grid, int threads, size_t smem,
                              "flash_forward (wgmma): the device cannot give " +
                                  std::to_string(smem) + " bytes of shared memory to one block.");
   }
-  kernel<<<grid, threads, smem, s>>>(p, tune);
+  kernel<<<grid, threads, smem, s>>>(p, tune, maps);
   VG_CHECK_LAUNCH("flash_forward (wgmma)");
   return Status::Ok;
 }
@@ -35,19 +96,25 @@ Status launch_typed(const FlashForwardParams& p, const AttentionTuning& tune, vg
   const int max_list = (p.q2k.index != nullptr && tune.index_in_shared) ? p.q2k.max_len : 0;
   const int q_blocks = (p.seq_q + kBlock - 1) / kBlock;
   const dim3 grid(q_blocks, p.heads, p.batch);
+  const dim3 grid2((q_blocks + 1) / 2, p.heads, p.batch);
   switch (v) {
     case WgmmaVariant::Serial:
       return launch_kernel(flash_fwd_wgmma_kernel<D, T>, grid, kThreads,
                            wgmma_fwd_smem_bytes<D>(max_list), p, tune, s);
     case WgmmaVariant::Overlap2:
-      return launch_kernel(flash_fwd_wgmma_overlap_kernel<D, T, 2, 1>, grid, kThreads,
+      return launch_kernel(flash_fwd_wgmma_overlap_kernel<D, T, 2, 1, false>, grid, kThreads,
                            wgmma_overlap_smem_bytes<D, 2, 1>(max_list), p, tune, s);
     case WgmmaVariant::Dense2Wg:
-      return launch_kernel(flash_fwd_wgmma_overlap_kernel<D, T, 3, 2>,
-                           dim3((q_blocks + 1) / 2, p.heads, p.batch), 2 * kThreads,
-                           wgmma_overlap_smem_bytes<D, 3, 2>(0), p, tune, s);
+      return launch_kernel(flash_fwd_wgmma_overlap_kernel<D, T, 3, 2, false>, grid2,
+                           2 * kThreads, wgmma_overlap_smem_bytes<D, 3, 2>(0), p, tune, s);
+    case WgmmaVariant::Overlap3Tma:
+      return launch_kernel(flash_fwd_wgmma_overlap_kernel<D, T, 3, 1, true>, grid, kThreads,
+                           wgmma_overlap_smem_bytes<D, 3, 1>(max_list), p, tune, s, true);
+    case WgmmaVariant::Dense2WgTma:
+      return launch_kernel(flash_fwd_wgmma_overlap_kernel<D, T, 3, 2, true>, grid2,
+                           2 * kThreads, wgmma_overlap_smem_bytes<D, 3, 2>(0), p, tune, s, true);
     default:
-      return launch_kernel(flash_fwd_wgmma_overlap_kernel<D, T, 3, 1>, grid, kThreads,
+      return launch_kernel(flash_fwd_wgmma_overlap_kernel<D, T, 3, 1, false>, grid, kThreads,
                            wgmma_overlap_smem_bytes<D, 3, 1>(max_list), p, tune, s);
   }
 }
@@ -88,6 +155,8 @@ const char* wgmma_variant_name(WgmmaVariant v) {
     case WgmmaVariant::Overlap2: return "overlap2";
     case WgmmaVariant::Overlap3: return "overlap3";
     case WgmmaVariant::Dense2Wg: return "dense2wg";
+    case WgmmaVariant::Overlap3Tma: return "overlap3_tma";
+    case WgmmaVariant::Dense2WgTma: return "dense2wg_tma";
   }
   return "?";
 }
@@ -96,7 +165,8 @@ Status launch_forward_wgmma(const FlashForwardParams& p, const AttentionTuning& 
                             vgStream_t s, WgmmaVariant v) {
   if (v == WgmmaVariant::Auto)
     v = p.q2k.index == nullptr ? WgmmaVariant::Dense2Wg : WgmmaVariant::Overlap3;
-  VG_REQUIRE(v != WgmmaVariant::Dense2Wg || p.q2k.index == nullptr,
+  VG_REQUIRE((v != WgmmaVariant::Dense2Wg && v != WgmmaVariant::Dense2WgTma) ||
+                 p.q2k.index == nullptr,
              "flash_forward (wgmma): the two-warpgroup variant runs dense attention only; pass "
              "no block list or pick another variant.");
   const bool bf16 = p.dtype == ElementType::BFloat16;

@@ -19,9 +19,13 @@ namespace vidgraph::kernels::flash {
 //  Overlap3  as Overlap2 with 3 K/V stages, copies two blocks ahead.
 //  Dense2Wg  dense only: two warpgroups (two query blocks) per CTA share each K/V tile, each
 //            overlapped as Overlap3. A block list gives InvalidArgument.
+//  Overlap3Tma, Dense2WgTma  as Overlap3 / Dense2Wg, but one thread loads the tiles with TMA
+//            (cp.async.bulk.tensor, tensor maps made on the host per call) and the warps wait on
+//            mbarriers instead of their own cp.async groups. Unsupported (an error, not a
+//            fallback) when a view's base or strides are not 16-byte aligned.
 //  Auto      Dense2Wg without a list, Overlap3 with one (what flash_forward runs).
 // Every variant gives the same bits (the same MMAs and softmax operations in the same order).
-enum class WgmmaVariant { Auto, Serial, Overlap2, Overlap3, Dense2Wg };
+enum class WgmmaVariant { Auto, Serial, Overlap2, Overlap3, Dense2Wg, Overlap3Tma, Dense2WgTma };
 const char* wgmma_variant_name(WgmmaVariant v);
 
 // True when the current device is sm_90 and this binary carries sm_90a code for the kernel.

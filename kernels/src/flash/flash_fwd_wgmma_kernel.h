@@ -41,7 +41,8 @@ VG_DEVICE void load_tile_sw128(unsigned char* tile, const TensorView& t, int b, 
 
 template <int D, typename T>
 __global__ void __launch_bounds__(kThreads, 2)
-    flash_fwd_wgmma_kernel(FlashForwardParams p, AttentionTuning tune) {
+    flash_fwd_wgmma_kernel(FlashForwardParams p, AttentionTuning tune,
+                           const __grid_constant__ wgmma::TmaMaps /*unused: no TMA*/) {
 #if defined(VG_NVIDIA_WGMMA)
   constexpr int kDt = D / 16;
   constexpr uint32_t kTile = wgmma::tile_bytes<D>();

@@ -4,6 +4,11 @@
 //   kStages  K/V shared-memory stages (2 or 3): K and V tiles of block i live in stage i % kStages.
 //   kWG      consumer warpgroups per CTA (1, or 2 for the dense case only): warpgroup w computes
 //            query block blockIdx.x * kWG + w; both share every K/V tile (half the loads per FLOP).
+//   kTma     false: every thread copies with cp.async (groups, copy_wait, proxy fence, barrier);
+//            true: thread 0 issues TMA tile loads (tensor maps in `maps`, wgmma.h) and group g_i
+//            completes mbarrier i % kStages (parity (i / kStages) & 1), which every thread waits
+//            on; no warp but thread 0 issues a load. The block barrier of each iteration stays: it
+//            is what frees the stages the next group overwrites.
 //
 // Per warpgroup, iteration it (block it of the list) issues, without waiting in between,
 //   S(it) = Q·K(it)ᵀ            (own accumulators s; commit group 1)
@@ -25,7 +30,8 @@
 // Shared memory (no alignment slack: the dynamic shared-memory base is 1024-byte aligned on
 // sm_90 when a kernel has no static shared memory; the kernel traps if it is not, rather than
 // feeding misaligned tiles to the swizzled descriptors): kWG Q tiles, kStages K tiles, kStages
-// V tiles, the staged list. D 128: kWG 1, kStages 3 = 112 KiB (2 CTAs per SM with a short list).
+// V tiles, kStages mbarriers (64 bytes), the staged list. D 128: kWG 1, kStages 3 = 112 KiB (2
+// CTAs per SM with a short list).
 #pragma once
 
 #include "flash_fwd_wgmma_kernel.h"
@@ -34,12 +40,13 @@ namespace vidgraph::kernels::flash {
 
 template <int D, int kStages, int kWG>
 constexpr size_t wgmma_overlap_smem_bytes(int max_list) {
-  return size_t(wgmma::tile_bytes<D>()) * (kWG + 2 * kStages) + size_t(max_list) * 4;
+  return size_t(wgmma::tile_bytes<D>()) * (kWG + 2 * kStages) + 64 + size_t(max_list) * 4;
 }
 
-template <int D, typename T, int kStages, int kWG>
+template <int D, typename T, int kStages, int kWG, bool kTma>
 __global__ void __launch_bounds__(kThreads * kWG, kWG == 1 ? 2 : 1)
-    flash_fwd_wgmma_overlap_kernel(FlashForwardParams p, AttentionTuning tune) {
+    flash_fwd_wgmma_overlap_kernel(FlashForwardParams p, AttentionTuning tune,
+                                   const __grid_constant__ wgmma::TmaMaps maps) {
   static_assert(kStages == 2 || kStages == 3, "2 or 3 K/V stages");
   static_assert(kWG == 1 || kWG == 2, "1 or 2 consumer warpgroups");
 #if defined(VG_NVIDIA_WGMMA)
@@ -51,7 +58,8 @@ __global__ void __launch_bounds__(kThreads * kWG, kWG == 1 ? 2 : 1)
   unsigned char* q_s = smem_ov;
   unsigned char* k_s = q_s + kWG * kTile;
   unsigned char* v_s = k_s + kStages * kTile;
-  int32_t* list_s = reinterpret_cast<int32_t*>(v_s + kStages * kTile);
+  const uint32_t bar_addr = wgmma::smem_addr(v_s + kStages * kTile);  // kStages x 8 bytes
+  int32_t* list_s = reinterpret_cast<int32_t*>(v_s + kStages * kTile + 64);
 
   const int wg = threadIdx.x / kThreads;
   const int h = blockIdx.y, b = blockIdx.z;
@@ -64,32 +72,63 @@ __global__ void __launch_bounds__(kThreads * kWG, kWG == 1 ? 2 : 1)
     list = resolve_list(p.q2k, row_id, n_kb, list_s, tune.index_in_shared);
   }
   const float scale_log2 = p.scale * kLog2e;
-  const uint32_t q_addr = wgmma::smem_addr(q_s + wg * kTile);
+  const uint32_t q_addr0 = wgmma::smem_addr(q_s);
+  const uint32_t q_addr = q_addr0 + wg * kTile;
   const uint32_t k_addr = wgmma::smem_addr(k_s);
   const uint32_t v_addr = wgmma::smem_addr(v_s);
 
-  auto load_k = [&](int i) {
-    if (i < list.count)
-      load_tile_sw128<D, kN>(k_s + (i % kStages) * kTile, p.k, b, h, list.at(i) * kBlock,
-                             p.seq_kv, tune.kv_evict_first);
+  // Issues copy group g_i (see the header); with kTma only thread 0 gets here.
+  auto issue = [&](int i) {
+    const bool k = i < list.count, v = i >= 1 && i - 1 < list.count;
+    if constexpr (kTma) {
+      const uint32_t bytes = (i == 0 ? kWG * kTile : 0u) + (k ? kTile : 0u) + (v ? kTile : 0u);
+      if (bytes == 0) return;  // past the list end: never waited for
+      const uint32_t bar = bar_addr + 8u * uint32_t(i % kStages);
+      wgmma::mbar_arrive_expect_tx(bar, bytes);
+      if (i == 0)
+        for (int w = 0; w < kWG; ++w)
+          wgmma::tma_load_tile<D>(q_addr0 + w * kTile, &maps.q, bar, b, h,
+                                  (blockIdx.x * kWG + w) * kBlock);
+      if (k)
+        wgmma::tma_load_tile<D>(k_addr + (i % kStages) * kTile, &maps.k, bar, b, h,
+                                list.at(i) * kBlock);
+      if (v)
+        wgmma::tma_load_tile<D>(v_addr + ((i - 1) % kStages) * kTile, &maps.v, bar, b, h,
+                                list.at(i - 1) * kBlock);
+    } else {
+      if (i == 0)
+        for (int w = 0; w < kWG; ++w)
+          load_tile_sw128<D, kN>(q_s + w * kTile, p.q, b, h, (blockIdx.x * kWG + w) * kBlock,
+                                 p.seq_q, false);
+      if (k)
+        load_tile_sw128<D, kN>(k_s + (i % kStages) * kTile, p.k, b, h, list.at(i) * kBlock,
+                               p.seq_kv, tune.kv_evict_first);
+      if (v)
+        load_tile_sw128<D, kN>(v_s + ((i - 1) % kStages) * kTile, p.v, b, h,
+                               list.at(i - 1) * kBlock, p.seq_kv, tune.kv_evict_first);
+      copy_commit();
+    }
   };
-  auto load_v = [&](int i) {
-    if (i >= 0 && i < list.count)
-      load_tile_sw128<D, kN>(v_s + (i % kStages) * kTile, p.v, b, h, list.at(i) * kBlock,
-                             p.seq_kv, tune.kv_evict_first);
+  // Makes group g_i visible to every thread's MMAs. Without TMA: every cp.async group but the
+  // newest `after` (the number issued after g_i) is waited for, then fence and block barrier.
+  auto await_group = [&](int i, auto after) {
+    if constexpr (kTma) {
+      wgmma::mbar_wait(bar_addr + 8u * uint32_t(i % kStages), uint32_t(i / kStages) & 1u);
+    } else {
+      copy_wait<decltype(after)::value>();
+      wgmma::proxy_fence();
+      __syncthreads();
+    }
   };
+  using Behind0 = std::integral_constant<int, 0>;
 
-  for (int w = 0; w < kWG; ++w)
-    load_tile_sw128<D, kN>(q_s + w * kTile, p.q, b, h, (blockIdx.x * kWG + w) * kBlock, p.seq_q,
-                           false);
-  __syncthreads();  // the staged list is visible
-  load_k(0);
-  copy_commit();  // g_0
-  for (int i = 1; i < kStages; ++i) {
-    load_k(i);
-    load_v(i - 1);
-    copy_commit();  // g_i
+  if constexpr (kTma) {
+    if (threadIdx.x == 0)
+      for (int i = 0; i < kStages; ++i) wgmma::mbar_init(bar_addr + 8u * i, 1);
   }
+  __syncthreads();  // the staged list and the mbarriers are visible
+  if (!kTma || threadIdx.x == 0)
+    for (int i = 0; i < kStages; ++i) issue(i);
 
   mma::FragC o[kDt];
   for (int dn = 0; dn < kDt; ++dn) mma::zero(o[dn]);
@@ -102,9 +141,7 @@ __global__ void __launch_bounds__(kThreads * kWG, kWG == 1 ? 2 : 1)
   mma::FragA pa[4];
 
   if (list.count > 0) {
-    copy_wait<kStages - 1>();  // g_0: Q and K(0)
-    wgmma::proxy_fence();
-    __syncthreads();
+    await_group(0, std::integral_constant<int, kStages - 1>{});  // g_0: Q and K(0)
     wgmma::fence();
     for (int kk = 0; kk < kDt; ++kk)
       wgmma::mma_qk<T>(s, wgmma::desc_k_major(q_addr, kk), wgmma::desc_k_major(k_addr, kk),
@@ -117,12 +154,16 @@ __global__ void __launch_bounds__(kThreads * kWG, kWG == 1 ? 2 : 1)
     for (int kk = 0; kk < 4; ++kk) mma::c_to_a<T>(pa[kk], s[kk], nullptr, lane);
 
     for (int it = 1; it < list.count; ++it) {
-      copy_wait<kStages - 2>();  // g_it: K(it), V(it-1)
-      wgmma::proxy_fence();
-      __syncthreads();
-      load_k(it + kStages - 1);
-      load_v(it + kStages - 2);
-      copy_commit();
+      // g_it holds K(it) and V(it-1). The block barrier (inside await_group without TMA) shows every
+      // warp past iteration it-1, so the stages g_{it+kStages-1} overwrites are free.
+      if constexpr (kTma) {
+        __syncthreads();
+        if (threadIdx.x == 0) issue(it + kStages - 1);
+        await_group(it, Behind0{});
+      } else {
+        await_group(it, std::integral_constant<int, kStages - 2>{});
+        issue(it + kStages - 1);
+      }
       const uint32_t k_tile = k_addr + uint32_t(it % kStages) * kTile;
       const uint32_t v_tile = v_addr + uint32_t((it - 1) % kStages) * kTile;
       wgmma::fence_operands(o);
@@ -144,9 +185,7 @@ __global__ void __launch_bounds__(kThreads * kWG, kWG == 1 ? 2 : 1)
       for (int kk = 0; kk < 4; ++kk) mma::c_to_a<T>(pa[kk], s[kk], nullptr, lane);
     }
 
-    copy_wait<0>();  // g_count: V(count-1)
-    wgmma::proxy_fence();
-    __syncthreads();
+    await_group(list.count, Behind0{});  // g_count: V(count-1)
     const uint32_t v_tile = v_addr + uint32_t((list.count - 1) % kStages) * kTile;
     wgmma::fence_operands(o);
     wgmma::fence();
@@ -156,12 +195,12 @@ __global__ void __launch_bounds__(kThreads * kWG, kWG == 1 ? 2 : 1)
     wgmma::wait<0>();
     wgmma::fence_operands(o);
   } else {
-    copy_wait<0>();  // no copy may outlive the block (the Q tile's)
+    await_group(0, Behind0{});  // no copy may outlive the block (the Q tile's)
   }
 
   store_forward_output<T, kDt>(p, o, m, l, b, h, q0 + warp * 16, lane);
 #elif defined(__CUDA_ARCH__)
-  (void)p, (void)tune;
+  (void)p, (void)tune, (void)maps;
   __trap();
 #endif
 }
