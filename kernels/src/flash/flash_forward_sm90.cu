@@ -10,6 +10,7 @@
 #include "flash_fwd_wgmma_kernel.h"
 #include "flash_fwd_wgmma_overlap_kernel.h"
 
+#include <cstdlib>
 #include <string>
 #include <utility>
 
@@ -161,10 +162,37 @@ const char* wgmma_variant_name(WgmmaVariant v) {
   return "?";
 }
 
+namespace {
+
+// VIDGRAPH_WGMMA_VARIANT (read once): the variant Auto stands for; unset or "auto" = the default.
+// A dense-only variant given a block list runs its one-warpgroup form (overlap3[_tma]).
+bool env_variant(WgmmaVariant* out) {
+  static const std::pair<bool, WgmmaVariant> parsed = [] {
+    const char* env = std::getenv("VIDGRAPH_WGMMA_VARIANT");
+    const std::string want = env != nullptr ? env : "auto";
+    for (WgmmaVariant v : {WgmmaVariant::Auto, WgmmaVariant::Serial, WgmmaVariant::Overlap2,
+                           WgmmaVariant::Overlap3, WgmmaVariant::Dense2Wg,
+                           WgmmaVariant::Overlap3Tma, WgmmaVariant::Dense2WgTma})
+      if (want == wgmma_variant_name(v)) return std::make_pair(true, v);
+    return std::make_pair(false, WgmmaVariant::Auto);
+  }();
+  *out = parsed.second;
+  return parsed.first;
+}
+
+}  // namespace
+
 Status launch_forward_wgmma(const FlashForwardParams& p, const AttentionTuning& tune,
                             vgStream_t s, WgmmaVariant v) {
-  if (v == WgmmaVariant::Auto)
-    v = p.q2k.index == nullptr ? WgmmaVariant::Dense2Wg : WgmmaVariant::Overlap3;
+  const bool dense = p.q2k.index == nullptr;
+  if (v == WgmmaVariant::Auto) {
+    VG_REQUIRE(env_variant(&v),
+               "flash_forward (wgmma): VIDGRAPH_WGMMA_VARIANT must be one of auto, serial, "
+               "overlap2, overlap3, dense2wg, overlap3_tma, dense2wg_tma.");
+    if (v == WgmmaVariant::Auto) v = dense ? WgmmaVariant::Dense2Wg : WgmmaVariant::Overlap3;
+    if (!dense && v == WgmmaVariant::Dense2Wg) v = WgmmaVariant::Overlap3;
+    if (!dense && v == WgmmaVariant::Dense2WgTma) v = WgmmaVariant::Overlap3Tma;
+  }
   VG_REQUIRE((v != WgmmaVariant::Dense2Wg && v != WgmmaVariant::Dense2WgTma) ||
                  p.q2k.index == nullptr,
              "flash_forward (wgmma): the two-warpgroup variant runs dense attention only; pass "

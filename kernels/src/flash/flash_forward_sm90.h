@@ -23,7 +23,10 @@ namespace vidgraph::kernels::flash {
 //            (cp.async.bulk.tensor, tensor maps made on the host per call) and the warps wait on
 //            mbarriers instead of their own cp.async groups. Unsupported (an error, not a
 //            fallback) when a view's base or strides are not 16-byte aligned.
-//  Auto      Dense2Wg without a list, Overlap3 with one (what flash_forward runs).
+//  Auto      what flash_forward runs: Dense2Wg without a list, Overlap3 with one, unless the
+//            environment variable VIDGRAPH_WGMMA_VARIANT (read once) names another variant
+//            (serial, overlap2, overlap3, dense2wg, overlap3_tma, dense2wg_tma; a dense-only
+//            one given a list runs overlap3 / overlap3_tma). Any other value is an error.
 // Every variant gives the same bits (the same MMAs and softmax operations in the same order).
 enum class WgmmaVariant { Auto, Serial, Overlap2, Overlap3, Dense2Wg, Overlap3Tma, Dense2WgTma };
 const char* wgmma_variant_name(WgmmaVariant v);
