@@ -1,0 +1,221 @@
+// vidgraph-model-bench: times the Wan2.2 DiT forward per attention method (with a breakdown into
+// self-attention, GEMMs and the rest) and the VAE 2.2 decode, with random weights made on the
+// device, and prints one JSON object (also to --out). Logs go to stderr, so stdout is the JSON.
+// Exit status: 0 all measured, 1 bad options or no plugin, 3 some measurement failed (its entry
+// says why; the JSON is still written).
+#include <ATen/core/Tensor.h>
+#include <torch/version.h>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench_log.h"
+#include "bench_timing.h"
+#include "dit_bench.h"
+#include "models/wan/wan_tiny.h"
+#include "plugins/api/plugin_loader.h"
+#include "vae_bench.h"
+
+namespace vidgraph::bench {
+namespace {
+
+using nlohmann::json;
+
+struct Options {
+  std::string device = "cuda";
+  std::string dtype = "bf16";
+  std::string config = "5b";
+  std::string grid;  // default per config
+  std::vector<std::string> methods{"full", "vsa", "sla_star"};
+  double sparsity = 0.875;
+  int warmup = 1, repeats = 5, vae_warmup = 1, vae_repeats = 2;
+  std::vector<std::string> vae_dtypes;  // default: --dtype
+  bool skip_vae = false, vae_tiled = false;
+  double time_limit_s = 0;
+  std::string plugin;
+  std::string out;
+};
+
+at::ScalarType parse_dtype(const std::string& s) {
+  if (s == "bf16") return at::kBFloat16;
+  if (s == "fp16") return at::kHalf;
+  if (s == "fp32") return at::kFloat;
+  throw std::invalid_argument("unknown dtype '" + s + "': use bf16, fp16 or fp32");
+}
+
+std::array<int64_t, 3> parse_grid(const std::string& text) {
+  std::array<int64_t, 3> g{};
+  std::stringstream ss(text);
+  std::string item;
+  size_t n = 0;
+  while (std::getline(ss, item, ',')) {
+    if (n == 3) break;
+    try {
+      g[n] = std::stoll(item);
+    } catch (const std::exception&) {
+      g[n] = 0;
+    }
+    ++n;
+  }
+  if (n != 3 || std::getline(ss, item, ',') || g[0] < 1 || g[1] < 1 || g[2] < 1) {
+    throw std::invalid_argument("--grid '" + text + "' is not three positive integers F,H,W (e.g. 31,22,40)");
+  }
+  return g;
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  return gethostname(buf, sizeof(buf) - 1) == 0 ? std::string(buf) : std::string("unknown");
+}
+
+json environment(const Options& o, c10::Device device, const plugin::LoadedPlugin& loaded) {
+  const char* commit = std::getenv("VIDGRAPH_COMMIT");
+  return json{{"machine", hostname()},
+              {"cpu_threads", std::thread::hardware_concurrency()},
+              {"torch", TORCH_VERSION},
+              {"device", device.str()},
+              {"device_name", device_name(device)},
+              {"commit", commit ? commit : ""},
+              {"plugin", plugin::plugin_version_string(loaded)},
+              {"dtype", o.dtype},
+              {"warmup", o.warmup},
+              {"repeats", o.repeats},
+              {"vae_warmup", o.vae_warmup},
+              {"vae_repeats", o.vae_repeats}};
+}
+
+bool has_error(const json& j) {
+  if (j.is_object()) {
+    if (j.contains("error")) return true;
+    for (const auto& item : j.items())
+      if (has_error(item.value())) return true;
+  }
+  return false;
+}
+
+bool write_json(const std::string& path, const json& j) {
+  if (path.empty()) return true;
+  std::ofstream f(path);
+  f << j.dump(2) << '\n';
+  return bool(f);
+}
+
+// The VAE section's options: the config's VAE decoding the DiT's latent.
+VaeBenchOptions vae_options(const Options& o, const DitBenchOptions& dit, std::chrono::steady_clock::time_point start) {
+  const bool tiny = o.config == "tiny";
+  VaeBenchOptions v;
+  v.config = tiny ? vae::WanVaeConfig::tiny() : vae::WanVaeConfig::wan22();
+  const auto& p = dit.config.patch_size;
+  v.latent_thw = {dit.grid[0] * p[0], dit.grid[1] * p[1], dit.grid[2] * p[2]};  // the DiT's latent
+  v.device = dit.device;
+  v.dtypes.clear();
+  for (const std::string& d : o.vae_dtypes.empty() ? std::vector<std::string>{o.dtype} : o.vae_dtypes) {
+    v.dtypes.push_back(parse_dtype(d));
+  }
+  v.warmup = o.vae_warmup;
+  v.repeats = o.vae_repeats;
+  if (o.vae_tiled) v.tiling = tiny ? vae::VaeTiling{6, 6, 2} : vae::VaeTiling{};
+  if (o.time_limit_s > 0) {
+    v.out_of_time = [start, limit = o.time_limit_s] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > limit;
+    };
+  }
+  return v;
+}
+
+int run(const Options& o) {
+  auto log = bench_logger();
+  const auto start = std::chrono::steady_clock::now();
+  const c10::Device device(o.device);
+  std::string why;
+  if (!device_usable(device, &why)) {
+    log->error("{}", why);
+    return 1;
+  }
+  const bool tiny = o.config == "tiny";
+  DitBenchOptions dit;
+  dit.config = tiny ? wan::wan_tiny_config() : wan::WanConfig::ti2v_5b();
+  dit.grid = parse_grid(o.grid.empty() ? (tiny ? "4,6,6" : "31,22,40") : o.grid);
+  dit.device = device;
+  dit.dtype = parse_dtype(o.dtype);
+  dit.methods = o.methods;
+  dit.sparsity = o.sparsity;
+  dit.warmup = o.warmup;
+  dit.repeats = o.repeats;
+
+  plugin::PluginLoadReport report = plugin::load_attention_plugin(o.plugin);
+  if (!report.plugin) {
+    log->error("{}", report.message());
+    return 1;
+  }
+  log->info("attention plugin: {}", plugin::plugin_version_string(*report.plugin));
+  json result{{"benchmark", "vidgraph-model-bench"},
+              {"environment", environment(o, device, *report.plugin)},
+              {"config", o.config},
+              {"sparsity", o.sparsity}};
+  result["dit"] = run_dit_bench(dit, report.plugin->backend());
+  write_json(o.out, result);  // a run cut short during the VAE keeps the DiT results
+
+  if (!o.skip_vae) result["vae"] = run_vae_bench(vae_options(o, dit, start));
+  result["elapsed_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!write_json(o.out, result)) {
+    log->error("could not write '{}': check that its folder exists and is writable", o.out);
+    return 1;
+  }
+  std::cout << result.dump(2) << std::endl;
+  return has_error(result) ? 3 : 0;
+}
+
+}  // namespace
+}  // namespace vidgraph::bench
+
+int main(int argc, char** argv) {
+  spdlog::set_default_logger(spdlog::stderr_color_mt("vidgraph-model-bench"));
+  vidgraph::bench::Options o;
+  CLI::App app{"vidgraph-model-bench: Wan2.2 DiT forward per attention method and VAE decode, random weights (JSON)"};
+  app.add_option("--device", o.device, "cuda, cuda:N or cpu")->capture_default_str();
+  app.add_option("--dtype", o.dtype, "matmul dtype of the DiT (and default VAE dtype)")
+      ->check(CLI::IsMember({"bf16", "fp16", "fp32"}))
+      ->capture_default_str();
+  app.add_option("--config", o.config, "5b (Wan2.2-TI2V-5B, VAE 2.2) or tiny (test configs)")
+      ->check(CLI::IsMember({"5b", "tiny"}))
+      ->capture_default_str();
+  app.add_option("--grid", o.grid, "latent tokens after patchify F,H,W (default 31,22,40 = 704x1280x121; tiny 4,6,6)");
+  app.add_option("--methods", o.methods, "attention methods of the plugin, comma-separated")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--sparsity", o.sparsity, "sparsity of vsa and sla_star")->check(CLI::Range(0.0, 0.999));
+  app.add_option("--warmup", o.warmup, "untimed DiT runs first")->check(CLI::NonNegativeNumber);
+  app.add_option("--repeats", o.repeats, "timed DiT runs")->check(CLI::PositiveNumber);
+  app.add_option("--vae-warmup", o.vae_warmup, "untimed VAE decodes first")->check(CLI::NonNegativeNumber);
+  app.add_option("--vae-repeats", o.vae_repeats, "timed VAE decodes")->check(CLI::PositiveNumber);
+  app.add_option("--vae-dtypes", o.vae_dtypes, "VAE dtypes, comma-separated (default: --dtype)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
+  app.add_flag("--vae-tiled", o.vae_tiled, "also time a spatially tiled decode");
+  app.add_flag("--skip-vae", o.skip_vae, "time the DiT only");
+  app.add_option("--time-limit-s", o.time_limit_s, "skip VAE variants that would start after this many seconds");
+  app.add_option("--plugin", o.plugin, "attention plugin name (default: the first usable one)");
+  app.add_option("--out", o.out, "also write the JSON to this file");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return vidgraph::bench::run(o);
+  } catch (const std::exception& e) {
+    vidgraph::bench::bench_logger()->error("{}", e.what());
+    return 1;
+  }
+}
