@@ -14,6 +14,7 @@ struct RunArgs {
   std::vector<std::string> sets;     // --set NODE.PARAM=VALUE
   std::vector<std::string> targets;  // --target NODE (run up to these nodes)
   std::vector<std::string> sweeps;   // run --sweep NODE.PARAM=V1,V2,... (one run per combination)
+  double cache_budget_gib = 0.0;     // run --cache-budget GIB; 0 = the engine's default (8 GiB)
   std::string output_dir;            // --output-dir (default: current directory)
   std::string resources_dir;         // --resources (default: <exe>/../share/vidgraph)
   bool overwrite = false;            // --overwrite

@@ -63,6 +63,11 @@ int run_cli_main(int argc, char** argv, const RunnerConfig& config) {
                   "(repeatable: every combination)")
       ->type_name("NODE.PARAM=V1,V2,...")
       ->allow_extra_args(false);
+  run->add_option("--cache-budget", args.cache_budget_gib,
+                  "Memory for results kept between the runs of a sweep, in GiB (default 8); give more than "
+                  "the model's size so that it is loaded once")
+      ->type_name("GIB")
+      ->check(CLI::PositiveNumber);
 
   CLI::App* validate = app.add_subcommand("validate", "Check a workflow without running it");
   add_flow_options(validate, args);

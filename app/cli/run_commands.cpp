@@ -43,7 +43,7 @@ int command_run(const RunArgs& args, const engine::Registry& registry) {
   request.options.output_dir = *out;
   request.options.workflow_json = engine::save_workflow_string(*doc);
 
-  engine::Engine engine(registry);
+  engine::Engine engine(registry, engine_config(args));
   auto renderer = pick_renderer(args);
   const auto subscription = engine.events().subscribe([&](const engine::Event& e) { renderer->on_event(e); });
   route_logs_to_bus(engine.events());

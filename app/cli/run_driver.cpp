@@ -65,6 +65,12 @@ engine::RunRequest base_request(const RunArgs& args) {
   return request;
 }
 
+engine::EngineConfig engine_config(const RunArgs& args) {
+  engine::EngineConfig config;
+  if (args.cache_budget_gib > 0) config.cache_budget_bytes = static_cast<std::size_t>(args.cache_budget_gib * double(1ull << 30));
+  return config;
+}
+
 int exit_code_for(engine::RunStatus status) {
   switch (status) {
     case engine::RunStatus::Succeeded: return kExitOk;

@@ -35,6 +35,8 @@ engine::Result<std::string> prepare_output_dir(const RunArgs& args);
 // workflow_json are the caller's.
 engine::RunRequest base_request(const RunArgs& args);
 
+// The engine settings of args (--cache-budget).
+engine::EngineConfig engine_config(const RunArgs& args);
 int exit_code_for(engine::RunStatus status);
 // json when args.json_events (each line gets `tag`'s fields), else tty on a terminal, else plain.
 std::unique_ptr<RunRenderer> pick_renderer(const RunArgs& args, const nlohmann::json& tag = nlohmann::json::object());

@@ -178,7 +178,7 @@ int command_sweep(const RunArgs& args, const engine::Registry& registry) {
   }
   const auto t0 = Clock::now();
   const std::size_t count = p.plan.runs.size();
-  engine::Engine engine(registry);
+  engine::Engine engine(registry, engine_config(args));
   install_interrupt_handler();
   for (std::size_t i = 0; i < count; ++i) {
     SweepRunRecord& record = report.runs[i];

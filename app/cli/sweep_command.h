@@ -9,6 +9,8 @@
 // Events: each run's --json-events lines carry "run_index": i, after a
 // {"event": "sweep_run_started", "run_index", "runs", "settings", "output_dir"} line; the last line is
 // {"event": "sweep_summary", ...}. Human renderers print a header per run and a final table.
+// Cache: results stay while they fit in --cache-budget (engine_config); a result larger than the
+// budget (a big model) is not kept, and every run recomputes it.
 // Exit code: 0 when every run succeeds; otherwise the first failing run's code, and the sweep stops
 // there (later runs are reported as not run). Ctrl-C cancels the current run and stops: 130.
 // Argument and validation errors of any run: 2, before the first run starts.

@@ -391,6 +391,34 @@ class tst_Cli : public QObject {
     QCOMPARE(read_text(tmp_.filePath("sweep_ten/run-10/hello.txt")), QString("9"));
   }
 
+  void sweepCacheBudget_data() {
+    QTest::addColumn<QStringList>("budget");
+    QTest::addColumn<int>("code");
+    QTest::addColumn<QString>("big_in_run_2");  // what the 2 GiB node does in run 2
+    QTest::newRow("default keeps it") << QStringList{} << 0 << "cached";
+    QTest::newRow("3 GiB keeps it") << QStringList{"--cache-budget", "3"} << 0 << "cached";
+    QTest::newRow("1.5 GiB cannot") << QStringList{"--cache-budget", "1.5"} << 0 << "started";
+    QTest::newRow("zero") << QStringList{"--cache-budget", "0"} << 2 << "";
+    QTest::newRow("not a number") << QStringList{"--cache-budget", "lots"} << 2 << "";
+  }
+  void sweepCacheBudget() {
+    QFETCH(QStringList, budget);
+    QFETCH(int, code);
+    QFETCH(QString, big_in_run_2);
+    const QTemporaryDir out;
+    const Output o = run_tool(QStringList{"run", flow("cache.vgflow"), "--sweep", "s.factor=1,2", "--json-events",
+                                          "--output-dir", out.path()} + budget);
+    QVERIFY2(o.code == code, qPrintable(o.out + o.err));
+    if (code != 0) {
+      QVERIFY2(o.err.contains("--cache-budget"), qPrintable(o.err));
+      return;
+    }
+    const auto runs = node_outcomes(json_lines(o.out));
+    QCOMPARE(runs.at(1).at("big"), std::string("started"));
+    QCOMPARE(runs.at(2).at("big"), big_in_run_2.toStdString());
+    QCOMPARE(runs.at(2).at("s"), std::string("started"));
+  }
+
   void sweepStopsAtTheFirstFailure() {
     const QString out = tmp_.filePath("sweep_fail");
     const Output o = run_tool({"run", flow("fail.vgflow"), "--sweep", "a.value=1,2,3", "--json-events", "--output-dir", out});
