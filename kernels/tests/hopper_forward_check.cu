@@ -15,7 +15,8 @@
 // Prints one JSON object on stdout (logs on stderr); exits 1 on any mismatch, 2 when the device or
 // binary cannot run the wgmma forward. Options: --mma-only (part 1), --no-timing (parts 1-2),
 // --tma (parts 2-3 with the TMA variants overlap3_tma and dense2wg_tma instead of the cp.async
-// ones; run as its own process so that a TMA fault cannot take the other results with it).
+// ones; run as its own process so that a TMA fault cannot take the other results with it),
+// --ws (the same for the producer-warp variants overlap3_ws and dense2wg_ws).
 #include "common/wgmma.h"
 #include "flash/flash_forward_sm90.h"
 #include "flash/flash_fwd_wgmma_kernel.h"
@@ -333,7 +334,8 @@ using vk::flash::WgmmaVariant;
 // The variants this run checks and times (main picks the cp.async or the TMA set).
 std::vector<WgmmaVariant> g_variants;
 bool applies(WgmmaVariant v, const Case& c) {
-  return c.sparsity < 0 || (v != WgmmaVariant::Dense2Wg && v != WgmmaVariant::Dense2WgTma);
+  return c.sparsity < 0 || (v != WgmmaVariant::Dense2Wg && v != WgmmaVariant::Dense2WgTma &&
+                            v != WgmmaVariant::Dense2WgWs);
 }
 
 // The overlapped variants assume (and trap without) a 1024-byte aligned dynamic shared-memory
@@ -475,13 +477,14 @@ std::string time_case(const Case& c, std::mt19937& rng) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool mma_only = false, timing = true, tma = false;
+  bool mma_only = false, timing = true, tma = false, ws = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--mma-only") == 0) mma_only = true;
     else if (std::strcmp(argv[i], "--no-timing") == 0) timing = false;
     else if (std::strcmp(argv[i], "--tma") == 0) tma = true;
+    else if (std::strcmp(argv[i], "--ws") == 0) ws = true;
     else {
-      std::fprintf(stderr, "usage: %s [--mma-only] [--no-timing] [--tma]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--mma-only] [--no-timing] [--tma | --ws]\n", argv[0]);
       return 2;
     }
   }
@@ -499,6 +502,8 @@ int main(int argc, char** argv) {
   const uint32_t misaligned = smem_base_misalignment();
   if (tma) {
     g_variants = {WgmmaVariant::Overlap3Tma, WgmmaVariant::Dense2WgTma};
+  } else if (ws) {
+    g_variants = {WgmmaVariant::Overlap3Ws, WgmmaVariant::Dense2WgWs};
   } else {
     g_variants = {WgmmaVariant::Serial, WgmmaVariant::Overlap2, WgmmaVariant::Overlap3,
                   WgmmaVariant::Dense2Wg};

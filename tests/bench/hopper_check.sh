@@ -8,9 +8,10 @@
 #     (serial, overlap2, overlap3, dense2wg) against the mma.sync forward (14 cases), timings of
 #     mma.sync and every variant at the Wan2.2-5B shape (dense, sparsity 0.875) → $OUT/hopper.json
 #     (stderr → $OUT/hopper-log.txt).
-#  2. The same with the TMA variants (overlap3_tma, dense2wg_tma), in their own process so that a
-#     TMA fault cannot take step 1's results with it → $OUT/hopper-tma.json
-#     (stderr → $OUT/hopper-tma-log.txt).
+#  2. The same with the TMA variants (overlap3_tma, dense2wg_tma; --tma) and then the
+#     producer-warp variants (overlap3_ws, dense2wg_ws; --ws), each in its own process so that a
+#     TMA fault cannot take other results with it → $OUT/hopper-{tma,ws}.json
+#     (stderr → $OUT/hopper-{tma,ws}-log.txt).
 #  3. If BUILD_DIR/tests/tst_attention_gpu exists: the GPU suite against the CPU reference with the
 #     wgmma forward on (VIDGRAPH_ATTENTION_TUNING=1,1,0,1,1,1,1; flash_forward runs the auto
 #     variant: dense2wg without a list, overlap3 with one) → $OUT/test-wgmma.txt.
@@ -36,15 +37,17 @@ if [ $check_rc -ne 0 ]; then
   rc=1
 fi
 
-timeout 120 "$CHECK" --tma > "$OUT/hopper-tma.json" 2> "$OUT/hopper-tma-log.txt"
-tma_rc=$?
-grep -E "^(FAIL|timing)" "$OUT/hopper-tma-log.txt"
-echo "vidgraph-hopper-check --tma rc=$tma_rc ($OUT/hopper-tma.json)"
-if [ $tma_rc -ne 0 ]; then
-  echo "hopper_check: the TMA variants FAILED (rc=$tma_rc); last lines of the log:" >&2
-  tail -n 20 "$OUT/hopper-tma-log.txt" >&2
-  rc=1
-fi
+for set in tma ws; do
+  timeout 120 "$CHECK" --$set > "$OUT/hopper-$set.json" 2> "$OUT/hopper-$set-log.txt"
+  set_rc=$?
+  grep -E "^(FAIL|timing)" "$OUT/hopper-$set-log.txt"
+  echo "vidgraph-hopper-check --$set rc=$set_rc ($OUT/hopper-$set.json)"
+  if [ $set_rc -ne 0 ]; then
+    echo "hopper_check: the --$set variants FAILED (rc=$set_rc); last lines of the log:" >&2
+    tail -n 20 "$OUT/hopper-$set-log.txt" >&2
+    rc=1
+  fi
+done
 
 SUITE="$BUILD/tests/tst_attention_gpu"
 if [ -x "$SUITE" ]; then

@@ -226,6 +226,12 @@ VG_DEVICE void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
                : "memory");
 #endif
 }
+// Plain arrival (the consumers' release of a stage).
+VG_DEVICE void mbar_arrive(uint32_t bar) {
+#if defined(VG_NVIDIA_WGMMA)
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+#endif
+}
 // Waits for the phase with the given parity to complete; traps after ~2^24 failed polls (seconds)
 // so that a lost transaction shows up as an error instead of a hang.
 VG_DEVICE void mbar_wait(uint32_t bar, uint32_t parity) {

@@ -1,7 +1,8 @@
 // Host side of the Hopper (sm_90a) forward: availability check, shared-memory sizing, dispatch
 // over variant, head dim and dtype, and the TMA tensor maps of the *Tma variants (built with
 // cuTensorMapEncodeTiled, reached through the runtime's driver entry point: no libcuda link).
-// Instances: {Serial, Overlap2, Overlap3, Dense2Wg, Overlap3Tma, Dense2WgTma} ×
+// Instances: {Serial, Overlap2, Overlap3, Dense2Wg, Overlap3Tma, Dense2WgTma, Overlap3Ws,
+// Dense2WgWs} ×
 // D ∈ {64, 128} × {bf16, fp16}. Compiled for every CUDA
 // target; only the sm_90a device pass holds wgmma code (other passes hold a trapping stub that
 // wgmma_forward_available() keeps from being launched).
@@ -91,6 +92,15 @@ Status launch_kernel(Kernel kernel, dim3 grid, int threads, size_t smem,
   return Status::Ok;
 }
 
+template <int D, typename T, int kStages, int kWG, int kLoad>
+Status launch_overlap(dim3 grid, int max_list, const FlashForwardParams& p,
+                      const AttentionTuning& tune, vgStream_t s) {
+  return launch_kernel(flash_fwd_wgmma_overlap_kernel<D, T, kStages, kWG, kLoad>, grid,
+                       wgmma_overlap_threads<kWG, kLoad>(),
+                       wgmma_overlap_smem_bytes<D, kStages, kWG>(max_list), p, tune, s,
+                       kLoad != kLoadCpAsync);
+}
+
 template <int D, typename T>
 Status launch_typed(const FlashForwardParams& p, const AttentionTuning& tune, vgStream_t s,
                     WgmmaVariant v) {
@@ -103,20 +113,19 @@ Status launch_typed(const FlashForwardParams& p, const AttentionTuning& tune, vg
       return launch_kernel(flash_fwd_wgmma_kernel<D, T>, grid, kThreads,
                            wgmma_fwd_smem_bytes<D>(max_list), p, tune, s);
     case WgmmaVariant::Overlap2:
-      return launch_kernel(flash_fwd_wgmma_overlap_kernel<D, T, 2, 1, false>, grid, kThreads,
-                           wgmma_overlap_smem_bytes<D, 2, 1>(max_list), p, tune, s);
+      return launch_overlap<D, T, 2, 1, kLoadCpAsync>(grid, max_list, p, tune, s);
     case WgmmaVariant::Dense2Wg:
-      return launch_kernel(flash_fwd_wgmma_overlap_kernel<D, T, 3, 2, false>, grid2,
-                           2 * kThreads, wgmma_overlap_smem_bytes<D, 3, 2>(0), p, tune, s);
+      return launch_overlap<D, T, 3, 2, kLoadCpAsync>(grid2, 0, p, tune, s);
     case WgmmaVariant::Overlap3Tma:
-      return launch_kernel(flash_fwd_wgmma_overlap_kernel<D, T, 3, 1, true>, grid, kThreads,
-                           wgmma_overlap_smem_bytes<D, 3, 1>(max_list), p, tune, s, true);
+      return launch_overlap<D, T, 3, 1, kLoadTma>(grid, max_list, p, tune, s);
     case WgmmaVariant::Dense2WgTma:
-      return launch_kernel(flash_fwd_wgmma_overlap_kernel<D, T, 3, 2, true>, grid2,
-                           2 * kThreads, wgmma_overlap_smem_bytes<D, 3, 2>(0), p, tune, s, true);
+      return launch_overlap<D, T, 3, 2, kLoadTma>(grid2, 0, p, tune, s);
+    case WgmmaVariant::Overlap3Ws:
+      return launch_overlap<D, T, 3, 1, kLoadTmaProducer>(grid, max_list, p, tune, s);
+    case WgmmaVariant::Dense2WgWs:
+      return launch_overlap<D, T, 3, 2, kLoadTmaProducer>(grid2, 0, p, tune, s);
     default:
-      return launch_kernel(flash_fwd_wgmma_overlap_kernel<D, T, 3, 1, false>, grid, kThreads,
-                           wgmma_overlap_smem_bytes<D, 3, 1>(max_list), p, tune, s);
+      return launch_overlap<D, T, 3, 1, kLoadCpAsync>(grid, max_list, p, tune, s);
   }
 }
 
@@ -158,6 +167,8 @@ const char* wgmma_variant_name(WgmmaVariant v) {
     case WgmmaVariant::Dense2Wg: return "dense2wg";
     case WgmmaVariant::Overlap3Tma: return "overlap3_tma";
     case WgmmaVariant::Dense2WgTma: return "dense2wg_tma";
+    case WgmmaVariant::Overlap3Ws: return "overlap3_ws";
+    case WgmmaVariant::Dense2WgWs: return "dense2wg_ws";
   }
   return "?";
 }
@@ -172,7 +183,8 @@ bool env_variant(WgmmaVariant* out) {
     const std::string want = env != nullptr ? env : "auto";
     for (WgmmaVariant v : {WgmmaVariant::Auto, WgmmaVariant::Serial, WgmmaVariant::Overlap2,
                            WgmmaVariant::Overlap3, WgmmaVariant::Dense2Wg,
-                           WgmmaVariant::Overlap3Tma, WgmmaVariant::Dense2WgTma})
+                           WgmmaVariant::Overlap3Tma, WgmmaVariant::Dense2WgTma,
+                           WgmmaVariant::Overlap3Ws, WgmmaVariant::Dense2WgWs})
       if (want == wgmma_variant_name(v)) return std::make_pair(true, v);
     return std::make_pair(false, WgmmaVariant::Auto);
   }();
@@ -188,13 +200,16 @@ Status launch_forward_wgmma(const FlashForwardParams& p, const AttentionTuning& 
   if (v == WgmmaVariant::Auto) {
     VG_REQUIRE(env_variant(&v),
                "flash_forward (wgmma): VIDGRAPH_WGMMA_VARIANT must be one of auto, serial, "
-               "overlap2, overlap3, dense2wg, overlap3_tma, dense2wg_tma.");
+               "overlap2, overlap3, dense2wg, overlap3_tma, dense2wg_tma, overlap3_ws, "
+               "dense2wg_ws.");
     if (v == WgmmaVariant::Auto) v = dense ? WgmmaVariant::Dense2Wg : WgmmaVariant::Overlap3;
     if (!dense && v == WgmmaVariant::Dense2Wg) v = WgmmaVariant::Overlap3;
     if (!dense && v == WgmmaVariant::Dense2WgTma) v = WgmmaVariant::Overlap3Tma;
+    if (!dense && v == WgmmaVariant::Dense2WgWs) v = WgmmaVariant::Overlap3Ws;
   }
-  VG_REQUIRE((v != WgmmaVariant::Dense2Wg && v != WgmmaVariant::Dense2WgTma) ||
-                 p.q2k.index == nullptr,
+  VG_REQUIRE((v != WgmmaVariant::Dense2Wg && v != WgmmaVariant::Dense2WgTma &&
+              v != WgmmaVariant::Dense2WgWs) ||
+                 dense,
              "flash_forward (wgmma): the two-warpgroup variant runs dense attention only; pass "
              "no block list or pick another variant.");
   const bool bf16 = p.dtype == ElementType::BFloat16;

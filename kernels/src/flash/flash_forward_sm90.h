@@ -23,12 +23,26 @@ namespace vidgraph::kernels::flash {
 //            (cp.async.bulk.tensor, tensor maps made on the host per call) and the warps wait on
 //            mbarriers instead of their own cp.async groups. Unsupported (an error, not a
 //            fallback) when a view's base or strides are not 16-byte aligned.
+//  Overlap3Ws, Dense2WgWs  as the Tma pair, with a producer warp (warp specialisation): one
+//            more warp issues the TMA loads, consumers release stages through mbarriers and take
+//            no block barrier in the loop.
 //  Auto      what flash_forward runs: Dense2Wg without a list, Overlap3 with one, unless the
 //            environment variable VIDGRAPH_WGMMA_VARIANT (read once) names another variant
-//            (serial, overlap2, overlap3, dense2wg, overlap3_tma, dense2wg_tma; a dense-only
-//            one given a list runs overlap3 / overlap3_tma). Any other value is an error.
+//            (serial, overlap2, overlap3, dense2wg, overlap3_tma, dense2wg_tma, overlap3_ws,
+//            dense2wg_ws; a dense-only one given a list runs its overlap3 form). Any other
+//            value is an error.
 // Every variant gives the same bits (the same MMAs and softmax operations in the same order).
-enum class WgmmaVariant { Auto, Serial, Overlap2, Overlap3, Dense2Wg, Overlap3Tma, Dense2WgTma };
+enum class WgmmaVariant {
+  Auto,
+  Serial,
+  Overlap2,
+  Overlap3,
+  Dense2Wg,
+  Overlap3Tma,
+  Dense2WgTma,
+  Overlap3Ws,
+  Dense2WgWs
+};
 const char* wgmma_variant_name(WgmmaVariant v);
 
 // True when the current device is sm_90 and this binary carries sm_90a code for the kernel.

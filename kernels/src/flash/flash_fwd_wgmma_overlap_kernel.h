@@ -4,11 +4,19 @@
 //   kStages  K/V shared-memory stages (2 or 3): K and V tiles of block i live in stage i % kStages.
 //   kWG      consumer warpgroups per CTA (1, or 2 for the dense case only): warpgroup w computes
 //            query block blockIdx.x * kWG + w; both share every K/V tile (half the loads per FLOP).
-//   kTma     false: every thread copies with cp.async (groups, copy_wait, proxy fence, barrier);
-//            true: thread 0 issues TMA tile loads (tensor maps in `maps`, wgmma.h) and group g_i
-//            completes mbarrier i % kStages (parity (i / kStages) & 1), which every thread waits
-//            on; no warp but thread 0 issues a load. The block barrier of each iteration stays: it
-//            is what frees the stages the next group overwrites.
+//   kLoad    kLoadCpAsync: every thread copies with cp.async (groups, copy_wait, proxy fence,
+//            barrier).
+//            kLoadTma: thread 0 issues TMA tile loads (tensor maps in `maps`, wgmma.h) and group
+//            g_i completes mbarrier full[i % kStages] (parity (i / kStages) & 1), which every
+//            thread waits on. The block barrier of each iteration stays: it is what frees the
+//            stages the next group overwrites.
+//            kLoadTmaProducer: one more warp (threads kWG*128 .. +31, after the consumer
+//            warpgroups) whose lane 0 issues every group; the consumers never take a block
+//            barrier in the loop. Consumer threads arrive on mbarrier empty[it % kStages] once
+//            iteration it's MMAs are done (K(it) and V(it-1) read), and the producer waits on
+//            empty[i % kStages] (parity (i / kStages - 1) & 1) before issuing g_i, i >= kStages.
+//            With kWG = 2 the two warpgroups drift apart freely (one's softmax beside the
+//            other's MMAs).
 //
 // Per warpgroup, iteration it (block it of the list) issues, without waiting in between,
 //   S(it) = Q·K(it)ᵀ            (own accumulators s; commit group 1)
@@ -38,27 +46,36 @@
 
 namespace vidgraph::kernels::flash {
 
+constexpr int kLoadCpAsync = 0, kLoadTma = 1, kLoadTmaProducer = 2;
+
+template <int kWG, int kLoad>
+constexpr int wgmma_overlap_threads() {
+  return kThreads * kWG + (kLoad == kLoadTmaProducer ? kWarpSize : 0);
+}
+
 template <int D, int kStages, int kWG>
 constexpr size_t wgmma_overlap_smem_bytes(int max_list) {
   return size_t(wgmma::tile_bytes<D>()) * (kWG + 2 * kStages) + 64 + size_t(max_list) * 4;
 }
 
-template <int D, typename T, int kStages, int kWG, bool kTma>
-__global__ void __launch_bounds__(kThreads * kWG, kWG == 1 ? 2 : 1)
+template <int D, typename T, int kStages, int kWG, int kLoad>
+__global__ void __launch_bounds__(wgmma_overlap_threads<kWG, kLoad>(), kWG == 1 ? 2 : 1)
     flash_fwd_wgmma_overlap_kernel(FlashForwardParams p, AttentionTuning tune,
                                    const __grid_constant__ wgmma::TmaMaps maps) {
   static_assert(kStages == 2 || kStages == 3, "2 or 3 K/V stages");
   static_assert(kWG == 1 || kWG == 2, "1 or 2 consumer warpgroups");
 #if defined(VG_NVIDIA_WGMMA)
   constexpr int kDt = D / 16;
-  constexpr int kN = kThreads * kWG;
+  constexpr bool kTma = kLoad != kLoadCpAsync, kWs = kLoad == kLoadTmaProducer;
+  constexpr int kN = kThreads * kWG;  // consumer threads (all threads without a producer warp)
   constexpr uint32_t kTile = wgmma::tile_bytes<D>();
   extern __shared__ __align__(1024) unsigned char smem_ov[];
   if ((wgmma::smem_addr(smem_ov) & 1023u) != 0) __trap();
   unsigned char* q_s = smem_ov;
   unsigned char* k_s = q_s + kWG * kTile;
   unsigned char* v_s = k_s + kStages * kTile;
-  const uint32_t bar_addr = wgmma::smem_addr(v_s + kStages * kTile);  // kStages x 8 bytes
+  const uint32_t bar_addr = wgmma::smem_addr(v_s + kStages * kTile);  // full: kStages x 8 bytes
+  const uint32_t empty_addr = bar_addr + 32;                            // empty: kStages x 8
   int32_t* list_s = reinterpret_cast<int32_t*>(v_s + kStages * kTile + 64);
 
   const int wg = threadIdx.x / kThreads;
@@ -123,12 +140,32 @@ __global__ void __launch_bounds__(kThreads * kWG, kWG == 1 ? 2 : 1)
   using Behind0 = std::integral_constant<int, 0>;
 
   if constexpr (kTma) {
-    if (threadIdx.x == 0)
+    if (threadIdx.x == 0) {
       for (int i = 0; i < kStages; ++i) wgmma::mbar_init(bar_addr + 8u * i, 1);
+      if constexpr (kWs)
+        for (int i = 0; i < kStages; ++i) wgmma::mbar_init(empty_addr + 8u * i, kN);
+    }
   }
   __syncthreads();  // the staged list and the mbarriers are visible
-  if (!kTma || threadIdx.x == 0)
+  if constexpr (kWs) {
+    if (threadIdx.x >= kN) {  // the producer warp: lane 0 issues every group, then leaves
+      if (threadIdx.x == kN) {
+        for (int i = 0; i <= list.count; ++i) {
+          if (i >= kStages)
+            wgmma::mbar_wait(empty_addr + 8u * uint32_t(i % kStages),
+                             uint32_t(i / kStages - 1) & 1u);
+          issue(i);
+        }
+      }
+      return;
+    }
+  } else if (!kTma || threadIdx.x == 0) {
     for (int i = 0; i < kStages; ++i) issue(i);
+  }
+  // Consumers: iteration it's MMAs are done; with a producer warp, release its stages.
+  auto release = [&](int it) {
+    if constexpr (kWs) wgmma::mbar_arrive(empty_addr + 8u * uint32_t(it % kStages));
+  };
 
   mma::FragC o[kDt];
   for (int dn = 0; dn < kDt; ++dn) mma::zero(o[dn]);
@@ -151,12 +188,15 @@ __global__ void __launch_bounds__(kThreads * kWG, kWG == 1 ? 2 : 1)
     wgmma::fence_operands(s);
     softmax_probs(s, m, l, alpha, valid_keys(list.at(0), p.seq_kv, p.kv_block_valid),
                   scale_log2, lane);  // O is zero: no rescale
+    release(0);
     for (int kk = 0; kk < 4; ++kk) mma::c_to_a<T>(pa[kk], s[kk], nullptr, lane);
 
     for (int it = 1; it < list.count; ++it) {
       // g_it holds K(it) and V(it-1). The block barrier (inside await_group without TMA) shows every
       // warp past iteration it-1, so the stages g_{it+kStages-1} overwrites are free.
-      if constexpr (kTma) {
+      if constexpr (kWs) {
+        await_group(it, Behind0{});
+      } else if constexpr (kTma) {
         __syncthreads();
         if (threadIdx.x == 0) issue(it + kStages - 1);
         await_group(it, Behind0{});
@@ -181,6 +221,7 @@ __global__ void __launch_bounds__(kThreads * kWG, kWG == 1 ? 2 : 1)
                     scale_log2, lane);
       wgmma::wait<0>();
       wgmma::fence_operands(o);
+      release(it);
       rescale_output<kDt>(o, alpha);
       for (int kk = 0; kk < 4; ++kk) mma::c_to_a<T>(pa[kk], s[kk], nullptr, lane);
     }
