@@ -419,6 +419,18 @@ class tst_Cli : public QObject {
     QCOMPARE(runs.at(2).at("s"), std::string("started"));
   }
 
+  void sweepRefusesAFileWhereARunFolderGoes() {
+    const QString out = tmp_.filePath("sweep_blocked");
+    QVERIFY(QDir().mkpath(out));
+    QFile blocker(out + "/run-2");
+    QVERIFY(blocker.open(QIODevice::WriteOnly));
+    blocker.close();
+    const Output o = run_tool({"run", flow("write.vgflow"), "--sweep", "w.text=a,b", "--output-dir", out});
+    QCOMPARE(o.code, 2);
+    QVERIFY2(o.err.contains("run-2' is a file, but run 2 needs it as its folder"), qPrintable(o.err));
+    QVERIFY2(!QFile::exists(out + "/run-1"), "nothing ran");
+  }
+
   void sweepStopsAtTheFirstFailure() {
     const QString out = tmp_.filePath("sweep_fail");
     const Output o = run_tool({"run", flow("fail.vgflow"), "--sweep", "a.value=1,2,3", "--json-events", "--output-dir", out});
