@@ -248,6 +248,7 @@ struct Case {
   float scale;
   bool staged = true;      // tuning.index_in_shared
   bool empty_row = false;  // one row with an empty list
+  bool packed = false;     // q, k, v: views of one [B, S, 3, H, D] buffer (strides 3·H·D)
 };
 
 struct Buffers {
@@ -265,10 +266,11 @@ struct Buffers {
 
 std::string describe(const Case& c) {
   char buf[200];
-  std::snprintf(buf, sizeof buf, "%s D%d B%d H%d S%d %s%.3f kv_valid=%d scale=%g staged=%d%s",
+  std::snprintf(buf, sizeof buf, "%s D%d B%d H%d S%d %s%.3f kv_valid=%d scale=%g staged=%d%s%s",
                 c.bf16 ? "bf16" : "fp16", c.d, c.batch, c.heads, c.seq,
                 c.sparsity < 0 ? "dense " : "sparsity=", c.sparsity < 0 ? 0.0 : c.sparsity,
-                int(c.kv_valid), c.scale, int(c.staged), c.empty_row ? " empty-row" : "");
+                int(c.kv_valid), c.scale, int(c.staged), c.empty_row ? " empty-row" : "",
+                c.packed ? " packed-qkv" : "");
   return buf;
 }
 
@@ -276,14 +278,25 @@ Buffers make_buffers(const Case& c, vk::FlashForwardParams& p, std::mt19937& rng
   Buffers bu;
   const size_t n = size_t(c.batch) * c.seq * c.heads * c.d;
   const size_t nl = size_t(c.batch) * c.heads * c.seq;
-  for (uint16_t** x : {&bu.q, &bu.k, &bu.v, &bu.o_ref, &bu.o_wg}) CHECK_CUDA(cudaMalloc(x, n * 2));
+  if (c.packed) {
+    CHECK_CUDA(cudaMalloc(&bu.q, 3 * n * 2));
+  } else {
+    CHECK_CUDA(cudaMalloc(&bu.q, n * 2));
+    CHECK_CUDA(cudaMalloc(&bu.k, n * 2));
+    CHECK_CUDA(cudaMalloc(&bu.v, n * 2));
+  }
+  for (uint16_t** x : {&bu.o_ref, &bu.o_wg}) CHECK_CUDA(cudaMalloc(x, n * 2));
   CHECK_CUDA(cudaMalloc(&bu.lse_ref, nl * 4));
   CHECK_CUDA(cudaMalloc(&bu.lse_wg, nl * 4));
   CHECK_CUDA(cudaMalloc(&bu.diff, sizeof(Diff)));
   const uint32_t seed = rng();
-  fill_random<<<1024, 256>>>(bu.q, n, seed, c.scale, c.bf16);
-  fill_random<<<1024, 256>>>(bu.k, n, seed ^ 0x1234567u, c.scale, c.bf16);
-  fill_random<<<1024, 256>>>(bu.v, n, seed ^ 0x7654321u, 1.f, c.bf16);
+  if (c.packed) {
+    fill_random<<<1024, 256>>>(bu.q, 3 * n, seed, c.scale, c.bf16);
+  } else {
+    fill_random<<<1024, 256>>>(bu.q, n, seed, c.scale, c.bf16);
+    fill_random<<<1024, 256>>>(bu.k, n, seed ^ 0x1234567u, c.scale, c.bf16);
+    fill_random<<<1024, 256>>>(bu.v, n, seed ^ 0x7654321u, 1.f, c.bf16);
+  }
   CHECK_CUDA(cudaGetLastError());
   const int nb = (c.seq + 63) / 64;
   p = vk::FlashForwardParams{};
@@ -293,10 +306,11 @@ Buffers make_buffers(const Case& c, vk::FlashForwardParams& p, std::mt19937& rng
   p.seq_q = p.seq_kv = c.seq;
   p.head_dim = c.d;
   p.scale = 1.f / std::sqrt(float(c.d));
-  const int64_t ss = int64_t(c.heads) * c.d, sb = ss * c.seq;
+  const int64_t hd = int64_t(c.heads) * c.d;
+  const int64_t ss = c.packed ? 3 * hd : hd, sb = ss * c.seq;
   p.q = {bu.q, sb, ss, c.d};
-  p.k = {bu.k, sb, ss, c.d};
-  p.v = {bu.v, sb, ss, c.d};
+  p.k = {c.packed ? bu.q + hd : bu.k, sb, ss, c.d};
+  p.v = {c.packed ? bu.q + 2 * hd : bu.v, sb, ss, c.d};
   bu.listed_blocks = (long long)c.batch * c.heads * nb * nb;
   if (c.sparsity >= 0) {
     const int keep = std::max(1, int(std::lround(nb * (1.0 - c.sparsity))));
@@ -331,7 +345,7 @@ Buffers make_buffers(const Case& c, vk::FlashForwardParams& p, std::mt19937& rng
 }
 
 using vk::flash::WgmmaVariant;
-// The variants this run checks and times (main picks the cp.async or the TMA set).
+// The variants this run checks and times (main picks the cp.async, --tma or --ws set).
 std::vector<WgmmaVariant> g_variants;
 bool applies(WgmmaVariant v, const Case& c) {
   return c.sparsity < 0 || (v != WgmmaVariant::Dense2Wg && v != WgmmaVariant::Dense2WgTma &&
@@ -367,7 +381,8 @@ vk::AttentionTuning tuning(bool wgmma, bool staged) {
 bool run_forward(vk::FlashForwardParams p, bool staged, const WgmmaVariant* variant, uint16_t* o,
                  float* lse, cudaStream_t s) {
   const vk::AttentionTuning t = tuning(variant != nullptr, staged);
-  p.o = {o, p.q.stride_b, p.q.stride_s, p.q.stride_h};
+  const int64_t hd = int64_t(p.heads) * p.head_dim;
+  p.o = {o, hd * p.seq_q, hd, p.head_dim};  // contiguous [B, S, H, D]
   p.lse = lse;
   p.tuning = &t;
   const vk::Status st = variant == nullptr ? vk::flash_forward(p, s)
@@ -401,8 +416,8 @@ bool check_case(const Case& c, std::mt19937& rng, std::string& rows) {
       CHECK_CUDA(cudaGetLastError());
       CHECK_CUDA(cudaMemcpy(&h, bu.diff, sizeof(Diff), cudaMemcpyDeviceToHost));
       CHECK_CUDA(cudaMemcpy(out.data(), bu.o_wg, n * 2, cudaMemcpyDeviceToHost));
-      if (serial_out.empty()) serial_out = out;  // the first variant run: serial, or the
-      same_bits = serial_out == out;              // first TMA one with --tma
+      if (serial_out.empty()) serial_out = out;  // the set's first variant: serial, or
+      same_bits = serial_out == out;              // overlap3_tma / overlap3_ws (--tma, --ws)
     }
     const double rel = std::sqrt(h.sq_diff / std::max(h.sq_ref, 1e-30));
     ok = ok && rel < 1e-2 && h.lse_max < 1e-3f && h.nan_or_inf_mismatch == 0;
@@ -540,6 +555,8 @@ int main(int argc, char** argv) {
         {true, 64, 2, 2, 27280, 0.95, true, 4.f},
         {false, 128, 1, 4, 1000, -1, true, 4.f},
         {true, 64, 1, 2, 27280, -1, false, 4.f},
+        {true, 128, 2, 3, 1000, -1, false, 1.f, true, false, true},
+        {false, 128, 1, 4, 1000, 0.875, true, 4.f, true, false, true},
     };
     for (const Case& c : cases) ok = check_case(c, rng, rows) && ok;
     if (timing) {
