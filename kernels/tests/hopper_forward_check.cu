@@ -16,7 +16,8 @@
 // binary cannot run the wgmma forward. Options: --mma-only (part 1), --no-timing (parts 1-2),
 // --tma (parts 2-3 with the TMA variants overlap3_tma and dense2wg_tma instead of the cp.async
 // ones; run as its own process so that a TMA fault cannot take the other results with it),
-// --ws (the same for the producer-warp variants overlap3_ws and dense2wg_ws).
+// --ws (the same for the producer-warp variants overlap3_ws and dense2wg_ws), --pp (the same
+// for the ping-pong variant dense2wg_pp; dense cases only).
 #include "common/wgmma.h"
 #include "flash/flash_forward_sm90.h"
 #include "flash/flash_fwd_wgmma_kernel.h"
@@ -345,11 +346,11 @@ Buffers make_buffers(const Case& c, vk::FlashForwardParams& p, std::mt19937& rng
 }
 
 using vk::flash::WgmmaVariant;
-// The variants this run checks and times (main picks the cp.async, --tma or --ws set).
+// The variants this run checks and times (main picks the cp.async, --tma, --ws or --pp set).
 std::vector<WgmmaVariant> g_variants;
 bool applies(WgmmaVariant v, const Case& c) {
   return c.sparsity < 0 || (v != WgmmaVariant::Dense2Wg && v != WgmmaVariant::Dense2WgTma &&
-                            v != WgmmaVariant::Dense2WgWs);
+                            v != WgmmaVariant::Dense2WgWs && v != WgmmaVariant::Dense2WgPp);
 }
 
 // The overlapped variants assume (and trap without) a 1024-byte aligned dynamic shared-memory
@@ -492,14 +493,15 @@ std::string time_case(const Case& c, std::mt19937& rng) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool mma_only = false, timing = true, tma = false, ws = false;
+  bool mma_only = false, timing = true, tma = false, ws = false, pp = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--mma-only") == 0) mma_only = true;
     else if (std::strcmp(argv[i], "--no-timing") == 0) timing = false;
     else if (std::strcmp(argv[i], "--tma") == 0) tma = true;
     else if (std::strcmp(argv[i], "--ws") == 0) ws = true;
+    else if (std::strcmp(argv[i], "--pp") == 0) pp = true;
     else {
-      std::fprintf(stderr, "usage: %s [--mma-only] [--no-timing] [--tma | --ws]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--mma-only] [--no-timing] [--tma | --ws | --pp]\n", argv[0]);
       return 2;
     }
   }
@@ -519,6 +521,8 @@ int main(int argc, char** argv) {
     g_variants = {WgmmaVariant::Overlap3Tma, WgmmaVariant::Dense2WgTma};
   } else if (ws) {
     g_variants = {WgmmaVariant::Overlap3Ws, WgmmaVariant::Dense2WgWs};
+  } else if (pp) {
+    g_variants = {WgmmaVariant::Dense2WgPp};
   } else {
     g_variants = {WgmmaVariant::Serial, WgmmaVariant::Overlap2, WgmmaVariant::Overlap3,
                   WgmmaVariant::Dense2Wg};

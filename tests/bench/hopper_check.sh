@@ -9,9 +9,9 @@
 #     mma.sync and every variant at the Wan2.2-5B shape (dense, sparsity 0.875) → $OUT/hopper.json
 #     (stderr → $OUT/hopper-log.txt).
 #  2. The same with the TMA variants (overlap3_tma, dense2wg_tma; --tma) and then the
-#     producer-warp variants (overlap3_ws, dense2wg_ws; --ws), each in its own process so that a
-#     TMA fault cannot take other results with it → $OUT/hopper-{tma,ws}.json
-#     (stderr → $OUT/hopper-{tma,ws}-log.txt).
+#     producer-warp variants (overlap3_ws, dense2wg_ws; --ws) and the ping-pong one (dense2wg_pp;
+#     --pp, dense cases), each in its own process so that a fault or hang cannot take other
+#     results with it → $OUT/hopper-{tma,ws,pp}.json (stderr → $OUT/hopper-{tma,ws,pp}-log.txt).
 #  3. If BUILD_DIR/tests/tst_attention_gpu exists: the GPU suite against the CPU reference with the
 #     wgmma forward on (VIDGRAPH_ATTENTION_TUNING=1,1,0,1,1,1,1; flash_forward runs the auto
 #     variant: dense2wg without a list, overlap3 with one) → $OUT/test-wgmma.txt.
@@ -37,8 +37,10 @@ if [ $check_rc -ne 0 ]; then
   rc=1
 fi
 
-for set in tma ws; do
-  timeout 120 "$CHECK" --$set > "$OUT/hopper-$set.json" 2> "$OUT/hopper-$set-log.txt"
+for set in tma ws pp; do
+  limit=120
+  [ $set = pp ] && limit=60  # named barriers cannot time out: a deadlock ends here
+  timeout $limit "$CHECK" --$set > "$OUT/hopper-$set.json" 2> "$OUT/hopper-$set-log.txt"
   set_rc=$?
   grep -E "^(FAIL|timing)" "$OUT/hopper-$set-log.txt"
   echo "vidgraph-hopper-check --$set rc=$set_rc ($OUT/hopper-$set.json)"

@@ -121,6 +121,18 @@ VG_DEVICE void proxy_fence() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
 }
+// Named block barriers (ids 1..15; id 0 is __syncthreads): `threads` arrivals complete one.
+// sync waits for the completion, arrive does not (the ping-pong turn of two warpgroups).
+VG_DEVICE void named_sync(int id, int threads) {
+#if defined(VG_NVIDIA_WGMMA)
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+#endif
+}
+VG_DEVICE void named_arrive(int id, int threads) {
+#if defined(VG_NVIDIA_WGMMA)
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+#endif
+}
 // Keeps the compiler from moving accumulator reads/writes across fence/commit/wait.
 template <int N>
 VG_DEVICE void fence_operands(mma::FragC (&c)[N]) {

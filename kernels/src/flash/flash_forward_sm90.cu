@@ -2,7 +2,7 @@
 // over variant, head dim and dtype, and the TMA tensor maps of the *Tma variants (built with
 // cuTensorMapEncodeTiled, reached through the runtime's driver entry point: no libcuda link).
 // Instances: {Serial, Overlap2, Overlap3, Dense2Wg, Overlap3Tma, Dense2WgTma, Overlap3Ws,
-// Dense2WgWs} ×
+// Dense2WgWs, Dense2WgPp} ×
 // D ∈ {64, 128} × {bf16, fp16}. Compiled for every CUDA
 // target; only the sm_90a device pass holds wgmma code (other passes hold a trapping stub that
 // wgmma_forward_available() keeps from being launched).
@@ -124,6 +124,8 @@ Status launch_typed(const FlashForwardParams& p, const AttentionTuning& tune, vg
       return launch_overlap<D, T, 3, 1, kLoadTmaProducer>(grid, max_list, p, tune, s);
     case WgmmaVariant::Dense2WgWs:
       return launch_overlap<D, T, 3, 2, kLoadTmaProducer>(grid2, 0, p, tune, s);
+    case WgmmaVariant::Dense2WgPp:
+      return launch_overlap<D, T, 3, 2, kLoadTmaPingpong>(grid2, 0, p, tune, s);
     default:
       return launch_overlap<D, T, 3, 1, kLoadCpAsync>(grid, max_list, p, tune, s);
   }
@@ -169,6 +171,7 @@ const char* wgmma_variant_name(WgmmaVariant v) {
     case WgmmaVariant::Dense2WgTma: return "dense2wg_tma";
     case WgmmaVariant::Overlap3Ws: return "overlap3_ws";
     case WgmmaVariant::Dense2WgWs: return "dense2wg_ws";
+    case WgmmaVariant::Dense2WgPp: return "dense2wg_pp";
   }
   return "?";
 }
@@ -184,7 +187,8 @@ bool env_variant(WgmmaVariant* out) {
     for (WgmmaVariant v : {WgmmaVariant::Auto, WgmmaVariant::Serial, WgmmaVariant::Overlap2,
                            WgmmaVariant::Overlap3, WgmmaVariant::Dense2Wg,
                            WgmmaVariant::Overlap3Tma, WgmmaVariant::Dense2WgTma,
-                           WgmmaVariant::Overlap3Ws, WgmmaVariant::Dense2WgWs})
+                           WgmmaVariant::Overlap3Ws, WgmmaVariant::Dense2WgWs,
+                           WgmmaVariant::Dense2WgPp})
       if (want == wgmma_variant_name(v)) return std::make_pair(true, v);
     return std::make_pair(false, WgmmaVariant::Auto);
   }();
@@ -201,14 +205,15 @@ Status launch_forward_wgmma(const FlashForwardParams& p, const AttentionTuning& 
     VG_REQUIRE(env_variant(&v),
                "flash_forward (wgmma): VIDGRAPH_WGMMA_VARIANT must be one of auto, serial, "
                "overlap2, overlap3, dense2wg, overlap3_tma, dense2wg_tma, overlap3_ws, "
-               "dense2wg_ws.");
+               "dense2wg_ws, dense2wg_pp.");
     if (v == WgmmaVariant::Auto) v = dense ? WgmmaVariant::Dense2Wg : WgmmaVariant::Overlap3;
     if (!dense && v == WgmmaVariant::Dense2Wg) v = WgmmaVariant::Overlap3;
     if (!dense && v == WgmmaVariant::Dense2WgTma) v = WgmmaVariant::Overlap3Tma;
-    if (!dense && v == WgmmaVariant::Dense2WgWs) v = WgmmaVariant::Overlap3Ws;
+    if (!dense && (v == WgmmaVariant::Dense2WgWs || v == WgmmaVariant::Dense2WgPp))
+      v = WgmmaVariant::Overlap3Ws;
   }
   VG_REQUIRE((v != WgmmaVariant::Dense2Wg && v != WgmmaVariant::Dense2WgTma &&
-              v != WgmmaVariant::Dense2WgWs) ||
+              v != WgmmaVariant::Dense2WgWs && v != WgmmaVariant::Dense2WgPp) ||
                  dense,
              "flash_forward (wgmma): the two-warpgroup variant runs dense attention only; pass "
              "no block list or pick another variant.");

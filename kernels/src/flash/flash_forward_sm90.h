@@ -26,11 +26,13 @@ namespace vidgraph::kernels::flash {
 //  Overlap3Ws, Dense2WgWs  as the Tma pair, with a producer warp (warp specialisation): one
 //            more warp issues the TMA loads, consumers release stages through mbarriers and take
 //            no block barrier in the loop.
+//  Dense2WgPp  Dense2WgWs with ping-pong: the two warpgroups take turns issuing MMAs (named
+//            barriers), so one's softmax runs beside the other's MMAs (dense only).
 //  Auto      what flash_forward runs: Dense2Wg without a list, Overlap3 with one, unless the
 //            environment variable VIDGRAPH_WGMMA_VARIANT (read once) names another variant
 //            (serial, overlap2, overlap3, dense2wg, overlap3_tma, dense2wg_tma, overlap3_ws,
-//            dense2wg_ws; a dense-only one given a list runs its overlap3 form). Any other
-//            value is an error.
+//            dense2wg_ws, dense2wg_pp; a dense-only one given a list runs its overlap3 form).
+//            Any other value is an error.
 // Every variant gives the same bits (the same MMAs and softmax operations in the same order).
 enum class WgmmaVariant {
   Auto,
@@ -41,7 +43,8 @@ enum class WgmmaVariant {
   Overlap3Tma,
   Dense2WgTma,
   Overlap3Ws,
-  Dense2WgWs
+  Dense2WgWs,
+  Dense2WgPp
 };
 const char* wgmma_variant_name(WgmmaVariant v);
 

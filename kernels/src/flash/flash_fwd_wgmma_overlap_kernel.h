@@ -17,6 +17,12 @@
 //            empty[i % kStages] (parity (i / kStages - 1) & 1) before issuing g_i, i >= kStages.
 //            With kWG = 2 the two warpgroups drift apart freely (one's softmax beside the
 //            other's MMAs).
+//            kLoadTmaPingpong (kWG = 2 only): as kLoadTmaProducer, and the warpgroups take turns
+//            to issue MMAs (named barriers 1 and 2): warpgroup w waits on barrier 1 + w before
+//            each issue point (S(0); S(it) with P(it-1)·V(it-1); the last P·V) and afterwards
+//            arrives on the other's barrier, so one's MMAs run while the other does its softmax.
+//            Warpgroup 1 arrives once ahead (warpgroup 0 goes first) and skips its arrival after
+//            its last issue point: count + 1 syncs meet count + 1 arrivals on each barrier.
 //
 // Per warpgroup, iteration it (block it of the list) issues, without waiting in between,
 //   S(it) = Q·K(it)ᵀ            (own accumulators s; commit group 1)
@@ -46,11 +52,11 @@
 
 namespace vidgraph::kernels::flash {
 
-constexpr int kLoadCpAsync = 0, kLoadTma = 1, kLoadTmaProducer = 2;
+constexpr int kLoadCpAsync = 0, kLoadTma = 1, kLoadTmaProducer = 2, kLoadTmaPingpong = 3;
 
 template <int kWG, int kLoad>
 constexpr int wgmma_overlap_threads() {
-  return kThreads * kWG + (kLoad == kLoadTmaProducer ? kWarpSize : 0);
+  return kThreads * kWG + (kLoad >= kLoadTmaProducer ? kWarpSize : 0);
 }
 
 template <int D, int kStages, int kWG>
@@ -66,7 +72,9 @@ __global__ void __launch_bounds__(wgmma_overlap_threads<kWG, kLoad>(), kWG == 1 
   static_assert(kWG == 1 || kWG == 2, "1 or 2 consumer warpgroups");
 #if defined(VG_NVIDIA_WGMMA)
   constexpr int kDt = D / 16;
-  constexpr bool kTma = kLoad != kLoadCpAsync, kWs = kLoad == kLoadTmaProducer;
+  constexpr bool kTma = kLoad != kLoadCpAsync, kWs = kLoad >= kLoadTmaProducer;
+  constexpr bool kPp = kLoad == kLoadTmaPingpong;
+  static_assert(!kPp || kWG == 2, "ping-pong needs two consumer warpgroups");
   constexpr int kN = kThreads * kWG;  // consumer threads (all threads without a producer warp)
   constexpr uint32_t kTile = wgmma::tile_bytes<D>();
   extern __shared__ __align__(1024) unsigned char smem_ov[];
@@ -166,6 +174,14 @@ __global__ void __launch_bounds__(wgmma_overlap_threads<kWG, kLoad>(), kWG == 1 
   auto release = [&](int it) {
     if constexpr (kWs) wgmma::mbar_arrive(empty_addr + 8u * uint32_t(it % kStages));
   };
+  // Ping-pong turns around each issue point (no-ops otherwise).
+  auto turn_take = [&]() {
+    if constexpr (kPp) wgmma::named_sync(1 + wg, kN);
+  };
+  auto turn_pass = [&](bool last) {
+    if constexpr (kPp)
+      if (!(last && wg == 1)) wgmma::named_arrive(2 - wg, kN);
+  };
 
   mma::FragC o[kDt];
   for (int dn = 0; dn < kDt; ++dn) mma::zero(o[dn]);
@@ -178,12 +194,16 @@ __global__ void __launch_bounds__(wgmma_overlap_threads<kWG, kLoad>(), kWG == 1 
   mma::FragA pa[4];
 
   if (list.count > 0) {
+    if constexpr (kPp)
+      if (wg == 1) wgmma::named_arrive(1, kN);  // warpgroup 0 takes the first turn
     await_group(0, std::integral_constant<int, kStages - 1>{});  // g_0: Q and K(0)
+    turn_take();
     wgmma::fence();
     for (int kk = 0; kk < kDt; ++kk)
       wgmma::mma_qk<T>(s, wgmma::desc_k_major(q_addr, kk), wgmma::desc_k_major(k_addr, kk),
                        kk > 0 ? 1 : 0);
     wgmma::commit();
+    turn_pass(false);
     wgmma::wait<0>();
     wgmma::fence_operands(s);
     softmax_probs(s, m, l, alpha, valid_keys(list.at(0), p.seq_kv, p.kv_block_valid),
@@ -207,6 +227,7 @@ __global__ void __launch_bounds__(wgmma_overlap_threads<kWG, kLoad>(), kWG == 1 
       const uint32_t k_tile = k_addr + uint32_t(it % kStages) * kTile;
       const uint32_t v_tile = v_addr + uint32_t((it - 1) % kStages) * kTile;
       wgmma::fence_operands(o);
+      turn_take();
       wgmma::fence();
       for (int kk = 0; kk < kDt; ++kk)
         wgmma::mma_qk<T>(s, wgmma::desc_k_major(q_addr, kk), wgmma::desc_k_major(k_tile, kk),
@@ -215,6 +236,7 @@ __global__ void __launch_bounds__(wgmma_overlap_threads<kWG, kLoad>(), kWG == 1 
       for (int kk = 0; kk < 4; ++kk)
         wgmma::mma_pv<T, kDt>(o, pa[kk], wgmma::desc_mn_major(v_tile, kk));
       wgmma::commit();
+      turn_pass(false);
       wgmma::wait<1>();
       wgmma::fence_operands(s);
       softmax_probs(s, m, l, alpha, valid_keys(list.at(it), p.seq_kv, p.kv_block_valid),
@@ -229,10 +251,12 @@ __global__ void __launch_bounds__(wgmma_overlap_threads<kWG, kLoad>(), kWG == 1 
     await_group(list.count, Behind0{});  // g_count: V(count-1)
     const uint32_t v_tile = v_addr + uint32_t((list.count - 1) % kStages) * kTile;
     wgmma::fence_operands(o);
+    turn_take();
     wgmma::fence();
     for (int kk = 0; kk < 4; ++kk)
       wgmma::mma_pv<T, kDt>(o, pa[kk], wgmma::desc_mn_major(v_tile, kk));
     wgmma::commit();
+    turn_pass(true);
     wgmma::wait<0>();
     wgmma::fence_operands(o);
   } else {
