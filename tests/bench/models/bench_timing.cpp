@@ -105,6 +105,7 @@ nlohmann::json to_json(const RunStats& s, c10::Device device) {
   if (device.is_cuda()) {
     j["peak_gib"] = s.peak_gib;
     j["base_gib"] = s.base_gib;
+    j["peak_above_base_gib"] = s.peak_gib - s.base_gib;
   }
   return j;
 }

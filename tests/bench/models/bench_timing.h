@@ -26,7 +26,8 @@ struct RunStats {
 // LibTorch has no CUDA support.
 RunStats time_runs(c10::Device device, int warmup, int repeats, const std::function<void()>& body);
 
-// {"median_ms", "min_ms", "max_ms", "runs", "peak_gib", "base_gib"}; memory keys only on CUDA.
+// {"median_ms", "min_ms", "max_ms", "runs", "peak_gib", "base_gib", "peak_above_base_gib"}; the
+// memory keys only on CUDA.
 nlohmann::json to_json(const RunStats& stats, c10::Device device);
 
 // Bytes allocated by the caching allocator now (0 on the CPU).

@@ -88,33 +88,49 @@ AttentionOperands make_operands(const DitBenchOptions& o) {
           at::randn({1, L, H, D}, opts) * 0.1};
 }
 
-// The num_layers self-attention calls of `method`, each with its block's proj_l.
+// One self-attention call of `method` on the operands, with the sparse extras of `attn`'s block.
+plugin::AttentionCall attention_call(const DitBenchOptions& o, const wan::AttentionRun& run, const AttentionOperands& a,
+                                     const wan::WanSelfAttentionImpl& attn) {
+  plugin::AttentionCall call;
+  call.q = a.q;
+  call.k = a.k;
+  call.v = a.v;
+  call.grid = plugin::TokenGrid{o.grid[0], o.grid[1], o.grid[2]};
+  call.method = run.method;
+  call.params = run.params;
+  if (run.method != "full") {
+    call.extras.gate = a.gate;
+    call.extras.proj_l_weight = attn.proj_l->weight;
+    call.extras.proj_l_bias = attn.proj_l->bias;
+  }
+  return call;
+}
+
+wan::WanSelfAttentionImpl& self_attention(const std::shared_ptr<torch::nn::Module>& block) {
+  return *block->as<wan::WanAttentionBlock>()->self_attn;
+}
+
+// The num_layers self-attention calls of `method`, each with its block's proj_l; for sparse plugin
+// methods also what the selection kept (one untimed call).
 json time_attention(const DitBenchOptions& o, wan::WanModelImpl& model, plugin::AttentionBackend& backend,
                     const AttentionOperands& a, const std::string& method) {
   const wan::AttentionRun run = attention_run(o, backend, method);
+  json j = json::object();
+  if (run.backend != nullptr && method != "full") {
+    const plugin::SelectionStats stats =
+        run.backend->forward_with_stats(attention_call(o, run, a, self_attention(model.blocks->ptr(0)))).stats;
+    j["selection"] = json{{"density", stats.density}, {"topk", stats.topk}, {"kv_tiles", stats.kv_tiles}};
+  }
   const RunStats s = time_runs(o.device, o.warmup, o.repeats, [&] {
-    for (const auto& module : *model.blocks) {
-      auto& attn = *module->as<wan::WanAttentionBlock>()->self_attn;
+    for (const auto& block : *model.blocks) {
       if (run.backend == nullptr) {
-        wan::dense_attention(a.q, a.k, a.v);
-        continue;
+        wan::dense_attention(a.q, a.k, a.v);  // [1, L, H, D]
+      } else {
+        run.backend->forward(attention_call(o, run, a, self_attention(block)));
       }
-      plugin::AttentionCall call;
-      call.q = a.q;
-      call.k = a.k;
-      call.v = a.v;
-      call.grid = plugin::TokenGrid{o.grid[0], o.grid[1], o.grid[2]};
-      call.method = run.method;
-      call.params = run.params;
-      if (method != "full") {
-        call.extras.gate = a.gate;
-        call.extras.proj_l_weight = attn.proj_l->weight;
-        call.extras.proj_l_bias = attn.proj_l->bias;
-      }
-      run.backend->forward(call);
     }
   });
-  json j = to_json(s, o.device);
+  j.update(to_json(s, o.device));
   j["calls"] = o.config.num_layers;
   return j;
 }
