@@ -5,13 +5,14 @@
 #   with the targets vidgraph-hopper-check (and, for the second step, tst_attention_gpu) built.
 # Steps (~1-2 minutes of device time):
 #  1. BUILD_DIR/bin/vidgraph-hopper-check: the wgmma tile layer alone, every wgmma forward variant
-#     (serial, overlap2, overlap3, dense2wg) against the mma.sync forward (14 cases), timings of
+#     (serial, overlap2, overlap3, dense2wg) against the mma.sync forward (18 cases), timings of
 #     mma.sync and every variant at the Wan2.2-5B shape (dense, sparsity 0.875) → $OUT/hopper.json
 #     (stderr → $OUT/hopper-log.txt).
 #  2. The same with the TMA variants (overlap3_tma, dense2wg_tma; --tma) and then the
 #     producer-warp variants (overlap3_ws, dense2wg_ws; --ws) and the ping-pong one (dense2wg_pp;
 #     --pp, dense cases), each in its own process so that a fault or hang cannot take other
-#     results with it → $OUT/hopper-{tma,ws,pp}.json (stderr → $OUT/hopper-{tma,ws,pp}-log.txt).
+#     results with it → $OUT/hopper-{tma,ws,pp}.json (stderr of all three appended to
+#     $OUT/hopper-sets-log.txt).
 #  3. If BUILD_DIR/tests/tst_attention_gpu exists: the GPU suite against the CPU reference with the
 #     wgmma forward on (VIDGRAPH_ATTENTION_TUNING=1,1,0,1,1,1,1; flash_forward runs the auto
 #     variant: dense2wg without a list, overlap3 with one) → $OUT/test-wgmma.txt.
@@ -40,15 +41,18 @@ fi
 for set in tma ws pp; do
   limit=120
   [ $set = pp ] && limit=60  # named barriers cannot time out: a deadlock ends here
-  timeout $limit "$CHECK" --$set > "$OUT/hopper-$set.json" 2> "$OUT/hopper-$set-log.txt"
+  echo "== vidgraph-hopper-check --$set" >> "$OUT/hopper-sets-log.txt"
+  timeout $limit "$CHECK" --$set > "$OUT/hopper-$set.json" 2> "$OUT/hopper-$set.tmp"
   set_rc=$?
-  grep -E "^(FAIL|timing)" "$OUT/hopper-$set-log.txt"
+  cat "$OUT/hopper-$set.tmp" >> "$OUT/hopper-sets-log.txt"
+  grep -E "^(FAIL|timing)" "$OUT/hopper-$set.tmp"
   echo "vidgraph-hopper-check --$set rc=$set_rc ($OUT/hopper-$set.json)"
   if [ $set_rc -ne 0 ]; then
     echo "hopper_check: the --$set variants FAILED (rc=$set_rc); last lines of the log:" >&2
-    tail -n 20 "$OUT/hopper-$set-log.txt" >&2
+    tail -n 20 "$OUT/hopper-$set.tmp" >&2
     rc=1
   fi
+  rm -f "$OUT/hopper-$set.tmp"
 done
 
 SUITE="$BUILD/tests/tst_attention_gpu"

@@ -244,8 +244,10 @@ VG_DEVICE void mbar_arrive(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 #endif
 }
-// Waits for the phase with the given parity to complete; traps after ~2^24 failed polls (seconds)
-// so that a lost transaction shows up as an error instead of a hang.
+// Waits for the phase with the given parity to complete; traps after 2^20 failed polls (each
+// poll may suspend for a hardware time limit: tens of milliseconds to seconds in all, far beyond
+// any real wait here, which is at most one block's MMAs) so that a lost transaction shows up as
+// an error instead of a hang.
 VG_DEVICE void mbar_wait(uint32_t bar, uint32_t parity) {
 #if defined(VG_NVIDIA_WGMMA)
   for (uint32_t tries = 0;; ++tries) {
@@ -257,7 +259,7 @@ VG_DEVICE void mbar_wait(uint32_t bar, uint32_t parity) {
         : "r"(bar), "r"(parity)
         : "memory");
     if (done) return;
-    if (tries > (1u << 24)) __trap();
+    if (tries > (1u << 20)) __trap();
   }
 #endif
 }

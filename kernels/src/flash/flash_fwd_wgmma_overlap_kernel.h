@@ -44,7 +44,7 @@
 // Shared memory (no alignment slack: the dynamic shared-memory base is 1024-byte aligned on
 // sm_90 when a kernel has no static shared memory; the kernel traps if it is not, rather than
 // feeding misaligned tiles to the swizzled descriptors): kWG Q tiles, kStages K tiles, kStages
-// V tiles, kStages mbarriers (64 bytes), the staged list. D 128: kWG 1, kStages 3 = 112 KiB (2
+// V tiles, the full and empty mbarriers (64 bytes), the staged list. D 128: kWG 1, kStages 3 = 112 KiB (2
 // CTAs per SM with a short list).
 #pragma once
 
