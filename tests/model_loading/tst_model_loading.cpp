@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/device/device_memory.h"
 #include "models/io/safetensors.h"
 #include "models/wan/wan_checkpoint.h"
 #include "models/wan/wan_keys.h"
@@ -92,6 +93,9 @@ class tst_model_loading : public QObject {
   void extrasMissingAreZero();
   void badCheckpoints_data();
   void badCheckpoints();
+  void deviceMemoryUnavailableOnCpu();
+  void deviceMemoryGib_data();
+  void deviceMemoryGib();
 
  private:
   QTemporaryDir tmp_;
@@ -434,6 +438,38 @@ void tst_model_loading::badCheckpoints() {
   for (const QString& n : needles) {
     QVERIFY2(err.find(n.toStdString()) != std::string::npos, err.c_str());
   }
+}
+
+// models/device: CPU devices never have counters; a CPU-only LibTorch has none for GPUs either.
+void tst_model_loading::deviceMemoryUnavailableOnCpu() {
+  const c10::Device cpu(c10::kCPU);
+  const device::DeviceMemoryStats stats = device::device_memory_stats(cpu);
+  QVERIFY(!stats.available);
+  QVERIFY2(stats.unavailable_reason.find("cpu") != std::string::npos, stats.unavailable_reason.c_str());
+  QCOMPARE(stats.peak_bytes, int64_t(0));
+  QVERIFY(!device::reset_peak_device_memory(cpu));
+  if (!device::device_memory_counters_built()) {
+    const c10::Device gpu(c10::kCUDA, 0);
+    const device::DeviceMemoryStats on_gpu = device::device_memory_stats(gpu);
+    QVERIFY(!on_gpu.available);
+    QVERIFY2(on_gpu.unavailable_reason.find("no CUDA") != std::string::npos,
+             on_gpu.unavailable_reason.c_str());
+    QVERIFY(!device::reset_peak_device_memory(gpu));
+  }
+}
+
+void tst_model_loading::deviceMemoryGib_data() {
+  QTest::addColumn<qint64>("bytes");
+  QTest::addColumn<QString>("text");
+  QTest::newRow("zero") << qint64(0) << "0.00 GiB";
+  QTest::newRow("one and a half") << qint64(1610612736) << "1.50 GiB";
+  QTest::newRow("rounded") << qint64(23622320128) << "22.00 GiB";
+}
+
+void tst_model_loading::deviceMemoryGib() {
+  QFETCH(qint64, bytes);
+  QFETCH(QString, text);
+  QCOMPARE(QString::fromStdString(device::format_gib(bytes)), text);
 }
 
 QTEST_GUILESS_MAIN(tst_model_loading)

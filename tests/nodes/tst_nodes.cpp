@@ -4,6 +4,8 @@
 #include <ATen/ops/equal.h>
 #include <ATen/ops/randn.h>
 
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -13,15 +15,22 @@
 #include <QtCore/QTemporaryDir>
 #include <QtTest/QtTest>
 
+#include "engine/engine.h"
 #include "engine/node_context.h"
 #include "engine/registry.h"
+#include "engine/workflow_file.h"
 #include "nodes/register_nodes.h"
 #include "models/wan/wan_tiny.h"
 #include "nodes/types/conditioning.h"
 #include "nodes/types/latent.h"
 #include "nodes/types/model_files.h"
 #include "nodes/types/model_handles.h"
+#include "nodes/types/stage_memory.h"
 #include "nodes/value_types.h"
+#ifdef VIDGRAPH_HAVE_RANDOM_MODEL
+#include "models/io/safetensors.h"
+#include "nodes/demo/random_model.h"
+#endif
 #ifdef VIDGRAPH_HAVE_MEDIA
 #include "nodes/media/image_io.h"
 #include "nodes/media/video_probe.h"
@@ -87,6 +96,12 @@ class tst_nodes : public QObject {
   void modelFilesLocated();
   void loadModelErrors_data();
   void loadModelErrors();
+  void stageMemorySilentOnCpu();
+#ifdef VIDGRAPH_HAVE_RANDOM_MODEL
+  void randomModelTinyLoads();
+  void samplerWorkflowRuns_data();
+  void samplerWorkflowRuns();
+#endif
 #ifdef VIDGRAPH_HAVE_MEDIA
   void loadImageFitsSizeRules();
   void loadImageErrors();
@@ -409,6 +424,107 @@ void tst_nodes::loadModelErrors() {
   QVERIFY2(out.error().message.find(expected.toStdString()) != std::string::npos,
            out.error().message.c_str());
 }
+
+// Peak-memory lines exist only for GPUs with counters: on the CPU nothing is posted.
+void tst_nodes::stageMemorySilentOnCpu() {
+  const StageMemory memory(c10::Device(c10::kCPU));
+  QCOMPARE(memory.line("Wan Sampler"), std::string());
+  int logged = 0;
+  engine::NodeContext::Hooks hooks;
+  hooks.log = [&logged](engine::LogLevel, const std::string&) { ++logged; };
+  const engine::NodeContext ctx("n1", "WanSampler", {}, nlohmann::json::object(), {}, hooks);
+  QCOMPARE(memory.report(ctx, "Wan Sampler"), std::string());
+  QCOMPARE(logged, 0);
+}
+
+#ifdef VIDGRAPH_HAVE_RANDOM_MODEL
+namespace {
+const std::string kDemoFolder = VIDGRAPH_BINARY_DIR "/share/vidgraph/models/wan22-tiny";
+}
+
+// The benchmark generator at the tiny configs: sharded files Load Wan Model reads, filled at the
+// documented scale (not left uninitialised), and an encoder that encodes.
+void tst_nodes::randomModelTinyLoads() {
+  QTemporaryDir dir;
+  RandomModelOptions options;
+  options.tiny = true;
+  options.text_layers = 3;
+  options.tokenizer = kDemoFolder + "/spiece.model";
+  options.shard_bytes = 64 * 1024;  // several shards even at the tiny sizes
+  const RandomModelSummary summary = write_random_model(dir.path().toStdString(), options);
+  QVERIFY(summary.dit_shards > 1);
+  QVERIFY(summary.text_encoder_shards > 1);
+  const fs::path root(dir.path().toStdString());
+  QVERIFY(fs::exists(root / "diffusion_pytorch_model.safetensors.index.json"));
+  QVERIFY(fs::exists(root / "Wan2.2_VAE.safetensors"));
+  QVERIFY(fs::exists(root / "spiece.model"));
+
+  char shard[64];
+  std::snprintf(shard, sizeof(shard), "diffusion_pytorch_model-00001-of-%05lld.safetensors",
+                static_cast<long long>(summary.dit_shards));
+  const model_io::SafetensorsFile file = model_io::SafetensorsFile::open((root / shard).string());
+  const at::Tensor w = file.load("patch_embedding.weight", c10::Device(c10::kCPU), at::kFloat);
+  QCOMPARE(file.entry("patch_embedding.weight").dtype, std::string("BF16"));
+  const double expected = 1.0 / std::sqrt(double(w.numel() / w.size(0)));
+  QVERIFY2(std::abs(w.std().item<double>() / expected - 1.0) < 0.15, "patch_embedding scale");
+
+  const engine::NodeType& t = type("LoadWanModel");
+  Recorder rec;
+  auto ctx = make_context(t, {{"model_path", dir.path().toStdString()}, {"device", "cpu"}}, {}, {}, &rec);
+  auto out = t.compute(ctx);
+  QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
+  const DitHandle* dit = engine::value_as<DitHandle>(out->at("model"));
+  QCOMPARE(dit->model->config().num_layers, wan::wan_tiny_config().num_layers);
+  QCOMPARE(dit->model->config().in_dim, int64_t(8));  // the tiny VAE's z
+  const TextEncoderHandle* text = engine::value_as<TextEncoderHandle>(out->at("text_encoder"));
+  const at::Tensor emb = text->encode("a river in the hills");
+  QCOMPARE(emb.size(2), dit->model->config().text_dim);
+  QVERIFY(emb.isfinite().all().item<bool>());
+}
+
+void tst_nodes::samplerWorkflowRuns_data() {
+  QTest::addColumn<QString>("attention");
+  QTest::addColumn<bool>("valid");
+  QTest::newRow("full") << "full" << true;
+  QTest::newRow("vsa") << "vsa" << true;
+  QTest::newRow("sla_star") << "sla_star" << true;
+  QTest::newRow("unknown method") << "dense" << false;
+}
+
+// tests/bench/graph/sampler-t2v.vgflow: no media nodes (so it runs in a VIDGRAPH_MEDIA=OFF build),
+// validates, and runs on the CPU on the demo model with the settings graph_run.sh overrides.
+void tst_nodes::samplerWorkflowRuns() {
+  QFETCH(QString, attention);
+  QFETCH(bool, valid);
+  engine::LoadOptions load;
+  load.registry = &registry_;
+  auto loaded = engine::load_workflow_file(VIDGRAPH_SOURCE_DIR "/tests/bench/graph/sampler-t2v.vgflow", load);
+  QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().to_string().c_str());
+  QTemporaryDir out;
+  engine::RunRequest request;
+  request.options.output_dir = out.path().toStdString();
+  request.options.resources_dir = VIDGRAPH_BINARY_DIR "/share/vidgraph";
+  request.overrides = {"model.device=cpu", "sampler.steps=2", "sampler.frames=5",
+                       "sampler.width=128", "sampler.height=64",
+                       "sampler.attention=" + attention.toStdString()};
+  engine::Engine engine(registry_);
+  std::vector<std::int64_t> steps;
+  engine.events().subscribe([&steps](const engine::Event& e) {
+    if (e.kind == engine::EventKind::NodeProgress && e.node_id == "sampler") steps.push_back(e.value);
+  });
+  const engine::RunResult result = engine.run(loaded->document, request);
+  const bool written = fs::exists(out.filePath("latent.safetensors").toStdString());
+  if (!valid) {
+    QCOMPARE(result.status, engine::RunStatus::Invalid);
+    QVERIFY(!written);
+    return;
+  }
+  QVERIFY2(result.status == engine::RunStatus::Succeeded,
+           result.errors.empty() ? "failed" : result.errors.front().to_string().c_str());
+  QCOMPARE(steps, (std::vector<std::int64_t>{1, 2}));
+  QVERIFY(written);
+}
+#endif  // VIDGRAPH_HAVE_RANDOM_MODEL
 
 #ifdef VIDGRAPH_HAVE_MEDIA
 void tst_nodes::loadImageFitsSizeRules() {

@@ -6,6 +6,7 @@
 #include "nodes/types/model_handles.h"
 #include "nodes/types/node_types.h"
 #include "nodes/types/node_util.h"
+#include "nodes/types/stage_memory.h"
 #include "nodes/value_types.h"
 
 namespace vidgraph::nodes {
@@ -17,6 +18,7 @@ namespace {
 engine::Result<engine::ValueMap> compute_encode_text(engine::NodeContext& ctx) {
   const TextEncoderHandle& encoder = ctx.input_as<TextEncoderHandle>("text_encoder");
   const PromptText& prompt = ctx.input_as<PromptText>("prompt");
+  const StageMemory memory(encoder.device);
   Conditioning cond;
   cond.positive = prompt.positive;
   cond.negative = prompt.negative.empty() ? default_negative_prompt() : prompt.negative;
@@ -33,6 +35,9 @@ engine::Result<engine::ValueMap> compute_encode_text(engine::NodeContext& ctx) {
     encoder.release();
     ctx.log_info("Released the text encoder's weights.");
   }
+  memory.report(ctx, encoder.release && ctx.param_bool("free_encoder")
+                         ? "Encode Text, encoder released"
+                         : "Encode Text, encoder kept");
   const std::size_t bytes = cond.bytes();
   return engine::ValueMap{
       {"conditioning", engine::make_value(kConditioningType, std::move(cond), bytes)}};

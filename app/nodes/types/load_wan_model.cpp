@@ -10,6 +10,7 @@
 #include "nodes/types/model_handles.h"
 #include "nodes/types/node_types.h"
 #include "nodes/types/node_util.h"
+#include "nodes/types/stage_memory.h"
 #include "nodes/types/text_encoder_loader.h"
 #include "nodes/value_types.h"
 
@@ -59,6 +60,7 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
   auto device = pick_device(ctx);
   if (!device.ok()) return device.error();
   const at::ScalarType dtype = pick_dtype(ctx.param_string("dtype"), *device);
+  const StageMemory memory(*device);
   engine::ValueMap out;
   std::string stage;
   try {
@@ -90,6 +92,7 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
     return node_error(ctx, "Loading the " + stage + " failed: " + e.what());
   }
   ctx.progress(3, 3, "loaded");
+  memory.report(ctx, "Load Wan Model");
   return out;
 }
 

@@ -37,6 +37,7 @@ struct TextEncoderHandle {
   std::function<at::Tensor(const std::string& text)> encode;
   std::function<void()> release;
   std::string path;
+  c10::Device device = c10::Device(c10::kCPU);  // where the encoder runs
   int64_t text_dim = 0;
   std::size_t bytes = 0;
 };

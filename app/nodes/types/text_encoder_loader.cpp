@@ -38,6 +38,7 @@ TextEncoderHandle load_text_encoder(const std::string& weights, const std::strin
   state->tokenizer = std::make_shared<t5::Umt5Tokenizer>(t5::load_umt5_tokenizer(tokenizer));
   TextEncoderHandle handle;
   handle.path = weights;
+  handle.device = device;
   handle.text_dim = state->loaded().config().dim;
   handle.bytes = module_bytes(*state->encoder);
   handle.encode = [state](const std::string& text) {

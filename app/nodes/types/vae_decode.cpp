@@ -9,6 +9,7 @@
 #include "nodes/types/model_handles.h"
 #include "nodes/types/node_types.h"
 #include "nodes/types/node_util.h"
+#include "nodes/types/stage_memory.h"
 #include "nodes/value_types.h"
 
 namespace vidgraph::nodes {
@@ -57,12 +58,14 @@ engine::Result<engine::ValueMap> compute_vae_decode(engine::NodeContext& ctx) {
     }
     options.tiling = tiling;
   }
+  const StageMemory memory(vae.device);
   at::Tensor video;
   try {
     video = vae.vae->decode(latent.samples.to(vae.device, vae.dtype), callbacks, options);
   } catch (const vae::VaeCancelled&) {
     return node_error(ctx, "VAE decode cancelled.");
   }
+  memory.report(ctx, "VAE Decode");
   Video out;
   out.frames = to_frames(video);
   out.fps = ctx.param_float("fps");

@@ -17,6 +17,7 @@
 #include "nodes/types/node_types.h"
 #include "nodes/types/node_util.h"
 #include "nodes/types/sampler_setup.h"
+#include "nodes/types/stage_memory.h"
 #include "nodes/value_types.h"
 
 namespace vidgraph::nodes {
@@ -47,6 +48,7 @@ engine::Result<engine::ValueMap> compute_sampler(engine::NodeContext& ctx) {
   SamplerSetup& s = *setup;
 
   c10::InferenceMode inference;
+  const StageMemory memory(dit.device);
   if (ctx.has_input("image")) {
     if (!ctx.has_input("vae")) {
       return node_error(ctx, "Image-to-video needs the VAE: connect Load Wan Model's vae output.");
@@ -81,6 +83,7 @@ engine::Result<engine::ValueMap> compute_sampler(engine::NodeContext& ctx) {
   } catch (const sampling::SamplingCancelled& e) {
     return node_error(ctx, e.what());
   }
+  memory.report(ctx, "Wan Sampler");
   Latent latent;
   latent.samples = result.unsqueeze(0).to(c10::Device(c10::kCPU), at::kFloat).contiguous();
   latent.info = s.info;
