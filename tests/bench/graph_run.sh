@@ -59,11 +59,14 @@ BIG_SETS=("${GPU_SETS[@]}" --set "model.model_path=$RANDOM_DIR" --set sampler.wi
           --set sampler.height=704 --set sampler.frames=121 --set "sampler.steps=$STEPS"
           --set sampler.guidance=5 --set sampler.batch_cfg=true --set sampler.sparsity=0.875)
 METHODS=(full vsa sla_star)
+# The cache must hold the ~22 GB of models between the sweep's runs (default budget: 8 GiB).
+BUDGET=()
+if "$RUN" run --help 2>&1 | grep -q -- '--cache-budget'; then BUDGET=(--cache-budget 64); fi
 if "$RUN" run --help 2>&1 | grep -q -- '--sweep'; then
   echo "== 5B graph, one process: --sweep sampler.attention=full,vsa,sla_star"
   $BENCH run "$WORK/5b.jsonl" "$LOG" -- timeout 500 "$RUN" run "$FLOW" --json-events \
     --output-dir "$WORK/5b" "${BIG_SETS[@]}" --sweep sampler.attention=full,vsa,sla_star \
-    || fail "5B sweep run"
+    "${BUDGET[@]}" || fail "5B sweep run"
   SPECS+=("5b=$WORK/5b.jsonl:full,vsa,sla_star")
 else
   for m in "${METHODS[@]}"; do
