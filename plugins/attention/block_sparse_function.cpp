@@ -15,7 +15,7 @@ class BlockSparseFunction : public torch::autograd::Function<BlockSparseFunction
                                const BlockSparsePlan* plan) {
     TORCH_CHECK(!plan->dense || plan->path->dense_strided(), "block-sparse attention: the ", plan->path->name(),
                 " path does not take the dense form");
-    // Tiled form: contiguous; dense form: the callers' strided views, untouched.
+    // Tiled form: contiguous; dense form: the callers' [B, S, H, D] tensors, untouched.
     SparseForwardArgs args;
     args.q = plan->dense ? q : q.contiguous();
     args.k = plan->dense ? k : k.contiguous();

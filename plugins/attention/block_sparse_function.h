@@ -3,8 +3,8 @@
 //
 // Inputs q, k, v [B, H, Sp, D] (tiled, see device_path.h; made contiguous); the selection (q2k, k2q,
 // counts) and the tile sizes are constants of the call. Output [B, H, Sp, D]; gradients flow to q, k
-// and v. A dense plan (only for a path whose dense_strided() is true) passes [B, H, S, D] strided views
-// through untouched and has no selection or tile sizes (the dense form of device_path.h).
+// and v. A dense plan (only for a path whose dense_strided() is true) passes the callers' [B, S, H, D]
+// tensors through untouched and has no selection or tile sizes (the dense form of device_path.h).
 // Saved for backward: q, k, v, out, lse (plus the selection and tile sizes).
 #pragma once
 
@@ -23,7 +23,7 @@ struct BlockSparsePlan {
   double scale = 1.0;
 };
 
-// out [B, H, Sp, D] ([B, H, S, D] for a dense plan); differentiable in q, k, v.
+// out [B, H, Sp, D] ([B, S, H, D] for a dense plan); differentiable in q, k, v.
 at::Tensor block_sparse_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                   const BlockSparsePlan& plan);
 

@@ -29,9 +29,9 @@
 // Pad query rows are computed (finite, discarded by untiling; their dout is zero).
 //
 // The dense form (only for a path whose dense_strided() is true; `full` uses it): tile_sizes, q2k,
-// k2q and k2q_count are undefined; q, k, v, dout are [B, H, S, D] strided views of the callers'
-// [B, S, H, D] tensors (S any, no pads, no copy), every key attends; out, dq, dk, dv are returned as
-// [B, H, S, D] views of [B, S, H, D] tensors and lse as fp32 [B, H, S].
+// k2q and k2q_count are undefined; q, k, v, dout are the callers' [B, S, H, D] tensors (any strides,
+// S any, no pads, no copy) and every key attends; out, dq, dk, dv are [B, S, H, D] and lse fp32
+// [B, H, S].
 //
 // Saved for backward by the Function: q, k, v, out, lse, q2k, k2q, k2q_count, tile_sizes.
 // Backward returns dq, dk, dv in the layout and dtype of q, k, v (accumulated in fp32 or better);
@@ -49,7 +49,7 @@ namespace vidgraph::attention {
 struct TileLayout;
 
 struct SparseForwardArgs {
-  at::Tensor q, k, v;     // [B, H, Sp, D] (dense form: [B, H, S, D] strided views)
+  at::Tensor q, k, v;     // [B, H, Sp, D] (dense form: [B, S, H, D], any strides)
   at::Tensor tile_sizes;  // int32 [N] (dense form: undefined)
   at::Tensor q2k;         // int32 [B, H, N, topk] (dense form: undefined)
   int64_t tile_volume = 64;

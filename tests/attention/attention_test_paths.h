@@ -37,7 +37,7 @@ class DenseCpuPath : public CpuPath {
     t.tile_sizes = p.tile_sizes;
     t.q2k = p.all_tiles;
     SparseForwardResult r = CpuPath::sparse_forward(t);
-    return {r.out.narrow(2, 0, p.s), r.lse.narrow(2, 0, p.s)};
+    return {Padded::back(r.out, p.s), r.lse.narrow(2, 0, p.s)};
   }
 
   SparseBackwardResult sparse_backward(const SparseBackwardArgs& a) override {
@@ -53,9 +53,9 @@ class DenseCpuPath : public CpuPath {
     t.lse = at::constant_pad_nd(a.lse, {0, p.sp - p.s});
     t.tile_sizes = p.tile_sizes;
     t.q2k = t.k2q = p.all_tiles;
-    t.k2q_count = at::full({a.q.size(0), a.q.size(1), p.n}, p.n, at::kInt);
+    t.k2q_count = at::full({a.q.size(0), a.q.size(2), p.n}, p.n, at::kInt);
     SparseBackwardResult r = CpuPath::sparse_backward(t);
-    return {r.dq.narrow(2, 0, p.s), r.dk.narrow(2, 0, p.s), r.dv.narrow(2, 0, p.s)};
+    return {Padded::back(r.dq, p.s), Padded::back(r.dk, p.s), Padded::back(r.dv, p.s)};
   }
 
   int dense_forwards = 0, dense_backwards = 0;
@@ -63,20 +63,24 @@ class DenseCpuPath : public CpuPath {
   const void* q_data = nullptr;
 
  private:
-  // [B, H, S, D] padded with zero rows to Sp = 64 n; every tile listed for every query tile.
+  // [B, S, H, D] -> [B, H, Sp, D] padded with zero rows to Sp = 64 n; every tile listed for every
+  // query tile. back(): [B, H, Sp, D] -> [B, S, H, D].
   struct Padded {
     int64_t s, n, sp;
     at::Tensor tile_sizes, all_tiles;
-    at::Tensor of(const at::Tensor& x) const { return at::constant_pad_nd(x, {0, 0, 0, sp - s}).contiguous(); }
+    at::Tensor of(const at::Tensor& x) const {
+      return at::constant_pad_nd(x.permute({0, 2, 1, 3}), {0, 0, 0, sp - s}).contiguous();
+    }
+    static at::Tensor back(const at::Tensor& x, int64_t s) { return x.narrow(2, 0, s).permute({0, 2, 1, 3}); }
   };
   static Padded pad(const at::Tensor& q) {
     Padded p;
-    p.s = q.size(2);
+    p.s = q.size(1);
     p.n = (p.s + 63) / 64;
     p.sp = p.n * 64;
     p.tile_sizes = at::full({p.n}, 64, at::kInt);
     p.tile_sizes[p.n - 1] = p.s - 64 * (p.n - 1);
-    p.all_tiles = at::arange(p.n, at::kInt).expand({q.size(0), q.size(1), p.n, p.n}).contiguous();
+    p.all_tiles = at::arange(p.n, at::kInt).expand({q.size(0), q.size(2), p.n, p.n}).contiguous();
     return p;
   }
 };

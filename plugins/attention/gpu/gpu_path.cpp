@@ -52,15 +52,15 @@ Geometry geometry(const at::Tensor& q, const at::Tensor& q2k, const at::Tensor& 
   return g;
 }
 
-// Dense form (device_path.h): q, k, v [B, H, S, D] views of [B, S, H, D] data, S any; rows the kernels
-// cannot read are copied once. Outputs are [B, H, S, D] views of fresh [B, S, H, D] tensors.
+// Dense form (device_path.h): q, k, v [B, S, H, D] with any strides, S any; rows the kernels cannot
+// read are copied once. Outputs [B, S, H, D] contiguous, lse fp32 [B, H, S].
 struct DenseGeometry {
-  int batch, heads, seq, dim;
+  int batch, seq, heads, dim;
 };
 
 DenseGeometry dense_geometry(const at::Tensor& q,
                              std::initializer_list<std::pair<const at::Tensor*, const char*>> others) {
-  TORCH_CHECK(q.dim() == 4, "attention GPU path: q must be [B, H, S, D], got ", q.sizes());
+  TORCH_CHECK(q.dim() == 4, "attention GPU path: q must be [B, S, H, D], got ", q.sizes());
   for (const auto& [t, name] : others)
     TORCH_CHECK(
         t->defined() && t->sizes() == q.sizes() && t->device() == q.device() && t->scalar_type() == q.scalar_type(),
@@ -68,16 +68,16 @@ DenseGeometry dense_geometry(const at::Tensor& q,
   return {int(q.size(0)), int(q.size(1)), int(q.size(2)), int(q.size(3))};
 }
 
-at::Tensor bshd_empty(const at::Tensor& like) {
-  // [B, S, H, D] memory, returned as its [B, H, S, D] view
-  return at::empty({like.size(0), like.size(2), like.size(1), like.size(3)}, like.options()).permute({0, 2, 1, 3});
+// A [B, S, H, D] tensor as the kernels' view.
+vk::TensorView bshd_view(const at::Tensor& t) {
+  return gpu::rows_view(t, 1, 2);
 }
 
 SparseForwardResult dense_forward(const SparseForwardArgs& a) {
   const DenseGeometry g = dense_geometry(a.q, {{&a.k, "k"}, {&a.v, "v"}});
   const at::Tensor q = gpu::rows_ready_or_copy(a.q), k = gpu::rows_ready_or_copy(a.k), v = gpu::rows_ready_or_copy(a.v);
   SparseForwardResult r;
-  r.out = bshd_empty(q);
+  r.out = at::empty(q.sizes(), q.options());
   r.lse = at::empty({g.batch, g.heads, g.seq}, q.options().dtype(at::kFloat));
   vk::FlashForwardParams p;
   p.dtype = element_type(q);
@@ -86,10 +86,10 @@ SparseForwardResult dense_forward(const SparseForwardArgs& a) {
   p.seq_q = p.seq_kv = g.seq;
   p.head_dim = g.dim;
   p.scale = float(a.scale);
-  p.q = bhsd_view(q);
-  p.k = bhsd_view(k);
-  p.v = bhsd_view(v);
-  p.o = bhsd_view(r.out);
+  p.q = bshd_view(q);
+  p.k = bshd_view(k);
+  p.v = bshd_view(v);
+  p.o = bshd_view(r.out);
   p.lse = r.lse.data_ptr<float>();
   check_status(vk::flash_forward(p, current_stream(q)), "dense forward");
   return r;
@@ -103,9 +103,9 @@ SparseBackwardResult dense_backward(const SparseBackwardArgs& a) {
   const at::Tensor q = gpu::rows_ready_or_copy(a.q), k = gpu::rows_ready_or_copy(a.k), v = gpu::rows_ready_or_copy(a.v),
                    out = gpu::rows_ready_or_copy(a.out), dout = gpu::rows_ready_or_copy(a.dout);
   SparseBackwardResult r;
-  r.dq = bshd_empty(q);
-  r.dk = bshd_empty(q);
-  r.dv = bshd_empty(q);
+  r.dq = at::empty(q.sizes(), q.options());
+  r.dk = at::empty(q.sizes(), q.options());
+  r.dv = at::empty(q.sizes(), q.options());
   const at::Tensor delta = at::empty({g.batch, g.heads, g.seq}, q.options().dtype(at::kFloat));
   vk::FlashBackwardParams p;
   p.dtype = element_type(q);
@@ -114,16 +114,16 @@ SparseBackwardResult dense_backward(const SparseBackwardArgs& a) {
   p.seq_q = p.seq_kv = g.seq;
   p.head_dim = g.dim;
   p.scale = float(a.scale);
-  p.q = bhsd_view(q);
-  p.k = bhsd_view(k);
-  p.v = bhsd_view(v);
-  p.o = bhsd_view(out);
-  p.dout = bhsd_view(dout);
+  p.q = bshd_view(q);
+  p.k = bshd_view(k);
+  p.v = bshd_view(v);
+  p.o = bshd_view(out);
+  p.dout = bshd_view(dout);
   p.lse = a.lse.data_ptr<float>();
   p.delta = delta.data_ptr<float>();
-  p.dq = bhsd_view(r.dq);
-  p.dk = bhsd_view(r.dk);
-  p.dv = bhsd_view(r.dv);
+  p.dq = bshd_view(r.dq);
+  p.dk = bshd_view(r.dk);
+  p.dv = bshd_view(r.dv);
   check_status(vk::flash_backward(p, current_stream(q)), "dense backward");
   return r;
 }
