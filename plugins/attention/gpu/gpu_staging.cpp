@@ -66,7 +66,7 @@ class TileMeanFunction : public torch::autograd::Function<TileMeanFunction> {
     const int64_t b = x.size(0), h = x.size(1), d = x.size(3), n = layout->num_tiles;
     TORCH_CHECK(layout->tile_volume == 64 && x.size(2) == n * 64, "attention GPU path: tile means need ", n,
                 " tiles of 64 slots, got ", x.sizes());
-    // means fp32 [B, N, H, D] -> [B, H, N, D] view
+    // means fp32 [B, N, H, D] (the caller views it as [B, H, N, D])
     const at::Tensor means = at::empty({b, n, h, d}, x.options().dtype(at::kFloat));
     check_status(
         vk::tile_mean_pool(element_type(x), int(b), int(n), int(h), int(d), rows_view(x, 2, 1),
@@ -74,12 +74,12 @@ class TileMeanFunction : public torch::autograd::Function<TileMeanFunction> {
         "tile mean pool");
     ctx->saved_data["tile_sizes"] = layout->tile_sizes_i32;
     ctx->saved_data["dtype"] = static_cast<int64_t>(x.scalar_type());
-    return {means.permute({0, 2, 1, 3})};
+    return {means};
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    // grad [B, H, N, D] -> fp32 [B, N, H, D] contiguous; dx [B, H, N*64, D] (pads get zero)
-    const at::Tensor g = grads[0].to(at::kFloat).permute({0, 2, 1, 3}).contiguous();
+    // grad fp32 [B, N, H, D] (made contiguous); dx [B, H, N*64, D] (pads get zero)
+    const at::Tensor g = grads[0].to(at::kFloat).contiguous();
     const at::Tensor sizes = ctx->saved_data["tile_sizes"].toTensor();
     const auto dtype = static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt());
     const int64_t b = g.size(0), n = g.size(1), h = g.size(2), d = g.size(3);
@@ -94,7 +94,7 @@ class TileMeanFunction : public torch::autograd::Function<TileMeanFunction> {
 // phi in x's dtype. elu + 1 is formed as exp(min(x, 0)) for x <= 0, x + 1 above: elu(x) + 1 in bf16
 // would cancel catastrophically for negative x (elu(x) near -1).
 at::Tensor feature_in_dtype(const at::Tensor& x, const std::string& map) {
-  if (map == "elu") return at::where(x > 0, x + 1.0, at::exp(at::clamp_max(x, 0)));
+  if (map == "elu") return at::where(x > 0, x + 1.0, at::exp(at::clamp_max(x, 0.0)));
   return feature_map(x, map);
 }
 
@@ -109,7 +109,8 @@ at::Tensor untile_gather(const at::Tensor& tiled, const TileLayout& layout) {
 }
 
 at::Tensor tile_mean_pool(const at::Tensor& tiled, const TileLayout& layout) {
-  return TileMeanFunction::apply(tiled, &layout)[0];
+  // [B, N, H, D] -> [B, H, N, D] (a view outside the Function: its output stays a plain tensor)
+  return TileMeanFunction::apply(tiled, &layout)[0].permute({0, 2, 1, 3});
 }
 
 at::Tensor untile_gated(const at::Tensor& fine, const TileLayout& layout, const at::Tensor& coarse,
