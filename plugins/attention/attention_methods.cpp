@@ -166,13 +166,12 @@ AttentionResult run_sla_star(const AttentionCall& call, const plugin::ParamMap& 
   const auto& w = call.extras.proj_l_weight;
   const auto& b = call.extras.proj_l_bias;
   if (w.defined() || b.defined()) {
-    at::Tensor proj;  // [B, S, H, D]
     if (w.defined()) {
-      proj = parts.path->linear_projected(call.q, call.k, call.v, plugin::param_as_string(params, "feature_map"), w, b);
+      parts.out = parts.path->add_linear_branch(parts.out, call.q, call.k, call.v,
+                                                plugin::param_as_string(params, "feature_map"), w, b);
     } else {
-      proj = b;  // a zero weight: proj_l(o_lin) is the bias alone
+      parts.out = parts.out + b.to(parts.out.scalar_type());  // a zero weight: proj_l(o_lin) is the bias
     }
-    parts.out = parts.out + proj.to(parts.out.scalar_type());
   }
   return {parts.out, parts.stats};
 }

@@ -52,13 +52,13 @@ at::Tensor DevicePath::untile(const at::Tensor& fine, const TileLayout& layout, 
   return out + (broadcast * gate).to(out.scalar_type());
 }
 
-at::Tensor DevicePath::linear_projected(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                        const std::string& feature_map, const at::Tensor& weight,
-                                        const at::Tensor& bias) {
+at::Tensor DevicePath::add_linear_branch(const at::Tensor& out, const at::Tensor& q, const at::Tensor& k,
+                                         const at::Tensor& v, const std::string& feature_map, const at::Tensor& weight,
+                                         const at::Tensor& bias) {
   const at::Tensor o_lin = linear_branch(q, k, v, feature_map);             // [B, S, H, D]
   at::Tensor proj = at::matmul(o_lin, weight.to(o_lin.scalar_type()).t());  // [B, S, H, D]
   if (bias.defined()) proj = proj + bias.to(proj.scalar_type());
-  return proj;
+  return out + proj.to(out.scalar_type());
 }
 
 void register_device_path(c10::DeviceType device, std::unique_ptr<DevicePath> path) {

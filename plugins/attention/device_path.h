@@ -121,12 +121,13 @@ class DevicePath {
   virtual at::Tensor untile(const at::Tensor& fine, const TileLayout& layout, const at::Tensor& coarse,
                             const at::Tensor& gate);
 
-  // (optional) The SLA* linear branch through proj_l: q, k, v [B, S, H, D] ->
-  // o_lin @ weight^T (+ bias) [B, S, H, D] (possibly a strided view), o_lin as in
-  // attention_methods.h; weight [D, D] defined, bias [D] or undefined. Differentiable in all.
-  // Default: linear_branch (fp32/fp64 accumulation) then the projection.
-  virtual at::Tensor linear_projected(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                      const std::string& feature_map, const at::Tensor& weight, const at::Tensor& bias);
+  // (optional) Adds the SLA* linear branch through proj_l: out [B, S, H, D] + (o_lin @ weight^T + bias)
+  // in out's dtype; q, k, v [B, S, H, D], o_lin as in attention_methods.h, weight [D, D] defined, bias
+  // [D] or undefined. Differentiable in all. Default: linear_branch (fp32/fp64 accumulation), the
+  // projection, then the sum.
+  virtual at::Tensor add_linear_branch(const at::Tensor& out, const at::Tensor& q, const at::Tensor& k,
+                                       const at::Tensor& v, const std::string& feature_map, const at::Tensor& weight,
+                                       const at::Tensor& bias);
 
   // (optional) Drains queued device work and frees scratch buffers; called at plugin shutdown.
   virtual void shutdown() {}

@@ -2,7 +2,7 @@
 //  - DenseCpuPath takes the dense form of device_path.h (as the GPU path does for `full`): it records
 //    what it was given and emulates the dense kernels by padding to 64-token blocks and calling the
 //    exact CPU path;
-//  - HookCountingPath counts the staging hooks (tile, tile_mean, untile, linear_projected) that the
+//  - HookCountingPath counts the staging hooks (tile, tile_mean, untile, add_linear_branch) that the
 //    methods call and delegates to the shared ATen defaults.
 // Registering either for the CPU replaces the plugin's CPU path; PathSwap puts a plain CpuPath back.
 #pragma once
@@ -101,11 +101,11 @@ class HookCountingPath : public CpuPath {
     gated_untiles += gate.defined() && coarse.defined() ? 1 : 0;
     return DevicePath::untile(fine, layout, coarse, gate);
   }
-  at::Tensor linear_projected(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                              const std::string& feature_map, const at::Tensor& weight,
-                              const at::Tensor& bias) override {
+  at::Tensor add_linear_branch(const at::Tensor& out, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                               const std::string& feature_map, const at::Tensor& weight,
+                               const at::Tensor& bias) override {
     ++linears;
-    return DevicePath::linear_projected(q, k, v, feature_map, weight, bias);
+    return DevicePath::add_linear_branch(out, q, k, v, feature_map, weight, bias);
   }
   int tiles = 0, tile_means = 0, untiles = 0, gated_untiles = 0, linears = 0;
 };

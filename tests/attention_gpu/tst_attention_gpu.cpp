@@ -422,8 +422,9 @@ void tst_AttentionGpu::staging_matches_aten() {
   }
 }
 
-// The GPU linear branch (input-dtype feature maps, GEMMs on strided views) against the default
-// (fp32 copies) on the same GPU tensors, through proj_l; gradients of q, k, v, weight and bias.
+// The GPU linear branch (input-dtype feature maps, GEMMs on strided views, proj_l folded into the
+// D x D state, the division fused into the add) against the default (fp32 copies) on the same GPU
+// tensors; gradients of q, k, v, weight, bias and the output it is added to.
 void tst_AttentionGpu::linear_branch_matches_aten_data() {
   QTest::addColumn<int>("batch");
   QTest::addColumn<QString>("map");
@@ -441,17 +442,18 @@ void tst_AttentionGpu::linear_branch_matches_aten() {
   const at::Tensor q = qkv.select(2, 0), k = qkv.select(2, 1), v = qkv.select(2, 2);
   const at::Tensor wl = (at::randn({d, d}, opts.dtype(at::kFloat)) * 0.1).requires_grad_(true);
   const at::Tensor bl = (at::randn({d}, opts.dtype(at::kFloat)) * 0.1).requires_grad_(true);
-  const at::Tensor got = gpu_->linear_projected(q, k, v, map.toStdString(), wl, bl);
-  const at::Tensor ref = cpu_.linear_projected(q, k, v, map.toStdString(), wl, bl);
+  const at::Tensor base = (at::randn({batch, s, h, d}, opts) * 0.1).requires_grad_(true);  // the vsa output
+  const at::Tensor got = gpu_->add_linear_branch(base, q, k, v, map.toStdString(), wl, bl);
+  const at::Tensor ref = cpu_.add_linear_branch(base, q, k, v, map.toStdString(), wl, bl);
   QCOMPARE(got.sizes(), ref.sizes());
   QCOMPARE(got.scalar_type(), at::kBFloat16);
   const double e = rel_l2(got, ref);
   qInfo("linear branch rel-L2 out %.3g", e);
   QVERIFY2(e < 2e-2, qPrintable(QString("out rel-L2 %1").arg(e)));
   const at::Tensor wo = at::randn(got.sizes(), opts.dtype(at::kFloat));
-  const auto gg = torch::autograd::grad({(got.to(at::kFloat) * wo).sum()}, {qkv, wl, bl});
-  const auto gr = torch::autograd::grad({(ref.to(at::kFloat) * wo).sum()}, {qkv, wl, bl});
-  for (size_t i = 0; i < 3; ++i) {
+  const auto gg = torch::autograd::grad({(got.to(at::kFloat) * wo).sum()}, {qkv, wl, bl, base});
+  const auto gr = torch::autograd::grad({(ref.to(at::kFloat) * wo).sum()}, {qkv, wl, bl, base});
+  for (size_t i = 0; i < 4; ++i) {
     const double eg = rel_l2(gg[i], gr[i]);
     qInfo("linear branch grad %zu rel-L2 %.3g", i, eg);
     QVERIFY2(eg < 5e-2, qPrintable(QString("grad %1 rel-L2 %2").arg(i).arg(eg)));

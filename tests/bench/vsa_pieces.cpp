@@ -9,8 +9,8 @@
 //   untile_gate       gated untile (coarse broadcast · gate fused into the tiled-layout add, one
 //                     gather); untile_plain: the gather alone; untile_gate_bwd: its autograd backward
 //   staging_fwd       the sum of the forward stages outside the fine kernel
-//   linear_fwd, linear_fwd_bwd: the SLA* linear branch through proj_l (linear_fwd_aten: the fp32
-//                     ATen default, for reference)
+//   linear_fwd, linear_fwd_bwd: the SLA* linear branch through proj_l added to an output
+//                     (linear_fwd_aten: the fp32 ATen default, for reference)
 //   dense_fwd/dense_bwd: `full`'s dense form on the [B, S, H, D] tensors (no tiling, no lists)
 //   vsa_fwd, sla_star_fwd, vsa_fwd_bwd: whole calls through the plugin backend (gate and proj_l on)
 // Never pass/fail. Usage: vsa_pieces [T H W] [sparsity] [repeats]
@@ -146,15 +146,16 @@ int main(int argc, char** argv) {
   }
   ms["staging_fwd"] = ms["tile_qkv"] + ms["tile_means"] + ms["coarse"] + ms["select_topk_lists"] + ms["untile_gate"];
 
-  ms["linear_fwd_aten"] = median_ms([&] { (void)gpu.DevicePath::linear_projected(q, k, v, "softmax", wl, bl); }, few);
-  ms["linear_fwd"] = median_ms([&] { (void)gpu.linear_projected(q, k, v, "softmax", wl, bl); }, repeats);
+  ms["linear_fwd_aten"] =
+      median_ms([&] { (void)gpu.DevicePath::add_linear_branch(gate, q, k, v, "softmax", wl, bl); }, few);
+  ms["linear_fwd"] = median_ms([&] { (void)gpu.add_linear_branch(gate, q, k, v, "softmax", wl, bl); }, repeats);
   {
     const at::Tensor ql = q.detach().requires_grad_(true), kl = k.detach().requires_grad_(true),
                      vl = v.detach().requires_grad_(true);
     const at::Tensor dout = at::randn({b, s, h, d}, opts);
     ms["linear_fwd_bwd"] = median_ms(
         [&] {
-          const at::Tensor out = gpu.linear_projected(ql, kl, vl, "softmax", wl, bl);
+          const at::Tensor out = gpu.add_linear_branch(gate, ql, kl, vl, "softmax", wl, bl);
           (void)torch::autograd::grad({out}, {ql, kl, vl}, {dout});
         },
         repeats);

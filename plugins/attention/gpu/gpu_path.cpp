@@ -276,9 +276,10 @@ at::Tensor GpuPath::untile(const at::Tensor& fine, const TileLayout& layout, con
                                   : DevicePath::untile(fine, layout, coarse, gate);
 }
 
-at::Tensor GpuPath::linear_projected(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                     const std::string& feature_map, const at::Tensor& weight, const at::Tensor& bias) {
-  return gpu::linear_projected(q, k, v, feature_map, weight, bias);
+at::Tensor GpuPath::add_linear_branch(const at::Tensor& out, const at::Tensor& q, const at::Tensor& k,
+                                      const at::Tensor& v, const std::string& feature_map, const at::Tensor& weight,
+                                      const at::Tensor& bias) {
+  return gpu::add_linear_branch(out, q, k, v, feature_map, weight, bias);
 }
 
 void register_gpu_device_paths() {

@@ -25,9 +25,9 @@ class GpuPath : public DevicePath {
   at::Tensor tile_mean(const at::Tensor& tiled, const TileLayout& layout) override;
   at::Tensor untile(const at::Tensor& fine, const TileLayout& layout, const at::Tensor& coarse,
                     const at::Tensor& gate) override;
-  at::Tensor linear_projected(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                              const std::string& feature_map, const at::Tensor& weight,
-                              const at::Tensor& bias) override;
+  at::Tensor add_linear_branch(const at::Tensor& out, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                               const std::string& feature_map, const at::Tensor& weight,
+                               const at::Tensor& bias) override;
 };
 
 }  // namespace vidgraph::attention

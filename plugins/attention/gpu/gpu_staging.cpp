@@ -6,11 +6,11 @@
 #include "plugins/attention/gpu/gpu_util.h"
 
 #include <ATen/TensorOperators.h>
+#include <ATen/ops/addcdiv.h>
 #include <ATen/ops/addcmul.h>
 #include <ATen/ops/clamp_max.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/exp.h>
-#include <ATen/ops/linear.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/sum.h>
 #include <ATen/ops/where.h>
@@ -128,23 +128,21 @@ at::Tensor untile_gated(const at::Tensor& fine, const TileLayout& layout, const 
   return untile_gather(mixed.view({b, h, n * v, d}), layout);
 }
 
-at::Tensor linear_projected(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                            const std::string& feature_map_name, const at::Tensor& weight, const at::Tensor& bias) {
+at::Tensor add_linear_branch(const at::Tensor& out, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                             const std::string& feature_map_name, const at::Tensor& weight, const at::Tensor& bias) {
   const at::ScalarType dt = q.scalar_type();
-  const int64_t d = q.size(3);
   // [B, S, H, D] -> [B, H, S, D] views; feature maps in the input dtype (softmax computes in fp32)
   const auto bhsd = [](const at::Tensor& x) { return x.permute({0, 2, 1, 3}); };
   const at::Tensor fq = bhsd(feature_in_dtype(q, feature_map_name));
   const at::Tensor fk = bhsd(feature_in_dtype(k, feature_map_name));
   const at::Tensor kv = at::matmul(fk.transpose(-1, -2), bhsd(v));                // [B, H, D, D]
+  const at::Tensor kv_w = at::matmul(kv, weight.to(dt).t());                      // [B, H, D, D]: proj_l folded
   const at::Tensor ksum = at::sum(fk, {2}, /*keepdim=*/true, at::kFloat).to(dt);  // [B, H, 1, D]
-  const at::Tensor num = at::matmul(fq, kv);                                      // [B, H, S, D]
+  const at::Tensor num = at::matmul(fq, kv_w);                                    // [B, H, S, D]
   const at::Tensor den = at::matmul(fq, ksum.transpose(-1, -2)) + 1e-5;           // [B, H, S, 1]
-  const at::Tensor o_lin = num / den;                                             // [B, H, S, D]
-  // proj_l over the last dim (layout-free): [B*H*S, D] rows, then back to a [B, S, H, D] view
-  const at::Tensor proj =
-      at::linear(o_lin.reshape({-1, d}), weight.to(dt), bias.defined() ? bias.to(dt) : at::Tensor());
-  return bhsd(proj.view(o_lin.sizes()));
+  // out + num / den as [B, S, H, D] (one pass), then the bias
+  const at::Tensor sum = at::addcdiv(out, bhsd(num), bhsd(den));
+  return bias.defined() ? sum + bias.to(sum.scalar_type()) : sum;
 }
 
 }  // namespace vidgraph::attention::gpu

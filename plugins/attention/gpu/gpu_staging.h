@@ -9,9 +9,10 @@
 //                    tile outputs, no [B, H, S, D] fp32 intermediate) and untiled by one gather.
 //                    Gradients: fine and the gate by gathers, the coarse outputs by an fp32-accumulated
 //                    sum over each tile's slots (deterministic: no atomics).
-//  - linear_projected: SLA* linear branch through proj_l with feature maps in the input dtype and
-//                    cuBLAS GEMMs (fp32 accumulation) on strided [B, H, S, D] views of the inputs: no
-//                    fp32 copies of q, k, v and, for B = 1, no permute copies.
+//  - add_linear_branch: out + proj_l(o_lin) with feature maps in the input dtype and cuBLAS GEMMs
+//                    (fp32 accumulation) on strided [B, H, S, D] views of the inputs: no fp32 copies of
+//                    q, k, v and, for B = 1, no permute copies. proj_l is folded into the D x D state
+//                    ((phi(q) kv) W^T = phi(q) (kv W^T)) and the division into the final add (addcdiv).
 // Dtypes: bf16/fp16 (fp32 also works); D a multiple of 16 bytes. Differentiable in every tensor input.
 // GPU builds only (VIDGRAPH_ATTENTION_GPU).
 #pragma once
@@ -29,7 +30,7 @@ at::Tensor untile_gather(const at::Tensor& tiled, const TileLayout& layout);
 at::Tensor tile_mean_pool(const at::Tensor& tiled, const TileLayout& layout);
 at::Tensor untile_gated(const at::Tensor& fine, const TileLayout& layout, const at::Tensor& coarse,
                         const at::Tensor& gate);
-at::Tensor linear_projected(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                            const std::string& feature_map, const at::Tensor& weight, const at::Tensor& bias);
+at::Tensor add_linear_branch(const at::Tensor& out, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                             const std::string& feature_map, const at::Tensor& weight, const at::Tensor& bias);
 
 }  // namespace vidgraph::attention::gpu
