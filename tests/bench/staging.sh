@@ -55,9 +55,9 @@ while pos < len(text):
     docs.append(doc)
 for d in docs:
     m = d["ms"]
-    print("grid %s: staging_fwd %.2f ms (tile %.2f [aten %.2f], means %.2f, coarse %.2f, select %.2f, untile+gate %.2f)"
-          % (d["grid"], m["staging_fwd"], m["tile_qkv"], m["tile_qkv_aten"], m["tile_means"], m["coarse"],
-             m["select_topk_lists"], m["untile_gate"]))
+    print("grid %s: staging_fwd %.2f ms (tile %.2f [aten %.2f], means %.2f [aten sum %.2f], coarse %.2f, select %.2f, untile+gate %.2f [bwd %.2f])"
+          % (d["grid"], m["staging_fwd"], m["tile_qkv"], m["tile_qkv_aten"], m["tile_means"], m["tile_means_aten_sum"],
+             m["coarse"], m["select_topk_lists"], m["untile_gate"], m["untile_gate_bwd"]))
     print("  fine fwd %.2f bwd %.2f | linear fwd %.2f [aten %.2f] f+b %.2f | dense fwd %.2f bwd %.2f | vsa fwd %.2f f+b %.2f | sla_star fwd %.2f"
           % (m["fine_fwd"], m["fine_bwd"], m["linear_fwd"], m["linear_fwd_aten"], m["linear_fwd_bwd"],
              m["dense_fwd"], m["dense_bwd"], m["vsa_fwd"], m["vsa_fwd_bwd"], m["sla_star_fwd"]))

@@ -2,7 +2,8 @@
 // Wan2.2-5B shape by default, and prints JSON (medians of device-event timings, warm-up first):
 //   tile_qkv          q, k, v -> 64-slot tiles through the path's row gathers (tile_qkv_aten: the
 //                     shared ATen cat + index_select it replaces, for reference)
-//   tile_means        per-tile means of the tiled q, k, v (tile_mean_pool, fp32 sums)
+//   tile_means        per-tile means of the tiled q, k, v (tile_mean_pool, fp32 sums;
+//                     tile_means_aten_sum: an ATen bf16-in/fp32-accumulate reduction, for reference)
 //   coarse            scores over tile means, nan_to_num (no host sync), softmax·V
 //   select_topk_lists GPU top-k + inverted lists
 //   fine_fwd/fine_bwd block-sparse kernels
@@ -22,6 +23,7 @@
 #include <ATen/ops/randn.h>
 #include <ATen/ops/randn_like.h>
 #include <ATen/ops/softmax.h>
+#include <ATen/ops/sum.h>
 #include <torch/csrc/autograd/autograd.h>
 
 #include "plugins/attention/attention_plugin.h"
@@ -98,6 +100,16 @@ int main(int argc, char** argv) {
         vc = gpu.tile_mean(vt, *layout);
       },
       repeats);
+  {
+    // Reference: one ATen reduction per tensor reading bf16 with fp32 accumulation (no fp32 copy).
+    const at::Tensor sizes = layout->tile_sizes.to(at::kFloat).unsqueeze(-1);
+    ms["tile_means_aten_sum"] = median_ms(
+        [&] {
+          for (const at::Tensor* t : {&qt, &kt, &vt})
+            (void)(at::sum(t->view({b, h, n, 64, d}), {3}, /*keepdim=*/false, at::kFloat) / sizes);
+        },
+        repeats);
+  }
   ms["coarse"] = median_ms(
       [&] {
         scores = at::matmul(qc, kc.transpose(-1, -2)) * scale;
