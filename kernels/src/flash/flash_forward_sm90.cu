@@ -211,7 +211,9 @@ Status launch_forward_wgmma(const FlashForwardParams& p, const AttentionTuning& 
                "flash_forward (wgmma): VIDGRAPH_WGMMA_VARIANT must be one of auto, serial, "
                "overlap2, overlap3, dense2wg, overlap3_tma, dense2wg_tma, overlap3_ws, "
                "dense2wg_ws, dense2wg_pp.");
-    if (v == WgmmaVariant::Auto) v = dense ? WgmmaVariant::Dense2Wg : WgmmaVariant::Overlap3;
+    // The H200's fastest (hopper_check.sh, this repository's tests/bench/results/NOTES.md): a
+    // producer warp with TMA loads; two consumer warpgroups sharing K/V when dense.
+    if (v == WgmmaVariant::Auto) v = dense ? WgmmaVariant::Dense2WgWs : WgmmaVariant::Overlap3Ws;
     if (!dense && v == WgmmaVariant::Dense2Wg) v = WgmmaVariant::Overlap3;
     if (!dense && v == WgmmaVariant::Dense2WgTma) v = WgmmaVariant::Overlap3Tma;
     if (!dense && (v == WgmmaVariant::Dense2WgWs || v == WgmmaVariant::Dense2WgPp))
