@@ -258,8 +258,8 @@ void tst_AttentionGpu::tuning_variants_agree() {
   const auto g = gpu_->sparse_backward(backward_args(c, f, o.out, o.lse, true, at::kBFloat16));
   // The 7th field switches the sm_90a wgmma forward (ignored where it cannot run): the same MMAs
   // in the same order, so the same bits.
-  for (const char* row : {"1,1,0,0,0,0,0", "2,2,0,1,0,0,0", "1,2,1,1,1,1,0", "2,1,0,1,1,0,1", "1,1,1,0,0,1,1",
-                          "1,1,0,1,1,1,1"}) {
+  for (const char* row :
+       {"1,1,0,0,0,0,0", "2,2,0,1,0,0,0", "1,2,1,1,1,1,0", "2,1,0,1,1,0,1", "1,1,1,0,0,1,1", "1,1,0,1,1,1,1"}) {
     qputenv("VIDGRAPH_ATTENTION_TUNING", row);
     const auto o2 = gpu_->sparse_forward(f);
     const auto g2 = gpu_->sparse_backward(backward_args(c, f, o2.out, o2.lse, true, at::kBFloat16));
@@ -294,16 +294,20 @@ void tst_AttentionGpu::methods_match_cpu_data() {
   QTest::addColumn<int>("w");
   QTest::addColumn<bool>("strided");  // q, k, v slices of one [B, S, 3, H, D] projection
   QTest::addColumn<int>("gate_dim");  // D or 1
-  QTest::newRow("full_d128_5x6x7") << "full" << 128 << 5 << 6 << 7 << false << 0;
-  QTest::newRow("full_d64_1x1x150") << "full" << 64 << 1 << 1 << 150 << false << 0;
-  QTest::newRow("full_d128_3x5x9_strided") << "full" << 128 << 3 << 5 << 9 << true << 0;
-  QTest::newRow("full_d64_1x1x64_strided") << "full" << 64 << 1 << 1 << 64 << true << 0;
-  QTest::newRow("vsa_d128_5x6x7") << "vsa" << 128 << 5 << 6 << 7 << false << 128;
-  QTest::newRow("vsa_d64_6x9x10") << "vsa" << 64 << 6 << 9 << 10 << false << 64;
-  QTest::newRow("vsa_d64_5x6x7_strided_gate1") << "vsa" << 64 << 5 << 6 << 7 << true << 1;
-  QTest::newRow("sla_star_d128_5x6x7") << "sla_star" << 128 << 5 << 6 << 7 << false << 128;
-  QTest::newRow("sla_star_d64_7x5x9") << "sla_star" << 64 << 7 << 5 << 9 << false << 64;
-  QTest::newRow("sla_star_d128_5x6x7_strided") << "sla_star" << 128 << 5 << 6 << 7 << true << 128;
+  QTest::addColumn<bool>("fp16");     // else bf16
+  QTest::newRow("full_d128_5x6x7") << "full" << 128 << 5 << 6 << 7 << false << 0 << false;
+  QTest::newRow("full_d64_1x1x150") << "full" << 64 << 1 << 1 << 150 << false << 0 << false;
+  QTest::newRow("full_d128_3x5x9_strided") << "full" << 128 << 3 << 5 << 9 << true << 0 << false;
+  QTest::newRow("full_d64_1x1x64_strided") << "full" << 64 << 1 << 1 << 64 << true << 0 << false;
+  QTest::newRow("vsa_d128_5x6x7") << "vsa" << 128 << 5 << 6 << 7 << false << 128 << false;
+  QTest::newRow("vsa_d64_6x9x10") << "vsa" << 64 << 6 << 9 << 10 << false << 64 << false;
+  QTest::newRow("vsa_d64_5x6x7_strided_gate1") << "vsa" << 64 << 5 << 6 << 7 << true << 1 << false;
+  QTest::newRow("sla_star_d128_5x6x7") << "sla_star" << 128 << 5 << 6 << 7 << false << 128 << false;
+  QTest::newRow("sla_star_d64_7x5x9") << "sla_star" << 64 << 7 << 5 << 9 << false << 64 << false;
+  QTest::newRow("sla_star_d128_5x6x7_strided") << "sla_star" << 128 << 5 << 6 << 7 << true << 128 << false;
+  QTest::newRow("vsa_d128_5x6x7_fp16") << "vsa" << 128 << 5 << 6 << 7 << false << 128 << true;
+  QTest::newRow("sla_star_d64_6x9x10_strided_fp16") << "sla_star" << 64 << 6 << 9 << 10 << true << 64 << true;
+  QTest::newRow("full_d64_2x5x7_strided_fp16") << "full" << 64 << 2 << 5 << 7 << true << 0 << true;
 }
 
 // Through the plugin backend, forward and autograd (q, k, v, gate, proj_l weight and bias) against the
@@ -317,9 +321,10 @@ void tst_AttentionGpu::methods_match_cpu() {
   QFETCH(int, w);
   QFETCH(bool, strided);
   QFETCH(int, gate_dim);
+  QFETCH(bool, fp16);
   attention::AttentionPluginBackend backend;
   const int64_t b = 2, heads = 3, s = int64_t(t) * h * w;
-  const at::ScalarType dt = at::kBFloat16;
+  const at::ScalarType dt = fp16 ? at::kHalf : at::kBFloat16;
   // bf16-representable values shared by both devices: [B, S, H, D]
   auto rnd = [&](std::initializer_list<int64_t> shape, double sc) {
     return (at::randn(shape) * sc).to(dt).to(at::kFloat);

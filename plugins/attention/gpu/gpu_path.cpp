@@ -279,6 +279,11 @@ at::Tensor GpuPath::untile(const at::Tensor& fine, const TileLayout& layout, con
 at::Tensor GpuPath::add_linear_branch(const at::Tensor& out, const at::Tensor& q, const at::Tensor& k,
                                       const at::Tensor& v, const std::string& feature_map, const at::Tensor& weight,
                                       const at::Tensor& bias) {
+  // fp16 holds sums of up to ~65k feature values (softmax features sum to S over D): longer fp16 inputs
+  // take the fp32 ATen branch; bf16 has the range.
+  constexpr int64_t kHalfLinearMaxTokens = 32768;
+  if (q.scalar_type() == at::kHalf && q.size(1) > kHalfLinearMaxTokens)
+    return DevicePath::add_linear_branch(out, q, k, v, feature_map, weight, bias);
   return gpu::add_linear_branch(out, q, k, v, feature_map, weight, bias);
 }
 

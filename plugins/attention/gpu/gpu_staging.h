@@ -13,6 +13,7 @@
 //                    (fp32 accumulation) on strided [B, H, S, D] views of the inputs: no fp32 copies of
 //                    q, k, v and, for B = 1, no permute copies. proj_l is folded into the D x D state
 //                    ((phi(q) kv) W^T = phi(q) (kv W^T)) and the division into the final add (addcdiv).
+//                    (GpuPath sends fp16 inputs longer than 32768 tokens to the fp32 default: range.)
 // Dtypes: bf16/fp16 (fp32 also works); D a multiple of 16 bytes. Differentiable in every tensor input.
 // GPU builds only (VIDGRAPH_ATTENTION_GPU).
 #pragma once
