@@ -5,6 +5,7 @@
 #include "plugins/attention/gpu/gpu_util.h"
 
 #include <ATen/ops/empty.h>
+#include <c10/core/DeviceGuard.h>
 #include <c10/util/Exception.h>
 
 #include <utility>
@@ -153,6 +154,7 @@ bool GpuPath::supports(int64_t d, int64_t tile_volume, at::ScalarType dtype, std
 }
 
 SparseForwardResult GpuPath::sparse_forward(const SparseForwardArgs& a) {
+  const c10::DeviceGuard device(a.q.device());  // launches and allocations on the tensors' GPU
   if (!a.q2k.defined()) return dense_forward(a);
   const Geometry g = geometry(a.q, a.q2k, a.tile_sizes, a.tile_volume);
   check_tiled(a.k, "k", a.q);
@@ -185,6 +187,7 @@ SparseForwardResult GpuPath::sparse_forward(const SparseForwardArgs& a) {
 }
 
 SparseBackwardResult GpuPath::sparse_backward(const SparseBackwardArgs& a) {
+  const c10::DeviceGuard device(a.q.device());
   if (!a.q2k.defined()) return dense_backward(a);
   const Geometry g = geometry(a.q, a.q2k, a.tile_sizes, a.tile_volume);
   for (const auto& [t, name] :
@@ -236,6 +239,7 @@ SparseBackwardResult GpuPath::sparse_backward(const SparseBackwardArgs& a) {
 }
 
 TopkSelection GpuPath::select_topk(const at::Tensor& scores, int64_t topk) {
+  const c10::DeviceGuard device(scores.device());
   TORCH_CHECK(scores.dim() == 4 && scores.size(2) == scores.size(3),
               "attention GPU path: coarse scores must be [B, H, N, N], got ", scores.sizes());
   const int64_t n = scores.size(3);

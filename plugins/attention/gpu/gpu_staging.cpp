@@ -14,6 +14,7 @@
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/sum.h>
 #include <ATen/ops/where.h>
+#include <c10/core/DeviceGuard.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 namespace vidgraph::attention::gpu {
@@ -27,6 +28,7 @@ using torch::autograd::variable_list;
 at::Tensor gather_between(const at::Tensor& x, const at::Tensor& index, int64_t rows_out, bool to_tiled) {
   TORCH_CHECK(x.dim() == 4 && is_kernel_dtype(x.scalar_type()), "attention GPU path: row gather of ", x.sizes(), " ",
               x.scalar_type(), " (needs a 4-D bf16/fp16/fp32 tensor)");
+  const c10::DeviceGuard device(x.device());  // launch and allocate on x's GPU
   const at::Tensor in = rows_ready_or_copy(x);
   const int64_t b = in.size(0), h = to_tiled ? in.size(2) : in.size(1), d = in.size(3);
   const at::Tensor out =
@@ -62,6 +64,7 @@ class GatherFunction : public torch::autograd::Function<GatherFunction> {
 class TileMeanFunction : public torch::autograd::Function<TileMeanFunction> {
  public:
   static variable_list forward(AutogradContext* ctx, const at::Tensor& tiled, const TileLayout* layout) {
+    const c10::DeviceGuard device(tiled.device());
     const at::Tensor x = rows_ready_or_copy(tiled);
     const int64_t b = x.size(0), h = x.size(1), d = x.size(3), n = layout->num_tiles;
     TORCH_CHECK(layout->tile_volume == 64 && x.size(2) == n * 64, "attention GPU path: tile means need ", n,
@@ -79,6 +82,7 @@ class TileMeanFunction : public torch::autograd::Function<TileMeanFunction> {
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     // grad fp32 [B, N, H, D] (made contiguous); dx [B, H, N*64, D] (pads get zero)
+    const c10::DeviceGuard device(grads[0].device());
     const at::Tensor g = grads[0].to(at::kFloat).contiguous();
     const at::Tensor sizes = ctx->saved_data["tile_sizes"].toTensor();
     const auto dtype = static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt());
