@@ -88,11 +88,12 @@ void WanSelfAttentionImpl::reset() {
   }
 }
 
-at::Tensor WanSelfAttentionImpl::forward(const at::Tensor& x, const std::array<int64_t, 3>& grid,
+at::Tensor WanSelfAttentionImpl::forward(const at::Tensor& x_in, const std::array<int64_t, 3>& grid,
                                          const RopeTables& rope, const AttentionRun& run) {
-  const int64_t B = x.size(0), L = x.size(1);
+  const int64_t B = x_in.size(0), L = x_in.size(1);
   const int64_t H = options.num_heads, D = options.dim / options.num_heads;
   const auto dtype = q->weight.scalar_type();
+  const at::Tensor x = x_in.to(dtype);  // once for the q, k, v and gate projections
   // [B, L, dim] -> [B, L, H, D]; RoPE in fp32, then back to the compute dtype.
   at::Tensor qh = rope_apply(norm_q(q(x)).view({B, L, H, D}), rope).to(dtype);
   at::Tensor kh = rope_apply(norm_k(k(x)).view({B, L, H, D}), rope).to(dtype);

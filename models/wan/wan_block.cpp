@@ -1,6 +1,7 @@
 #include "models/wan/wan_block.h"
 
 #include <ATen/TensorOperators.h>
+#include <ATen/ops/addcmul.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/gelu.h>
 #include <ATen/ops/silu.h>
@@ -30,14 +31,15 @@ at::Tensor WanMlpImpl::forward(const at::Tensor& x) {
 at::Tensor modulate_groups(const at::Tensor& x, const at::Tensor& shift, const at::Tensor& scale) {
   const int64_t B = x.size(0), L = x.size(1), C = x.size(2), G = shift.size(1);
   TORCH_CHECK(L % G == 0, "Modulation groups (", G, ") do not divide the ", L, " tokens evenly");
-  at::Tensor xg = x.view({B, G, L / G, C});
-  return (xg * (scale.unsqueeze(2) + 1.0) + shift.unsqueeze(2)).view({B, L, C});
+  // One pass: shift + x * (1 + scale), broadcast per group.
+  return at::addcmul(shift.unsqueeze(2), x.view({B, G, L / G, C}), scale.unsqueeze(2) + 1.0).view({B, L, C});
 }
 
 at::Tensor gate_groups(const at::Tensor& y, const at::Tensor& gate) {
   const int64_t B = y.size(0), L = y.size(1), C = y.size(2), G = gate.size(1);
   TORCH_CHECK(L % G == 0, "Gate groups (", G, ") do not divide the ", L, " tokens evenly");
-  return (y.to(at::kFloat).view({B, G, L / G, C}) * gate.unsqueeze(2)).view({B, L, C});
+  // bf16/fp16 y times the fp32 gate promotes to fp32 in the same pass (no separate cast).
+  return (y.view({B, G, L / G, C}) * gate.unsqueeze(2)).view({B, L, C});
 }
 
 WanAttentionBlockImpl::WanAttentionBlockImpl(const WanBlockOptions& options_) : options(options_) {
@@ -78,7 +80,7 @@ at::Tensor WanAttentionBlockImpl::forward(const at::Tensor& x, const at::Tensor&
   auto mi = [&](int64_t i) { return m.select(2, i); };         // [B, G, dim]
   at::Tensor y = self_attn(modulate_groups(norm1(x), mi(0), mi(1)), grid, rope, run);
   at::Tensor h = x + gate_groups(y, mi(2));  // fp32 residual
-  h = h + cross_attn(norm3(h), context).to(at::kFloat);
+  h = h + cross_attn(norm3(h), context);  // compute dtype + fp32 promotes to fp32
   y = ffn(modulate_groups(norm2(h), mi(3), mi(4)));
   return h + gate_groups(y, mi(5));  // [B, L, dim] fp32
 }

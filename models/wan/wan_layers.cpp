@@ -3,7 +3,10 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/layer_norm.h>
 #include <ATen/ops/linear.h>
+#include <ATen/ops/mul.h>
+#include <ATen/ops/norm.h>
 #include <ATen/ops/rsqrt.h>
+#include <ATen/ops/square.h>
 
 namespace vidgraph::wan {
 
@@ -34,9 +37,12 @@ void WanRMSNormImpl::reset() {
 }
 
 at::Tensor WanRMSNormImpl::forward(const at::Tensor& x) {
-  at::Tensor xf = x.to(at::kFloat);
-  at::Tensor inv = at::rsqrt(xf.pow(2).mean({-1}, /*keepdim=*/true).add(options.eps));
-  return xf.mul(inv).mul(weight.to(at::kFloat));
+  // mean(x^2) from one fp32-accumulated norm over the input as it is (no fp32 copy of x); the
+  // products promote to fp32, the weight multiply is in place.
+  const double dim = static_cast<double>(x.size(-1));
+  const at::Tensor norm = at::norm(x, 2, {-1}, /*keepdim=*/true, at::kFloat);
+  const at::Tensor inv = at::rsqrt(norm.square().div_(dim).add_(options.eps));
+  return at::mul(x, inv).mul_(weight.to(at::kFloat));
 }
 
 WanLayerNormImpl::WanLayerNormImpl(const WanNormOptions& options_) : options(options_) {

@@ -3,9 +3,11 @@
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/cat.h>
+#include <ATen/ops/complex.h>
 #include <ATen/ops/outer.h>
 #include <ATen/ops/pow.h>
-#include <ATen/ops/stack.h>
+#include <ATen/ops/view_as_complex.h>
+#include <ATen/ops/view_as_real.h>
 #include <c10/util/Exception.h>
 
 namespace vidgraph::wan {
@@ -39,6 +41,7 @@ RopeTables rope_tables(int64_t head_dim, const std::array<int64_t, 3>& grid, dou
   RopeTables t;
   t.cos = angles.cos().to(at::kFloat).to(device);
   t.sin = angles.sin().to(at::kFloat).to(device);
+  t.rotation = at::complex(t.cos, t.sin);
   return t;
 }
 
@@ -47,14 +50,11 @@ at::Tensor rope_apply(const at::Tensor& x, const RopeTables& tables) {
   const int64_t B = x.size(0), L = x.size(1), H = x.size(2), D = x.size(3);
   TORCH_CHECK(tables.cos.size(0) == L && tables.cos.size(1) == D / 2, "rope_apply: tables are for ", tables.cos.sizes(),
               " but x is ", x.sizes());
-  at::Tensor xf = x.to(at::kFloat).reshape({B, L, H, D / 2, 2});
-  at::Tensor x0 = xf.select(-1, 0);  // [B, L, H, D/2]
-  at::Tensor x1 = xf.select(-1, 1);
-  at::Tensor c = tables.cos.view({1, L, 1, D / 2});
-  at::Tensor s = tables.sin.view({1, L, 1, D / 2});
-  at::Tensor r0 = x0 * c - x1 * s;
-  at::Tensor r1 = x0 * s + x1 * c;
-  return at::stack({r0, r1}, -1).view({B, L, H, D});  // [B, L, H, D] fp32
+  // Interleaved pairs are (real, imaginary) parts: one complex multiply (a single pass over x)
+  // gives (x0 c - x1 s, x0 s + x1 c).
+  const at::Tensor xc = at::view_as_complex(x.to(at::kFloat).contiguous().view({B, L, H, D / 2, 2}));
+  const at::Tensor r = xc * tables.rotation.view({1, L, 1, D / 2});
+  return at::view_as_real(r).view({B, L, H, D});  // [B, L, H, D] fp32
 }
 
 }  // namespace vidgraph::wan

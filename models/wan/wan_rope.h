@@ -15,8 +15,9 @@
 namespace vidgraph::wan {
 
 struct RopeTables {
-  at::Tensor cos;  // [L, D/2] fp32, token order f-major, then h, then w
-  at::Tensor sin;  // [L, D/2] fp32
+  at::Tensor cos;       // [L, D/2] fp32, token order f-major, then h, then w
+  at::Tensor sin;       // [L, D/2] fp32
+  at::Tensor rotation;  // [L, D/2] complex64 cos + i sin: rope_apply is one complex multiply
 };
 
 // Number of complex pairs per axis (t, h, w) for a head dim.
