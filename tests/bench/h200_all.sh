@@ -4,7 +4,7 @@
 # Before the call: git archive HEAD -o .device/src.tar; echo VIDGRAPH_COMMIT=$(git rev-parse HEAD).
 # Usage (repository root on the device): tests/bench/h200_all.sh [--targets "t1 t2"] [--tests "a b"]
 #        [script.sh ...]   — scripts are paths relative to the repository root.
-# Needs the Debian packages of h200_run.sh in .device/debs. Results under $OUT.
+# Needs the Debian packages of h200_run.sh in .device/debs. Results: $OUT/results.tar.gz.
 set -uo pipefail
 OUT=${OUT:-$PWD/device-out}
 mkdir -p "$OUT"
@@ -70,5 +70,8 @@ for s in "${SCRIPTS[@]}"; do
   bash "$SRC/$s" "$BUILD" 2>&1 | tail -40
   stamp "$s rc=${PIPESTATUS[0]}"
 done
-tar -czf "$OUT/logs.tar.gz" -C "$LOGS" .
 stamp done
+# The device returns only a few files: everything goes into one archive beside env.txt.
+cp "$LOGS"/*.log "$OUT/" 2>/dev/null
+tar -czf /tmp/results.tar.gz -C "$OUT" . && find "$OUT" -mindepth 1 ! -name env.txt -delete &&
+  mv /tmp/results.tar.gz "$OUT/results.tar.gz"
