@@ -505,7 +505,8 @@ void tst_nodes::samplerWorkflowRuns() {
   request.options.output_dir = out.path().toStdString();
   request.options.resources_dir = VIDGRAPH_BINARY_DIR "/share/vidgraph";
   request.overrides = {"model.device=cpu", "sampler.steps=2", "sampler.frames=5",
-                       "sampler.width=128", "sampler.height=64",
+                       "sampler.width=128", "sampler.height=64", "sampler.guidance=5",
+                       "sampler.batch_cfg=true", "sampler.sparsity=0.875", "model.dtype=float32",
                        "sampler.attention=" + attention.toStdString()};
   engine::Engine engine(registry_);
   std::vector<std::int64_t> steps;
