@@ -2,6 +2,9 @@
 #include "nodes/register_nodes.h"
 
 #include <functional>
+#include <stdexcept>
+
+#include <c10/util/Exception.h>
 
 #include "nodes/nodes_log.h"
 #include "nodes/types/attention_plugin.h"
@@ -12,6 +15,17 @@ namespace vidgraph::nodes {
 namespace {
 
 std::vector<std::string> default_attention_methods() { return {"full", "vsa", "sla_star"}; }
+
+// LibTorch's errors carry a C++ backtrace in what(); users see the sentence alone.
+engine::ComputeFn without_backtraces(engine::ComputeFn compute) {
+  return [compute = std::move(compute)](engine::NodeContext& ctx) {
+    try {
+      return compute(ctx);
+    } catch (const c10::Error& e) {
+      throw std::runtime_error(e.what_without_backtrace());
+    }
+  };
+}
 
 std::vector<engine::NodeType> builtin_types(const BuiltinNodeOptions& options) {
   const std::vector<std::string> methods =
@@ -40,6 +54,7 @@ void register_builtin_nodes(engine::Registry& registry, const BuiltinNodeOptions
   if (options.attention_backend) use_attention_backend(options.attention_backend);
   for (engine::NodeType& type : builtin_types(options)) {
     const std::string name = type.name;
+    type.compute = without_backtraces(std::move(type.compute));
     const engine::Status status = registry.add(std::move(type));
     if (!status.ok()) {
       nodes_logger()->error("Built-in node type {} was not registered: {}", name,

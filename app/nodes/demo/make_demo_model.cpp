@@ -32,7 +32,11 @@ void write_model(const fs::path& out, std::uint64_t seed) {
   const auto vae = vae::make_seeded_vae(vae_config, seed + 2);
   vae::save_vae_safetensors(*vae, (out / "vae.safetensors").string());
 
+  // Head dim 64 (dim 128, 2 heads): the smallest the GPU attention kernels take, so the demo also
+  // runs on a GPU with every attention method.
   wan::WanConfig dit_config = wan::wan_tiny_config();
+  dit_config.dim = 128;
+  dit_config.ffn_dim = 256;
   dit_config.in_dim = vae_config.z_dim;
   dit_config.out_dim = vae_config.z_dim;
   dit_config.text_dim = text_config.dim;
