@@ -4,7 +4,11 @@
 # Before the call: git archive HEAD -o .device/src.tar; echo VIDGRAPH_COMMIT=$(git rev-parse HEAD).
 # Usage (repository root on the device): tests/bench/h200_all.sh [--targets "t1 t2"] [--tests "a b"]
 #        [script.sh ...]   — scripts are paths relative to the repository root.
-# Needs the Debian packages of h200_run.sh in .device/debs. Results: $OUT/results.tar.gz.
+# Needs, in .device/debs, the Debian packages the device lacks (`apt-get download` them here): Qt 6
+# Core/Test (libqt6core6, libqt6test6, qt6-base-dev, qt6-base-dev-tools, qmake6, qmake6-bin and their
+# libicu72, libdouble-conversion3, libpcre2-16-0, libglib2.0-0, libb2-1), libspdlog-dev,
+# libspdlog1.10, libfmt-dev, libfmt9, nlohmann-json3-dev, libcli11-dev, libxxhash-dev, libxxhash0,
+# libsentencepiece-dev, libsentencepiece0. Results: $OUT/results.tar.gz.
 set -uo pipefail
 OUT=${OUT:-$PWD/device-out}
 mkdir -p "$OUT"

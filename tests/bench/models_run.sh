@@ -18,7 +18,7 @@ if [ ! -x "$BIN" ]; then
   echo "models_run.sh: $BIN is missing: build it first (ninja -C $BUILD vidgraph-model-bench)" >&2
   exit 2
 fi
-# The Debian libraries that h200_run.sh unpacks (spdlog, fmt, ...), when present.
+# The Debian libraries that h200_all.sh unpacks (spdlog, fmt, ...), when present.
 if [ -d /tmp/vg-deps/usr/lib/x86_64-linux-gnu ]; then
   export LD_LIBRARY_PATH="/tmp/vg-deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
