@@ -85,6 +85,7 @@ class tst_nodes : public QObject {
   void paramsValidated();
   void promptDefaults();
   void latentRoundTripExact();
+  void writersKeyedByOutputPath();
   void saveLatentRefusesOverwrite();
   void loadLatentErrors_data();
   void loadLatentErrors();
@@ -231,6 +232,26 @@ void tst_nodes::promptDefaults() {
     QVERIFY(text);
     QCOMPARE(text->positive, std::string("a cat"));
     QCOMPARE(text->negative, std::string(*negative ? negative : default_negative_prompt()));
+  }
+}
+
+void tst_nodes::writersKeyedByOutputPath() {
+  engine::RunOptions a, b;
+  a.output_dir = "/tmp/vidgraph-run-a";
+  b.output_dir = "/tmp/vidgraph-run-b";
+  for (const auto& [name, param] : {std::pair<std::string, std::string>{"SaveLatent", "filename"},
+                                    {"PreviewVideo", "contact_sheet"},
+#ifdef VIDGRAPH_HAVE_MEDIA
+                                    {"ExportVideo", "filename"},
+#endif  // VIDGRAPH_HAVE_MEDIA
+                                   }) {
+    const engine::NodeType& t = type(name.c_str());
+    QVERIFY2(t.fingerprint, name.c_str());
+    const nlohmann::json params = t.params_with_defaults({{param, "{output}/out.file"}});
+    // Another output folder (a sweep's next run) is another cache key; the same one is not.
+    QVERIFY2(t.fingerprint(params, a) != t.fingerprint(params, b), name.c_str());
+    QCOMPARE(t.fingerprint(params, a), t.fingerprint(params, a));
+    QCOMPARE(t.fingerprint(params, a), std::string("/tmp/vidgraph-run-a/out.file"));
   }
 }
 

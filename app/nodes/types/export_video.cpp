@@ -64,6 +64,7 @@ engine::NodeType export_video_node() {
       ParamSpec::boolean("overwrite", false, "Replace an existing output file."),
   };
   t.compute = compute_export;
+  t.fingerprint = output_fingerprint("filename");
   return t;
 }
 

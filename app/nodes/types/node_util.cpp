@@ -54,4 +54,11 @@ std::vector<std::string> split_paths(const std::string& text) {
   return out;
 }
 
+engine::FingerprintFn output_fingerprint(std::string param) {
+  return [param = std::move(param)](const nlohmann::json& params, const engine::RunOptions& options) {
+    const std::string name = params.value(param, std::string());
+    return name.empty() ? std::string() : options.resolve_path(name);
+  };
+}
+
 }  // namespace vidgraph::nodes

@@ -61,6 +61,7 @@ engine::NodeType preview_video_node() {
       ParamSpec::integer("tile_width", 256, 8, 4096, "Contact sheet: width of each frame in pixels."),
   };
   t.compute = compute_preview;
+  t.fingerprint = output_fingerprint("contact_sheet");
   return t;
 }
 

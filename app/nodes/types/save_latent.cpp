@@ -51,6 +51,7 @@ engine::NodeType save_latent_node() {
       ParamSpec::boolean("overwrite", false, "Replace an existing file."),
   };
   t.compute = compute_save_latent;
+  t.fingerprint = output_fingerprint("filename");
   return t;
 }
 
