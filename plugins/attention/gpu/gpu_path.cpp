@@ -18,6 +18,19 @@ using gpu::check_status;
 using gpu::current_stream;
 using gpu::element_type;
 
+// The launch fields every kernel call shares: dtype, shape, softmax scale.
+template <typename Params>
+Params launch_params(const at::Tensor& q, int batch, int heads, int seq, int dim, double scale) {
+  Params p;
+  p.dtype = element_type(q);
+  p.batch = batch;
+  p.heads = heads;
+  p.seq_q = p.seq_kv = seq;
+  p.head_dim = dim;
+  p.scale = float(scale);
+  return p;
+}
+
 // A [B, H, S, D]-shaped tensor (contiguous tiled, or a view of [B, S, H, D]) as the kernels' view.
 vk::TensorView bhsd_view(const at::Tensor& t) {
   return gpu::rows_view(t, 2, 1);
@@ -80,13 +93,7 @@ SparseForwardResult dense_forward(const SparseForwardArgs& a) {
   SparseForwardResult r;
   r.out = at::empty(q.sizes(), q.options());
   r.lse = at::empty({g.batch, g.heads, g.seq}, q.options().dtype(at::kFloat));
-  vk::FlashForwardParams p;
-  p.dtype = element_type(q);
-  p.batch = g.batch;
-  p.heads = g.heads;
-  p.seq_q = p.seq_kv = g.seq;
-  p.head_dim = g.dim;
-  p.scale = float(a.scale);
+  auto p = launch_params<vk::FlashForwardParams>(q, g.batch, g.heads, g.seq, g.dim, a.scale);
   p.q = bshd_view(q);
   p.k = bshd_view(k);
   p.v = bshd_view(v);
@@ -108,13 +115,7 @@ SparseBackwardResult dense_backward(const SparseBackwardArgs& a) {
   r.dk = at::empty(q.sizes(), q.options());
   r.dv = at::empty(q.sizes(), q.options());
   const at::Tensor delta = at::empty({g.batch, g.heads, g.seq}, q.options().dtype(at::kFloat));
-  vk::FlashBackwardParams p;
-  p.dtype = element_type(q);
-  p.batch = g.batch;
-  p.heads = g.heads;
-  p.seq_q = p.seq_kv = g.seq;
-  p.head_dim = g.dim;
-  p.scale = float(a.scale);
+  auto p = launch_params<vk::FlashBackwardParams>(q, g.batch, g.heads, g.seq, g.dim, a.scale);
   p.q = bshd_view(q);
   p.k = bshd_view(k);
   p.v = bshd_view(v);
@@ -165,13 +166,7 @@ SparseForwardResult GpuPath::sparse_forward(const SparseForwardArgs& a) {
   SparseForwardResult r;
   r.out = at::empty(a.q.sizes(), a.q.options());
   r.lse = at::empty({g.batch, g.heads, g.seq}, a.q.options().dtype(at::kFloat));
-  vk::FlashForwardParams p;
-  p.dtype = element_type(a.q);
-  p.batch = g.batch;
-  p.heads = g.heads;
-  p.seq_q = p.seq_kv = g.seq;
-  p.head_dim = g.dim;
-  p.scale = float(a.scale);
+  auto p = launch_params<vk::FlashForwardParams>(a.q, g.batch, g.heads, g.seq, g.dim, a.scale);
   p.q = bhsd_view(a.q);
   p.k = bhsd_view(a.k);
   p.v = bhsd_view(a.v);
@@ -204,13 +199,7 @@ SparseBackwardResult GpuPath::sparse_backward(const SparseBackwardArgs& a) {
   r.dk = at::empty(a.q.sizes(), a.q.options());
   r.dv = at::empty(a.q.sizes(), a.q.options());
   const at::Tensor delta = at::empty({g.batch, g.heads, g.seq}, a.q.options().dtype(at::kFloat));
-  vk::FlashBackwardParams p;
-  p.dtype = element_type(a.q);
-  p.batch = g.batch;
-  p.heads = g.heads;
-  p.seq_q = p.seq_kv = g.seq;
-  p.head_dim = g.dim;
-  p.scale = float(a.scale);
+  auto p = launch_params<vk::FlashBackwardParams>(a.q, g.batch, g.heads, g.seq, g.dim, a.scale);
   p.q = bhsd_view(a.q);
   p.k = bhsd_view(a.k);
   p.v = bhsd_view(a.v);
