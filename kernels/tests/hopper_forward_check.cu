@@ -3,24 +3,20 @@
 //  1. The wgmma tile layer alone (a layout bug shows up here, apart from softmax bugs):
 //     S = Q·Kᵀ (64x64, K = D) and O = P·V (64xD, K = 64) from Sw128 tiles against a double
 //     reference on the host, bf16 and fp16, D 64 and 128.
-//  2. Every wgmma forward variant (flash::WgmmaVariant: serial, overlap2, overlap3, and dense2wg
-//     for dense cases) against flash_forward with tuning.fwd_wgmma off (the mma.sync kernel,
-//     proven against the CPU reference by tst_attention_gpu): out rel-L2 < 1e-2, lse max abs
-//     diff < 1e-3 (−inf must match −inf), over dtypes, D, B, H, ragged S, dense and listed
-//     blocks, sparsity, kv masks and input scales. The output buffers are filled with NaN before
-//     each variant runs, so a variant that skips a row fails. "bits_equal_serial" says whether a
-//     variant's output equals the serial variant's bit for bit (expected: true).
+//  2. The wgmma forward (flash::launch_forward_wgmma: the two-warpgroup kernel for dense cases,
+//     the one-warpgroup kernel for cases with a block list) against flash_forward with
+//     tuning.fwd_wgmma off (the mma.sync kernel, proven against the CPU reference by
+//     tst_attention_gpu), over dtypes, D, B, H, ragged S, dense and listed blocks, sparsity, kv
+//     masks, input scales and packed q/k/v views. A case passes when O and the LSE equal the
+//     mma.sync forward's bit for bit (the same MMAs and softmax operations in the same order);
+//     out rel-L2 and the LSE's max abs diff are reported beside. The output buffers are filled
+//     with NaN first, so a kernel that skips a row fails.
 //  3. Timings at the Wan2.2-5B shape (B 1, H 24, S 27280, D 128, bf16; dense and sparsity 0.875):
-//     mma.sync and every applicable variant, 3 warm-up runs, median of 20 (CUDA events).
+//     mma.sync and wgmma, 3 warm-up runs, median of 20 (CUDA events).
 // Prints one JSON object on stdout (logs on stderr); exits 1 on any mismatch, 2 when the device or
-// binary cannot run the wgmma forward. Options: --mma-only (part 1), --no-timing (parts 1-2),
-// --tma (parts 2-3 with the TMA variants overlap3_tma and dense2wg_tma instead of the cp.async
-// ones; run as its own process so that a TMA fault cannot take the other results with it),
-// --ws (the same for the producer-warp variants overlap3_ws and dense2wg_ws), --pp (the same
-// for the ping-pong variant dense2wg_pp; dense cases only).
+// binary cannot run the wgmma forward. Options: --mma-only (part 1), --no-timing (parts 1-2).
 #include "common/wgmma.h"
 #include "flash/flash_forward_sm90.h"
-#include "flash/flash_fwd_wgmma_kernel.h"
 #include "vidgraph/kernels/attention_kernels.h"
 
 #include <algorithm>
@@ -66,15 +62,23 @@ float host_to_float(uint16_t b, bool bf16) {
 }
 
 // ---- part 1: the tile layer ----------------------------------------------------------------------
+// Copies a row-major 64 x D tile into the Sw128 layout (wgmma.h) with ordinary stores; all 128
+// threads take part. The caller fences the async proxy and takes a block barrier.
+template <int D>
+__device__ void store_tile_sw128(unsigned char* tile, const uint16_t* src) {
+  constexpr int kChunks = D / 8;  // 16-byte chunks per row
+  for (int c = threadIdx.x; c < 64 * kChunks; c += blockDim.x) {
+    const int r = c / kChunks, col = (c % kChunks) * 8;
+    *reinterpret_cast<uint4*>(tile + vk::wgmma::sw128_offset(r, col)) =
+        *reinterpret_cast<const uint4*>(src + r * D + col);
+  }
+}
+
 template <int D, typename T>
 __global__ void mma_qk_probe(const uint16_t* q, const uint16_t* k, float* s_out) {
   __shared__ __align__(1024) unsigned char tiles[2 * vk::wgmma::tile_bytes<D>()];
-  const vk::TensorView qv{const_cast<uint16_t*>(q), 0, D, 0};
-  const vk::TensorView kv{const_cast<uint16_t*>(k), 0, D, 0};
-  vk::flash::load_tile_sw128<D>(tiles, qv, 0, 0, 0, 64, false);
-  vk::flash::load_tile_sw128<D>(tiles + vk::wgmma::tile_bytes<D>(), kv, 0, 0, 0, 64, false);
-  vk::copy_commit();
-  vk::copy_wait<0>();
+  store_tile_sw128<D>(tiles, q);
+  store_tile_sw128<D>(tiles + vk::wgmma::tile_bytes<D>(), k);
   vk::wgmma::proxy_fence();
   __syncthreads();
   const uint32_t qa = vk::wgmma::smem_addr(tiles);
@@ -97,10 +101,7 @@ __global__ void mma_qk_probe(const uint16_t* q, const uint16_t* k, float* s_out)
 template <int D, typename T>
 __global__ void mma_pv_probe(const uint16_t* pm, const uint16_t* v, float* o_out) {
   __shared__ __align__(1024) unsigned char tile[vk::wgmma::tile_bytes<D>()];
-  const vk::TensorView vv{const_cast<uint16_t*>(v), 0, D, 0};
-  vk::flash::load_tile_sw128<D>(tile, vv, 0, 0, 0, 64, false);
-  vk::copy_commit();
-  vk::copy_wait<0>();
+  store_tile_sw128<D>(tile, v);
   vk::wgmma::proxy_fence();
   __syncthreads();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -345,21 +346,14 @@ Buffers make_buffers(const Case& c, vk::FlashForwardParams& p, std::mt19937& rng
   return bu;
 }
 
-using vk::flash::WgmmaVariant;
-// The variants this run checks and times (main picks the cp.async, --tma, --ws or --pp set).
-std::vector<WgmmaVariant> g_variants;
-bool applies(WgmmaVariant v, const Case& c) {
-  return c.sparsity < 0 || (v != WgmmaVariant::Dense2Wg && v != WgmmaVariant::Dense2WgTma &&
-                            v != WgmmaVariant::Dense2WgWs && v != WgmmaVariant::Dense2WgPp);
-}
-bool any_applies(const Case& c) {
-  for (const WgmmaVariant v : g_variants)
-    if (applies(v, c)) return true;
-  return false;
+// The JSON name of the kernel launch_forward_wgmma runs for a case (the names the H200 measured
+// them under: tests/bench/results/NOTES.md).
+const char* kernel_name(const Case& c) {
+  return c.sparsity < 0 ? "dense2wg_ws" : "overlap3_ws";
 }
 
-// The overlapped variants assume (and trap without) a 1024-byte aligned dynamic shared-memory
-// base; this probe, declared like them, reports the base's offset from 1024 alignment.
+// The kernels assume (and trap without) a 1024-byte aligned dynamic shared-memory base; this
+// probe, declared like them, reports the base's offset from 1024 alignment.
 __global__ void smem_base_probe(uint32_t* out) {
   extern __shared__ __align__(1024) unsigned char probe_smem[];
   if (threadIdx.x == 0) *out = vk::wgmma::smem_addr(probe_smem) & 1023u;
@@ -382,79 +376,80 @@ vk::AttentionTuning tuning(bool wgmma, bool staged) {
   return vk::AttentionTuning{1, 1, false, staged, true, true, wgmma};
 }
 
-// variant == nullptr: flash_forward with fwd_wgmma off (the mma.sync kernel); else that wgmma
-// variant through its launcher.
-bool run_forward(vk::FlashForwardParams p, bool staged, const WgmmaVariant* variant, uint16_t* o,
-                 float* lse, cudaStream_t s) {
-  const vk::AttentionTuning t = tuning(variant != nullptr, staged);
+// wgmma false: flash_forward with fwd_wgmma off (the mma.sync kernel); true: the wgmma launcher
+// itself (no silent fallback to mma.sync).
+bool run_forward(vk::FlashForwardParams p, bool staged, bool wgmma, uint16_t* o, float* lse,
+                 cudaStream_t s) {
+  const vk::AttentionTuning t = tuning(wgmma, staged);
   const int64_t hd = int64_t(p.heads) * p.head_dim;
   p.o = {o, hd * p.seq_q, hd, p.head_dim};  // contiguous [B, S, H, D]
   p.lse = lse;
   p.tuning = &t;
-  const vk::Status st = variant == nullptr ? vk::flash_forward(p, s)
-                                           : vk::flash::launch_forward_wgmma(p, t, s, *variant);
+  const vk::Status st =
+      wgmma ? vk::flash::launch_forward_wgmma(p, t, s) : vk::flash_forward(p, s);
   if (st != vk::Status::Ok) {
-    std::fprintf(stderr, "forward (%s) failed: %s\n",
-                 variant ? vk::flash::wgmma_variant_name(*variant) : "mma.sync", vk::last_error());
+    std::fprintf(stderr, "forward (%s) failed: %s\n", wgmma ? "wgmma" : "mma.sync",
+                 vk::last_error());
     return false;
   }
   return true;
 }
 
-// Returns true when every applicable variant passes the case; appends one JSON row per variant.
+template <typename E>
+std::vector<E> to_host(const E* d, size_t n) {
+  std::vector<E> h(n);
+  CHECK_CUDA(cudaMemcpy(h.data(), d, n * sizeof(E), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+// Returns true when the wgmma forward gives the mma.sync forward's bits; appends one JSON row.
 bool check_case(const Case& c, std::mt19937& rng, std::string& rows) {
-  if (!any_applies(c)) return true;
   vk::FlashForwardParams p;
   Buffers bu = make_buffers(c, p, rng);
   const size_t n = size_t(c.batch) * c.seq * c.heads * c.d;
   const size_t nl = size_t(c.batch) * c.heads * c.seq;
-  bool all_ok = run_forward(p, c.staged, nullptr, bu.o_ref, bu.lse_ref, nullptr);
-  std::vector<uint16_t> serial_out, out(n);
-  for (const WgmmaVariant v : g_variants) {
-    if (!applies(v, c)) continue;
-    CHECK_CUDA(cudaMemset(bu.o_wg, 0xFF, n * 2));  // NaN: an unwritten row fails
-    CHECK_CUDA(cudaMemset(bu.lse_wg, 0xFF, nl * 4));
-    bool ok = all_ok && run_forward(p, c.staged, &v, bu.o_wg, bu.lse_wg, nullptr);
-    Diff h{};
-    bool same_bits = false;
-    if (ok) {
-      CHECK_CUDA(cudaMemset(bu.diff, 0, sizeof(Diff)));
-      diff_kernel<<<512, 256>>>(bu.o_wg, bu.o_ref, n, bu.lse_wg, bu.lse_ref, nl, c.bf16, bu.diff);
-      CHECK_CUDA(cudaGetLastError());
-      CHECK_CUDA(cudaMemcpy(&h, bu.diff, sizeof(Diff), cudaMemcpyDeviceToHost));
-      CHECK_CUDA(cudaMemcpy(out.data(), bu.o_wg, n * 2, cudaMemcpyDeviceToHost));
-      if (serial_out.empty()) serial_out = out;  // the set's first variant: serial, or
-      same_bits = serial_out == out;              // overlap3_tma / overlap3_ws (--tma, --ws)
-    }
-    const double rel = std::sqrt(h.sq_diff / std::max(h.sq_ref, 1e-30));
-    ok = ok && rel < 1e-2 && h.lse_max < 1e-3f && h.nan_or_inf_mismatch == 0;
-    const char* name = vk::flash::wgmma_variant_name(v);
-    std::fprintf(stderr, "%s %s [%s]: out rel-L2 %.3e, lse max diff %.3e, non-finite %u%s\n",
-                 ok ? "PASS" : "FAIL", describe(c).c_str(), name, rel, double(h.lse_max),
-                 h.nan_or_inf_mismatch, same_bits ? "" : " (bits differ from serial)");
-    char buf[500];
-    std::snprintf(buf, sizeof buf,
-                  "%s{\"case\": \"%s\", \"variant\": \"%s\", \"out_rel_l2\": %.4e, "
-                  "\"lse_max_abs\": %.4e, \"bits_equal_serial\": %s, \"pass\": %s}",
-                  rows.empty() ? "" : ", ", describe(c).c_str(), name, rel, double(h.lse_max),
-                  same_bits ? "true" : "false", ok ? "true" : "false");
-    rows += buf;
-    all_ok = all_ok && ok;
+  CHECK_CUDA(cudaMemset(bu.o_wg, 0xFF, n * 2));  // NaN: an unwritten row fails
+  CHECK_CUDA(cudaMemset(bu.lse_wg, 0xFF, nl * 4));
+  bool ok = run_forward(p, c.staged, false, bu.o_ref, bu.lse_ref, nullptr) &&
+            run_forward(p, c.staged, true, bu.o_wg, bu.lse_wg, nullptr);
+  Diff h{};
+  bool same_bits = false;
+  if (ok) {
+    CHECK_CUDA(cudaMemset(bu.diff, 0, sizeof(Diff)));
+    diff_kernel<<<512, 256>>>(bu.o_wg, bu.o_ref, n, bu.lse_wg, bu.lse_ref, nl, c.bf16, bu.diff);
+    CHECK_CUDA(cudaGetLastError());
+    CHECK_CUDA(cudaMemcpy(&h, bu.diff, sizeof(Diff), cudaMemcpyDeviceToHost));
+    same_bits = to_host(bu.o_wg, n) == to_host(bu.o_ref, n) &&
+                std::memcmp(to_host(bu.lse_wg, nl).data(), to_host(bu.lse_ref, nl).data(),
+                            nl * 4) == 0;
   }
+  const double rel = std::sqrt(h.sq_diff / std::max(h.sq_ref, 1e-30));
+  ok = ok && same_bits && h.nan_or_inf_mismatch == 0;
+  const char* name = kernel_name(c);
+  std::fprintf(stderr, "%s %s [%s]: out rel-L2 %.3e, lse max diff %.3e, non-finite %u%s\n",
+               ok ? "PASS" : "FAIL", describe(c).c_str(), name, rel, double(h.lse_max),
+               h.nan_or_inf_mismatch, same_bits ? "" : " (bits differ from mma.sync)");
+  char buf[500];
+  std::snprintf(buf, sizeof buf,
+                "%s{\"case\": \"%s\", \"kernel\": \"%s\", \"out_rel_l2\": %.4e, "
+                "\"lse_max_abs\": %.4e, \"bits_equal_mma_sync\": %s, \"pass\": %s}",
+                rows.empty() ? "" : ", ", describe(c).c_str(), name, rel, double(h.lse_max),
+                same_bits ? "true" : "false", ok ? "true" : "false");
+  rows += buf;
   bu.release();
-  return all_ok;
+  return ok;
 }
 
 // ---- part 3: timings ---------------------------------------------------------------------------
-float median_ms(const vk::FlashForwardParams& p, const WgmmaVariant* v, uint16_t* o, float* lse) {
+float median_ms(const vk::FlashForwardParams& p, bool wgmma, uint16_t* o, float* lse) {
   cudaEvent_t a, b;
   CHECK_CUDA(cudaEventCreate(&a));
   CHECK_CUDA(cudaEventCreate(&b));
-  for (int i = 0; i < 3; ++i) run_forward(p, true, v, o, lse, nullptr);
+  for (int i = 0; i < 3; ++i) run_forward(p, true, wgmma, o, lse, nullptr);
   std::vector<float> ms(20);
   for (auto& x : ms) {
     CHECK_CUDA(cudaEventRecord(a));
-    run_forward(p, true, v, o, lse, nullptr);
+    run_forward(p, true, wgmma, o, lse, nullptr);
     CHECK_CUDA(cudaEventRecord(b));
     CHECK_CUDA(cudaEventSynchronize(b));
     CHECK_CUDA(cudaEventElapsedTime(&x, a, b));
@@ -466,49 +461,39 @@ float median_ms(const vk::FlashForwardParams& p, const WgmmaVariant* v, uint16_t
 }
 
 std::string time_case(const Case& c, std::mt19937& rng) {
-  if (!any_applies(c)) return "";
   vk::FlashForwardParams p;
   Buffers bu = make_buffers(c, p, rng);
   // FLOPs of the listed 64x64 blocks (dense: all of them): 4 · 64 · 64 · D per block.
   const double flops = 4.0 * 64 * 64 * c.d * double(bu.listed_blocks);
-  const float ref = median_ms(p, nullptr, bu.o_ref, bu.lse_ref);
-  char buf[300];
+  const float ref = median_ms(p, false, bu.o_ref, bu.lse_ref);
+  const float ms = median_ms(p, true, bu.o_wg, bu.lse_wg);
+  const char* name = kernel_name(c);
+  char buf[400];
   std::snprintf(buf, sizeof buf,
-                "{\"case\": \"%s\", \"mma_sync_ms\": %.3f, \"mma_sync_tflops\": %.1f, "
-                "\"variants\": {",
-                describe(c).c_str(), ref, flops / (ref * 1e9));
-  std::string row = buf;
+                "{\"case\": \"%s\", \"kernel\": \"%s\", \"mma_sync_ms\": %.3f, "
+                "\"mma_sync_tflops\": %.1f, \"wgmma_ms\": %.3f, \"wgmma_tflops\": %.1f, "
+                "\"speedup_vs_mma_sync\": %.3f}",
+                describe(c).c_str(), name, ref, flops / (ref * 1e9), ms, flops / (ms * 1e9),
+                ref / ms);
   std::fprintf(stderr, "timing %s [mma.sync]: %.3f ms, %.1f TF/s\n", describe(c).c_str(), ref,
                flops / (ref * 1e9));
-  bool first = true;
-  for (const WgmmaVariant v : g_variants) {
-    if (!applies(v, c)) continue;
-    const float ms = median_ms(p, &v, bu.o_wg, bu.lse_wg);
-    const char* name = vk::flash::wgmma_variant_name(v);
-    std::snprintf(buf, sizeof buf,
-                  "%s\"%s\": {\"ms\": %.3f, \"tflops\": %.1f, \"speedup_vs_mma_sync\": %.3f}",
-                  first ? "" : ", ", name, ms, flops / (ms * 1e9), ref / ms);
-    row += buf;
-    first = false;
-    std::fprintf(stderr, "timing %s [%s]: %.3f ms, %.1f TF/s (x%.2f vs mma.sync)\n",
-                 describe(c).c_str(), name, ms, flops / (ms * 1e9), ref / ms);
-  }
+  std::fprintf(stderr, "timing %s [%s]: %.3f ms, %.1f TF/s (x%.2f vs mma.sync)\n",
+               describe(c).c_str(), name, ms, flops / (ms * 1e9), ref / ms);
   bu.release();
-  return row + "}}";
+  return buf;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool mma_only = false, timing = true, tma = false, ws = false, pp = false;
+  bool mma_only = false, timing = true;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--mma-only") == 0) mma_only = true;
-    else if (std::strcmp(argv[i], "--no-timing") == 0) timing = false;
-    else if (std::strcmp(argv[i], "--tma") == 0) tma = true;
-    else if (std::strcmp(argv[i], "--ws") == 0) ws = true;
-    else if (std::strcmp(argv[i], "--pp") == 0) pp = true;
-    else {
-      std::fprintf(stderr, "usage: %s [--mma-only] [--no-timing] [--tma | --ws | --pp]\n", argv[0]);
+    if (std::strcmp(argv[i], "--mma-only") == 0) {
+      mma_only = true;
+    } else if (std::strcmp(argv[i], "--no-timing") == 0) {
+      timing = false;
+    } else {
+      std::fprintf(stderr, "usage: %s [--mma-only] [--no-timing]\n", argv[0]);
       return 2;
     }
   }
@@ -524,21 +509,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   const uint32_t misaligned = smem_base_misalignment();
-  if (tma) {
-    g_variants = {WgmmaVariant::Overlap3Tma, WgmmaVariant::Dense2WgTma};
-  } else if (ws) {
-    g_variants = {WgmmaVariant::Overlap3Ws, WgmmaVariant::Dense2WgWs};
-  } else if (pp) {
-    g_variants = {WgmmaVariant::Dense2WgPp};
-  } else {
-    g_variants = {WgmmaVariant::Serial, WgmmaVariant::Overlap2, WgmmaVariant::Overlap3,
-                  WgmmaVariant::Dense2Wg};
-  }
-  if (misaligned != 0) {  // the overlapped variants would trap: check the serial one only
-    std::fprintf(stderr, "FAIL dynamic shared memory base is %u bytes off 1024 alignment; only the "
-                 "serial variant is checked\n", misaligned);
-    g_variants = {WgmmaVariant::Serial};
-  }
+  if (misaligned != 0)  // the forward kernels would trap: check the tile layer only
+    std::fprintf(stderr, "FAIL dynamic shared memory base is %u bytes off 1024 alignment; the "
+                 "forward is not run\n", misaligned);
   std::mt19937 rng(20261129u);
   bool ok = misaligned == 0;
   const double tile_err = std::max({check_tile_layer<128, vk::Bf16>(true, rng, "bf16 D128"),
@@ -548,7 +521,8 @@ int main(int argc, char** argv) {
   const bool tile_ok = tile_err < 1e-3;
   ok = ok && tile_ok;
   std::string rows, times;
-  if (!mma_only) {
+  if (!mma_only && misaligned == 0) {
+    // {bf16, D, B, H, S, sparsity (< 0: dense), kv_valid, scale, staged, empty_row, packed}
     const Case cases[] = {
         {true, 128, 2, 3, 130, -1, false, 1.f},
         {false, 128, 1, 4, 1000, 0.5, true, 4.f},
@@ -568,23 +542,19 @@ int main(int argc, char** argv) {
         {true, 64, 1, 2, 27280, -1, false, 4.f},
         {true, 128, 2, 3, 1000, -1, false, 1.f, true, false, true},
         {false, 128, 1, 4, 1000, 0.875, true, 4.f, true, false, true},
+        {false, 64, 2, 3, 1000, -1, true, 16.f},  // dense fp16 D64: every instance is run
     };
     for (const Case& c : cases) ok = check_case(c, rng, rows) && ok;
     if (timing) {
       for (const Case& c : {Case{true, 128, 1, 24, 27280, -1, false, 1.f},
-                            Case{true, 128, 1, 24, 27280, 0.875, false, 1.f}}) {
-        const std::string row = time_case(c, rng);
-        if (!row.empty()) times += (times.empty() ? "" : ", ") + row;
-      }
+                            Case{true, 128, 1, 24, 27280, 0.875, false, 1.f}})
+        times += (times.empty() ? "" : ", ") + time_case(c, rng);
     }
   }
-  std::string names;
-  for (const WgmmaVariant v : g_variants)
-    names += std::string(names.empty() ? "\"" : ", \"") + vk::flash::wgmma_variant_name(v) + "\"";
-  std::printf("{\"device\": \"%s\", \"pass\": %s, \"variants\": [%s], "
-              "\"smem_base_misalignment\": %u, \"tile_layer_rel_err\": %.3e, "
-              "\"tile_layer_pass\": %s, \"cases\": [%s], \"timings\": [%s]}\n",
-              prop.name, ok ? "true" : "false", names.c_str(), misaligned, tile_err,
-              tile_ok ? "true" : "false", rows.c_str(), times.c_str());
+  std::printf("{\"device\": \"%s\", \"pass\": %s, \"smem_base_misalignment\": %u, "
+              "\"tile_layer_rel_err\": %.3e, \"tile_layer_pass\": %s, \"cases\": [%s], "
+              "\"timings\": [%s]}\n",
+              prop.name, ok ? "true" : "false", misaligned, tile_err, tile_ok ? "true" : "false",
+              rows.c_str(), times.c_str());
   return ok ? 0 : 1;
 }

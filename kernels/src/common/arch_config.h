@@ -13,7 +13,7 @@ namespace vidgraph::kernels {
 // (tests/bench/results/h200-2026-11-29-9f9b18c-sweep.json; NOTES.md there): one stage with
 // register-lean fwd/dQ kernels (4 and 3 CTAs/SM) gave full fwd 44.7 ms against 47.1 (two stages)
 // and 49.5 (one stage, Q in registers: 2 CTAs/SM); evict-first cost 3-6 %; list staging ~0.
-// fwd_wgmma: the sm_90a wgmma forward (producer-warp TMA variants) — same bits as mma.sync on
+// fwd_wgmma: the sm_90a wgmma forward (producer-warp TMA kernels) — same bits as mma.sync on
 // every case of tests/bench/hopper_check.sh, and at the Wan2.2-5B shape (B1 H24 S27280 D128 bf16)
 // dense 18.3 ms against 42.1 (502 vs 218 TF/s), block-sparse 0.875 2.66 ms against 5.56.
 constexpr AttentionTuning kTuningHopper{1, 1, false, true, true, true, true};

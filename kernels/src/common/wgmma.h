@@ -1,6 +1,7 @@
 // Hopper tile layer (sm_90a): warpgroup MMAs (`wgmma.mma_async`) reading operands from shared
-// memory through matrix descriptors, and the 128-byte-swizzled tile layout they read. Only the
-// Hopper forward kernel (flash/flash_fwd_wgmma_kernel.h) and its device check include this.
+// memory through matrix descriptors, the 128-byte-swizzled tile layout they read, and the TMA
+// loads and mbarriers that fill it. Only the Hopper forward kernel (flash/flash_fwd_wgmma_kernel.h)
+// and its device check include this.
 //
 // Contract (one warpgroup = 4 consecutive warps = 128 threads, all participate):
 //  - Tiles are 64 rows x D (64 or 128) 16-bit elements in the Sw128 layout below, the tile base
@@ -15,9 +16,10 @@
 //  - mma_qk: C(64x64) (+)= A(64x16, K-major smem) · B(16x64 from a K-major 64x16 smem slice)ᵀ.
 //    mma_pv: C(64xN) += A(64x16, registers) · B(16xN, MN-major smem).
 //  - Ordering: fence() before the first MMA of a batch (after registers it reads were written),
-//    commit() after the batch, wait<N>() before reading accumulators. Shared memory written by
-//    ordinary or cp.async stores must be made visible to the MMAs (async proxy) with
-//    proxy_fence() by the writing threads, then a block barrier.
+//    commit() after the batch, wait<N>() before reading accumulators. Tiles written by TMA are
+//    visible once their mbarrier phase completes; shared memory written by ordinary stores (the
+//    device check's probes) must be made visible to the MMAs (async proxy) with proxy_fence() by
+//    the writing threads, then a block barrier.
 // Instructions exist only in the sm_90a device pass (VG_NVIDIA_WGMMA); any other device pass of a
 // caller traps, and the host pass sees declarations only.
 #pragma once
@@ -115,22 +117,10 @@ VG_DEVICE void wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 #endif
 }
-// Generic-proxy shared-memory writes (st.shared, cp.async) → visible to wgmma (async proxy).
+// Generic-proxy shared-memory writes (st.shared) → visible to wgmma (async proxy).
 VG_DEVICE void proxy_fence() {
 #if defined(VG_NVIDIA_WGMMA)
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-#endif
-}
-// Named block barriers (ids 1..15; id 0 is __syncthreads): `threads` arrivals complete one.
-// sync waits for the completion, arrive does not (the ping-pong turn of two warpgroups).
-VG_DEVICE void named_sync(int id, int threads) {
-#if defined(VG_NVIDIA_WGMMA)
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-#endif
-}
-VG_DEVICE void named_arrive(int id, int threads) {
-#if defined(VG_NVIDIA_WGMMA)
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 #endif
 }
 // Keeps the compiler from moving accumulator reads/writes across fence/commit/wait.
@@ -212,7 +202,7 @@ VG_DEVICE void mma_pv(mma::FragC (&c)[kDt], const mma::FragA& a, uint64_t desc_b
 #endif
 }
 
-// ---- TMA and mbarriers (the *_tma forward variants) ----------------------------------------------
+// ---- TMA and mbarriers ------------------------------------------------------------------------
 // One elected thread loads a 64-row tile with cp.async.bulk.tensor from a 4-D tensor map of a
 // [B, S, H, D] view (dims innermost first: D, H, S, B; box 64 x 1 x 64 x 1, 128B swizzle), one
 // call per 64-column panel: the box lands as 64 rows x 128 bytes with the chunk XOR of the Sw128

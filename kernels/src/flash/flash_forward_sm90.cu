@@ -1,17 +1,13 @@
-// Host side of the Hopper (sm_90a) forward: availability check, shared-memory sizing, dispatch
-// over variant, head dim and dtype, and the TMA tensor maps of the *Tma variants (built with
-// cuTensorMapEncodeTiled, reached through the runtime's driver entry point: no libcuda link).
-// Instances: {Serial, Overlap2, Overlap3, Dense2Wg, Overlap3Tma, Dense2WgTma, Overlap3Ws,
-// Dense2WgWs, Dense2WgPp} ×
-// D ∈ {64, 128} × {bf16, fp16}. Compiled for every CUDA
-// target; only the sm_90a device pass holds wgmma code (other passes hold a trapping stub that
-// wgmma_forward_available() keeps from being launched).
+// Host side of the Hopper (sm_90a) forward: availability check, shared-memory sizing, the TMA
+// tensor maps (built with cuTensorMapEncodeTiled, reached through the runtime's driver entry
+// point: no libcuda link) and dispatch over dense / listed, head dim and dtype. Instances:
+// {two warpgroups (dense), one warpgroup (lists)} x D in {64, 128} x {bf16, fp16}. Compiled for
+// every CUDA target; only the sm_90a device pass holds wgmma code (other passes hold a trapping
+// stub that wgmma_forward_available() keeps from being launched).
 #include "../common/check.h"
 #include "flash_forward_sm90.h"
 #include "flash_fwd_wgmma_kernel.h"
-#include "flash_fwd_wgmma_overlap_kernel.h"
 
-#include <cstdlib>
 #include <string>
 #include <utility>
 
@@ -44,8 +40,8 @@ Status make_map(CUtensorMap* map, const TensorView& t, int batch, int seq, int h
   }();
   if (encode == nullptr)
     return detail::set_error(Status::Unsupported,
-                             "flash_forward (wgmma, TMA): the driver has no "
-                             "cuTensorMapEncodeTiled; use a non-TMA variant.");
+                             "flash_forward (wgmma): the driver has no cuTensorMapEncodeTiled; "
+                             "turn the tuning row's fwd_wgmma off (mma.sync forward).");
   // A size-1 dimension's stride is never used; any multiple of 16 bytes keeps the encoder happy.
   auto stride = [](int64_t elems, int size) {
     return size > 1 ? cuuint64_t(elems) * 2 : cuuint64_t(16);
@@ -61,10 +57,10 @@ Status make_map(CUtensorMap* map, const TensorView& t, int batch, int seq, int h
                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     return detail::set_error(Status::Unsupported,
-                             std::string("flash_forward (wgmma, TMA): no tensor map for ") + what +
+                             std::string("flash_forward (wgmma): no tensor map for ") + what +
                                  " (CUresult " + std::to_string(int(r)) +
-                                 "; TMA needs a 16-byte aligned base and strides); use a "
-                                 "non-TMA variant.");
+                                 "; TMA needs a 16-byte aligned base and strides); pass aligned "
+                                 "views or turn the tuning row's fwd_wgmma off.");
   return Status::Ok;
 }
 
@@ -76,15 +72,16 @@ Status make_maps(wgmma::TmaMaps* m, const FlashForwardParams& p) {
   return st;
 }
 
-template <typename Kernel>
-Status launch_kernel(Kernel kernel, dim3 grid, int threads, size_t smem,
-                     const FlashForwardParams& p, const AttentionTuning& tune, vgStream_t s,
-                     bool tma = false) {
+template <int D, typename T, int kWG>
+Status launch_typed(const FlashForwardParams& p, const AttentionTuning& tune, vgStream_t s) {
+  const int max_list = (p.q2k.index != nullptr && tune.index_in_shared) ? p.q2k.max_len : 0;
+  const int q_blocks = (p.seq_q + kBlock - 1) / kBlock;
+  const dim3 grid((q_blocks + kWG - 1) / kWG, p.heads, p.batch);
+  const size_t smem = wgmma_fwd_smem_bytes<D, kWG>(kWG == 1 ? max_list : 0);
   wgmma::TmaMaps maps{};
-  if (tma) {
-    const Status st = make_maps(&maps, p);
-    if (st != Status::Ok) return st;
-  }
+  const Status st = make_maps(&maps, p);
+  if (st != Status::Ok) return st;
+  auto kernel = flash_fwd_wgmma_kernel<D, T, kWG>;
   if (vgFuncSetAttribute(kernel, vgFuncAttributeMaxDynamicSharedMemorySize, int(smem)) !=
       vgSuccess) {
     (void)vgGetLastError();
@@ -92,48 +89,17 @@ Status launch_kernel(Kernel kernel, dim3 grid, int threads, size_t smem,
                              "flash_forward (wgmma): the device cannot give " +
                                  std::to_string(smem) + " bytes of shared memory to one block.");
   }
-  kernel<<<grid, threads, smem, s>>>(p, tune, maps);
+  kernel<<<grid, wgmma_fwd_threads<kWG>(), smem, s>>>(p, tune, maps);
   VG_CHECK_LAUNCH("flash_forward (wgmma)");
   return Status::Ok;
 }
 
-template <int D, typename T, int kStages, int kWG, int kLoad>
-Status launch_overlap(dim3 grid, int max_list, const FlashForwardParams& p,
-                      const AttentionTuning& tune, vgStream_t s) {
-  return launch_kernel(flash_fwd_wgmma_overlap_kernel<D, T, kStages, kWG, kLoad>, grid,
-                       wgmma_overlap_threads<kWG, kLoad>(),
-                       wgmma_overlap_smem_bytes<D, kStages, kWG>(max_list), p, tune, s,
-                       kLoad != kLoadCpAsync);
-}
-
+// Two warpgroups sharing K/V without a list (dense), one warpgroup per query block with one.
 template <int D, typename T>
-Status launch_typed(const FlashForwardParams& p, const AttentionTuning& tune, vgStream_t s,
-                    WgmmaVariant v) {
-  const int max_list = (p.q2k.index != nullptr && tune.index_in_shared) ? p.q2k.max_len : 0;
-  const int q_blocks = (p.seq_q + kBlock - 1) / kBlock;
-  const dim3 grid(q_blocks, p.heads, p.batch);
-  const dim3 grid2((q_blocks + 1) / 2, p.heads, p.batch);
-  switch (v) {
-    case WgmmaVariant::Serial:
-      return launch_kernel(flash_fwd_wgmma_kernel<D, T>, grid, kThreads,
-                           wgmma_fwd_smem_bytes<D>(max_list), p, tune, s);
-    case WgmmaVariant::Overlap2:
-      return launch_overlap<D, T, 2, 1, kLoadCpAsync>(grid, max_list, p, tune, s);
-    case WgmmaVariant::Dense2Wg:
-      return launch_overlap<D, T, 3, 2, kLoadCpAsync>(grid2, 0, p, tune, s);
-    case WgmmaVariant::Overlap3Tma:
-      return launch_overlap<D, T, 3, 1, kLoadTma>(grid, max_list, p, tune, s);
-    case WgmmaVariant::Dense2WgTma:
-      return launch_overlap<D, T, 3, 2, kLoadTma>(grid2, 0, p, tune, s);
-    case WgmmaVariant::Overlap3Ws:
-      return launch_overlap<D, T, 3, 1, kLoadTmaProducer>(grid, max_list, p, tune, s);
-    case WgmmaVariant::Dense2WgWs:
-      return launch_overlap<D, T, 3, 2, kLoadTmaProducer>(grid2, 0, p, tune, s);
-    case WgmmaVariant::Dense2WgPp:
-      return launch_overlap<D, T, 3, 2, kLoadTmaPingpong>(grid2, 0, p, tune, s);
-    default:
-      return launch_overlap<D, T, 3, 1, kLoadCpAsync>(grid, max_list, p, tune, s);
-  }
+Status launch_dense_or_listed(const FlashForwardParams& p, const AttentionTuning& tune,
+                              vgStream_t s) {
+  return p.q2k.index == nullptr ? launch_typed<D, T, 2>(p, tune, s)
+                                : launch_typed<D, T, 1>(p, tune, s);
 }
 
 }  // namespace
@@ -154,7 +120,7 @@ bool wgmma_forward_available(std::string* why) {
   if (major != 9 || minor != 0)
     return no("the device is sm_" + std::to_string(major * 10 + minor) + ", not sm_90");
   cudaFuncAttributes attr{};
-  const cudaError_t e = cudaFuncGetAttributes(&attr, flash_fwd_wgmma_kernel<128, Bf16>);
+  const cudaError_t e = cudaFuncGetAttributes(&attr, flash_fwd_wgmma_kernel<128, Bf16, 2>);
   if (e != cudaSuccess) {
     (void)vgGetLastError();
     return no(std::string("the sm_90a kernel cannot be loaded: ") + cudaGetErrorString(e));
@@ -165,69 +131,14 @@ bool wgmma_forward_available(std::string* why) {
 #endif
 }
 
-const char* wgmma_variant_name(WgmmaVariant v) {
-  switch (v) {
-    case WgmmaVariant::Auto: return "auto";
-    case WgmmaVariant::Serial: return "serial";
-    case WgmmaVariant::Overlap2: return "overlap2";
-    case WgmmaVariant::Overlap3: return "overlap3";
-    case WgmmaVariant::Dense2Wg: return "dense2wg";
-    case WgmmaVariant::Overlap3Tma: return "overlap3_tma";
-    case WgmmaVariant::Dense2WgTma: return "dense2wg_tma";
-    case WgmmaVariant::Overlap3Ws: return "overlap3_ws";
-    case WgmmaVariant::Dense2WgWs: return "dense2wg_ws";
-    case WgmmaVariant::Dense2WgPp: return "dense2wg_pp";
-  }
-  return "?";
-}
-
-namespace {
-
-// VIDGRAPH_WGMMA_VARIANT (read once): the variant Auto stands for; unset or "auto" = the default.
-// A dense-only variant given a block list runs its one-warpgroup form (overlap3[_tma]).
-bool env_variant(WgmmaVariant* out) {
-  static const std::pair<bool, WgmmaVariant> parsed = [] {
-    const char* env = std::getenv("VIDGRAPH_WGMMA_VARIANT");
-    const std::string want = env != nullptr ? env : "auto";
-    for (WgmmaVariant v : {WgmmaVariant::Auto, WgmmaVariant::Serial, WgmmaVariant::Overlap2,
-                           WgmmaVariant::Overlap3, WgmmaVariant::Dense2Wg,
-                           WgmmaVariant::Overlap3Tma, WgmmaVariant::Dense2WgTma,
-                           WgmmaVariant::Overlap3Ws, WgmmaVariant::Dense2WgWs,
-                           WgmmaVariant::Dense2WgPp})
-      if (want == wgmma_variant_name(v)) return std::make_pair(true, v);
-    return std::make_pair(false, WgmmaVariant::Auto);
-  }();
-  *out = parsed.second;
-  return parsed.first;
-}
-
-}  // namespace
-
 Status launch_forward_wgmma(const FlashForwardParams& p, const AttentionTuning& tune,
-                            vgStream_t s, WgmmaVariant v) {
-  const bool dense = p.q2k.index == nullptr;
-  if (v == WgmmaVariant::Auto) {
-    VG_REQUIRE(env_variant(&v),
-               "flash_forward (wgmma): VIDGRAPH_WGMMA_VARIANT must be one of auto, serial, "
-               "overlap2, overlap3, dense2wg, overlap3_tma, dense2wg_tma, overlap3_ws, "
-               "dense2wg_ws, dense2wg_pp.");
-    // The H200's fastest (hopper_check.sh, this repository's tests/bench/results/NOTES.md): a
-    // producer warp with TMA loads; two consumer warpgroups sharing K/V when dense.
-    if (v == WgmmaVariant::Auto) v = dense ? WgmmaVariant::Dense2WgWs : WgmmaVariant::Overlap3Ws;
-    if (!dense && v == WgmmaVariant::Dense2Wg) v = WgmmaVariant::Overlap3;
-    if (!dense && v == WgmmaVariant::Dense2WgTma) v = WgmmaVariant::Overlap3Tma;
-    if (!dense && (v == WgmmaVariant::Dense2WgWs || v == WgmmaVariant::Dense2WgPp))
-      v = WgmmaVariant::Overlap3Ws;
-  }
-  VG_REQUIRE((v != WgmmaVariant::Dense2Wg && v != WgmmaVariant::Dense2WgTma &&
-              v != WgmmaVariant::Dense2WgWs && v != WgmmaVariant::Dense2WgPp) ||
-                 dense,
-             "flash_forward (wgmma): the two-warpgroup variant runs dense attention only; pass "
-             "no block list or pick another variant.");
+                            vgStream_t s) {
   const bool bf16 = p.dtype == ElementType::BFloat16;
   if (p.head_dim == 64)
-    return bf16 ? launch_typed<64, Bf16>(p, tune, s, v) : launch_typed<64, Fp16>(p, tune, s, v);
-  return bf16 ? launch_typed<128, Bf16>(p, tune, s, v) : launch_typed<128, Fp16>(p, tune, s, v);
+    return bf16 ? launch_dense_or_listed<64, Bf16>(p, tune, s)
+                : launch_dense_or_listed<64, Fp16>(p, tune, s);
+  return bf16 ? launch_dense_or_listed<128, Bf16>(p, tune, s)
+              : launch_dense_or_listed<128, Fp16>(p, tune, s);
 }
 
 }  // namespace vidgraph::kernels::flash

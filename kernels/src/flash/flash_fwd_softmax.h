@@ -5,8 +5,8 @@
 //  - online_softmax_step: masks keys >= n_valid, scales S into the exp2 domain, updates the
 //    running max m and lane-partial sum l per row slot, rescales O, and leaves P = exp2(S - m)
 //    in s (fp32; the caller rounds it to T when it becomes an MMA operand). It is
-//    softmax_probs (everything but O) then rescale_output (O *= alpha), which the overlapped
-//    wgmma forward calls apart, with the previous block's P·V in flight between them.
+//    softmax_probs (everything but O) then rescale_output (O *= alpha), which the wgmma
+//    forward calls apart, with the previous block's P·V in flight between them.
 //  - store_forward_output: O / l in T for rows < seq_q, and the natural-log LSE (−inf, O = 0 for
 //    a row with no key).
 #pragma once

@@ -33,9 +33,9 @@ struct AttentionTuning {
   bool index_in_shared;  // stage a row block's list in shared memory before its loop
   bool fwd_q_in_shared;  // forward re-reads Q from shared memory; registers capped for 4 CTAs/SM
   bool bwd_q_in_shared;  // dQ kernel re-reads Q, dO from shared memory; capped for 3 CTAs/SM
-  bool fwd_wgmma;        // NVIDIA sm_90 with sm_90a code: the wgmma forward (2 stages, its own
-                         // tiles; fwd_stages/fwd_q_in_shared do not apply). Same results within
-                         // rounding, not the same bits as the mma.sync forward. Elsewhere ignored.
+  bool fwd_wgmma;        // NVIDIA sm_90 with sm_90a code: the wgmma forward (TMA loads, 3
+                         // stages; fwd_stages/fwd_q_in_shared/kv_evict_first do not apply). The
+                         // same bits as the mma.sync forward (H200). Elsewhere ignored.
 };
 
 struct TensorView {
