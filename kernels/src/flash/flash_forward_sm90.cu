@@ -8,6 +8,8 @@
 #include "flash_forward_sm90.h"
 #include "flash_fwd_wgmma_kernel.h"
 
+#include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -104,30 +106,50 @@ Status launch_dense_or_listed(const FlashForwardParams& p, const AttentionTuning
 
 }  // namespace
 
-bool wgmma_forward_available(std::string* why) {
-  auto no = [&](std::string reason) {
-    if (why) *why = std::move(reason);
-    return false;
-  };
 #if defined(VG_HAS_SM90A)
-  int dev = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+namespace {
+
+// Whether device `dev` can run the sm_90a kernels, and why not: "" when it can.
+std::string unavailable_reason(int dev) {
+  int major = 0, minor = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
       cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
     const cudaError_t e = vgGetLastError();
-    return no(std::string("the device could not be queried: ") + cudaGetErrorString(e));
+    return std::string("the device could not be queried: ") + cudaGetErrorString(e);
   }
   if (major != 9 || minor != 0)
-    return no("the device is sm_" + std::to_string(major * 10 + minor) + ", not sm_90");
+    return "the device is sm_" + std::to_string(major * 10 + minor) + ", not sm_90";
   cudaFuncAttributes attr{};
   const cudaError_t e = cudaFuncGetAttributes(&attr, flash_fwd_wgmma_kernel<128, Bf16, 2>);
   if (e != cudaSuccess) {
     (void)vgGetLastError();
-    return no(std::string("the sm_90a kernel cannot be loaded: ") + cudaGetErrorString(e));
+    return std::string("the sm_90a kernel cannot be loaded: ") + cudaGetErrorString(e);
   }
-  return true;
+  return std::string();
+}
+
+}  // namespace
+#endif
+
+bool wgmma_forward_available(std::string* why) {
+#if defined(VG_HAS_SM90A)
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    const cudaError_t e = vgGetLastError();
+    if (why) *why = std::string("the device could not be queried: ") + cudaGetErrorString(e);
+    return false;
+  }
+  // Asked on every forward call: the answer per device is found once (it cannot change).
+  static std::mutex mutex;
+  static std::map<int, std::string> reasons;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = reasons.find(dev);
+  if (it == reasons.end()) it = reasons.emplace(dev, unavailable_reason(dev)).first;
+  if (why) *why = it->second;
+  return it->second.empty();
 #else
-  return no("this build has no sm_90a code (add 90a to CMAKE_CUDA_ARCHITECTURES)");
+  if (why) *why = "this build has no sm_90a code (add 90a to CMAKE_CUDA_ARCHITECTURES)";
+  return false;
 #endif
 }
 
