@@ -47,6 +47,20 @@ std::vector<json> json_lines(const QString& text) {
   return out;
 }
 
+// Reads `p`'s stdout until a node reports progress (or 20 s pass), then sends SIGINT as Ctrl-C
+// would. Returns what was read.
+QString interrupt_after_progress(QProcess& p) {
+  QString seen;
+  QElapsedTimer timer;
+  timer.start();
+  while (!seen.contains("node_progress") && timer.elapsed() < 20000) {
+    p.waitForReadyRead(200);
+    seen += QString::fromUtf8(p.readAllStandardOutput());
+  }
+  if (seen.contains("node_progress")) ::kill(static_cast<pid_t>(p.processId()), SIGINT);
+  return seen;
+}
+
 QString read_text(const QString& path) {
   QFile f(path);
   return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QStringLiteral("<missing %1>").arg(path);
@@ -223,15 +237,8 @@ class tst_Cli : public QObject {
     QProcess p;
     p.start(QStringLiteral(VIDGRAPH_RUN_TEST), {"run", flow("slow.vgflow"), "--json-events"});
     QVERIFY(p.waitForStarted());
-    QString seen;
-    QElapsedTimer timer;
-    timer.start();
-    while (!seen.contains("node_progress") && timer.elapsed() < 20000) {
-      p.waitForReadyRead(200);
-      seen += QString::fromUtf8(p.readAllStandardOutput());
-    }
+    const QString seen = interrupt_after_progress(p);
     QVERIFY2(seen.contains("node_progress"), qPrintable(seen));
-    ::kill(static_cast<pid_t>(p.processId()), SIGINT);
     QVERIFY(p.waitForFinished(10000));
     QCOMPARE(p.exitCode(), 130);
     const auto lines = json_lines(seen + QString::fromUtf8(p.readAllStandardOutput()));
@@ -457,15 +464,8 @@ class tst_Cli : public QObject {
     p.start(QStringLiteral(VIDGRAPH_RUN_TEST),
             {"run", flow("slow.vgflow"), "--sweep", "slow.step_ms=5,6", "--json-events", "--output-dir", out});
     QVERIFY(p.waitForStarted());
-    QString seen;
-    QElapsedTimer timer;
-    timer.start();
-    while (!seen.contains("node_progress") && timer.elapsed() < 20000) {
-      p.waitForReadyRead(200);
-      seen += QString::fromUtf8(p.readAllStandardOutput());
-    }
+    const QString seen = interrupt_after_progress(p);
     QVERIFY2(seen.contains("node_progress"), qPrintable(seen));
-    ::kill(static_cast<pid_t>(p.processId()), SIGINT);
     QVERIFY(p.waitForFinished(10000));
     QCOMPARE(p.exitCode(), 130);
     const auto lines = json_lines(seen + QString::fromUtf8(p.readAllStandardOutput()));

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <set>
@@ -84,6 +85,22 @@ std::vector<nlohmann::json> json_lines(const QString& text) {
     lines.push_back(nlohmann::json::parse(line.toStdString(), nullptr, false));
   }
   return lines;
+}
+
+// Reads `process`'s JSON events until one matches `seen_event` (or 240 s pass, or it exits), then
+// sends SIGINT as Ctrl-C would. Returns whether the event was seen; `seen` gets the stdout read.
+bool interrupt_after(QProcess& process, const std::function<bool(const nlohmann::json&)>& seen_event,
+                     QString& seen) {
+  bool found = false;
+  QElapsedTimer timer;
+  timer.start();
+  while (!found && timer.elapsed() < 240000 && process.state() == QProcess::Running) {
+    process.waitForReadyRead(200);
+    seen += QString::fromUtf8(process.readAllStandardOutput());
+    for (const auto& e : json_lines(seen)) found = found || (e.is_object() && seen_event(e));
+  }
+  if (found) ::kill(static_cast<pid_t>(process.processId()), SIGINT);
+  return found;
 }
 
 std::string file_bytes(const std::string& path) {
@@ -180,22 +197,12 @@ void tst_e2e::cancelDuringSampling() {
   process.start(kRunner, {"run", kDemo, "--output-dir", out.path(), "--json-events", "--set",
                           "sampler.steps=1000"});
   QVERIFY(process.waitForStarted());
-  bool sampling = false;
   QString seen;
-  QElapsedTimer timer;
-  timer.start();
-  while (!sampling && timer.elapsed() < 240000 && process.state() == QProcess::Running) {
-    process.waitForReadyRead(200);
-    seen += QString::fromUtf8(process.readAllStandardOutput());
-    for (const QString& line : seen.split('\n')) {
-      const auto e = nlohmann::json::parse(line.toStdString(), nullptr, false);
-      if (e.is_object() && e.value("event", "") == "node_progress" && e.value("node", "") == "sampler") {
-        sampling = true;
-      }
-    }
-  }
+  const bool sampling = interrupt_after(
+      process,
+      [](const nlohmann::json& e) { return e.value("event", "") == "node_progress" && e.value("node", "") == "sampler"; },
+      seen);
   QVERIFY2(sampling, qPrintable("never saw sampler progress: " + seen.right(2000)));
-  ::kill(static_cast<pid_t>(process.processId()), SIGINT);
   QVERIFY(process.waitForFinished(60000));
   QCOMPARE(process.exitCode(), 130);
   QVERIFY2(files_in(out.path()).empty(), "a cancelled run leaves no output file");
@@ -251,20 +258,15 @@ void tst_e2e::sweepCancelLeavesNoPartialFiles() {
   process.start(kRunner, {"run", kDemo, "--output-dir", out.path(), "--json-events", "--set", "sampler.frames=5",
                           "--sweep", "sampler.steps=2,1000"});
   QVERIFY(process.waitForStarted());
-  bool sampling = false;
   QString seen;
-  QElapsedTimer timer;
-  timer.start();
-  while (!sampling && timer.elapsed() < 240000 && process.state() == QProcess::Running) {
-    process.waitForReadyRead(200);
-    seen += QString::fromUtf8(process.readAllStandardOutput());
-    for (const auto& e : json_lines(seen)) {
-      sampling = sampling || (e.is_object() && e.value("event", "") == "node_progress" &&
-                              e.value("node", "") == "sampler" && e.value("run_index", 0) == 2);
-    }
-  }
+  const bool sampling = interrupt_after(
+      process,
+      [](const nlohmann::json& e) {
+        return e.value("event", "") == "node_progress" && e.value("node", "") == "sampler" &&
+               e.value("run_index", 0) == 2;
+      },
+      seen);
   QVERIFY2(sampling, qPrintable("never saw run 2's sampler progress: " + seen.right(2000)));
-  ::kill(static_cast<pid_t>(process.processId()), SIGINT);
   QVERIFY(process.waitForFinished(60000));
   QCOMPARE(process.exitCode(), 130);
   // Run 1's video stays complete; run 2 leaves nothing (not even its folder); sweep.json says so.
