@@ -5,6 +5,7 @@
 #include <exception>
 
 #ifdef VIDGRAPH_HAVE_CUDA_MEMORY_STATS
+#include <ATen/ops/empty.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #endif  // VIDGRAPH_HAVE_CUDA_MEMORY_STATS
@@ -71,6 +72,10 @@ bool reset_peak_device_memory(const c10::Device& device) {
   if (!why_unavailable(device).empty()) return false;
 #ifdef VIDGRAPH_HAVE_CUDA_MEMORY_STATS
   try {
+    // The caching allocator of a device exists only once something was allocated there; a stage
+    // that starts before the first allocation (Load Wan Model in a fresh process: on the H200 its
+    // report was missing) would find no counter to reset.
+    (void)at::empty({1}, at::TensorOptions().device(device));
     c10::cuda::CUDACachingAllocator::resetPeakStats(index_of(device));
     return true;
   } catch (const std::exception&) {
