@@ -17,6 +17,7 @@
 // binary cannot run the wgmma forward. Options: --mma-only (part 1), --no-timing (parts 1-2).
 #include "common/wgmma.h"
 #include "flash/flash_forward_sm90.h"
+#include "flash/sm90_host.h"
 #include "vidgraph/kernels/attention_kernels.h"
 
 #include <algorithm>
@@ -257,11 +258,14 @@ struct Buffers {
   uint16_t *q = nullptr, *k = nullptr, *v = nullptr, *o_ref = nullptr, *o_wg = nullptr;
   float *lse_ref = nullptr, *lse_wg = nullptr;
   int32_t *index = nullptr, *count = nullptr, *kv_valid = nullptr;
+  int32_t *k2q_index = nullptr, *k2q_count = nullptr;  // the lists inverted (backward)
+  int k2q_max = 0;
   Diff* diff = nullptr;
   long long listed_blocks = 0;
   void release() {
     for (void* p : {(void*)q, (void*)k, (void*)v, (void*)o_ref, (void*)o_wg, (void*)lse_ref,
-                    (void*)lse_wg, (void*)index, (void*)count, (void*)kv_valid, (void*)diff})
+                    (void*)lse_wg, (void*)index, (void*)count, (void*)kv_valid, (void*)diff,
+                    (void*)k2q_index, (void*)k2q_count})
       if (p != nullptr) CHECK_CUDA(cudaFree(p));
   }
 };
@@ -330,10 +334,24 @@ Buffers make_buffers(const Case& c, vk::FlashForwardParams& p, std::mt19937& rng
       count[r] = cnt;
       bu.listed_blocks += cnt;
     }
-    CHECK_CUDA(cudaMalloc(&bu.index, index.size() * 4));
-    CHECK_CUDA(cudaMalloc(&bu.count, count.size() * 4));
-    CHECK_CUDA(cudaMemcpy(bu.index, index.data(), index.size() * 4, cudaMemcpyHostToDevice));
-    CHECK_CUDA(cudaMemcpy(bu.count, count.data(), count.size() * 4, cudaMemcpyHostToDevice));
+    // Key block → ascending query blocks (rows are visited in order).
+    std::vector<int32_t> k2q(rows * nb, -1), k2q_count(rows, 0);
+    for (size_t r = 0; r < rows; ++r) {
+      const size_t group = r / nb;
+      for (int j = 0; j < count[r]; ++j) {
+        const size_t col = group * nb + index[r * keep + j];
+        k2q[col * nb + k2q_count[col]++] = int32_t(r % nb);
+      }
+    }
+    auto upload = [](int32_t** d, const std::vector<int32_t>& h) {
+      CHECK_CUDA(cudaMalloc(d, h.size() * 4));
+      CHECK_CUDA(cudaMemcpy(*d, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
+    };
+    upload(&bu.index, index);
+    upload(&bu.count, count);
+    upload(&bu.k2q_index, k2q);
+    upload(&bu.k2q_count, k2q_count);
+    bu.k2q_max = nb;
     p.q2k = {bu.index, bu.count, keep};
   }
   if (c.kv_valid) {
@@ -373,7 +391,11 @@ uint32_t smem_base_misalignment() {
 }
 
 vk::AttentionTuning tuning(bool wgmma, bool staged) {
-  return vk::AttentionTuning{1, 1, false, staged, true, true, wgmma};
+  return vk::AttentionTuning{1, 1, false, staged, true, true, wgmma, false};
+}
+// The backward's row: mma.sync or wgmma kernels (the forward knob is irrelevant there).
+vk::AttentionTuning backward_tuning(bool wgmma, bool staged) {
+  return vk::AttentionTuning{1, 1, false, staged, true, true, false, wgmma};
 }
 
 // wgmma false: flash_forward with fwd_wgmma off (the mma.sync kernel); true: the wgmma launcher
@@ -440,16 +462,125 @@ bool check_case(const Case& c, std::mt19937& rng, std::string& rows) {
   return ok;
 }
 
+// ---- part 2b: the backward, wgmma against mma.sync ---------------------------------------------
+// Per case: the mma.sync forward gives O and the LSE, dO is random, and flash_backward runs with
+// bwd_wgmma off and on. Passes when dQ, dK and dV equal bit for bit (outputs NaN-filled first).
+struct Backward {
+  vk::FlashBackwardParams p;
+  uint16_t* dout = nullptr;
+  uint16_t* grads[2][3] = {};  // [mma.sync, wgmma][dq, dk, dv]
+  float* delta = nullptr;
+  size_t n = 0;
+  void release() {
+    for (void* x : {(void*)dout, (void*)delta}) CHECK_CUDA(cudaFree(x));
+    for (auto& g : grads)
+      for (uint16_t* x : g) CHECK_CUDA(cudaFree(x));
+  }
+};
+
+Backward make_backward(const Case& c, const vk::FlashForwardParams& f, const Buffers& bu,
+                       std::mt19937& rng) {
+  Backward w;
+  w.n = size_t(c.batch) * c.seq * c.heads * c.d;
+  CHECK_CUDA(cudaMalloc(&w.dout, w.n * 2));
+  fill_random<<<1024, 256>>>(w.dout, w.n, rng(), 1.f, c.bf16);
+  CHECK_CUDA(cudaGetLastError());
+  CHECK_CUDA(cudaMalloc(&w.delta, size_t(c.batch) * c.heads * c.seq * 4));
+  for (auto& g : w.grads)
+    for (uint16_t*& x : g) {
+      CHECK_CUDA(cudaMalloc(&x, w.n * 2));
+      CHECK_CUDA(cudaMemset(x, 0xFF, w.n * 2));  // NaN: an unwritten row fails
+    }
+  const int64_t hd = int64_t(c.heads) * c.d;
+  const vk::TensorView dense{nullptr, hd * c.seq, hd, c.d};
+  vk::FlashBackwardParams& p = w.p;
+  p.dtype = f.dtype;
+  p.batch = f.batch;
+  p.heads = f.heads;
+  p.seq_q = f.seq_q;
+  p.seq_kv = f.seq_kv;
+  p.head_dim = f.head_dim;
+  p.scale = f.scale;
+  p.q = f.q;
+  p.k = f.k;
+  p.v = f.v;
+  p.o = {bu.o_ref, dense.stride_b, dense.stride_s, dense.stride_h};
+  p.dout = {w.dout, dense.stride_b, dense.stride_s, dense.stride_h};
+  p.lse = bu.lse_ref;
+  p.delta = w.delta;
+  p.q2k = f.q2k;
+  p.k2q = {bu.k2q_index, bu.k2q_count, bu.k2q_max};
+  p.kv_block_valid = f.kv_block_valid;
+  return w;
+}
+
+bool run_backward(Backward& w, bool staged, bool wgmma) {
+  const vk::AttentionTuning t = backward_tuning(wgmma, staged);
+  vk::FlashBackwardParams p = w.p;
+  uint16_t* const* g = w.grads[wgmma ? 1 : 0];
+  p.dq = {g[0], p.dout.stride_b, p.dout.stride_s, p.dout.stride_h};
+  p.dk = {g[1], p.dout.stride_b, p.dout.stride_s, p.dout.stride_h};
+  p.dv = {g[2], p.dout.stride_b, p.dout.stride_s, p.dout.stride_h};
+  p.tuning = &t;
+  if (vk::flash_backward(p, nullptr) != vk::Status::Ok) {
+    std::fprintf(stderr, "backward (%s) failed: %s\n", wgmma ? "wgmma" : "mma.sync",
+                 vk::last_error());
+    return false;
+  }
+  return true;
+}
+
+bool check_backward_case(const Case& c, std::mt19937& rng, std::string& rows) {
+  vk::FlashForwardParams f;
+  Buffers bu = make_buffers(c, f, rng);
+  bool ok = run_forward(f, c.staged, false, bu.o_ref, bu.lse_ref, nullptr);
+  Backward w = make_backward(c, f, bu, rng);
+  ok = ok && run_backward(w, c.staged, false) && run_backward(w, c.staged, true);
+  const char* names[3] = {"dq", "dk", "dv"};
+  bool same_bits = ok;
+  double worst = 0;
+  unsigned non_finite = 0;
+  for (int i = 0; ok && i < 3; ++i) {
+    Diff h{};
+    CHECK_CUDA(cudaMemset(bu.diff, 0, sizeof(Diff)));
+    diff_kernel<<<512, 256>>>(w.grads[1][i], w.grads[0][i], w.n, nullptr, nullptr, 0, c.bf16,
+                              bu.diff);
+    CHECK_CUDA(cudaGetLastError());
+    CHECK_CUDA(cudaMemcpy(&h, bu.diff, sizeof(Diff), cudaMemcpyDeviceToHost));
+    const double rel = std::sqrt(h.sq_diff / std::max(h.sq_ref, 1e-30));
+    worst = std::max(worst, rel);
+    non_finite += h.nan_or_inf_mismatch;
+    const bool same = to_host(w.grads[1][i], w.n) == to_host(w.grads[0][i], w.n);
+    if (!same) std::fprintf(stderr, "  %s differs from mma.sync: rel-L2 %.3e\n", names[i], rel);
+    same_bits = same_bits && same;
+  }
+  ok = ok && same_bits && non_finite == 0;
+  std::fprintf(stderr, "%s backward %s: grads rel-L2 %.3e, non-finite %u%s\n",
+               ok ? "PASS" : "FAIL", describe(c).c_str(), worst, non_finite,
+               same_bits ? "" : " (bits differ from mma.sync)");
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "%s{\"case\": \"%s\", \"grads_rel_l2\": %.4e, \"bits_equal_mma_sync\": %s, "
+                "\"pass\": %s}",
+                rows.empty() ? "" : ", ", describe(c).c_str(), worst,
+                same_bits ? "true" : "false", ok ? "true" : "false");
+  rows += buf;
+  w.release();
+  bu.release();
+  return ok;
+}
+
 // ---- part 3: timings ---------------------------------------------------------------------------
-float median_ms(const vk::FlashForwardParams& p, bool wgmma, uint16_t* o, float* lse) {
+template <typename Run>
+float median_of_20(Run run) {
   cudaEvent_t a, b;
   CHECK_CUDA(cudaEventCreate(&a));
   CHECK_CUDA(cudaEventCreate(&b));
-  for (int i = 0; i < 3; ++i) run_forward(p, true, wgmma, o, lse, nullptr);
+  for (int i = 0; i < 3; ++i) run();
   std::vector<float> ms(20);
   for (auto& x : ms) {
     CHECK_CUDA(cudaEventRecord(a));
-    run_forward(p, true, wgmma, o, lse, nullptr);
+    run();
     CHECK_CUDA(cudaEventRecord(b));
     CHECK_CUDA(cudaEventSynchronize(b));
     CHECK_CUDA(cudaEventElapsedTime(&x, a, b));
@@ -460,13 +591,35 @@ float median_ms(const vk::FlashForwardParams& p, bool wgmma, uint16_t* o, float*
   return 0.5f * (ms[9] + ms[10]);
 }
 
+// The backward (delta pre-pass, dQ, dK/dV) with mma.sync and with wgmma; FLOPs 2.5x the forward's.
+std::string time_backward_case(const Case& c, std::mt19937& rng) {
+  vk::FlashForwardParams f;
+  Buffers bu = make_buffers(c, f, rng);
+  run_forward(f, true, false, bu.o_ref, bu.lse_ref, nullptr);
+  Backward w = make_backward(c, f, bu, rng);
+  const double flops = 2.5 * 4.0 * 64 * 64 * c.d * double(bu.listed_blocks);
+  const float ref = median_of_20([&] { run_backward(w, true, false); });
+  const float ms = median_of_20([&] { run_backward(w, true, true); });
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "{\"case\": \"backward %s\", \"mma_sync_ms\": %.3f, \"mma_sync_tflops\": %.1f, "
+                "\"wgmma_ms\": %.3f, \"wgmma_tflops\": %.1f, \"speedup_vs_mma_sync\": %.3f}",
+                describe(c).c_str(), ref, flops / (ref * 1e9), ms, flops / (ms * 1e9), ref / ms);
+  std::fprintf(stderr, "timing backward %s: mma.sync %.3f ms (%.1f TF/s), wgmma %.3f ms "
+               "(%.1f TF/s, x%.2f)\n", describe(c).c_str(), ref, flops / (ref * 1e9), ms,
+               flops / (ms * 1e9), ref / ms);
+  w.release();
+  bu.release();
+  return buf;
+}
+
 std::string time_case(const Case& c, std::mt19937& rng) {
   vk::FlashForwardParams p;
   Buffers bu = make_buffers(c, p, rng);
   // FLOPs of the listed 64x64 blocks (dense: all of them): 4 · 64 · 64 · D per block.
   const double flops = 4.0 * 64 * 64 * c.d * double(bu.listed_blocks);
-  const float ref = median_ms(p, false, bu.o_ref, bu.lse_ref);
-  const float ms = median_ms(p, true, bu.o_wg, bu.lse_wg);
+  const float ref = median_of_20([&] { run_forward(p, true, false, bu.o_ref, bu.lse_ref, nullptr); });
+  const float ms = median_of_20([&] { run_forward(p, true, true, bu.o_wg, bu.lse_wg, nullptr); });
   const char* name = kernel_name(c);
   char buf[400];
   std::snprintf(buf, sizeof buf,
@@ -503,7 +656,7 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaGetDeviceProperties(&prop, dev));
   std::fprintf(stderr, "device: %s (sm_%d%d)\n", prop.name, prop.major, prop.minor);
   std::string why;
-  if (!vk::flash::wgmma_forward_available(&why)) {
+  if (!vk::flash::hopper_kernels_available(&why)) {
     std::printf("{\"error\": \"the wgmma forward cannot run here: %s\", \"device\": \"%s\"}\n",
                 why.c_str(), prop.name);
     return 2;
@@ -520,7 +673,7 @@ int main(int argc, char** argv) {
                                     check_tile_layer<64, vk::Fp16>(false, rng, "fp16 D64")});
   const bool tile_ok = tile_err < 1e-3;
   ok = ok && tile_ok;
-  std::string rows, times;
+  std::string rows, bwd_rows, times;
   if (!mma_only && misaligned == 0) {
     // {bf16, D, B, H, S, sparsity (< 0: dense), kv_valid, scale, staged, empty_row, packed}
     const Case cases[] = {
@@ -545,16 +698,19 @@ int main(int argc, char** argv) {
         {false, 64, 2, 3, 1000, -1, true, 16.f},  // dense fp16 D64: every instance is run
     };
     for (const Case& c : cases) ok = check_case(c, rng, rows) && ok;
+    for (const Case& c : cases) ok = check_backward_case(c, rng, bwd_rows) && ok;
     if (timing) {
       for (const Case& c : {Case{true, 128, 1, 24, 27280, -1, false, 1.f},
-                            Case{true, 128, 1, 24, 27280, 0.875, false, 1.f}})
+                            Case{true, 128, 1, 24, 27280, 0.875, false, 1.f}}) {
         times += (times.empty() ? "" : ", ") + time_case(c, rng);
+        times += ", " + time_backward_case(c, rng);
+      }
     }
   }
   std::printf("{\"device\": \"%s\", \"pass\": %s, \"smem_base_misalignment\": %u, "
               "\"tile_layer_rel_err\": %.3e, \"tile_layer_pass\": %s, \"cases\": [%s], "
-              "\"timings\": [%s]}\n",
+              "\"backward_cases\": [%s], \"timings\": [%s]}\n",
               prop.name, ok ? "true" : "false", misaligned, tile_err, tile_ok ? "true" : "false",
-              rows.c_str(), times.c_str());
+              rows.c_str(), bwd_rows.c_str(), times.c_str());
   return ok ? 0 : 1;
 }

@@ -256,10 +256,10 @@ void tst_AttentionGpu::tuning_variants_agree() {
   qunsetenv("VIDGRAPH_ATTENTION_TUNING");
   const auto o = gpu_->sparse_forward(f);
   const auto g = gpu_->sparse_backward(backward_args(c, f, o.out, o.lse, true, at::kBFloat16));
-  // The 7th field switches the sm_90a wgmma forward (ignored where it cannot run): the same MMAs
-  // in the same order, so the same bits.
-  for (const char* row :
-       {"1,1,0,0,0,0,0", "2,2,0,1,0,0,0", "1,2,1,1,1,1,0", "2,1,0,1,1,0,1", "1,1,1,0,0,1,1", "1,1,0,1,1,1,1"}) {
+  // The 7th and 8th fields switch the sm_90a wgmma forward and backward (ignored where they
+  // cannot run): the same MMAs in the same order, so the same bits.
+  for (const char* row : {"1,1,0,0,0,0,0,0", "2,2,0,1,0,0,0,0", "1,2,1,1,1,1,0,1", "2,1,0,1,1,0,1,0",
+                          "1,1,1,0,0,1,1,1", "1,1,0,1,1,1,1,1", "1,1,0,0,1,1,0,1"}) {
     qputenv("VIDGRAPH_ATTENTION_TUNING", row);
     const auto o2 = gpu_->sparse_forward(f);
     const auto g2 = gpu_->sparse_backward(backward_args(c, f, o2.out, o2.lse, true, at::kBFloat16));

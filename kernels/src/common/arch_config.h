@@ -16,11 +16,12 @@ namespace vidgraph::kernels {
 // fwd_wgmma: the sm_90a wgmma forward (producer-warp TMA kernels) — same bits as mma.sync on
 // every case of tests/bench/hopper_check.sh, and at the Wan2.2-5B shape (B1 H24 S27280 D128 bf16)
 // dense 18.3 ms against 42.1 (502 vs 218 TF/s), block-sparse 0.875 2.66 ms against 5.56.
-constexpr AttentionTuning kTuningHopper{1, 1, false, true, true, true, true};
+// bwd_wgmma: the sm_90a wgmma backward (dQ and dK/dV kernels fed by a producer warp).
+constexpr AttentionTuning kTuningHopper{1, 1, false, true, true, true, true, true};
 // NVIDIA sm_80/sm_86/sm_89: not measured here; takes the Hopper row (same occupancy argument).
-constexpr AttentionTuning kTuningAmpere{1, 1, false, true, true, true, false};
+constexpr AttentionTuning kTuningAmpere{1, 1, false, true, true, true, false, false};
 // AMD CDNA2/CDNA3 (gfx90a, gfx94x): one stage (two fused GEMMs), evict-first streamed K/V.
-constexpr AttentionTuning kTuningCdna{1, 1, true, true, true, true, false};
+constexpr AttentionTuning kTuningCdna{1, 1, true, true, true, true, false, false};
 
 static_assert(kTuningAmpere.fwd_stages >= 1 && kTuningAmpere.fwd_stages <= 2, "stages 1..2");
 static_assert(kTuningHopper.fwd_stages >= 1 && kTuningHopper.fwd_stages <= 2, "stages 1..2");

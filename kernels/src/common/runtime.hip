@@ -29,16 +29,16 @@ AttentionTuning resolve_tuning(const AttentionTuning* requested) {
 namespace {
 
 // VIDGRAPH_ATTENTION_TUNING="fwd_stages,bwd_stages,evict_first,index_in_shared[,fwd_q_in_shared
-// [,bwd_q_in_shared[,fwd_wgmma]]]" (e.g. "2,1,0,1,0,1" or "1,1,0,1,1,1,1")
+// [,bwd_q_in_shared[,fwd_wgmma[,bwd_wgmma]]]]" (e.g. "2,1,0,1,0,1" or "1,1,0,1,1,1,1,1")
 // replaces the table row; used by benchmark sweeps. Malformed values are ignored.
 bool tuning_from_env(AttentionTuning* t) {
   const char* env = std::getenv("VIDGRAPH_ATTENTION_TUNING");
-  int f = 0, b = 0, e = 0, i = 0, qf = 0, qb = 0, wg = 0;
+  int f = 0, b = 0, e = 0, i = 0, qf = 0, qb = 0, wf = 0, wb = 0;
   if (env == nullptr ||
-      std::sscanf(env, "%d,%d,%d,%d,%d,%d,%d", &f, &b, &e, &i, &qf, &qb, &wg) < 4)
+      std::sscanf(env, "%d,%d,%d,%d,%d,%d,%d,%d", &f, &b, &e, &i, &qf, &qb, &wf, &wb) < 4)
     return false;
   if (f < 1 || f > 2 || b < 1 || b > 2) return false;
-  *t = AttentionTuning{f, b, e != 0, i != 0, qf != 0, qb != 0, wg != 0};
+  *t = AttentionTuning{f, b, e != 0, i != 0, qf != 0, qb != 0, wf != 0, wb != 0};
   return true;
 }
 

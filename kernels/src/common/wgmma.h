@@ -1,7 +1,7 @@
 // Hopper tile layer (sm_90a): warpgroup MMAs (`wgmma.mma_async`) reading operands from shared
 // memory through matrix descriptors, the 128-byte-swizzled tile layout they read, and the TMA
-// loads and mbarriers that fill it. Only the Hopper forward kernel (flash/flash_fwd_wgmma_kernel.h)
-// and its device check include this.
+// loads and mbarriers that fill it. Only the Hopper kernels (flash/flash_fwd_wgmma_kernel.h,
+// flash/flash_bwd_wgmma_kernels.h) and their device check include this.
 //
 // Contract (one warpgroup = 4 consecutive warps = 128 threads, all participate):
 //  - Tiles are 64 rows x D (64 or 128) 16-bit elements in the Sw128 layout below, the tile base
@@ -212,7 +212,7 @@ VG_DEVICE void mma_pv(mma::FragC (&c)[kDt], const mma::FragA& a, uint64_t desc_b
 // waits on with the phase parity; TMA writes are async-proxy writes, visible to wgmma after the
 // wait without a proxy fence.
 struct TmaMaps {
-  CUtensorMap q, k, v;
+  CUtensorMap q, k, v, dout;  // dout: the backward's only
 };
 
 VG_DEVICE void mbar_init(uint32_t bar, uint32_t count) {
@@ -267,6 +267,28 @@ VG_DEVICE void tma_load_tile(uint32_t tile, const CUtensorMap* map, uint32_t bar
   }
 #endif
 }
+
+// A ring of kStages shared-memory stages between a producer and its consumers: group i (the tiles
+// of loop step i) lands in stage i % kStages. `full` and `empty` are kStages mbarriers each (8
+// bytes apart). The producer waits until the stage is free (await_free), fills it and completes
+// full[stage] (TMA transaction bytes, plus arrivals); consumers wait for the group (await), read it,
+// and each arrives on empty[stage] (release).
+template <int kStages>
+struct Ring {
+  uint32_t full, empty;
+  VG_DEVICE void init(uint32_t producer_arrivals, uint32_t consumers) const {
+    for (int i = 0; i < kStages; ++i) {
+      mbar_init(full + 8u * i, producer_arrivals);
+      mbar_init(empty + 8u * i, consumers);
+    }
+  }
+  VG_DEVICE uint32_t full_bar(int i) const { return full + 8u * uint32_t(i % kStages); }
+  VG_DEVICE void await(int i) const { mbar_wait(full_bar(i), uint32_t(i / kStages) & 1u); }
+  VG_DEVICE void release(int i) const { mbar_arrive(empty + 8u * uint32_t(i % kStages)); }
+  VG_DEVICE void await_free(int i) const {
+    if (i >= kStages) mbar_wait(empty + 8u * uint32_t(i % kStages), uint32_t(i / kStages - 1) & 1u);
+  }
+};
 
 #undef VG_WG_QK
 #undef VG_WG_PV64

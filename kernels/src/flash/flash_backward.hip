@@ -1,9 +1,15 @@
 // Host launcher of the block-sparse FlashAttention backward: delta pre-pass, then the dQ kernel
 // over query→key lists and the dK/dV kernel over key→query lists, all on one stream.
 // Instances: D ∈ {64, 128} × {bf16, fp16} (dQ kernel also × {Q/dO in registers, in shared memory}).
+// On NVIDIA, tuning.bwd_wgmma sends sm_90 devices running sm_90a code to the Hopper dQ and dK/dV
+// kernels (flash_backward_sm90.cu) after the same delta pre-pass.
 #include "../common/check.h"
 #include "flash_bwd_kernels.h"
 #include "flash_launch_checks.h"
+#if defined(VG_PLATFORM_CUDA)
+#include "flash_backward_sm90.h"
+#include "sm90_host.h"
+#endif
 
 namespace vidgraph::kernels {
 namespace {
@@ -27,6 +33,10 @@ Status launch_backward(const FlashBackwardParams& p, const AttentionTuning& tune
   const int64_t delta_blocks = (rows * (D / 8) + 255) / 256;
   flash::flash_bwd_delta_kernel<D, T><<<dim3(unsigned(delta_blocks)), 256, 0, s>>>(p);
   VG_CHECK_LAUNCH("flash_backward (delta)");
+#if defined(VG_PLATFORM_CUDA)
+  if (tune.bwd_wgmma && flash::hopper_kernels_available())
+    return flash::launch_backward_wgmma(p, tune, s);
+#endif
 
   const int n_qb = (p.seq_q + flash::kBlock - 1) / flash::kBlock;
   const int n_kb = (p.seq_kv + flash::kBlock - 1) / flash::kBlock;

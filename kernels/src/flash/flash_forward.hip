@@ -7,6 +7,7 @@
 #include "flash_launch_checks.h"
 #if defined(VG_PLATFORM_CUDA)
 #include "flash_forward_sm90.h"
+#include "sm90_host.h"
 #endif
 
 namespace vidgraph::kernels {
@@ -50,7 +51,7 @@ Status flash_forward(const FlashForwardParams& p, void* stream) {
              "flash_forward: tuning.fwd_stages must be 1 or 2.");
   auto s = static_cast<vgStream_t>(stream);
 #if defined(VG_PLATFORM_CUDA)
-  if (tune.fwd_wgmma && flash::wgmma_forward_available())
+  if (tune.fwd_wgmma && flash::hopper_kernels_available())
     return flash::launch_forward_wgmma(p, tune, s);
 #endif
   const bool bf16 = p.dtype == ElementType::BFloat16;

@@ -9,17 +9,13 @@
 // single-thread TMA, ping-pong) were slower and are gone (tests/bench/results/NOTES.md).
 #pragma once
 
-#include <string>
-
 #include "../common/vendor.h"
 #include "vidgraph/kernels/attention_kernels.h"
 
 namespace vidgraph::kernels::flash {
 
-// True when the current device is sm_90 and this binary carries sm_90a code for the kernel.
-bool wgmma_forward_available(std::string* why = nullptr);
-
-// Launches the wgmma forward (arguments already checked by flash_forward; p.o, p.lse set).
+// Launches the wgmma forward (arguments already checked by flash_forward; p.o, p.lse set; the
+// device passed hopper_kernels_available(), sm90_host.h).
 // D 64 or 128. Unsupported (an error, not a fallback) when a view's base or strides are not
 // 16-byte aligned (TMA) or the driver has no tensor-map encoder.
 Status launch_forward_wgmma(const FlashForwardParams& p, const AttentionTuning& tune,

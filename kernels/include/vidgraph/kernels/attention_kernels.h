@@ -36,6 +36,8 @@ struct AttentionTuning {
   bool fwd_wgmma;        // NVIDIA sm_90 with sm_90a code: the wgmma forward (TMA loads, 3
                          // stages; fwd_stages/fwd_q_in_shared/kv_evict_first do not apply). The
                          // same bits as the mma.sync forward (H200). Elsewhere ignored.
+  bool bwd_wgmma;        // the same for the backward: wgmma dQ and dK/dV kernels (TMA loads, 2
+                         // stages; bwd_stages/bwd_q_in_shared/kv_evict_first do not apply).
 };
 
 struct TensorView {
@@ -104,7 +106,7 @@ Status invert_block_lists(int64_t groups, int n_q, int n_kv, BlockLists q2k, int
 
 // The tuning row this build uses for the current device, or the override of the environment
 // variable VIDGRAPH_ATTENTION_TUNING="fwd_stages,bwd_stages,evict_first,index_in_shared[,
-// fwd_q_in_shared[,bwd_q_in_shared[,fwd_wgmma]]]" (0/1 flags; absent flags are 0).
+// fwd_q_in_shared[,bwd_q_in_shared[,fwd_wgmma[,bwd_wgmma]]]]" (0/1 flags; absent flags are 0).
 AttentionTuning default_tuning();
 
 // The message of the last failed launcher call on this thread ("" if none).
