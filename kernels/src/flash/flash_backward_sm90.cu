@@ -1,6 +1,6 @@
 // Host side of the Hopper (sm_90a) backward: the TMA maps of q, k, v and dO (sm90_host.h),
-// shared-memory sizing and dispatch over dense / listed, head dim and dtype. Instances: {dQ,
-// dK/dV} x {dense, listed} x D in {64, 128} x {bf16, fp16}.
+// shared-memory sizing and dispatch over head dim and dtype. Instances: {dQ, dK/dV} x D in
+// {64, 128} x {bf16, fp16} (a list or none at run time).
 // Only the sm_90a device pass holds wgmma code (flash_forward_sm90.cu explains the stubs).
 #include "../common/check.h"
 #include "flash_backward_sm90.h"
@@ -43,39 +43,28 @@ Status allow_smem(K kernel, size_t smem, const char* who) {
                                                     " bytes of shared memory to one block.");
 }
 
-// dQ: two warpgroups (two query blocks) per CTA without lists, one with. dK/dV: always two
-// warpgroups, sharing the query-block stream without lists, each with its own list otherwise.
-template <int D, typename T, bool kListed>
+// One warpgroup (one 64-row block) per CTA in both kernels.
+template <int D, typename T>
 Status launch_typed(const FlashBackwardParams& p, const AttentionTuning& tune,
                     const wgmma::TmaMaps& maps, vgStream_t s) {
-  constexpr int kWG = kListed ? 1 : 2;
-  const bool staged = kListed && tune.index_in_shared;
+  const bool staged = p.q2k.index != nullptr && tune.index_in_shared;
   const int n_qb = (p.seq_q + kBlock - 1) / kBlock;
   const int n_kb = (p.seq_kv + kBlock - 1) / kBlock;
 
-  const size_t dq_smem = wgmma_dq_smem_bytes<D, kWG>(staged ? p.q2k.max_len : 0);
-  auto dq_kernel = flash_bwd_dq_wgmma_kernel<D, T, kWG>;
+  const size_t dq_smem = wgmma_dq_smem_bytes<D>(staged ? p.q2k.max_len : 0);
+  auto dq_kernel = flash_bwd_dq_wgmma_kernel<D, T>;
   Status st = allow_smem(dq_kernel, dq_smem, "flash_backward (wgmma dQ)");
   if (st != Status::Ok) return st;
-  dq_kernel<<<dim3((n_qb + kWG - 1) / kWG, p.heads, p.batch), wgmma_bwd_threads<kWG>(), dq_smem,
-              s>>>(p, tune, maps);
+  dq_kernel<<<dim3(n_qb, p.heads, p.batch), kThreads, dq_smem, s>>>(p, tune, maps);
   VG_CHECK_LAUNCH("flash_backward (wgmma dQ)");
 
-  const size_t kv_smem = wgmma_dkdv_smem_bytes<D, kListed>(staged ? p.k2q.max_len : 0);
-  auto kv_kernel = flash_bwd_dkdv_wgmma_kernel<D, T, kListed>;
+  const size_t kv_smem = wgmma_dkdv_smem_bytes<D>(staged ? p.k2q.max_len : 0);
+  auto kv_kernel = flash_bwd_dkdv_wgmma_kernel<D, T>;
   st = allow_smem(kv_kernel, kv_smem, "flash_backward (wgmma dK/dV)");
   if (st != Status::Ok) return st;
-  kv_kernel<<<dim3((n_kb + 1) / 2, p.heads, p.batch), wgmma_bwd_threads<2>(), kv_smem, s>>>(
-      p, tune, maps);
+  kv_kernel<<<dim3(n_kb, p.heads, p.batch), kThreads, kv_smem, s>>>(p, tune, maps);
   VG_CHECK_LAUNCH("flash_backward (wgmma dK/dV)");
   return Status::Ok;
-}
-
-template <int D, typename T>
-Status launch_dense_or_listed(const FlashBackwardParams& p, const AttentionTuning& tune,
-                              const wgmma::TmaMaps& maps, vgStream_t s) {
-  return p.q2k.index == nullptr ? launch_typed<D, T, false>(p, tune, maps, s)
-                                : launch_typed<D, T, true>(p, tune, maps, s);
 }
 
 }  // namespace
@@ -87,10 +76,9 @@ Status launch_backward_wgmma(const FlashBackwardParams& p, const AttentionTuning
   if (st != Status::Ok) return st;
   const bool bf16 = p.dtype == ElementType::BFloat16;
   if (p.head_dim == 64)
-    return bf16 ? launch_dense_or_listed<64, Bf16>(p, tune, maps, s)
-                : launch_dense_or_listed<64, Fp16>(p, tune, maps, s);
-  return bf16 ? launch_dense_or_listed<128, Bf16>(p, tune, maps, s)
-              : launch_dense_or_listed<128, Fp16>(p, tune, maps, s);
+    return bf16 ? launch_typed<64, Bf16>(p, tune, maps, s) : launch_typed<64, Fp16>(p, tune, maps, s);
+  return bf16 ? launch_typed<128, Bf16>(p, tune, maps, s)
+              : launch_typed<128, Fp16>(p, tune, maps, s);
 }
 
 }  // namespace vidgraph::kernels::flash

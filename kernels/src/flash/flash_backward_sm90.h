@@ -2,9 +2,9 @@
 // pre-pass when the tuning row asks for it (AttentionTuning::bwd_wgmma) and the device passed
 // hopper_kernels_available() (sm90_host.h). NVIDIA builds only.
 //
-// Two kernels (flash_bwd_wgmma_kernels.h), both fed by a producer warp with TMA through 2 stages:
-// dQ over query→key lists and dK/dV over key→query lists (two consumer warpgroups per CTA; see
-// there). They give the mma.sync kernels' bits (vidgraph-hopper-check).
+// Two kernels (flash_bwd_wgmma_kernels.h), one warpgroup per CTA, loading their streamed tiles by
+// TMA into 2 stages: dQ over query→key lists and dK/dV over key→query lists. They give the
+// mma.sync kernels' bits (vidgraph-hopper-check).
 #pragma once
 
 #include "../common/vendor.h"

@@ -1,25 +1,24 @@
 // Block-sparse FlashAttention backward for Hopper (sm_90a): the dQ and dK/dV kernels of
-// flash_bwd_kernels.h on the wgmma tile layer (../common/wgmma.h), fed by a producer warp with TMA
-// through a 2-stage ring (wgmma::Ring). The delta pre-pass is the portable one. No atomics:
+// flash_bwd_kernels.h on the wgmma tile layer (../common/wgmma.h), with the streamed tiles loaded
+// by TMA into a 2-stage ring (wgmma::Ring). The delta pre-pass is the portable one. No atomics:
 // deterministic, and the same MMAs and elementwise operations in the same order as the mma.sync
 // kernels, so the same bits (checked on the H200 by vidgraph-hopper-check).
-// Each CTA has consumer warpgroups (one 64-row block each) and then one producer warp. dQ: two
-// warpgroups sharing the K/V stream without lists, one with (2 CTAs per SM). dK/dV: always two,
-// sharing the Q/dO stream without lists, each with its own list and ring otherwise. Registers are
-// capped per kernel (__maxnreg__) at what those CTAs per SM can hold: __launch_bounds__ would count
-// the producer warp as a whole warpgroup and leave the dK/dV consumer (D 128: dK, dV, Sᵀ and dPᵀ
-// are 192 accumulator registers) too few; with one dK/dV warpgroup per CTA, 2 CTAs per SM
-// (200 registers) made ptxas serialise the wgmmas.
-// dQ kernel, per query block (Q, dO resident; K, V of block it in stage it % 2):
+//
+// One warpgroup (one 64-row block) per CTA and no producer warp: warp 0 refills a stage with the
+// group after next once the warpgroup has released it. Hopper allocates registers per warpgroup,
+// so a producer warp would cost a whole warpgroup's registers: the dK/dV consumer needs ~240 per
+// thread at D 128 (dK, dV, Sᵀ and dPᵀ are 192 accumulator registers), which fits 2 CTAs per SM
+// only without one (a 288-thread CTA at 224 registers failed to launch on the H200).
+//
+// dQ kernel, per query block (Q, dO resident; K, V of key block it in stage it % 2):
 //   S = Q·Kᵀ, dP = dO·Vᵀ (two commit groups) → P = exp2(S·scale·log2e − lse·log2e) while dP
-//   runs → dS = P ∘ (dP − delta) → dQ += dS·K, left in flight while the next block's S and dP
-//   are issued; its stage is released once it completes.
+//   runs → dS = P ∘ (dP − delta) → dQ += dS·K.
 // dK/dV kernel, per key block (K, V resident; Q, dO, and the rows' lse and delta of query block it
 // in stage it % 2):
 //   Sᵀ = K·Qᵀ, dPᵀ = V·dOᵀ → Pᵀ, dSᵀ = Pᵀ ∘ (dPᵀ − delta) → dV += Pᵀ·dO, dK += dSᵀ·Q.
-//   The rows' lse (log2 domain, +inf for rows past the end) and delta are per column here; the
-//   producer warp's lanes stage them in shared memory and arrive on the stage's full barrier
-//   beside the TMA transaction (the barrier counts 32 arrivals).
+//   The rows' lse (log2 domain, +inf for rows past the end) and delta are per column here; warp
+//   0's lanes load them a block ahead, stage them in shared memory and arrive on the stage's full
+//   barrier beside the TMA transaction (the barrier counts 32 arrivals).
 // Shared memory: tiles first (1024-byte aligned base, see flash_fwd_wgmma_kernel.h), then the
 // stats stages (dK/dV), 64 bytes of mbarriers, the staged list.
 #pragma once
@@ -31,96 +30,64 @@ namespace vidgraph::kernels::flash {
 
 constexpr int kWgmmaBwdStages = 2;
 
-template <int kWG>
-constexpr int wgmma_bwd_threads() {
-  return kThreads * kWG + kWarpSize;
+// Both kernels: two resident tiles, then 2 stages of two streamed tiles.
+template <int D>
+VG_HOST_DEVICE constexpr size_t wgmma_bwd_tiles_bytes() {
+  return size_t(wgmma::tile_bytes<D>()) * (2 + 2 * kWgmmaBwdStages);
 }
-// Per thread: 2 CTAs of 160 threads or 1 of 288 in 65536 registers, rounded down to 8.
-template <int kWG>
-constexpr int wgmma_bwd_registers() {
-  return kWG == 1 ? 200 : 224;
-}
-
-// dQ: kWG Q and dO tiles, then 2 stages of K and V tiles; 64 bytes of mbarriers; the list.
-template <int D, int kWG>
-VG_HOST_DEVICE constexpr size_t wgmma_dq_tiles_bytes() {
-  return size_t(wgmma::tile_bytes<D>()) * (2 * kWG + 2 * kWgmmaBwdStages);
-}
-template <int D, int kWG>
+constexpr size_t kWgmmaDkdvStatBytes = size_t(kWgmmaBwdStages) * 2 * kBlock * 4;
+template <int D>
 constexpr size_t wgmma_dq_smem_bytes(int max_list) {
-  return wgmma_dq_tiles_bytes<D, kWG>() + 64 + size_t(max_list) * 4;
+  return wgmma_bwd_tiles_bytes<D>() + 64 + size_t(max_list) * 4;
 }
-// dK/dV: two K and V tiles, then per ring 2 stages of Q and dO tiles; per ring and stage the
-// rows' lse and delta; 64 bytes of mbarriers per ring; the two lists.
-template <int D, bool kListed>
-VG_HOST_DEVICE constexpr size_t wgmma_dkdv_tiles_bytes() {
-  return size_t(wgmma::tile_bytes<D>()) * (4 + (kListed ? 2 : 1) * 2 * kWgmmaBwdStages);
-}
-template <bool kListed>
-VG_HOST_DEVICE constexpr size_t wgmma_dkdv_stat_bytes() {
-  return size_t(kListed ? 2 : 1) * kWgmmaBwdStages * 2 * kBlock * 4;
-}
-template <int D, bool kListed>
+template <int D>
 constexpr size_t wgmma_dkdv_smem_bytes(int max_list) {
-  return wgmma_dkdv_tiles_bytes<D, kListed>() + wgmma_dkdv_stat_bytes<kListed>() +
-         64 * (kListed ? 2 : 1) + size_t(max_list) * 4 * (kListed ? 2 : 1);
+  return wgmma_bwd_tiles_bytes<D>() + kWgmmaDkdvStatBytes + 64 + size_t(max_list) * 4;
 }
 
-template <int D, typename T, int kWG>
-__global__ void __maxnreg__(wgmma_bwd_registers<kWG>())
+template <int D, typename T>
+__global__ void __launch_bounds__(kThreads, 2)
     flash_bwd_dq_wgmma_kernel(FlashBackwardParams p, AttentionTuning tune,
                               const __grid_constant__ wgmma::TmaMaps maps) {
-  static_assert(kWG == 1 || kWG == 2, "1 or 2 consumer warpgroups");
 #if defined(VG_NVIDIA_WGMMA)
   constexpr int kStages = kWgmmaBwdStages;
   constexpr int kDt = D / 16;
-  constexpr int kN = kThreads * kWG;
   constexpr uint32_t kTile = wgmma::tile_bytes<D>();
   extern __shared__ __align__(1024) unsigned char smem_dq[];
   if ((wgmma::smem_addr(smem_dq) & 1023u) != 0) __trap();
-  const uint32_t q_addr0 = wgmma::smem_addr(smem_dq);  // kWG Q tiles, then kWG dO tiles
-  const uint32_t do_addr0 = q_addr0 + kWG * kTile;
-  const uint32_t k_addr = do_addr0 + kWG * kTile;       // kStages K tiles, then kStages V tiles
-  const uint32_t v_addr = k_addr + kStages * kTile;
-  const size_t bars = wgmma_dq_tiles_bytes<D, kWG>();
-  const wgmma::Ring<kStages> ring{q_addr0 + uint32_t(bars), q_addr0 + uint32_t(bars) + 32};
-  int32_t* list_s = reinterpret_cast<int32_t*>(smem_dq + bars + 64);
+  // The Q tile, the dO tile, kStages K tiles, kStages V tiles.
+  const uint32_t q_tile = wgmma::smem_addr(smem_dq);
+  const uint32_t do_tile = q_tile + kTile;
+  const uint32_t k_addr = do_tile + kTile, v_addr = k_addr + kStages * kTile;
+  const size_t tiles = wgmma_bwd_tiles_bytes<D>();
+  const wgmma::Ring<kStages> ring{q_tile + uint32_t(tiles), q_tile + uint32_t(tiles) + 32};
+  int32_t* list_s = reinterpret_cast<int32_t*>(smem_dq + tiles + 64);
 
-  const int wg = threadIdx.x / kThreads;
-  const int h = blockIdx.y, b = blockIdx.z;
-  const int warp = (threadIdx.x % kThreads) / kWarpSize, lane = threadIdx.x % kWarpSize;
-  const int qb0 = blockIdx.x * kWG;
+  const int qb = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const int64_t bh = int64_t(b) * p.heads + h;
   const int n_kb = (p.seq_kv + kBlock - 1) / kBlock;
-  ListView list{nullptr, n_kb};
-  if constexpr (kWG == 1)
-    list = resolve_list(p.q2k, bh * gridDim.x + blockIdx.x, n_kb, list_s, tune.index_in_shared);
+  const ListView list = resolve_list(p.q2k, bh * gridDim.x + qb, n_kb, list_s,
+                                     tune.index_in_shared);
 
-  if (threadIdx.x == 0) ring.init(1, kN);
-  __syncthreads();  // the staged list and the mbarriers are visible
-  if (wg == kWG) {  // the producer warp: lane 0 issues every group, then leaves
-    if (threadIdx.x == kN) {
-      for (int i = 0; i < list.count; ++i) {
-        ring.await_free(i);
-        const uint32_t bar = ring.full_bar(i);
-        wgmma::mbar_arrive_expect_tx(bar, (i == 0 ? 2 * kWG * kTile : 0u) + 2 * kTile);
-        if (i == 0) {
-          for (int w = 0; w < kWG; ++w) {
-            wgmma::tma_load_tile<D>(q_addr0 + w * kTile, &maps.q, bar, b, h, (qb0 + w) * kBlock);
-            wgmma::tma_load_tile<D>(do_addr0 + w * kTile, &maps.dout, bar, b, h,
-                                    (qb0 + w) * kBlock);
-          }
-        }
-        const uint32_t stage = uint32_t(i % kStages) * kTile;
-        wgmma::tma_load_tile<D>(k_addr + stage, &maps.k, bar, b, h, list.at(i) * kBlock);
-        wgmma::tma_load_tile<D>(v_addr + stage, &maps.v, bar, b, h, list.at(i) * kBlock);
-      }
+  // Thread 0 fills group i: K and V of key block list.at(i) (group 0 also Q and dO).
+  auto fill = [&](int i) {
+    const uint32_t bar = ring.full_bar(i);
+    wgmma::mbar_arrive_expect_tx(bar, (i == 0 ? 2 * kTile : 0u) + 2 * kTile);
+    if (i == 0) {
+      wgmma::tma_load_tile<D>(q_tile, &maps.q, bar, b, h, qb * kBlock);
+      wgmma::tma_load_tile<D>(do_tile, &maps.dout, bar, b, h, qb * kBlock);
     }
-    return;
-  }
+    const uint32_t stage = uint32_t(i % kStages) * kTile;
+    wgmma::tma_load_tile<D>(k_addr + stage, &maps.k, bar, b, h, list.at(i) * kBlock);
+    wgmma::tma_load_tile<D>(v_addr + stage, &maps.v, bar, b, h, list.at(i) * kBlock);
+  };
+  if (threadIdx.x == 0) ring.init(1, kThreads);
+  __syncthreads();  // the staged list and the mbarriers are visible
+  if (threadIdx.x == 0)
+    for (int i = 0; i < kStages && i < list.count; ++i) fill(i);
 
-  const int q0 = (qb0 + wg) * kBlock;
-  const uint32_t q_addr = q_addr0 + wg * kTile, do_addr = do_addr0 + wg * kTile;
+  const int q0 = qb * kBlock;
   const float scale_log2 = p.scale * kLog2e;
   float lse2[mma::kRowSlots], delta[mma::kRowSlots];
   for (int r = 0; r < mma::kRowSlots; ++r) {
@@ -139,11 +106,11 @@ __global__ void __maxnreg__(wgmma_bwd_registers<kWG>())
     const uint32_t v_tile = v_addr + uint32_t(it % kStages) * kTile;
     wgmma::fence();
     for (int kk = 0; kk < kDt; ++kk)
-      wgmma::mma_qk<T>(s, wgmma::desc_k_major(q_addr, kk), wgmma::desc_k_major(k_tile, kk),
+      wgmma::mma_qk<T>(s, wgmma::desc_k_major(q_tile, kk), wgmma::desc_k_major(k_tile, kk),
                        kk > 0 ? 1 : 0);
     wgmma::commit();
     for (int kk = 0; kk < kDt; ++kk)
-      wgmma::mma_qk<T>(dp, wgmma::desc_k_major(do_addr, kk), wgmma::desc_k_major(v_tile, kk),
+      wgmma::mma_qk<T>(dp, wgmma::desc_k_major(do_tile, kk), wgmma::desc_k_major(v_tile, kk),
                        kk > 0 ? 1 : 0);
     wgmma::commit();
     const int n_valid = valid_keys(list.at(it), p.seq_kv, p.kv_block_valid);
@@ -169,6 +136,10 @@ __global__ void __maxnreg__(wgmma_bwd_registers<kWG>())
     wgmma::wait<0>();
     wgmma::fence_operands(dq);
     ring.release(it);
+    if (threadIdx.x == 0 && it + kStages < list.count) {  // refill this stage
+      ring.await_free(it + kStages);
+      fill(it + kStages);
+    }
   }
 
   for (int dn = 0; dn < kDt; ++dn) {
@@ -185,102 +156,78 @@ __global__ void __maxnreg__(wgmma_bwd_registers<kWG>())
 #endif
 }
 
-// kListed = false: the two warpgroups take key blocks 2x and 2x + 1 and share one ring (every query
-// block). kListed = true: each takes its own key block with its own list and its own ring (the
-// producer serves both, one group of each in turn).
-template <int D, typename T, bool kListed>
-__global__ void __maxnreg__(wgmma_bwd_registers<2>())
+template <int D, typename T>
+__global__ void __launch_bounds__(kThreads, 2)
     flash_bwd_dkdv_wgmma_kernel(FlashBackwardParams p, AttentionTuning tune,
                                 const __grid_constant__ wgmma::TmaMaps maps) {
 #if defined(VG_NVIDIA_WGMMA)
   constexpr int kStages = kWgmmaBwdStages;
-  constexpr int kRings = kListed ? 2 : 1;
   constexpr int kDt = D / 16;
-  constexpr int kN = kThreads * 2;
   constexpr uint32_t kTile = wgmma::tile_bytes<D>();
   extern __shared__ __align__(1024) unsigned char smem_dkdv[];
   if ((wgmma::smem_addr(smem_dkdv) & 1023u) != 0) __trap();
-  // K tiles, V tiles (one per warpgroup); per ring: kStages Q tiles, kStages dO tiles.
-  const uint32_t k_addr0 = wgmma::smem_addr(smem_dkdv);
-  const uint32_t v_addr0 = k_addr0 + 2 * kTile;
-  const uint32_t q_addr0 = v_addr0 + 2 * kTile;
-  auto q_tile = [&](int ring, int i) {
-    return q_addr0 + uint32_t(ring * 2 * kStages + i % kStages) * kTile;
-  };
-  auto do_tile = [&](int ring, int i) { return q_tile(ring, i) + kStages * kTile; };
-  const size_t tiles = wgmma_dkdv_tiles_bytes<D, kListed>();
-  // Per ring and stage: lse2[64], delta[64].
-  float* stat_s = reinterpret_cast<float*>(smem_dkdv + tiles);
-  auto stats = [&](int ring, int i) { return stat_s + (ring * kStages + i % kStages) * 2 * kBlock; };
-  const size_t bars = tiles + wgmma_dkdv_stat_bytes<kListed>();
-  auto ring_of = [&](int r) {
-    const uint32_t at = k_addr0 + uint32_t(bars) + 64u * r;
-    return wgmma::Ring<kStages>{at, at + 32};
-  };
-  int32_t* list_s = reinterpret_cast<int32_t*>(smem_dkdv + bars + 64 * kRings);
+  // The K tile, the V tile, kStages Q tiles, kStages dO tiles.
+  const uint32_t k_tile = wgmma::smem_addr(smem_dkdv);
+  const uint32_t v_tile = k_tile + kTile;
+  const uint32_t q_addr = v_tile + kTile, do_addr = q_addr + kStages * kTile;
+  const size_t tiles = wgmma_bwd_tiles_bytes<D>();
+  float* stat_s = reinterpret_cast<float*>(smem_dkdv + tiles);  // per stage: lse2[64], delta[64]
+  const uint32_t bars = k_tile + uint32_t(tiles + kWgmmaDkdvStatBytes);
+  const wgmma::Ring<kStages> ring{bars, bars + 32};
+  int32_t* list_s = reinterpret_cast<int32_t*>(smem_dkdv + tiles + kWgmmaDkdvStatBytes + 64);
 
-  const int wg = threadIdx.x / kThreads;
-  const int h = blockIdx.y, b = blockIdx.z;
-  const int warp = (threadIdx.x % kThreads) / kWarpSize, lane = threadIdx.x % kWarpSize;
-  const int kb0 = blockIdx.x * 2;
+  const int kb = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const int64_t bh = int64_t(b) * p.heads + h;
   const int n_qb = (p.seq_q + kBlock - 1) / kBlock;
-  const int n_kb = (p.seq_kv + kBlock - 1) / kBlock;
-  ListView lists[kRings];
-  for (int r = 0; r < kRings; ++r) {
-    lists[r] = ListView{nullptr, n_qb};
-    if constexpr (kListed) {  // a key block past the end (odd block count) has an empty list
-      lists[r] = kb0 + r < n_kb ? resolve_list(p.k2q, bh * n_kb + kb0 + r, n_qb,
-                                               list_s + r * p.k2q.max_len, tune.index_in_shared)
-                                : ListView{nullptr, 0};
-    }
-  }
+  const ListView list = resolve_list(p.k2q, bh * gridDim.x + kb, n_qb, list_s,
+                                     tune.index_in_shared);
 
-  if (threadIdx.x == 0)
-    for (int r = 0; r < kRings; ++r) ring_of(r).init(kWarpSize, kN / kRings);
-  __syncthreads();  // the staged lists and the mbarriers are visible
-  if (wg == 2) {  // the producer warp: every lane stages stats, lane 0 issues the TMA
-    const int steps = kListed ? max(lists[0].count, lists[kRings - 1].count) : lists[0].count;
-    for (int i = 0; i < steps; ++i) {
-      for (int r = 0; r < kRings; ++r) {
-        if (i >= lists[r].count) continue;
-        const wgmma::Ring<kStages> ring = ring_of(r);
-        ring.await_free(i);
-        const int qb = lists[r].at(i);
-        float* st = stats(r, i);
-        for (int row = lane; row < kBlock; row += kWarpSize) {
-          const int q = qb * kBlock + row;
-          const float lse = q < p.seq_q ? p.lse[bh * p.seq_q + q] : -INFINITY;
-          st[row] = lse == -INFINITY ? INFINITY : lse * kLog2e;
-          st[kBlock + row] = q < p.seq_q ? p.delta[bh * p.seq_q + q] : 0.f;
-        }
-        const uint32_t bar = ring.full_bar(i);
-        if (lane == 0) {
-          // Group 0 of a ring also brings the K and V tiles of the warpgroups it feeds.
-          const int w0 = kListed ? r : 0, n_w = kListed ? 1 : 2;
-          wgmma::mbar_arrive_expect_tx(bar, (i == 0 ? 2 * n_w * kTile : 0u) + 2 * kTile);
-          for (int w = w0; i == 0 && w < w0 + n_w; ++w) {
-            wgmma::tma_load_tile<D>(k_addr0 + w * kTile, &maps.k, bar, b, h, (kb0 + w) * kBlock);
-            wgmma::tma_load_tile<D>(v_addr0 + w * kTile, &maps.v, bar, b, h, (kb0 + w) * kBlock);
-          }
-          wgmma::tma_load_tile<D>(q_tile(r, i), &maps.q, bar, b, h, qb * kBlock);
-          wgmma::tma_load_tile<D>(do_tile(r, i), &maps.dout, bar, b, h, qb * kBlock);
-        } else {
-          wgmma::mbar_arrive(bar);  // releases this lane's stat stores to the consumers
-        }
-      }
+  // Warp 0 fills group i: each lane the lse (log2 domain, +inf past the end) and delta of rows
+  // lane and lane + 32 of query block list.at(i) (loaded early: `row_stats`), lane 0 the TMA.
+  struct RowStats {
+    float lse2[2], delta[2];
+  };
+  auto row_stats = [&](int i) {
+    RowStats r{};
+    if (i >= list.count) return r;
+    for (int j = 0; j < 2; ++j) {
+      const int q = list.at(i) * kBlock + lane + j * kWarpSize;
+      const float lse = q < p.seq_q ? p.lse[bh * p.seq_q + q] : -INFINITY;
+      r.lse2[j] = lse == -INFINITY ? INFINITY : lse * kLog2e;
+      r.delta[j] = q < p.seq_q ? p.delta[bh * p.seq_q + q] : 0.f;
     }
-    return;
-  }
+    return r;
+  };
+  auto fill = [&](int i, const RowStats& r) {
+    float* st = stat_s + (i % kStages) * 2 * kBlock;
+    for (int j = 0; j < 2; ++j) {
+      st[lane + j * kWarpSize] = r.lse2[j];
+      st[kBlock + lane + j * kWarpSize] = r.delta[j];
+    }
+    const uint32_t bar = ring.full_bar(i);
+    if (lane != 0) {
+      wgmma::mbar_arrive(bar);  // releases this lane's stat stores to the warpgroup
+      return;
+    }
+    wgmma::mbar_arrive_expect_tx(bar, (i == 0 ? 2 * kTile : 0u) + 2 * kTile);
+    if (i == 0) {
+      wgmma::tma_load_tile<D>(k_tile, &maps.k, bar, b, h, kb * kBlock);
+      wgmma::tma_load_tile<D>(v_tile, &maps.v, bar, b, h, kb * kBlock);
+    }
+    const int qb = list.at(i);
+    const uint32_t stage = uint32_t(i % kStages) * kTile;
+    wgmma::tma_load_tile<D>(q_addr + stage, &maps.q, bar, b, h, qb * kBlock);
+    wgmma::tma_load_tile<D>(do_addr + stage, &maps.dout, bar, b, h, qb * kBlock);
+  };
 
-  const int r = kListed ? wg : 0;
-  const wgmma::Ring<kStages> ring = ring_of(r);
-  const ListView list = lists[r];
-  const int kb = kb0 + wg;
-  const uint32_t k_tile = k_addr0 + wg * kTile, v_tile = v_addr0 + wg * kTile;
+  if (threadIdx.x == 0) ring.init(kWarpSize, kThreads);
+  __syncthreads();  // the staged list and the mbarriers are visible
+  if (warp == 0)
+    for (int i = 0; i < kStages && i < list.count; ++i) fill(i, row_stats(i));
+
   const float scale_log2 = p.scale * kLog2e;
-  // A key block past the end (the second warpgroup of the last CTA) has no valid key.
-  const int n_valid = kb < n_kb ? valid_keys(kb, p.seq_kv, p.kv_block_valid) : 0;
+  const int n_valid = valid_keys(kb, p.seq_kv, p.kv_block_valid);
   const int my_key0 = warp * 16;
   mma::FragC dk[kDt], dv[kDt], s[4], dp[4];
   for (int dn = 0; dn < kDt; ++dn) {
@@ -290,16 +237,18 @@ __global__ void __maxnreg__(wgmma_bwd_registers<2>())
   mma::FragA pa[4], dsa[4];
 
   for (int it = 0; it < list.count; ++it) {
+    const RowStats next = warp == 0 ? row_stats(it + kStages) : RowStats{};
     ring.await(it);
-    const uint32_t qt = q_tile(r, it), dot = do_tile(r, it);
-    const float* st = stats(r, it);
+    const uint32_t q_tile = q_addr + uint32_t(it % kStages) * kTile;
+    const uint32_t do_tile = do_addr + uint32_t(it % kStages) * kTile;
+    const float* st = stat_s + (it % kStages) * 2 * kBlock;
     wgmma::fence();
     for (int kk = 0; kk < kDt; ++kk)
-      wgmma::mma_qk<T>(s, wgmma::desc_k_major(k_tile, kk), wgmma::desc_k_major(qt, kk),
+      wgmma::mma_qk<T>(s, wgmma::desc_k_major(k_tile, kk), wgmma::desc_k_major(q_tile, kk),
                        kk > 0 ? 1 : 0);
     wgmma::commit();
     for (int kk = 0; kk < kDt; ++kk)
-      wgmma::mma_qk<T>(dp, wgmma::desc_k_major(v_tile, kk), wgmma::desc_k_major(dot, kk),
+      wgmma::mma_qk<T>(dp, wgmma::desc_k_major(v_tile, kk), wgmma::desc_k_major(do_tile, kk),
                        kk > 0 ? 1 : 0);
     wgmma::commit();
     wgmma::wait<1>();
@@ -324,14 +273,18 @@ __global__ void __maxnreg__(wgmma_bwd_registers<2>())
     wgmma::fence_operands(dk);
     wgmma::fence();
     for (int kk = 0; kk < 4; ++kk)
-      wgmma::mma_pv<T, kDt>(dv, pa[kk], wgmma::desc_mn_major(dot, kk));
+      wgmma::mma_pv<T, kDt>(dv, pa[kk], wgmma::desc_mn_major(do_tile, kk));
     for (int kk = 0; kk < 4; ++kk)
-      wgmma::mma_pv<T, kDt>(dk, dsa[kk], wgmma::desc_mn_major(qt, kk));
+      wgmma::mma_pv<T, kDt>(dk, dsa[kk], wgmma::desc_mn_major(q_tile, kk));
     wgmma::commit();
     wgmma::wait<0>();
     wgmma::fence_operands(dv);
     wgmma::fence_operands(dk);
     ring.release(it);
+    if (warp == 0 && it + kStages < list.count) {  // refill this stage with group it + kStages
+      ring.await_free(it + kStages);
+      fill(it + kStages, next);
+    }
   }
 
   for (int dn = 0; dn < kDt; ++dn) {
