@@ -12,7 +12,8 @@
 #       704x1280, 121 frames, 3 steps, CFG on (guidance 5, batched), attention full, vsa and
 #       sla_star at sparsity 0.875 — in one process with --sweep when vidgraph-run has it (the
 #       model loads once), else one invocation per method.
-# Env: TEXT_LAYERS (umT5 layers of the random encoder, default 24), STEPS (default 3).
+# Env: TEXT_LAYERS (umT5 layers of the random encoder, default 24), STEPS (default 3), TINY_ONLY=1
+# (part (a) only: a minute of device time instead of several).
 set -euo pipefail
 
 BUILD=$(cd "${1:?usage: graph_run.sh BUILD_DIR}" && pwd)
@@ -47,6 +48,8 @@ $BENCH run "$WORK/tiny.jsonl" "$LOG" -- timeout 300 "$RUN" run "$FLOW" --json-ev
   --set sampler.steps=4 --set sampler.attention=vsa || fail "tiny-model run"
 SPECS+=("tiny=$WORK/tiny.jsonl:vsa")
 
+WRITE_S=0
+if [ "${TINY_ONLY:-0}" != 1 ]; then
 echo "== (b) random full-5B weights -> $RANDOM_DIR (text layers: $TEXT_LAYERS)"
 t0=$(date +%s.%N)
 timeout 400 "$GEN" "$RANDOM_DIR" --device cuda --text-layers "$TEXT_LAYERS" \
@@ -77,6 +80,7 @@ else
     SPECS+=("5b=$WORK/5b-$m.jsonl:$m")
   done
 fi
+fi  # TINY_ONLY
 
 cat "$WORK"/*.jsonl > "$OUT/events.jsonl"
 $BENCH report "$OUT/graph.json" "${SPECS[@]}" | tee "$OUT/graph.txt" || fail "a run did not succeed"

@@ -24,7 +24,7 @@ fi
 rc=0
 timeout 300 "$CHECK" > "$OUT/hopper.json" 2> "$OUT/hopper-log.txt"
 check_rc=$?
-grep -E "^(tile layer|FAIL|timing)" "$OUT/hopper-log.txt"
+grep -E "^(tile layer|FAIL|timing|occupancy)" "$OUT/hopper-log.txt"
 echo "vidgraph-hopper-check rc=$check_rc: $(grep -c '^PASS' "$OUT/hopper-log.txt") cases" \
   "passed, $(grep -c '^FAIL' "$OUT/hopper-log.txt") failed ($OUT/hopper.json)"
 if [ $check_rc -ne 0 ]; then

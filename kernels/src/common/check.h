@@ -14,6 +14,20 @@ namespace vidgraph::kernels::detail {
 Status set_error(Status s, const std::string& message);
 AttentionTuning resolve_tuning(const AttentionTuning* requested);
 
+// Lets `kernel` take `bytes` of dynamic shared memory; Unsupported naming `who` (and `what_to_do`,
+// a sentence) when the device cannot give that much to one block.
+template <typename Kernel>
+Status allow_shared_memory(Kernel kernel, size_t bytes, const std::string& who,
+                           const std::string& what_to_do = "") {
+  if (vgFuncSetAttribute(kernel, vgFuncAttributeMaxDynamicSharedMemorySize, int(bytes)) ==
+      vgSuccess)
+    return Status::Ok;
+  (void)vgGetLastError();
+  return set_error(Status::Unsupported, who + ": the device cannot give " + std::to_string(bytes) +
+                                            " bytes of shared memory to one block." +
+                                            (what_to_do.empty() ? "" : " " + what_to_do));
+}
+
 }  // namespace vidgraph::kernels::detail
 
 #define VG_REQUIRE(cond, msg)                                                              \

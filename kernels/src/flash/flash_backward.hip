@@ -14,19 +14,6 @@
 namespace vidgraph::kernels {
 namespace {
 
-template <typename K>
-Status allow_smem(K kernel, size_t smem, const char* who) {
-  if (vgFuncSetAttribute(kernel, vgFuncAttributeMaxDynamicSharedMemorySize, int(smem)) !=
-      vgSuccess) {
-    (void)vgGetLastError();
-    return detail::set_error(Status::Unsupported,
-                             std::string(who) + ": the device cannot give " +
-                                 std::to_string(smem) +
-                                 " bytes of shared memory to one block; use fewer stages.");
-  }
-  return Status::Ok;
-}
-
 template <int D, typename T>
 Status launch_backward(const FlashBackwardParams& p, const AttentionTuning& tune, vgStream_t s) {
   const int64_t rows = int64_t(p.batch) * p.seq_q * p.heads;
@@ -44,7 +31,8 @@ Status launch_backward(const FlashBackwardParams& p, const AttentionTuning& tune
   const size_t dq_smem = flash::bwd_dq_smem_bytes<D>(tune.bwd_stages, dq_list);
   auto dq_kernel = tune.bwd_q_in_shared ? flash::flash_bwd_dq_kernel<D, T, true>
                                         : flash::flash_bwd_dq_kernel<D, T, false>;
-  Status st = allow_smem(dq_kernel, dq_smem, "flash_backward (dQ)");
+  Status st = detail::allow_shared_memory(dq_kernel, dq_smem, "flash_backward (dQ)",
+                                          "Use one stage (tuning bwd_stages).");
   if (st != Status::Ok) return st;
   dq_kernel<<<dim3(n_qb, p.heads, p.batch), flash::kThreads, dq_smem, s>>>(p, tune);
   VG_CHECK_LAUNCH("flash_backward (dQ)");
@@ -52,7 +40,8 @@ Status launch_backward(const FlashBackwardParams& p, const AttentionTuning& tune
   const int kv_list = (p.k2q.index != nullptr && tune.index_in_shared) ? p.k2q.max_len : 0;
   const size_t kv_smem = flash::bwd_dkdv_smem_bytes<D>(tune.bwd_stages, kv_list);
   auto kv_kernel = flash::flash_bwd_dkdv_kernel<D, T>;
-  st = allow_smem(kv_kernel, kv_smem, "flash_backward (dK/dV)");
+  st = detail::allow_shared_memory(kv_kernel, kv_smem, "flash_backward (dK/dV)",
+                                    "Use one stage (tuning bwd_stages).");
   if (st != Status::Ok) return st;
   kv_kernel<<<dim3(n_kb, p.heads, p.batch), flash::kThreads, kv_smem, s>>>(p, tune);
   VG_CHECK_LAUNCH("flash_backward (dK/dV)");

@@ -32,17 +32,6 @@ Status make_maps(wgmma::TmaMaps* m, const FlashBackwardParams& p) {
   return Status::Ok;
 }
 
-template <typename K>
-Status allow_smem(K kernel, size_t smem, const char* who) {
-  if (vgFuncSetAttribute(kernel, vgFuncAttributeMaxDynamicSharedMemorySize, int(smem)) ==
-      vgSuccess)
-    return Status::Ok;
-  (void)vgGetLastError();
-  return detail::set_error(Status::Unsupported, std::string(who) + ": the device cannot give " +
-                                                    std::to_string(smem) +
-                                                    " bytes of shared memory to one block.");
-}
-
 // One warpgroup (one 64-row block) per CTA in both kernels.
 template <int D, typename T>
 Status launch_typed(const FlashBackwardParams& p, const AttentionTuning& tune,
@@ -53,14 +42,16 @@ Status launch_typed(const FlashBackwardParams& p, const AttentionTuning& tune,
 
   const size_t dq_smem = wgmma_dq_smem_bytes<D>(staged ? p.q2k.max_len : 0);
   auto dq_kernel = flash_bwd_dq_wgmma_kernel<D, T>;
-  Status st = allow_smem(dq_kernel, dq_smem, "flash_backward (wgmma dQ)");
+  Status st = detail::allow_shared_memory(dq_kernel, dq_smem, "flash_backward (wgmma dQ)",
+                                          "Turn the tuning row's bwd_wgmma off.");
   if (st != Status::Ok) return st;
   dq_kernel<<<dim3(n_qb, p.heads, p.batch), kThreads, dq_smem, s>>>(p, tune, maps);
   VG_CHECK_LAUNCH("flash_backward (wgmma dQ)");
 
   const size_t kv_smem = wgmma_dkdv_smem_bytes<D>(staged ? p.k2q.max_len : 0);
   auto kv_kernel = flash_bwd_dkdv_wgmma_kernel<D, T>;
-  st = allow_smem(kv_kernel, kv_smem, "flash_backward (wgmma dK/dV)");
+  st = detail::allow_shared_memory(kv_kernel, kv_smem, "flash_backward (wgmma dK/dV)",
+                                    "Turn the tuning row's bwd_wgmma off.");
   if (st != Status::Ok) return st;
   kv_kernel<<<dim3(n_kb, p.heads, p.batch), kThreads, kv_smem, s>>>(p, tune, maps);
   VG_CHECK_LAUNCH("flash_backward (wgmma dK/dV)");

@@ -18,13 +18,9 @@ Status launch_variant(const FlashForwardParams& p, const AttentionTuning& tune, 
   const int max_list = (p.q2k.index != nullptr && tune.index_in_shared) ? p.q2k.max_len : 0;
   const size_t smem = flash::fwd_smem_bytes<D>(tune.fwd_stages, max_list);
   auto kernel = flash::flash_fwd_kernel<D, T, kQShared>;
-  if (vgFuncSetAttribute(kernel, vgFuncAttributeMaxDynamicSharedMemorySize, int(smem)) !=
-      vgSuccess) {
-    (void)vgGetLastError();
-    return detail::set_error(Status::Unsupported,
-                             "flash_forward: the device cannot give " + std::to_string(smem) +
-                                 " bytes of shared memory to one block; use fewer stages.");
-  }
+  const Status st = detail::allow_shared_memory(kernel, smem, "flash_forward",
+                                                 "Use one stage (tuning fwd_stages).");
+  if (st != Status::Ok) return st;
   const dim3 grid((p.seq_q + flash::kBlock - 1) / flash::kBlock, p.heads, p.batch);
   kernel<<<grid, flash::kThreads, smem, s>>>(p, tune);
   VG_CHECK_LAUNCH("flash_forward");

@@ -37,13 +37,9 @@ Status launch_typed(const FlashForwardParams& p, const AttentionTuning& tune, vg
   const Status st = make_maps(&maps, p);
   if (st != Status::Ok) return st;
   auto kernel = flash_fwd_wgmma_kernel<D, T, kWG>;
-  if (vgFuncSetAttribute(kernel, vgFuncAttributeMaxDynamicSharedMemorySize, int(smem)) !=
-      vgSuccess) {
-    (void)vgGetLastError();
-    return detail::set_error(Status::Unsupported,
-                             "flash_forward (wgmma): the device cannot give " +
-                                 std::to_string(smem) + " bytes of shared memory to one block.");
-  }
+  const Status st_smem = detail::allow_shared_memory(kernel, smem, "flash_forward (wgmma)",
+                                                     "Turn the tuning row's fwd_wgmma off.");
+  if (st_smem != Status::Ok) return st_smem;
   kernel<<<grid, wgmma_fwd_threads<kWG>(), smem, s>>>(p, tune, maps);
   VG_CHECK_LAUNCH("flash_forward (wgmma)");
   return Status::Ok;

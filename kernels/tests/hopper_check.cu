@@ -1,5 +1,5 @@
-// Device check of the Hopper (sm_90a, wgmma) forward; run on an H200 by
-// tests/bench/hopper_check.sh. No LibTorch, no Qt. Three parts, in order:
+// Device check of the Hopper (sm_90a, wgmma) kernels; run on an H200 by tests/bench/hopper_check.sh.
+// No LibTorch, no Qt. Four parts, in order:
 //  1. The wgmma tile layer alone (a layout bug shows up here, apart from softmax bugs):
 //     S = Q·Kᵀ (64x64, K = D) and O = P·V (64xD, K = 64) from Sw128 tiles against a double
 //     reference on the host, bf16 and fp16, D 64 and 128.
@@ -11,12 +11,16 @@
 //     mma.sync forward's bit for bit (the same MMAs and softmax operations in the same order);
 //     out rel-L2 and the LSE's max abs diff are reported beside. The output buffers are filled
 //     with NaN first, so a kernel that skips a row fails.
-//  3. Timings at the Wan2.2-5B shape (B 1, H 24, S 27280, D 128, bf16; dense and sparsity 0.875):
-//     mma.sync and wgmma, 3 warm-up runs, median of 20 (CUDA events).
+//  3. The wgmma backward (flash_backward with bwd_wgmma on) against the mma.sync backward on the
+//     same cases (lists inverted on the host): dQ, dK and dV bit for bit, NaN-filled first.
+//  4. Timings at the Wan2.2-5B shape (B 1, H 24, S 27280, D 128, bf16; dense and sparsity 0.875):
+//     forward and backward, mma.sync and wgmma, 3 warm-up runs, median of 20 (CUDA events).
 // Prints one JSON object on stdout (logs on stderr); exits 1 on any mismatch, 2 when the device or
-// binary cannot run the wgmma forward. Options: --mma-only (part 1), --no-timing (parts 1-2).
+// binary cannot run the wgmma kernels. Options: --mma-only (part 1), --no-timing (parts 1-3).
 #include "common/wgmma.h"
+#include "flash/flash_bwd_wgmma_kernels.h"
 #include "flash/flash_forward_sm90.h"
+#include "flash/flash_fwd_wgmma_kernel.h"
 #include "flash/sm90_host.h"
 #include "vidgraph/kernels/attention_kernels.h"
 
@@ -462,7 +466,7 @@ bool check_case(const Case& c, std::mt19937& rng, std::string& rows) {
   return ok;
 }
 
-// ---- part 2b: the backward, wgmma against mma.sync ---------------------------------------------
+// ---- part 3: the backward, wgmma against mma.sync ---------------------------------------------
 // Per case: the mma.sync forward gives O and the LSE, dO is random, and flash_backward runs with
 // bwd_wgmma off and on. Passes when dQ, dK and dV equal bit for bit (outputs NaN-filled first).
 struct Backward {
@@ -570,7 +574,7 @@ bool check_backward_case(const Case& c, std::mt19937& rng, std::string& rows) {
   return ok;
 }
 
-// ---- part 3: timings ---------------------------------------------------------------------------
+// ---- part 4: timings ---------------------------------------------------------------------------
 template <typename Run>
 float median_of_20(Run run) {
   cudaEvent_t a, b;
@@ -638,6 +642,31 @@ std::string time_case(const Case& c, std::mt19937& rng) {
 
 }  // namespace
 
+// CTAs per SM of each Hopper kernel at D 128 bf16 with its shared memory (lists of the Wan2.2-5B
+// shape staged): the occupancy the designs assume (forward: 1 dense, 2 listed; backward: 2).
+std::string occupancy_json() {
+  using namespace vk::flash;
+  auto ctas = [](auto kernel, int threads, size_t smem) {
+    CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    int n = 0;
+    CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, smem));
+    return n;
+  };
+  const int list = 427;
+  char buf[400];
+  std::snprintf(
+      buf, sizeof buf,
+      "{\"fwd_dense\": %d, \"fwd_listed\": %d, \"bwd_dq\": %d, \"bwd_dkdv\": %d}",
+      ctas(flash_fwd_wgmma_kernel<128, vk::Bf16, 2>, wgmma_fwd_threads<2>(),
+           wgmma_fwd_smem_bytes<128, 2>(0)),
+      ctas(flash_fwd_wgmma_kernel<128, vk::Bf16, 1>, wgmma_fwd_threads<1>(),
+           wgmma_fwd_smem_bytes<128, 1>(list)),
+      ctas(flash_bwd_dq_wgmma_kernel<128, vk::Bf16>, kThreads, wgmma_dq_smem_bytes<128>(list)),
+      ctas(flash_bwd_dkdv_wgmma_kernel<128, vk::Bf16>, kThreads, wgmma_dkdv_smem_bytes<128>(list)));
+  std::fprintf(stderr, "occupancy (CTAs per SM, D128 bf16): %s\n", buf);
+  return buf;
+}
+
 int main(int argc, char** argv) {
   bool mma_only = false, timing = true;
   for (int i = 1; i < argc; ++i) {
@@ -657,7 +686,7 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "device: %s (sm_%d%d)\n", prop.name, prop.major, prop.minor);
   std::string why;
   if (!vk::flash::hopper_kernels_available(&why)) {
-    std::printf("{\"error\": \"the wgmma forward cannot run here: %s\", \"device\": \"%s\"}\n",
+    std::printf("{\"error\": \"the wgmma kernels cannot run here: %s\", \"device\": \"%s\"}\n",
                 why.c_str(), prop.name);
     return 2;
   }
@@ -707,10 +736,11 @@ int main(int argc, char** argv) {
       }
     }
   }
+  const std::string occupancy = occupancy_json();
   std::printf("{\"device\": \"%s\", \"pass\": %s, \"smem_base_misalignment\": %u, "
               "\"tile_layer_rel_err\": %.3e, \"tile_layer_pass\": %s, \"cases\": [%s], "
-              "\"backward_cases\": [%s], \"timings\": [%s]}\n",
+              "\"backward_cases\": [%s], \"timings\": [%s], \"ctas_per_sm\": %s}\n",
               prop.name, ok ? "true" : "false", misaligned, tile_err, tile_ok ? "true" : "false",
-              rows.c_str(), bwd_rows.c_str(), times.c_str());
+              rows.c_str(), bwd_rows.c_str(), times.c_str(), occupancy.c_str());
   return ok ? 0 : 1;
 }
