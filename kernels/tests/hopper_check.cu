@@ -3,8 +3,8 @@
 //  1. The wgmma tile layer alone (a layout bug shows up here, apart from softmax bugs):
 //     S = Q·Kᵀ (64x64, K = D) and O = P·V (64xD, K = 64) from Sw128 tiles against a double
 //     reference on the host, bf16 and fp16, D 64 and 128.
-//  2. The wgmma forward (flash::launch_forward_wgmma: its dense kernel, warpgroups sharing K/V,
-//     and its listed kernel, a list and a ring per warpgroup) against flash_forward with
+//  2. The wgmma forward (flash::launch_forward_wgmma: the two-warpgroup kernel for dense cases,
+//     the one-warpgroup kernel for cases with a block list) against flash_forward with
 //     tuning.fwd_wgmma off (the mma.sync kernel, proven against the CPU reference by
 //     tst_attention_gpu), over dtypes, D, B, H, ragged S, dense and listed blocks, sparsity, kv
 //     masks, input scales and packed q/k/v views. A case passes when O and the LSE equal the
@@ -368,11 +368,10 @@ Buffers make_buffers(const Case& c, vk::FlashForwardParams& p, std::mt19937& rng
   return bu;
 }
 
-// The JSON name of the kernel launch_forward_wgmma runs for a case: dense2wg_ws as measured under
-// that name before (tests/bench/results/NOTES.md); listed2wg_ws replaced overlap3_ws (one
-// warpgroup per CTA) after the check showed that kernel ran one CTA per SM.
+// The JSON name of the kernel launch_forward_wgmma runs for a case (the names the H200 measured
+// them under: tests/bench/results/NOTES.md).
 const char* kernel_name(const Case& c) {
-  return c.sparsity < 0 ? "dense2wg_ws" : "listed2wg_ws";
+  return c.sparsity < 0 ? "dense2wg_ws" : "overlap3_ws";
 }
 
 // The kernels assume (and trap without) a 1024-byte aligned dynamic shared-memory base; this
@@ -644,8 +643,7 @@ std::string time_case(const Case& c, std::mt19937& rng) {
 }  // namespace
 
 // CTAs per SM of each Hopper kernel at D 128 bf16 with its shared memory (lists of the Wan2.2-5B
-// shape staged): the occupancy the designs assume (forward: 1 with two consumer warpgroups;
-// backward: 2 of one warpgroup).
+// shape staged): the occupancy the designs assume (forward: 1 dense, 2 listed; backward: 2).
 std::string occupancy_json() {
   using namespace vk::flash;
   auto ctas = [](auto kernel, int threads, size_t smem) {
@@ -659,10 +657,10 @@ std::string occupancy_json() {
   std::snprintf(
       buf, sizeof buf,
       "{\"fwd_dense\": %d, \"fwd_listed\": %d, \"bwd_dq\": %d, \"bwd_dkdv\": %d}",
-      ctas(flash_fwd_wgmma_kernel<128, vk::Bf16, false>, kWgmmaFwdThreads,
-           wgmma_fwd_smem_bytes<128, false>(0)),
-      ctas(flash_fwd_wgmma_kernel<128, vk::Bf16, true>, kWgmmaFwdThreads,
-           wgmma_fwd_smem_bytes<128, true>(list)),
+      ctas(flash_fwd_wgmma_kernel<128, vk::Bf16, 2>, wgmma_fwd_threads<2>(),
+           wgmma_fwd_smem_bytes<128, 2>(0)),
+      ctas(flash_fwd_wgmma_kernel<128, vk::Bf16, 1>, wgmma_fwd_threads<1>(),
+           wgmma_fwd_smem_bytes<128, 1>(list)),
       ctas(flash_bwd_dq_wgmma_kernel<128, vk::Bf16>, kThreads, wgmma_dq_smem_bytes<128>(list)),
       ctas(flash_bwd_dkdv_wgmma_kernel<128, vk::Bf16>, kThreads, wgmma_dkdv_smem_bytes<128>(list)));
   std::fprintf(stderr, "occupancy (CTAs per SM, D128 bf16): %s\n", buf);
