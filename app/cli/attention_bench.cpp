@@ -2,6 +2,7 @@
 #include "app/cli/attention_bench.h"
 
 #include "app/cli/attention_tool.h"
+#include "models/device/device_memory.h"
 
 #include <ATen/Context.h>
 #include <ATen/TensorOperators.h>
@@ -19,7 +20,6 @@
 #if __has_include(<ATen/cuda/CUDAEvent.h>) && __has_include(<cuda_runtime_api.h>)
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
-#include <c10/cuda/CUDACachingAllocator.h>
 #define VG_BENCH_HAVE_CUDA 1
 #endif
 
@@ -72,9 +72,9 @@ PhaseTimes measure(const BenchOptions& o, const std::function<at::Tensor()>& fwd
   PhaseTimes t;
 #ifdef VG_BENCH_HAVE_CUDA
   if (on_cuda(o)) {
-    const auto dev = at::cuda::current_device();
-    const double base = double(c10::cuda::CUDACachingAllocator::getDeviceStats(dev).allocated_bytes[0].current);
-    c10::cuda::CUDACachingAllocator::resetPeakStats(dev);
+    const c10::Device dev(c10::kCUDA, at::cuda::current_device());
+    device::reset_peak_device_memory(dev);
+    const double base = double(device::device_memory_stats(dev).allocated_bytes);
     for (int i = 0; i < o.warmup + o.repeats; ++i) {
       at::cuda::CUDAEvent e0(cudaEventDefault), e1(cudaEventDefault), e2(cudaEventDefault);
       e0.record();
@@ -88,7 +88,7 @@ PhaseTimes measure(const BenchOptions& o, const std::function<at::Tensor()>& fwd
       b.push_back(e1.elapsed_time(e2));
       fb.push_back(e0.elapsed_time(e2));
     }
-    const double peak = double(c10::cuda::CUDACachingAllocator::getDeviceStats(dev).allocated_bytes[0].peak);
+    const double peak = double(device::device_memory_stats(dev).peak_bytes);
     t.peak_mib = (peak - base) / (1024.0 * 1024.0);
     t.fwd_ms = median(f);
     t.bwd_ms = median(b);

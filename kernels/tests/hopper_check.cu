@@ -643,7 +643,9 @@ std::string time_case(const Case& c, std::mt19937& rng) {
 }  // namespace
 
 // CTAs per SM of each Hopper kernel at D 128 bf16 with its shared memory (lists of the Wan2.2-5B
-// shape staged): the occupancy the designs assume (forward: 1 dense, 2 listed; backward: 2).
+// shape staged). The H200 gives 1, 1, 2, 2: it allocates registers per warpgroup, so the listed
+// forward's producer warp costs a warpgroup's worth and its 160-thread CTA runs one per SM (two
+// warpgroups with a list each per CTA measured slower: tests/bench/results/NOTES.md).
 std::string occupancy_json() {
   using namespace vk::flash;
   auto ctas = [](auto kernel, int threads, size_t smem) {

@@ -27,8 +27,10 @@
 // Shared memory (no alignment slack: the dynamic shared-memory base is 1024-byte aligned on sm_90
 // when a kernel has no static shared memory; the kernel traps if it is not, rather than feeding
 // misaligned tiles to the swizzled descriptors): kWG Q tiles, kStages K tiles, kStages V tiles,
-// the full and empty mbarriers (64 bytes), the staged list. D 128: kWG 1 = 112 KiB (2 CTAs per SM
-// with a short list).
+// the full and empty mbarriers (64 bytes), the staged list. D 128: kWG 1 = 112 KiB. The H200 runs
+// one kWG = 1 CTA per SM (registers are allocated per warpgroup and the producer warp counts as
+// one); two listed warpgroups per CTA, each with its own list and 2-stage ring, measured slower
+// (2.96 against 2.78-2.83 ms at the Wan2.2-5B shape, sparsity 0.875).
 #pragma once
 
 #include "../common/wgmma.h"

@@ -1,6 +1,8 @@
 // Implements bench_timing.h.
 #include "bench_timing.h"
 
+#include "models/device/device_memory.h"
+
 #include <ATen/Context.h>
 #if __has_include(<ATen/cuda/CUDAEvent.h>) && __has_include(<cuda_runtime_api.h>)
 #include <ATen/cuda/CUDAContext.h>
@@ -39,20 +41,9 @@ int device_index(c10::Device device) {
   return device.has_index() ? device.index() : at::cuda::current_device();
 }
 
-struct Allocated {
-  double current = 0, peak = 0;  // bytes
-};
-
-Allocated allocated_bytes(int index) {
-  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(index);
-  const auto& aggregate = stats.allocated_bytes[0];  // over all pool types
-  return {double(aggregate.current), double(aggregate.peak)};
-}
-
 RunStats time_cuda(c10::Device device, int warmup, int repeats, const std::function<void()>& body) {
-  const int index = device_index(device);
-  const double base = allocated_bytes(index).current;
-  c10::cuda::CUDACachingAllocator::resetPeakStats(index);
+  device::reset_peak_device_memory(device);
+  const double base = double(device::device_memory_stats(device).allocated_bytes);
   std::vector<double> ms;
   for (int i = 0; i < warmup + repeats; ++i) {
     at::cuda::CUDAEvent start(cudaEventDefault), stop(cudaEventDefault);
@@ -64,7 +55,7 @@ RunStats time_cuda(c10::Device device, int warmup, int repeats, const std::funct
   }
   RunStats s = summarize(ms);
   s.base_gib = base / kGiB;
-  s.peak_gib = allocated_bytes(index).peak / kGiB;
+  s.peak_gib = double(device::device_memory_stats(device).peak_bytes) / kGiB;
   return s;
 }
 #endif  // VG_MODEL_BENCH_HAVE_CUDA
@@ -111,11 +102,7 @@ nlohmann::json to_json(const RunStats& s, c10::Device device) {
 }
 
 double allocated_gib(c10::Device device) {
-#ifdef VG_MODEL_BENCH_HAVE_CUDA
-  if (device.is_cuda()) return allocated_bytes(device_index(device)).current / kGiB;
-#endif
-  (void)device;
-  return 0.0;
+  return double(device::device_memory_stats(device).allocated_bytes) / kGiB;  // 0 when unavailable
 }
 
 void release_cached_memory(c10::Device device) {
