@@ -91,10 +91,9 @@ __global__ void __launch_bounds__(kThreads, kQShared ? 3 : 1)
   }
   float lse2[mma::kRowSlots], delta[mma::kRowSlots];
   for (int r = 0; r < mma::kRowSlots; ++r) {
-    const int row = q0 + warp * 16 + mma::slot_row(lane, r);
-    const float lse = row < p.seq_q ? p.lse[bh * p.seq_q + row] : -INFINITY;
-    lse2[r] = lse == -INFINITY ? INFINITY : lse * kLog2e;  // empty row: P = 0
-    delta[r] = row < p.seq_q ? p.delta[bh * p.seq_q + row] : 0.f;
+    const BackwardRowStats st = backward_row_stats(p, bh, q0 + warp * 16 + mma::slot_row(lane, r));
+    lse2[r] = st.lse2;
+    delta[r] = st.delta;
   }
   mma::FragC dq[kDt];
   for (int dn = 0; dn < kDt; ++dn) mma::zero(dq[dn]);
@@ -207,10 +206,9 @@ __global__ void __launch_bounds__(kThreads) flash_bwd_dkdv_kernel(FlashBackwardP
                  tune.kv_evict_first);
     float* st = stat_s + stage * kBlock * 2;
     for (int i = threadIdx.x; i < kBlock; i += kThreads) {
-      const int row = qb * kBlock + i;
-      const float lse = row < p.seq_q ? p.lse[bh * p.seq_q + row] : -INFINITY;
-      st[i] = lse == -INFINITY ? INFINITY : lse * kLog2e;
-      st[kBlock + i] = row < p.seq_q ? p.delta[bh * p.seq_q + row] : 0.f;
+      const BackwardRowStats row = backward_row_stats(p, bh, qb * kBlock + i);
+      st[i] = row.lse2;
+      st[kBlock + i] = row.delta;
     }
   };
 

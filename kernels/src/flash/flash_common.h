@@ -71,6 +71,17 @@ VG_DEVICE int valid_keys(int kb, int seq_kv, const int32_t* kv_block_valid) {
   return n;
 }
 
+// The backward's per-query-row statistics: the forward's LSE in the exp2 domain (+inf for a row
+// past the end or with no key, so that P = exp2(s - lse2) = 0) and delta = rowsum(dO∘O).
+struct BackwardRowStats {
+  float lse2, delta;
+};
+VG_DEVICE BackwardRowStats backward_row_stats(const FlashBackwardParams& p, int64_t bh, int row) {
+  if (row >= p.seq_q) return {INFINITY, 0.f};
+  const float lse = p.lse[bh * p.seq_q + row];
+  return {lse == -INFINITY ? INFINITY : lse * kLog2e, p.delta[bh * p.seq_q + row]};
+}
+
 // The block list of one (b, h, row block): either a list or "every block".
 struct ListView {
   const int32_t* index;  // nullptr → dense
