@@ -91,9 +91,10 @@ __global__ void __launch_bounds__(kThreads, 2)
   const float scale_log2 = p.scale * kLog2e;
   float lse2[mma::kRowSlots], delta[mma::kRowSlots];
   for (int r = 0; r < mma::kRowSlots; ++r) {
-    const BackwardRowStats st = backward_row_stats(p, bh, q0 + warp * 16 + mma::slot_row(lane, r));
-    lse2[r] = st.lse2;
-    delta[r] = st.delta;
+    const int row = q0 + warp * 16 + mma::slot_row(lane, r);
+    const float lse = row < p.seq_q ? p.lse[bh * p.seq_q + row] : -INFINITY;
+    lse2[r] = lse == -INFINITY ? INFINITY : lse * kLog2e;  // empty row: P = 0
+    delta[r] = row < p.seq_q ? p.delta[bh * p.seq_q + row] : 0.f;
   }
   mma::FragC dq[kDt], s[4], dp[4];
   for (int dn = 0; dn < kDt; ++dn) mma::zero(dq[dn]);
@@ -185,20 +186,24 @@ __global__ void __launch_bounds__(kThreads, 2)
   // Warp 0 fills group i: each lane the lse (log2 domain, +inf past the end) and delta of rows
   // lane and lane + 32 of query block list.at(i) (loaded early: `row_stats`), lane 0 the TMA.
   struct RowStats {
-    BackwardRowStats row[2];
+    float lse2[2], delta[2];
   };
   auto row_stats = [&](int i) {
     RowStats r{};
     if (i >= list.count) return r;
-    for (int j = 0; j < 2; ++j)
-      r.row[j] = backward_row_stats(p, bh, list.at(i) * kBlock + lane + j * kWarpSize);
+    for (int j = 0; j < 2; ++j) {
+      const int q = list.at(i) * kBlock + lane + j * kWarpSize;
+      const float lse = q < p.seq_q ? p.lse[bh * p.seq_q + q] : -INFINITY;
+      r.lse2[j] = lse == -INFINITY ? INFINITY : lse * kLog2e;
+      r.delta[j] = q < p.seq_q ? p.delta[bh * p.seq_q + q] : 0.f;
+    }
     return r;
   };
   auto fill = [&](int i, const RowStats& r) {
     float* st = stat_s + (i % kStages) * 2 * kBlock;
     for (int j = 0; j < 2; ++j) {
-      st[lane + j * kWarpSize] = r.row[j].lse2;
-      st[kBlock + lane + j * kWarpSize] = r.row[j].delta;
+      st[lane + j * kWarpSize] = r.lse2[j];
+      st[kBlock + lane + j * kWarpSize] = r.delta[j];
     }
     const uint32_t bar = ring.full_bar(i);
     if (lane != 0) {
