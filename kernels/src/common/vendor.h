@@ -11,7 +11,9 @@
 //      VG_NVIDIA_WGMMA wgmma.mma_async + fence.proxy.async (sm_90a device pass only: the arch-specific
 //                      feature set; plain sm_90 and every other pass never see those instructions)
 //      VG_AMD_MFMA     v_mfma_f32_16x16x16 bf16/f16 (gfx90a, gfx940 and later), device pass only
-//    and the constexpr warp size kWarpSize (32 on NVIDIA, 64 on CDNA).
+//    and the constexpr warp size kWarpSize (32 on NVIDIA, 64 on CDNA). VG_SHFL_XOR and VG_BALLOT
+//    (a uint64_t with one bit per lane) act on the whole warp; VG_SYNC_WARP() orders its
+//    shared-memory accesses.
 #pragma once
 
 #if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__)
@@ -26,6 +28,13 @@ using vgError_t = hipError_t;
 #define vgFuncAttributeMaxDynamicSharedMemorySize hipFuncAttributeMaxDynamicSharedMemorySize
 #define vgMemsetAsync hipMemsetAsync
 #define VG_SHFL_XOR(v, m) __shfl_xor((v), (m))
+#define VG_BALLOT(pred) uint64_t(__ballot(pred))
+#define VG_SYNC_WARP()                                        \
+  do {                                                        \
+    __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");    \
+    __builtin_amdgcn_wave_barrier();                          \
+    __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");    \
+  } while (0)
 #if defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__) || \
     defined(__gfx950__)
 #define VG_AMD_MFMA 1
@@ -46,6 +55,8 @@ using vgError_t = cudaError_t;
 #define vgFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
 #define vgMemsetAsync cudaMemsetAsync
 #define VG_SHFL_XOR(v, m) __shfl_xor_sync(0xffffffffu, (v), (m))
+#define VG_BALLOT(pred) uint64_t(__ballot_sync(0xffffffffu, (pred)))
+#define VG_SYNC_WARP() __syncwarp()
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define VG_NVIDIA_MMA 1
 #endif

@@ -1,9 +1,12 @@
 // VSA selection on the GPU, no host round trip:
 //  - topk_select: per row, the k largest scores (ties → lowest index) as an ascending list. One
-//    CTA per row; the row's keys (order-preserving uint32 of the fp32 scores) sit in shared
-//    memory; a 32-step radix select finds the k-th key, then two block scans place the indices.
-//  - invert_block_lists: per column block, the ascending list of row blocks that selected it
-//    (binary search in each sorted row list; deterministic, no atomics), -1 padded to n_q.
+//    warp per row (several rows per CTA), the row's keys (order-preserving uint32 of the fp32
+//    scores) in shared memory; a 32-step radix select finds the k-th key with warp sums, then one
+//    in-order pass of ballots writes the indices ascending.
+//  - invert_block_lists: per column block, the ascending list of row blocks that selected it, -1
+//    padded to n_q. A CTA takes one group and 64 columns: it marks a bitmap [n_q rows x 64
+//    columns] in shared memory from every row's list (OR: order-free, so deterministic), then one
+//    warp per column walks the rows in order with ballots.
 #include "../common/check.h"
 #include "../common/vendor.h"
 
@@ -12,72 +15,45 @@
 namespace vidgraph::kernels {
 namespace {
 
-constexpr int kSelThreads = 256;
-constexpr int kSelWarps = kSelThreads / kWarpSize;
 constexpr int kMaxSelectN = 16384;
+constexpr int kSelectThreads = 256;
+constexpr int kSelectWarps = kSelectThreads / kWarpSize;
+constexpr int kInvertCols = 64;  // columns per CTA: two 32-bit words of the bitmap per row
+constexpr int kInvertThreads = 256;
 
 VG_DEVICE uint32_t order_key(float f) {
   const uint32_t u = __float_as_uint(f);
   return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
 }
 
-// Sum over the CTA; every thread gets the result. `red` holds kSelWarps + 1 ints.
-VG_DEVICE int block_sum(int v, int* red) {
+VG_DEVICE int warp_sum(int v) {
   for (int m = 1; m < kWarpSize; m <<= 1) v += VG_SHFL_XOR(v, m);
+  return v;
+}
+
+VG_DEVICE uint64_t lanes_below(int lane) { return (uint64_t(1) << lane) - 1; }
+
+// rows_per_cta warps each take one row; keys: rows_per_cta x n uint32 in shared memory.
+__global__ void __launch_bounds__(kSelectThreads)
+    topk_select_kernel(const float* scores, int64_t rows, int n, int64_t ld, int k,
+                       int rows_per_cta, int32_t* index, int32_t* count) {
+  extern __shared__ uint32_t select_keys[];
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
-  if (lane == 0) red[warp] = v;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    int s = 0;
-    for (int w = 0; w < kSelWarps; ++w) s += red[w];
-    red[kSelWarps] = s;
-  }
-  __syncthreads();
-  const int total = red[kSelWarps];
-  __syncthreads();
-  return total;
-}
-
-// Exclusive prefix over threads (thread order); `scan` holds kSelThreads ints.
-VG_DEVICE int block_exclusive_scan(int v, int* scan) {
-  scan[threadIdx.x] = v;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    int run = 0;
-    for (int t = 0; t < kSelThreads; ++t) {
-      const int x = scan[t];
-      scan[t] = run;
-      run += x;
-    }
-  }
-  __syncthreads();
-  const int r = scan[threadIdx.x];
-  __syncthreads();
-  return r;
-}
-
-__global__ void __launch_bounds__(kSelThreads)
-    topk_select_kernel(const float* scores, int n, int64_t ld, int k, int32_t* index,
-                       int32_t* count) {
-  extern __shared__ uint32_t keys[];
-  __shared__ int red[kSelWarps + 1];
-  __shared__ int scan[kSelThreads];
-  const int64_t row = blockIdx.x;
+  const int64_t row = int64_t(blockIdx.x) * rows_per_cta + warp;
+  if (warp >= rows_per_cta || row >= rows) return;  // whole warps leave; no block barrier below
+  uint32_t* keys = select_keys + size_t(warp) * n;
   const float* src = scores + row * ld;
-  for (int i = threadIdx.x; i < n; i += kSelThreads) keys[i] = order_key(src[i]);
-  __syncthreads();
+  for (int i = lane; i < n; i += kWarpSize) keys[i] = order_key(src[i]);
+  VG_SYNC_WARP();
 
-  const int chunk = (n + kSelThreads - 1) / kSelThreads;
-  const int lo = threadIdx.x * chunk;
-  const int hi = lo + chunk < n ? lo + chunk : n;
-
+  // The k-th largest key, bit by bit; `remaining` = how many of its equals belong to the top k.
   uint32_t prefix = 0, mask = 0;
   int remaining = k;
   for (int bit = 31; bit >= 0; --bit) {
     const uint32_t m2 = mask | (1u << bit), cand = prefix | (1u << bit);
     int local = 0;
-    for (int i = lo; i < hi; ++i) local += (keys[i] & m2) == cand;
-    const int c = block_sum(local, red);
+    for (int i = lane; i < n; i += kWarpSize) local += (keys[i] & m2) == cand;
+    const int c = warp_sum(local);
     if (c >= remaining) {
       prefix = cand;
     } else {
@@ -85,50 +61,60 @@ __global__ void __launch_bounds__(kSelThreads)
     }
     mask = m2;
   }
-  // prefix = the k-th largest key; take `remaining` of its equals, lowest index first.
-  int eq_local = 0;
-  for (int i = lo; i < hi; ++i) eq_local += keys[i] == prefix;
-  int eq_rank = block_exclusive_scan(eq_local, scan);
-  int sel_local = 0;
-  for (int i = lo, r = eq_rank; i < hi; ++i) {
-    const bool eq = keys[i] == prefix;
-    sel_local += keys[i] > prefix || (eq && r < remaining);
-    r += eq;
-  }
-  int pos = block_exclusive_scan(sel_local, scan);
+
+  // In index order: everything above the k-th key, and its first `remaining` equals.
   int32_t* dst = index + row * k;
-  for (int i = lo; i < hi; ++i) {
-    const bool eq = keys[i] == prefix;
-    if (keys[i] > prefix || (eq && eq_rank < remaining)) dst[pos++] = i;
-    eq_rank += eq;
+  int written = 0, equals_seen = 0;
+  for (int base = 0; base < n; base += kWarpSize) {
+    const int i = base + lane;
+    const uint32_t key = i < n ? keys[i] : 0u;
+    const bool eq = i < n && key == prefix;
+    const uint64_t eq_mask = VG_BALLOT(eq);
+    const int eq_before = equals_seen + __popcll(eq_mask & lanes_below(lane));
+    const bool take = i < n && (key > prefix || (eq && eq_before < remaining));
+    const uint64_t take_mask = VG_BALLOT(take);
+    if (take) dst[written + __popcll(take_mask & lanes_below(lane))] = i;
+    written += __popcll(take_mask);
+    equals_seen += __popcll(eq_mask);
   }
-  if (threadIdx.x == 0) count[row] = k;
+  if (lane == 0) count[row] = k;
 }
 
-__global__ void invert_lists_kernel(int64_t groups, int n_q, int n_kv, BlockLists q2k,
-                                    int32_t* k2q_index, int32_t* k2q_count) {
-  const int64_t id = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (id >= groups * n_kv) return;
-  const int64_t g = id / n_kv;
-  const int j = int(id % n_kv);
-  int32_t* out = k2q_index + id * n_q;
-  int c = 0;
-  for (int qb = 0; qb < n_q; ++qb) {
-    const int64_t r = g * n_q + qb;
-    const int32_t* list = q2k.index + r * q2k.max_len;
-    int a = 0, b = q2k.count[r];
-    while (a < b) {
-      const int mid = (a + b) >> 1;
-      if (list[mid] < j) {
-        a = mid + 1;
-      } else {
-        b = mid;
-      }
-    }
-    if (a < q2k.count[r] && list[a] == j) out[c++] = qb;
+// blockIdx.x = group · column_chunks + chunk; bitmap: n_q x 2 words in shared memory.
+__global__ void __launch_bounds__(kInvertThreads)
+    invert_lists_kernel(int n_q, int n_kv, int chunks, BlockLists q2k, int32_t* k2q_index,
+                        int32_t* k2q_count) {
+  extern __shared__ uint32_t selected_bits[];
+  const int64_t g = blockIdx.x / chunks;
+  const int c0 = (blockIdx.x % chunks) * kInvertCols;
+  for (int i = threadIdx.x; i < n_q * 2; i += kInvertThreads) selected_bits[i] = 0;
+  __syncthreads();
+  const int len = q2k.max_len;
+  for (int64_t e = threadIdx.x; e < int64_t(n_q) * len; e += kInvertThreads) {
+    const int r = int(e / len), j = int(e % len);
+    const int64_t row = g * n_q + r;
+    if (j >= (q2k.count != nullptr ? q2k.count[row] : len)) continue;
+    const int col = q2k.index[row * len + j] - c0;
+    if (col >= 0 && col < kInvertCols) atomicOr(&selected_bits[r * 2 + (col >> 5)], 1u << (col & 31));
   }
-  k2q_count[id] = c;
-  for (int i = c; i < n_q; ++i) out[i] = -1;
+  __syncthreads();
+
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  constexpr int kWarps = kInvertThreads / kWarpSize;
+  for (int c = warp; c < kInvertCols && c0 + c < n_kv; c += kWarps) {
+    const int64_t col = g * n_kv + c0 + c;
+    int32_t* out = k2q_index + col * n_q;
+    int found = 0;
+    for (int base = 0; base < n_q; base += kWarpSize) {
+      const int r = base + lane;
+      const bool hit = r < n_q && ((selected_bits[r * 2 + (c >> 5)] >> (c & 31)) & 1u);
+      const uint64_t hits = VG_BALLOT(hit);
+      if (hit) out[found + __popcll(hits & lanes_below(lane))] = r;
+      found += __popcll(hits);
+    }
+    for (int i = found + lane; i < n_q; i += kWarpSize) out[i] = -1;
+    if (lane == 0) k2q_count[col] = found;
+  }
 }
 
 }  // namespace
@@ -142,17 +128,19 @@ Status topk_select(const float* scores, int64_t rows, int n, int64_t ld, int k, 
                  std::to_string(kMaxSelectN) + ".");
   VG_REQUIRE(k >= 1 && k <= n, "topk_select: k must be in 1..n.");
   VG_REQUIRE(ld >= n, "topk_select: the row stride must be at least the row length.");
-  const size_t smem = size_t(n) * 4;
-  if (smem > 48 * 1024 &&
-      vgFuncSetAttribute(topk_select_kernel, vgFuncAttributeMaxDynamicSharedMemorySize,
-                         int(smem)) != vgSuccess) {
-    (void)vgGetLastError();
-    return detail::set_error(Status::Unsupported,
-                             "topk_select: rows of " + std::to_string(n) +
-                                 " scores do not fit in this device's shared memory.");
+  // As many rows (warps) per CTA as fit in 48 KiB of keys, at least one.
+  int rows_per_cta = int((48 * 1024) / (size_t(n) * 4));
+  rows_per_cta = rows_per_cta < 1 ? 1 : (rows_per_cta > kSelectWarps ? kSelectWarps : rows_per_cta);
+  const size_t smem = size_t(rows_per_cta) * n * 4;
+  if (smem > 48 * 1024) {
+    const Status st = detail::allow_shared_memory(topk_select_kernel, smem, "topk_select",
+                                                  "Rows this long need a device with more.");
+    if (st != Status::Ok) return st;
   }
-  topk_select_kernel<<<dim3(unsigned(rows)), kSelThreads, smem, static_cast<vgStream_t>(stream)>>>(
-      scores, n, ld, k, index, count);
+  const int64_t ctas = (rows + rows_per_cta - 1) / rows_per_cta;
+  topk_select_kernel<<<dim3(unsigned(ctas)), kSelectThreads, smem,
+                       static_cast<vgStream_t>(stream)>>>(scores, rows, n, ld, k, rows_per_cta,
+                                                          index, count);
   VG_CHECK_LAUNCH("topk_select");
   return Status::Ok;
 }
@@ -160,11 +148,20 @@ Status topk_select(const float* scores, int64_t rows, int n, int64_t ld, int k, 
 Status invert_block_lists(int64_t groups, int n_q, int n_kv, BlockLists q2k, int32_t* k2q_index,
                           int32_t* k2q_count, void* stream) {
   VG_REQUIRE(groups > 0 && n_q > 0 && n_kv > 0, "invert_block_lists: sizes must be positive.");
-  VG_REQUIRE(q2k.index && q2k.count && k2q_index && k2q_count && q2k.max_len > 0,
+  VG_REQUIRE(n_q <= kMaxSelectN, "invert_block_lists: " + std::to_string(n_q) +
+                                     " row blocks are more than " + std::to_string(kMaxSelectN) +
+                                     ".");
+  VG_REQUIRE(q2k.index && k2q_index && k2q_count && q2k.max_len > 0,
              "invert_block_lists: a pointer is null.");
-  const int64_t total = groups * n_kv;
-  invert_lists_kernel<<<dim3(unsigned((total + 255) / 256)), 256, 0,
-                        static_cast<vgStream_t>(stream)>>>(groups, n_q, n_kv, q2k, k2q_index,
+  const int chunks = (n_kv + kInvertCols - 1) / kInvertCols;
+  VG_REQUIRE(groups * chunks <= 2147483647LL, "invert_block_lists: too many groups.");
+  const size_t smem = size_t(n_q) * 2 * 4;
+  if (smem > 48 * 1024) {
+    const Status st = detail::allow_shared_memory(invert_lists_kernel, smem, "invert_block_lists");
+    if (st != Status::Ok) return st;
+  }
+  invert_lists_kernel<<<dim3(unsigned(groups * chunks)), kInvertThreads, smem,
+                        static_cast<vgStream_t>(stream)>>>(n_q, n_kv, chunks, q2k, k2q_index,
                                                            k2q_count);
   VG_CHECK_LAUNCH("invert_block_lists");
   return Status::Ok;
