@@ -1,28 +1,20 @@
-// Tests of the Qt node editor (app/gui): edits through the editor model equal the engine API, undo/
-// redo of every command, refused connections, clipboard round trip, file round trips, autosave and
-// recovery, runs from the GUI controller (states, preview frames, cancel, errors on the node),
-// palette and inspector, and a screenshot of the main window.
+// Tests of the Qt node editor (app/gui), editor side: edits through the editor model equal the engine
+// API, undo/redo of every command, refused connections, the scene and wire drags, clipboard, runs from
+// the GUI controller (states, preview frames, cancel, errors on the node), palette and inspector, view
+// zoom, and a screenshot of the main window. Files, autosave, recovery and the window's dialogs are in
+// tst_gui_files.cpp; shared fixtures in gui_test_fixture.h.
 #include <QtCore/QDir>
-#include <QtCore/QDirIterator>
+#include <QtCore/QElapsedTimer>
 #include <QtCore/QFile>
-#include <QtCore/QStandardPaths>
 #include <QtCore/QTemporaryDir>
-#include <QtGui/QClipboard>
 #include <QtTest/QSignalSpy>
 #include <QtTest/QtTest>
-#include <QtCore/QMimeData>
 #include <QtWidgets/QApplication>
 #include <QtWidgets/QDoubleSpinBox>
 #include <QtWidgets/QSlider>
 
-#include "engine/document.h"
-#include "engine/node_context.h"
 #include "engine/operations.h"
-#include "engine/registry.h"
-#include "engine/workflow_file.h"
-#include "engine_test_nodes.h"
 #include "gui/about_dialog.h"
-#include "gui/autosave.h"
 #include "gui/clipboard_json.h"
 #include "gui/connection_item.h"
 #include "gui/document_controller.h"
@@ -34,45 +26,16 @@
 #include "gui/node_palette.h"
 #include "gui/preview_player.h"
 #include "gui/run_controller.h"
-#include "gui/theme.h"
-#include "nodes/value_types.h"
-
-#ifdef VIDGRAPH_GUI_HAVE_NODES
-#include "nodes/register_nodes.h"
-#endif  // VIDGRAPH_GUI_HAVE_NODES
+#include "gui_test_fixture.h"
 
 using namespace vidgraph;
 using gui::DocumentController;
+using gui_test::buildChain;
+using gui_test::saved;
+using gui_test::waitFinished;
 using nlohmann::json;
 
 namespace {
-
-// A test node that posts a 4-frame VIDEO preview (a nodes::Video), as Preview Video does.
-engine::NodeType guiPreviewType() {
-  engine::NodeType t;
-  t.name = "GuiPreview";
-  t.category = "test";
-  t.description = "Posts a small gradient video as a preview.";
-  t.inputs = {{"x", "NUMBER", true, "ignored"}};
-  t.outputs = {{"video", "VIDEO", false, "the clip"}};
-  t.compute = [](engine::NodeContext& ctx) -> engine::Result<engine::ValueMap> {
-    nodes::Video v;
-    v.fps = 12;
-    v.frames.count = 4;
-    v.frames.width = 32;
-    v.frames.height = 16;
-    v.frames.rgb.resize(v.frames.frame_bytes() * 4);
-    for (std::size_t i = 0; i < v.frames.rgb.size(); ++i) v.frames.rgb[i] = static_cast<std::uint8_t>(i * 7);
-    engine::Value value = engine::make_value("VIDEO", v, v.frames.rgb.size());
-    ctx.emit_preview(value);
-    return engine::ValueMap{{"video", value}};
-  };
-  return t;
-}
-
-std::string saved(const engine::GraphDocument& doc) { return engine::save_workflow_string(doc); }
-
-bool waitFinished(QSignalSpy& spy, int ms) { return spy.count() > 0 || spy.wait(ms); }
 
 const QString kScreenshot = QStringLiteral(VIDGRAPH_BINARY_DIR "/tests/artifacts/vidgraph-main-window.png");
 
@@ -104,27 +67,10 @@ class tst_Gui : public QObject {
   QTemporaryDir tmp_;
   bool screenshotOfRun_ = false;  // runDemoWorkflow wrote the artefact with a finished run
 
-  // number → scale → sink, with positions.
-  void buildChain(DocumentController& c) {
-    QVERIFY(c.addNode("Number", {0, 0}).ok());
-    QVERIFY(c.addNode("Scale", {300, 0}).ok());
-    QVERIFY(c.addNode("Sink", {600, 0}).ok());
-    QVERIFY(c.connectPorts("Number", "value", "Scale", "x").ok());
-    QVERIFY(c.connectPorts("Scale", "out", "Sink", "value").ok());
-  }
-
  private Q_SLOTS:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName(QStringLiteral("VidgraphTest"));
-    QCoreApplication::setApplicationName(QStringLiteral("tst_gui"));
-    test::register_engine_test_nodes(registry_);
-    QVERIFY(registry_.add(guiPreviewType()).ok());
-#ifdef VIDGRAPH_GUI_HAVE_NODES
-    nodes::register_builtin_nodes(registry_);
-#endif  // VIDGRAPH_GUI_HAVE_NODES
+    gui_test::initGuiSuite(registry_, QStringLiteral("tst_gui"));
     QVERIFY(tmp_.isValid());
-    gui::applyTheme(*qApp);
   }
 
   void editsEqualEngineApi() {
@@ -318,76 +264,6 @@ class tst_Gui : public QObject {
     QCOMPARE(b.controller()->document().find_node("Scale")->inputs.at("x").node, std::string("Number"));
   }
 
-  void openSaveRoundTrip_data() {
-    QTest::addColumn<QString>("path");
-    QDirIterator it(QStringLiteral(VIDGRAPH_SOURCE_DIR "/resources/workflows"), {QStringLiteral("*.vgflow")},
-                    QDir::Files, QDirIterator::Subdirectories);
-    while (it.hasNext()) {
-      const QString p = it.next();
-      QTest::newRow(qPrintable(QFileInfo(p).fileName())) << p;
-    }
-    // A file written here, so the round trip is tested even before workflows ship.
-    DocumentController c(registry_);
-    buildChain(c);
-    const QString own = tmp_.filePath(QStringLiteral("chain.vgflow"));
-    QVERIFY(c.save(own).ok());
-    QTest::newRow("chain.vgflow (test)") << own;
-  }
-
-  void openSaveRoundTrip() {
-    QFETCH(QString, path);
-    DocumentController c(registry_);
-    auto opened = c.open(path);
-    QVERIFY2(opened.ok(), opened.ok() ? "" : opened.error().to_string().c_str());
-    QVERIFY(!c.isModified());
-    QCOMPARE(c.filePath(), QFileInfo(path).absoluteFilePath());
-    const QString out = tmp_.filePath(QStringLiteral("roundtrip-") + QFileInfo(path).fileName());
-    QVERIFY(c.save(out).ok());
-    QFile original(path), copy(out);
-    QVERIFY(original.open(QIODevice::ReadOnly) && copy.open(QIODevice::ReadOnly));
-    const QByteArray canonical = QByteArray::fromStdString(
-        engine::save_workflow_string(engine::load_workflow_file(path.toStdString()).value().document));
-    QCOMPARE(copy.readAll(), canonical);
-    DocumentController again(registry_);
-    QVERIFY(again.open(out).ok());
-    QCOMPARE(saved(again.document()), saved(c.document()));
-  }
-
-  void autosaveAndRecovery() {
-    const QString dir = tmp_.filePath(QStringLiteral("recovery"));
-    const QString original = tmp_.filePath(QStringLiteral("work.vgflow"));
-    std::string expected;
-    {
-      DocumentController c(registry_);
-      gui::Autosave autosave(&c, dir, 3600000);
-      QVERIFY(!autosave.autosaveNow());  // nothing to save yet
-      buildChain(c);
-      QVERIFY(c.save(original).ok());
-      QVERIFY(!QFile::exists(autosave.recoveryPath()));
-      QVERIFY(c.setParam("Scale", "factor", 9.0).ok());
-      QVERIFY(autosave.autosaveNow());
-      QVERIFY(QFile::exists(autosave.recoveryPath()));
-      expected = saved(c.document());
-      // Simulated crash: the controller and autosave go away without discard().
-    }
-    const auto entries = gui::Autosave::findRecoveries(dir);
-    QCOMPARE(entries.size(), 1);
-    QCOMPARE(entries.front().originalPath, QFileInfo(original).absoluteFilePath());
-    DocumentController restored(registry_);
-    QString error;
-    QVERIFY2(gui::Autosave::restore(&restored, entries.front(), &error), qPrintable(error));
-    QCOMPARE(saved(restored.document()), expected);
-    QVERIFY(restored.isModified());
-    QCOMPARE(restored.filePath(), QFileInfo(original).absoluteFilePath());
-    QVERIFY(gui::Autosave::findRecoveries(dir).isEmpty());
-    // A clean save removes the session's recovery file.
-    gui::Autosave session(&restored, dir, 3600000);
-    QVERIFY(restored.setParam("Scale", "factor", 4.0).ok());
-    QVERIFY(session.autosaveNow());
-    QVERIFY(restored.save(original).ok());
-    QVERIFY(!QFile::exists(session.recoveryPath()));
-  }
-
   void runReachesDoneAndPreviewGetsFrames() {
     DocumentController c(registry_);
     gui::RunController run(registry_);
@@ -554,30 +430,6 @@ class tst_Gui : public QObject {
     QCOMPARE(c.undoStack()->count(), steps + 1);  // node + link: one step
     c.undoStack()->undo();
     QVERIFY(!c.document().find_node(*id));
-  }
-
-  void windowFilesRecentAndDrop() {
-    gui::MainWindow window(registry_, {tmp_.filePath("rec-files"), 3600000, false});
-    buildChain(*window.controller());
-    QVERIFY(window.isWindowModified() || window.controller()->isModified());
-    const QString path = tmp_.filePath(QStringLiteral("window.vgflow"));
-    QVERIFY(window.saveTo(path));
-    QVERIFY(!window.controller()->isModified());
-    QCOMPARE(window.recentFiles().front(), QFileInfo(path).absoluteFilePath());
-    QVERIFY(window.windowTitle().startsWith(QStringLiteral("window.vgflow")));
-    QVERIFY(!window.openFile(tmp_.filePath(QStringLiteral("missing.vgflow"))));  // error, no crash
-    // Dropping a .vgflow file opens it.
-    gui::MainWindow other(registry_, {tmp_.filePath("rec-files2"), 3600000, false});
-    QMimeData mime;
-    mime.setUrls({QUrl::fromLocalFile(path)});
-    QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
-    QApplication::sendEvent(&other, &enter);
-    QVERIFY(enter.isAccepted());
-    QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
-    QApplication::sendEvent(&other, &drop);
-    QCOMPARE(other.controller()->filePath(), QFileInfo(path).absoluteFilePath());
-    QCOMPARE(saved(other.controller()->document()), saved(window.controller()->document()));
-    QCOMPARE(other.scene()->nodeItemCount(), std::size_t(3));
   }
 
   void inspectorEditsAreUndoable() {

@@ -1,0 +1,87 @@
+// DialogAnswerer: answers the modal dialogs a MainWindow opens while a test drives it (the
+// unsaved-changes and restore QMessageBoxes, the save-as QFileDialog), so the tests go through the
+// real dialogs of the real window on the offscreen platform.
+//
+// Contract: while it lives, a 10 ms timer looks for the active modal widget. A QMessageBox gets the
+// next queued answer (its standard button is clicked); a QFileDialog gets the queued file name
+// (selected and accepted; rejected when none is queued). Every dialog seen is recorded (title, text)
+// so a test can assert that a dialog was (or was not) shown. A dialog arriving after the queue is
+// empty is recorded and rejected, so a test never hangs on an unexpected box.
+#pragma once
+
+#include <QtCore/QList>
+#include <QtCore/QPointer>
+#include <QtCore/QString>
+#include <QtCore/QTimer>
+#include <QtWidgets/QAbstractButton>
+#include <QtWidgets/QApplication>
+#include <QtWidgets/QFileDialog>
+#include <QtWidgets/QMessageBox>
+
+namespace vidgraph::gui_test {
+
+class DialogAnswerer {
+ public:
+  struct Seen {
+    QString kind;  // "message" or "file"
+    QString title;
+    QString text;
+    bool answered = false;  // false: it came after the queued answers ran out (rejected)
+  };
+
+  explicit DialogAnswerer(QList<QMessageBox::StandardButton> answers, QString saveFileName = {})
+      : answers_(std::move(answers)), saveFileName_(std::move(saveFileName)) {
+    QObject::connect(&timer_, &QTimer::timeout, [this] { poll(); });
+    timer_.start(10);
+  }
+
+  // Queues one more answer (a later dialog of the same test).
+  void answerNext(QMessageBox::StandardButton answer) { answers_ << answer; }
+  const QList<Seen>& seen() const { return seen_; }
+  int messageBoxes() const {
+    int n = 0;
+    for (const Seen& s : seen_) n += s.kind == QLatin1String("message") ? 1 : 0;
+    return n;
+  }
+
+ private:
+  QWidget* activeDialog() const {
+    if (QWidget* w = QApplication::activeModalWidget()) return w;
+    for (QWidget* w : QApplication::topLevelWidgets()) {
+      if (w->isVisible() && (qobject_cast<QMessageBox*>(w) || qobject_cast<QFileDialog*>(w))) return w;
+    }
+    return nullptr;
+  }
+
+  void poll() {
+    QWidget* w = activeDialog();
+    if (!w || (w == last_ && w->isVisible())) return;  // nothing new (or the last one is still closing)
+    last_ = w;
+    if (auto* box = qobject_cast<QMessageBox*>(w)) {
+      Seen s{QStringLiteral("message"), box->windowTitle(), box->text(), !answers_.isEmpty()};
+      seen_ << s;
+      QAbstractButton* button = s.answered ? box->button(answers_.takeFirst()) : nullptr;
+      if (button) button->click();
+      else box->reject();
+      return;
+    }
+    if (auto* dialog = qobject_cast<QFileDialog*>(w)) {
+      seen_ << Seen{QStringLiteral("file"), dialog->windowTitle(), {}, !saveFileName_.isEmpty()};
+      if (saveFileName_.isEmpty()) {
+        dialog->reject();
+        return;
+      }
+      dialog->selectFile(saveFileName_);
+      saveFileName_.clear();
+      static_cast<QDialog*>(dialog)->accept();  // QFileDialog::accept is protected; the virtual is not
+    }
+  }
+
+  QList<QMessageBox::StandardButton> answers_;
+  QString saveFileName_;
+  QList<Seen> seen_;
+  QPointer<QWidget> last_;
+  QTimer timer_;
+};
+
+}  // namespace vidgraph::gui_test

@@ -1,0 +1,417 @@
+// Tests of the Qt node editor (app/gui), file side: open/save round trips, autosave and recovery,
+// recent files and drag-and-drop, and the window's dialogs driven through the real MainWindow on the
+// offscreen platform: the unsaved-changes prompt (close, drop, File > New, Open Recent answered with
+// Cancel, Discard or Save; the save-as file dialog of an untitled document) and the restore offer
+// of autosaved work left by a crash (Yes, No, Discard). Shared fixtures in gui_test_fixture.h.
+#include <QtCore/QDir>
+#include <QtCore/QDirIterator>
+#include <QtCore/QFile>
+#include <QtCore/QFileInfo>
+#include <QtCore/QMimeData>
+#include <QtCore/QTemporaryDir>
+#include <QtCore/QUrl>
+#include <QtGui/QAction>
+#include <QtGui/QDragEnterEvent>
+#include <QtGui/QDropEvent>
+#include <QtTest/QtTest>
+#include <QtWidgets/QApplication>
+#include <QtWidgets/QMessageBox>
+
+#include "engine/workflow_file.h"
+#include "gui/autosave.h"
+#include "gui/document_controller.h"
+#include "gui/graph_scene.h"
+#include "gui/main_window.h"
+#include "gui_dialog_answerer.h"
+#include "gui_test_fixture.h"
+
+using namespace vidgraph;
+using gui::DocumentController;
+using gui_test::buildChain;
+using gui_test::DialogAnswerer;
+using gui_test::saved;
+
+Q_DECLARE_METATYPE(QMessageBox::StandardButton)
+
+namespace {
+
+QByteArray readAll(const QString& path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+QAction* findAction(QWidget& window, const std::function<bool(const QString&)>& matches) {
+  for (QAction* a : window.findChildren<QAction*>()) {
+    if (matches(a->text())) return a;
+  }
+  return nullptr;
+}
+
+// Drops `path` on the window as a file manager would (drag enter, then drop).
+void dropFile(QWidget& window, const QString& path) {
+  QMimeData mime;
+  mime.setUrls({QUrl::fromLocalFile(path)});
+  QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+  QApplication::sendEvent(&window, &enter);
+  QVERIFY(enter.isAccepted());
+  QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+  QApplication::sendEvent(&window, &drop);
+}
+
+}  // namespace
+
+class tst_GuiFiles : public QObject {
+  Q_OBJECT
+
+ private:
+  engine::Registry registry_;
+  QTemporaryDir tmp_;
+
+  // The window of the unsaved-changes tests, shown: "other.vgflow" (the chain) saved first, then
+  // "work.vgflow" (factor 2), so Open Recent lists both; the document is work.vgflow, clean.
+  struct FileWindow {
+    QTemporaryDir dir;
+    QString work, other;
+    std::unique_ptr<gui::MainWindow> window;
+  };
+  void openFileWindow(FileWindow& f) {
+    QVERIFY(f.dir.isValid());
+    f.work = QFileInfo(f.dir.filePath(QStringLiteral("work.vgflow"))).absoluteFilePath();
+    f.other = QFileInfo(f.dir.filePath(QStringLiteral("other.vgflow"))).absoluteFilePath();
+    f.window = std::make_unique<gui::MainWindow>(
+        registry_, gui::MainWindowOptions{f.dir.filePath(QStringLiteral("recovery")), 3600000, false});
+    f.window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(f.window.get()));
+    DocumentController* c = f.window->controller();
+    buildChain(*c);
+    QVERIFY(f.window->saveTo(f.other));
+    QVERIFY(c->setParam("Scale", "factor", 2.0).ok());
+    QVERIFY(f.window->saveTo(f.work));
+    QVERIFY(!c->isModified());
+  }
+
+  // Triggers `action` ("close", "drop", "new", "recent") and returns whether the window went on
+  // with it (closed, or now shows the other file / a new empty document).
+  bool trigger(FileWindow& f, const QString& action) {
+    gui::MainWindow& w = *f.window;
+    if (action == QLatin1String("close")) {
+      const bool accepted = w.close();
+      return accepted && !w.isVisible();
+    }
+    if (action == QLatin1String("drop")) dropFile(w, f.other);
+    if (action == QLatin1String("new")) {
+      QAction* a = findAction(w, [](const QString& t) { return t == QLatin1String("&New"); });
+      if (!a) return false;
+      a->trigger();
+      return w.controller()->filePath().isEmpty() && w.controller()->document().nodes().empty();
+    }
+    if (action == QLatin1String("recent")) {
+      QAction* a = findAction(w, [](const QString& t) { return t.startsWith(QLatin1String("other.vgflow")); });
+      if (!a) return false;
+      a->trigger();
+    }
+    return w.controller()->filePath() == f.other && saved(w.controller()->document()) == readAll(f.other).toStdString();
+  }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    gui_test::initGuiSuite(registry_, QStringLiteral("tst_gui_files"));
+    QVERIFY(tmp_.isValid());
+  }
+
+  void openSaveRoundTrip_data() {
+    QTest::addColumn<QString>("path");
+    QDirIterator it(QStringLiteral(VIDGRAPH_SOURCE_DIR "/resources/workflows"), {QStringLiteral("*.vgflow")},
+                    QDir::Files, QDirIterator::Subdirectories);
+    while (it.hasNext()) {
+      const QString p = it.next();
+      QTest::newRow(qPrintable(QFileInfo(p).fileName())) << p;
+    }
+    // A file written here, so the round trip is tested even before workflows ship.
+    DocumentController c(registry_);
+    buildChain(c);
+    const QString own = tmp_.filePath(QStringLiteral("chain.vgflow"));
+    QVERIFY(c.save(own).ok());
+    QTest::newRow("chain.vgflow (test)") << own;
+  }
+
+  void openSaveRoundTrip() {
+    QFETCH(QString, path);
+    DocumentController c(registry_);
+    auto opened = c.open(path);
+    QVERIFY2(opened.ok(), opened.ok() ? "" : opened.error().to_string().c_str());
+    QVERIFY(!c.isModified());
+    QCOMPARE(c.filePath(), QFileInfo(path).absoluteFilePath());
+    const QString out = tmp_.filePath(QStringLiteral("roundtrip-") + QFileInfo(path).fileName());
+    QVERIFY(c.save(out).ok());
+    QFile original(path), copy(out);
+    QVERIFY(original.open(QIODevice::ReadOnly) && copy.open(QIODevice::ReadOnly));
+    const QByteArray canonical = QByteArray::fromStdString(
+        engine::save_workflow_string(engine::load_workflow_file(path.toStdString()).value().document));
+    QCOMPARE(copy.readAll(), canonical);
+    DocumentController again(registry_);
+    QVERIFY(again.open(out).ok());
+    QCOMPARE(saved(again.document()), saved(c.document()));
+  }
+
+  void autosaveAndRecovery() {
+    const QString dir = tmp_.filePath(QStringLiteral("recovery"));
+    const QString original = tmp_.filePath(QStringLiteral("work.vgflow"));
+    std::string expected;
+    {
+      DocumentController c(registry_);
+      gui::Autosave autosave(&c, dir, 3600000);
+      QVERIFY(!autosave.autosaveNow());  // nothing to save yet
+      buildChain(c);
+      QVERIFY(c.save(original).ok());
+      QVERIFY(!QFile::exists(autosave.recoveryPath()));
+      QVERIFY(c.setParam("Scale", "factor", 9.0).ok());
+      QVERIFY(autosave.autosaveNow());
+      QVERIFY(QFile::exists(autosave.recoveryPath()));
+      expected = saved(c.document());
+      // Simulated crash: the controller and autosave go away without discard().
+    }
+    const auto entries = gui::Autosave::findRecoveries(dir);
+    QCOMPARE(entries.size(), 1);
+    QCOMPARE(entries.front().originalPath, QFileInfo(original).absoluteFilePath());
+    DocumentController restored(registry_);
+    QString error;
+    QVERIFY2(gui::Autosave::restore(&restored, entries.front(), &error), qPrintable(error));
+    QCOMPARE(saved(restored.document()), expected);
+    QVERIFY(restored.isModified());
+    QCOMPARE(restored.filePath(), QFileInfo(original).absoluteFilePath());
+    QVERIFY(gui::Autosave::findRecoveries(dir).isEmpty());
+    // A clean save removes the session's recovery file.
+    gui::Autosave session(&restored, dir, 3600000);
+    QVERIFY(restored.setParam("Scale", "factor", 4.0).ok());
+    QVERIFY(session.autosaveNow());
+    QVERIFY(restored.save(original).ok());
+    QVERIFY(!QFile::exists(session.recoveryPath()));
+  }
+
+  void windowFilesRecentAndDrop() {
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-files"), 3600000, false});
+    buildChain(*window.controller());
+    QVERIFY(window.isWindowModified() || window.controller()->isModified());
+    const QString path = tmp_.filePath(QStringLiteral("window.vgflow"));
+    QVERIFY(window.saveTo(path));
+    QVERIFY(!window.controller()->isModified());
+    QCOMPARE(window.recentFiles().front(), QFileInfo(path).absoluteFilePath());
+    QVERIFY(window.windowTitle().startsWith(QStringLiteral("window.vgflow")));
+    QVERIFY(!window.openFile(tmp_.filePath(QStringLiteral("missing.vgflow"))));  // error, no crash
+    // Dropping a .vgflow file opens it.
+    gui::MainWindow other(registry_, {tmp_.filePath("rec-files2"), 3600000, false});
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(path)});
+    QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&other, &enter);
+    QVERIFY(enter.isAccepted());
+    QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&other, &drop);
+    QCOMPARE(other.controller()->filePath(), QFileInfo(path).absoluteFilePath());
+    QCOMPARE(saved(other.controller()->document()), saved(window.controller()->document()));
+    QCOMPARE(other.scene()->nodeItemCount(), std::size_t(3));
+  }
+
+  // ---- the unsaved-changes prompt, through the real window and its real QMessageBox
+
+  void unsavedChangesPrompt_data() {
+    QTest::addColumn<QString>("action");
+    QTest::addColumn<QMessageBox::StandardButton>("answer");
+    for (const char* action : {"close", "drop", "new", "recent"}) {
+      QTest::newRow(qPrintable(QStringLiteral("%1, cancel").arg(action))) << action << QMessageBox::Cancel;
+      QTest::newRow(qPrintable(QStringLiteral("%1, discard").arg(action))) << action << QMessageBox::Discard;
+      QTest::newRow(qPrintable(QStringLiteral("%1, save").arg(action))) << action << QMessageBox::Save;
+    }
+  }
+
+  void unsavedChangesPrompt() {
+    QFETCH(QString, action);
+    QFETCH(QMessageBox::StandardButton, answer);
+    FileWindow f;
+    openFileWindow(f);
+    if (QTest::currentTestFailed()) return;
+    DocumentController* c = f.window->controller();
+    const QByteArray onDisk = readAll(f.work);
+    QVERIFY(c->setParam("Scale", "factor", 9.0).ok());
+    QVERIFY(c->isModified());
+    const std::string edited = saved(c->document());
+    QVERIFY(edited != onDisk.toStdString());
+    QVERIFY(f.window->autosave()->autosaveNow());
+    const QString recovery = f.window->autosave()->recoveryPath();
+    QVERIFY(QFile::exists(recovery));
+
+    DialogAnswerer answerer({answer});
+    const bool proceeded = trigger(f, action);
+
+    QCOMPARE(answerer.seen().size(), 1);  // exactly one prompt, and no other dialog
+    QCOMPARE(answerer.seen().front().title, QStringLiteral("Unsaved changes"));
+    QVERIFY2(answerer.seen().front().text.contains(QStringLiteral("work.vgflow")), qPrintable(answerer.seen().front().text));
+    QVERIFY(answerer.seen().front().answered);
+    if (answer == QMessageBox::Cancel) {
+      QVERIFY(!proceeded);
+      QVERIFY(f.window->isVisible());
+      QVERIFY(c->isModified());
+      QVERIFY(f.window->isWindowModified());
+      QCOMPARE(c->filePath(), f.work);
+      QCOMPARE(QString::fromStdString(saved(c->document())), QString::fromStdString(edited));
+      QCOMPARE(readAll(f.work), onDisk);
+      QVERIFY(QFile::exists(recovery));  // the edits are still unsaved: their recovery stays
+      return;
+    }
+    QVERIFY(proceeded);
+    QVERIFY(!QFile::exists(recovery));
+    if (answer == QMessageBox::Discard) {
+      QCOMPARE(readAll(f.work), onDisk);
+      return;
+    }
+    QCOMPARE(QString::fromUtf8(readAll(f.work)), QString::fromStdString(edited));  // Save wrote the edits
+    auto reloaded = engine::load_workflow_file(f.work.toStdString());
+    QVERIFY(reloaded.ok());
+    QCOMPARE(reloaded.value().document.find_node("Scale")->params["factor"].get<double>(), 9.0);
+  }
+
+  void noPromptWithoutUnsavedEdits_data() {
+    QTest::addColumn<QString>("action");
+    for (const char* action : {"close", "drop", "new", "recent"}) QTest::newRow(action) << action;
+  }
+
+  void noPromptWithoutUnsavedEdits() {
+    QFETCH(QString, action);
+    FileWindow f;
+    openFileWindow(f);
+    if (QTest::currentTestFailed()) return;
+    const QByteArray onDisk = readAll(f.work);
+    DialogAnswerer answerer({QMessageBox::Cancel});  // would stop the action if a prompt came
+    QVERIFY(trigger(f, action));
+    QCOMPARE(answerer.seen().size(), 0);
+    QCOMPARE(readAll(f.work), onDisk);
+  }
+
+  // Save on an untitled document goes through the save-as file dialog; cancelling it cancels the
+  // close.
+  void saveUntitledAsksForAFileName_data() {
+    QTest::addColumn<bool>("giveName");
+    QTest::newRow("file name given") << true;
+    QTest::newRow("file dialog cancelled") << false;
+  }
+
+  void saveUntitledAsksForAFileName() {
+    QFETCH(bool, giveName);
+    QTemporaryDir dir;
+    const QString path = QFileInfo(dir.filePath(QStringLiteral("untitled-saved.vgflow"))).absoluteFilePath();
+    gui::MainWindow window(registry_, {dir.filePath(QStringLiteral("recovery")), 3600000, false});
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    buildChain(*window.controller());
+    QVERIFY(window.controller()->filePath().isEmpty());
+    const std::string edited = saved(window.controller()->document());
+    DialogAnswerer answerer({QMessageBox::Save}, giveName ? path : QString());
+    const bool closed = window.close();
+    QCOMPARE(answerer.seen().size(), 2);
+    QCOMPARE(answerer.seen().at(0).kind, QStringLiteral("message"));
+    QVERIFY(answerer.seen().at(0).text.contains(QStringLiteral("Untitled")));
+    QCOMPARE(answerer.seen().at(1).kind, QStringLiteral("file"));
+    if (!giveName) {
+      QVERIFY(!closed);
+      QVERIFY(window.isVisible());
+      QVERIFY(window.controller()->isModified());
+      QVERIFY(!QFile::exists(path));
+      return;
+    }
+    QVERIFY(closed);
+    QVERIFY(!window.isVisible());
+    QCOMPARE(window.controller()->filePath(), path);
+    QCOMPARE(QString::fromUtf8(readAll(path)), QString::fromStdString(edited));
+  }
+
+  // ---- the restore offer at start (main() calls offerRecovery() when no file is given)
+
+  void restoreOffer_data() {
+    QTest::addColumn<QMessageBox::StandardButton>("answer");
+    QTest::newRow("yes: restore") << QMessageBox::Yes;
+    QTest::newRow("no: keep for later") << QMessageBox::No;
+    QTest::newRow("discard: delete it") << QMessageBox::Discard;
+  }
+
+  void restoreOffer() {
+    QFETCH(QMessageBox::StandardButton, answer);
+    QTemporaryDir dir;
+    const QString recoveryDir = dir.filePath(QStringLiteral("recovery"));
+    const QString original = QFileInfo(dir.filePath(QStringLiteral("crashed.vgflow"))).absoluteFilePath();
+    std::string expected;
+    QString recovery;
+    {  // A session that crashes: edits autosaved, then gone without a normal close (no discard()).
+      DocumentController c(registry_);
+      gui::Autosave autosave(&c, recoveryDir, 3600000);
+      buildChain(c);
+      QVERIFY(c.save(original).ok());
+      QVERIFY(c.setParam("Scale", "factor", 9.0).ok());
+      QVERIFY(autosave.autosaveNow());
+      expected = saved(c.document());
+      recovery = autosave.recoveryPath();
+    }
+    QVERIFY(QFile::exists(recovery));
+    const QByteArray originalOnDisk = readAll(original);
+
+    gui::MainWindow window(registry_, {recoveryDir, 3600000, false});
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    DialogAnswerer answerer({answer});
+    const bool restored = window.offerRecovery();
+    QCOMPARE(answerer.seen().size(), 1);
+    QCOMPARE(answerer.seen().front().title, QStringLiteral("Restore unsaved work?"));
+    QVERIFY2(answerer.seen().front().text.contains(original), qPrintable(answerer.seen().front().text));
+    QCOMPARE(readAll(original), originalOnDisk);  // restoring never writes the original file
+    DocumentController* c = window.controller();
+    if (answer == QMessageBox::Yes) {
+      QVERIFY(restored);
+      QCOMPARE(c->document().nodes().size(), std::size_t(3));
+      QCOMPARE(c->document().find_node("Scale")->params["factor"].get<double>(), 9.0);
+      QCOMPARE(c->document().find_node("Scale")->inputs.at("x").node, std::string("Number"));
+      QCOMPARE(c->document().find_node("Sink")->inputs.at("value").node, std::string("Scale"));
+      QCOMPARE(QString::fromStdString(saved(c->document())), QString::fromStdString(expected));
+      QCOMPARE(window.scene()->nodeItemCount(), std::size_t(3));
+      QVERIFY(c->isModified());
+      QVERIFY(window.isWindowModified());
+      QCOMPARE(c->filePath(), original);
+      QVERIFY(!QFile::exists(recovery));  // restored: the window's own autosave takes over
+      return;
+    }
+    QVERIFY(!restored);
+    QVERIFY(c->document().nodes().empty());
+    QVERIFY(!c->isModified());
+    if (answer == QMessageBox::Discard) {
+      QVERIFY(!QFile::exists(recovery));
+      QVERIFY(gui::Autosave::findRecoveries(recoveryDir).isEmpty());
+      return;
+    }
+    QVERIFY(QFile::exists(recovery));  // No keeps it: the next start offers it again
+    answerer.answerNext(QMessageBox::Yes);
+    QVERIFY(window.offerRecovery());
+    QCOMPARE(answerer.seen().size(), 2);
+    QCOMPARE(QString::fromStdString(saved(c->document())), QString::fromStdString(expected));
+  }
+
+  void noRestoreOfferWithoutRecoveries() {
+    QTemporaryDir dir;
+    const QString recoveryDir = dir.filePath(QStringLiteral("recovery"));
+    {  // A session that ends normally leaves nothing behind.
+      DocumentController c(registry_);
+      gui::Autosave autosave(&c, recoveryDir, 3600000);
+      buildChain(c);
+      QVERIFY(autosave.autosaveNow());
+      autosave.discard();
+    }
+    gui::MainWindow window(registry_, {recoveryDir, 3600000, false});
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    DialogAnswerer answerer({QMessageBox::Yes});
+    QVERIFY(!window.offerRecovery());
+    QCOMPARE(answerer.seen().size(), 0);
+    QVERIFY(window.controller()->document().nodes().empty());
+  }
+};
+
+QTEST_MAIN(tst_GuiFiles)
+#include "tst_gui_files.moc"
