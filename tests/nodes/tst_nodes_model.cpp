@@ -1,0 +1,293 @@
+// Tests the built-in model node types through a NodeContext (no engine): Wan Sampler on a tiny seeded
+// DiT (bad settings, a deterministic run, cancellation), locating the model files, Load Wan Model's
+// errors, peak-memory lines on the CPU and, with the demo model's tokenizer, the benchmark model
+// generator and the sampler-only workflow per attention method. Shared fixtures in
+// nodes_test_fixture.h; the other node types are in tst_nodes.cpp.
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/equal.h>
+#include <ATen/ops/randn.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <QtCore/QTemporaryDir>
+#include <QtTest/QtTest>
+
+#include "engine/engine.h"
+#include "engine/node_context.h"
+#include "engine/registry.h"
+#include "engine/workflow_file.h"
+#include "models/wan/wan_tiny.h"
+#include "nodes/register_nodes.h"
+#include "nodes/types/conditioning.h"
+#include "nodes/types/latent.h"
+#include "nodes/types/model_files.h"
+#include "nodes/types/model_handles.h"
+#include "nodes/types/stage_memory.h"
+#include "nodes/value_types.h"
+#include "nodes_test_fixture.h"
+#ifdef VIDGRAPH_HAVE_RANDOM_MODEL
+#include "models/io/safetensors.h"
+#include "nodes/demo/random_model.h"
+#endif
+
+namespace fs = std::filesystem;
+using namespace vidgraph;
+using namespace vidgraph::nodes;
+using nodes_test::make_context;
+using nodes_test::Recorder;
+
+namespace {
+
+// A tiny DiT (48 latent channels, text_dim 64) and matching embeddings.
+engine::ValueMap tiny_model_inputs() {
+  DitHandle dit;
+  dit.model = wan::wan_make_model(wan::wan_tiny_config(), 7).ptr();
+  Conditioning cond;
+  cond.context = at::randn({1, 5, dit.model->config().text_dim});
+  cond.context_null = at::randn({1, 3, dit.model->config().text_dim});
+  return {{"model", engine::make_value(kModelType, dit)},
+          {"conditioning", engine::make_value(kConditioningType, cond)}};
+}
+
+nlohmann::json tiny_sampler_params() {
+  return {{"width", 64}, {"height", 32}, {"frames", 5}, {"steps", 2}, {"attention", "full"},
+          {"seed", 3}};
+}
+
+}  // namespace
+
+class tst_nodes_model : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase();
+  void samplerRejectsBadSettings_data();
+  void samplerRejectsBadSettings();
+  void samplerTinyRunIsDeterministic();
+  void samplerCancels();
+  void modelFilesLocated();
+  void loadModelErrors_data();
+  void loadModelErrors();
+  void stageMemorySilentOnCpu();
+#ifdef VIDGRAPH_HAVE_RANDOM_MODEL
+  void randomModelTinyLoads();
+  void samplerWorkflowRuns_data();
+  void samplerWorkflowRuns();
+#endif
+
+ private:
+  const engine::NodeType& type(const char* name) const { return nodes_test::find_type(registry_, name); }
+  engine::Registry registry_;
+};
+
+void tst_nodes_model::initTestCase() { register_builtin_nodes(registry_); }
+
+void tst_nodes_model::samplerRejectsBadSettings_data() {
+  QTest::addColumn<QByteArray>("params");
+  QTest::addColumn<QString>("expected");
+  QTest::newRow("frames not 4k+1") << QByteArray(R"({"frames": 6})") << "4k + 1";
+  QTest::newRow("width not x32") << QByteArray(R"({"width": 80, "height": 32})") << "multiples of 32";
+  QTest::newRow("unknown method")
+      << QByteArray(R"({"attention": "nope"})") << "no method 'nope'";
+}
+
+void tst_nodes_model::samplerRejectsBadSettings() {
+  QFETCH(QByteArray, params);
+  QFETCH(QString, expected);
+  const engine::NodeType& t = type("WanSampler");
+  nlohmann::json p = tiny_sampler_params();
+  p.update(nlohmann::json::parse(params.toStdString()));
+  Recorder rec;
+  auto ctx = make_context(t, p, tiny_model_inputs(), {}, &rec);
+  auto out = t.compute(ctx);
+  QVERIFY(!out.ok());
+  QVERIFY2(out.error().message.find(expected.toStdString()) != std::string::npos,
+           out.error().message.c_str());
+  QVERIFY(rec.progress.empty());
+}
+
+void tst_nodes_model::samplerTinyRunIsDeterministic() {
+  const engine::NodeType& t = type("WanSampler");
+  const engine::ValueMap inputs = tiny_model_inputs();
+  at::Tensor first;
+  for (int run = 0; run < 2; ++run) {
+    Recorder rec;
+    auto ctx = make_context(t, tiny_sampler_params(), inputs, {}, &rec);
+    auto out = t.compute(ctx);
+    QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
+    const Latent* latent = engine::value_as<Latent>(out->at("latent"));
+    // [1, 48, (5 - 1) / 4 + 1, 32 / 16, 64 / 16]
+    QCOMPARE(shape_text(latent->samples), std::string("[1, 48, 2, 2, 4]"));
+    QCOMPARE(latent->info.at("seed"), std::string("3"));
+    QCOMPARE(int(rec.progress.size()), 2);
+    QCOMPARE(rec.progress.back(), std::make_pair(std::int64_t(2), std::int64_t(2)));
+    if (run == 0) first = latent->samples;
+    else QVERIFY(at::equal(first, latent->samples));
+  }
+}
+
+void tst_nodes_model::samplerCancels() {
+  const engine::NodeType& t = type("WanSampler");
+  Recorder rec;
+  rec.cancel = true;
+  auto ctx = make_context(t, tiny_sampler_params(), tiny_model_inputs(), {}, &rec);
+  auto out = t.compute(ctx);
+  QVERIFY(!out.ok());
+  QVERIFY2(out.error().message.find("cancelled") != std::string::npos, out.error().message.c_str());
+  QVERIFY(rec.progress.empty());
+}
+
+void tst_nodes_model::modelFilesLocated() {
+  QTemporaryDir dir;
+  fs::create_directories(dir.filePath("google/umt5-xxl").toStdString());
+  for (const char* f : {"config.json", "diffusion_pytorch_model.safetensors.index.json",
+                        "Wan2.2_VAE.pth", "models_t5_umt5-xxl-enc-bf16.pth",
+                        "google/umt5-xxl/spiece.model"}) {
+    std::ofstream(dir.filePath(f).toStdString()) << "x";
+  }
+  auto files = locate_model_files(dir.path().toStdString(), {});
+  QVERIFY2(files.ok(), files.ok() ? "" : files.error().message.c_str());
+  QCOMPARE(files->vae, dir.filePath("Wan2.2_VAE.pth").toStdString());
+  QCOMPARE(files->text_encoder, dir.filePath("models_t5_umt5-xxl-enc-bf16.pth").toStdString());
+  QCOMPARE(files->tokenizer, dir.filePath("google/umt5-xxl/spiece.model").toStdString());
+  QCOMPARE(fs::path(files->dit), fs::path(dir.path().toStdString()));
+  fs::remove(dir.filePath("Wan2.2_VAE.pth").toStdString());
+  auto missing = locate_model_files(dir.path().toStdString(), {});
+  QVERIFY(!missing.ok());
+  QVERIFY2(missing.error().message.find("No VAE found") != std::string::npos,
+           missing.error().message.c_str());
+  QVERIFY(missing.error().message.find("set the vae param") != std::string::npos);
+}
+
+void tst_nodes_model::loadModelErrors_data() {
+  QTest::addColumn<QByteArray>("params");
+  QTest::addColumn<QString>("expected");
+  QTest::newRow("no folder") << QByteArray(R"({})") << "No model folder";
+  QTest::newRow("missing folder") << QByteArray(R"({"model_path": "/nonexistent/wan"})")
+                                  << "does not exist";
+  QTest::newRow("missing dit file")
+      << QByteArray(R"({"model_path": "/tmp", "dit": "/nonexistent/dit.safetensors"})")
+      << "DiT path '/nonexistent/dit.safetensors' does not exist";
+}
+
+void tst_nodes_model::loadModelErrors() {
+  QFETCH(QByteArray, params);
+  QFETCH(QString, expected);
+  const engine::NodeType& t = type("LoadWanModel");
+  Recorder rec;
+  auto ctx = make_context(t, nlohmann::json::parse(params.toStdString()), {}, {}, &rec);
+  auto out = t.compute(ctx);
+  QVERIFY(!out.ok());
+  QVERIFY2(out.error().message.find(expected.toStdString()) != std::string::npos,
+           out.error().message.c_str());
+}
+
+// Peak-memory lines exist only for GPUs with counters: on the CPU nothing is posted.
+void tst_nodes_model::stageMemorySilentOnCpu() {
+  const StageMemory memory(c10::Device(c10::kCPU));
+  QCOMPARE(memory.line("Wan Sampler"), std::string());
+  int logged = 0;
+  engine::NodeContext::Hooks hooks;
+  hooks.log = [&logged](engine::LogLevel, const std::string&) { ++logged; };
+  const engine::NodeContext ctx("n1", "WanSampler", {}, nlohmann::json::object(), {}, hooks);
+  QCOMPARE(memory.report(ctx, "Wan Sampler"), std::string());
+  QCOMPARE(logged, 0);
+}
+
+#ifdef VIDGRAPH_HAVE_RANDOM_MODEL
+namespace {
+const std::string kDemoFolder = VIDGRAPH_BINARY_DIR "/share/vidgraph/models/wan22-tiny";
+}
+
+// The benchmark generator at the tiny configs: sharded files Load Wan Model reads, filled at the
+// documented scale (not left uninitialised), and an encoder that encodes.
+void tst_nodes_model::randomModelTinyLoads() {
+  QTemporaryDir dir;
+  RandomModelOptions options;
+  options.tiny = true;
+  options.text_layers = 3;
+  options.tokenizer = kDemoFolder + "/spiece.model";
+  options.shard_bytes = 64 * 1024;  // several shards even at the tiny sizes
+  const RandomModelSummary summary = write_random_model(dir.path().toStdString(), options);
+  QVERIFY(summary.dit_shards > 1);
+  QVERIFY(summary.text_encoder_shards > 1);
+  const fs::path root(dir.path().toStdString());
+  QVERIFY(fs::exists(root / "diffusion_pytorch_model.safetensors.index.json"));
+  QVERIFY(fs::exists(root / "Wan2.2_VAE.safetensors"));
+  QVERIFY(fs::exists(root / "spiece.model"));
+
+  char shard[64];
+  std::snprintf(shard, sizeof(shard), "diffusion_pytorch_model-00001-of-%05lld.safetensors",
+                static_cast<long long>(summary.dit_shards));
+  const model_io::SafetensorsFile file = model_io::SafetensorsFile::open((root / shard).string());
+  const at::Tensor w = file.load("patch_embedding.weight", c10::Device(c10::kCPU), at::kFloat);
+  QCOMPARE(file.entry("patch_embedding.weight").dtype, std::string("BF16"));
+  const double expected = 1.0 / std::sqrt(double(w.numel() / w.size(0)));
+  QVERIFY2(std::abs(w.std().item<double>() / expected - 1.0) < 0.15, "patch_embedding scale");
+
+  const engine::NodeType& t = type("LoadWanModel");
+  Recorder rec;
+  auto ctx = make_context(t, {{"model_path", dir.path().toStdString()}, {"device", "cpu"}}, {}, {}, &rec);
+  auto out = t.compute(ctx);
+  QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
+  const DitHandle* dit = engine::value_as<DitHandle>(out->at("model"));
+  QCOMPARE(dit->model->config().num_layers, wan::wan_tiny_config().num_layers);
+  QCOMPARE(dit->model->config().in_dim, int64_t(8));  // the tiny VAE's z
+  const TextEncoderHandle* text = engine::value_as<TextEncoderHandle>(out->at("text_encoder"));
+  const at::Tensor emb = text->encode("a river in the hills");
+  QCOMPARE(emb.size(2), dit->model->config().text_dim);
+  QVERIFY(emb.isfinite().all().item<bool>());
+}
+
+void tst_nodes_model::samplerWorkflowRuns_data() {
+  QTest::addColumn<QString>("attention");
+  QTest::addColumn<bool>("valid");
+  QTest::newRow("full") << "full" << true;
+  QTest::newRow("vsa") << "vsa" << true;
+  QTest::newRow("sla_star") << "sla_star" << true;
+  QTest::newRow("unknown method") << "dense" << false;
+}
+
+// tests/bench/graph/sampler-t2v.vgflow: no media nodes (so it runs in a VIDGRAPH_MEDIA=OFF build),
+// validates, and runs on the CPU on the demo model with the settings graph_run.sh overrides.
+void tst_nodes_model::samplerWorkflowRuns() {
+  QFETCH(QString, attention);
+  QFETCH(bool, valid);
+  engine::LoadOptions load;
+  load.registry = &registry_;
+  auto loaded = engine::load_workflow_file(VIDGRAPH_SOURCE_DIR "/tests/bench/graph/sampler-t2v.vgflow", load);
+  QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().to_string().c_str());
+  QTemporaryDir out;
+  engine::RunRequest request;
+  request.options.output_dir = out.path().toStdString();
+  request.options.resources_dir = VIDGRAPH_BINARY_DIR "/share/vidgraph";
+  request.overrides = {"model.device=cpu", "sampler.steps=2", "sampler.frames=5",
+                       "sampler.width=128", "sampler.height=64", "sampler.guidance=5",
+                       "sampler.batch_cfg=true", "sampler.sparsity=0.875", "model.dtype=float32",
+                       "sampler.attention=" + attention.toStdString()};
+  engine::Engine engine(registry_);
+  std::vector<std::int64_t> steps;
+  engine.events().subscribe([&steps](const engine::Event& e) {
+    if (e.kind == engine::EventKind::NodeProgress && e.node_id == "sampler") steps.push_back(e.value);
+  });
+  const engine::RunResult result = engine.run(loaded->document, request);
+  const bool written = fs::exists(out.filePath("latent.safetensors").toStdString());
+  if (!valid) {
+    QCOMPARE(result.status, engine::RunStatus::Invalid);
+    QVERIFY(!written);
+    return;
+  }
+  QVERIFY2(result.status == engine::RunStatus::Succeeded,
+           result.errors.empty() ? "failed" : result.errors.front().to_string().c_str());
+  QCOMPARE(steps, (std::vector<std::int64_t>{1, 2}));
+  QVERIFY(written);
+}
+#endif  // VIDGRAPH_HAVE_RANDOM_MODEL
+
+QTEST_GUILESS_MAIN(tst_nodes_model)
+#include "tst_nodes_model.moc"
