@@ -15,9 +15,9 @@
 // the mma.sync kernel's online_softmax_step (O *= alpha(it) after P(it-1)·V(it-1), before
 // P(it)·V(it)), so the bits are that kernel's (checked on the H200 by vidgraph-hopper-check).
 //
-// Copies: group g_0 = {Q, K(0)}, and g_i = {K(i), V(i-1)} for i >= 1, g_i completing mbarrier
-// full[i % kStages] (phase parity (i / kStages) & 1), which the consumers wait on before the MMAs
-// reading it. K and V of block i live in stage i % kStages (3 stages: copies run up to two blocks
+// Copies (a wgmma::Ring): group g_0 = {Q, K(0)}, and g_i = {K(i), V(i-1)} for i >= 1, g_i
+// completing mbarrier full[i % kStages] (phase parity (i / kStages) & 1), which the consumers wait
+// on before the MMAs reading it. K and V of block i live in stage i % kStages (3 stages: copies run up to two blocks
 // ahead). Consumer threads arrive on mbarrier empty[it % kStages] once iteration it's MMAs are done
 // (K(it) and V(it-1) read); the producer waits on empty[i % kStages] (parity (i / kStages - 1) & 1)
 // before issuing g_i, i >= kStages. No block barrier in the loop: with kWG = 2 the warpgroups drift
@@ -65,8 +65,8 @@ __global__ void __launch_bounds__(wgmma_fwd_threads<kWG>(), kWG == 1 ? 2 : 1)
   unsigned char* q_s = smem_ov;
   unsigned char* k_s = q_s + kWG * kTile;
   unsigned char* v_s = k_s + kStages * kTile;
-  const uint32_t bar_addr = wgmma::smem_addr(v_s + kStages * kTile);  // full: kStages x 8 bytes
-  const uint32_t empty_addr = bar_addr + 32;                            // empty: kStages x 8
+  const uint32_t bar_addr = wgmma::smem_addr(v_s + kStages * kTile);
+  const wgmma::Ring<kStages> ring{bar_addr, bar_addr + 32};  // full, empty: kStages x 8 bytes each
   int32_t* list_s = reinterpret_cast<int32_t*>(v_s + kStages * kTile + 64);
 
   const int wg = threadIdx.x / kThreads;
@@ -90,7 +90,7 @@ __global__ void __launch_bounds__(wgmma_fwd_threads<kWG>(), kWG == 1 ? 2 : 1)
     const bool k = i < list.count, v = i >= 1 && i - 1 < list.count;
     const uint32_t bytes = (i == 0 ? kWG * kTile : 0u) + (k ? kTile : 0u) + (v ? kTile : 0u);
     if (bytes == 0) return;  // past the list end: never waited for
-    const uint32_t bar = bar_addr + 8u * uint32_t(i % kStages);
+    const uint32_t bar = ring.full_bar(i);
     wgmma::mbar_arrive_expect_tx(bar, bytes);
     if (i == 0)
       for (int w = 0; w < kWG; ++w)
@@ -103,24 +103,12 @@ __global__ void __launch_bounds__(wgmma_fwd_threads<kWG>(), kWG == 1 ? 2 : 1)
       wgmma::tma_load_tile<D>(v_addr + ((i - 1) % kStages) * kTile, &maps.v, bar, b, h,
                               list.at(i - 1) * kBlock);
   };
-  // Group g_i has landed: its tiles are visible to every consumer's MMAs.
-  auto await_group = [&](int i) {
-    wgmma::mbar_wait(bar_addr + 8u * uint32_t(i % kStages), uint32_t(i / kStages) & 1u);
-  };
-  // Iteration it's MMAs are done: the stages they read may be overwritten.
-  auto release = [&](int it) { wgmma::mbar_arrive(empty_addr + 8u * uint32_t(it % kStages)); };
-
-  if (threadIdx.x == 0) {
-    for (int i = 0; i < kStages; ++i) wgmma::mbar_init(bar_addr + 8u * i, 1);
-    for (int i = 0; i < kStages; ++i) wgmma::mbar_init(empty_addr + 8u * i, kN);
-  }
+  if (threadIdx.x == 0) ring.init(1, kN);
   __syncthreads();  // the staged list and the mbarriers are visible
   if (threadIdx.x >= kN) {  // the producer warp: lane 0 issues every group, then leaves
     if (threadIdx.x == kN) {
       for (int i = 0; i <= list.count; ++i) {
-        if (i >= kStages)
-          wgmma::mbar_wait(empty_addr + 8u * uint32_t(i % kStages),
-                           uint32_t(i / kStages - 1) & 1u);
+        ring.await_free(i);
         issue(i);
       }
     }
@@ -138,7 +126,7 @@ __global__ void __launch_bounds__(wgmma_fwd_threads<kWG>(), kWG == 1 ? 2 : 1)
   mma::FragA pa[4];
 
   if (list.count > 0) {
-    await_group(0);  // g_0: Q and K(0)
+    ring.await(0);  // g_0: Q and K(0)
     wgmma::fence();
     for (int kk = 0; kk < kDt; ++kk)
       wgmma::mma_qk<T>(s, wgmma::desc_k_major(q_addr, kk), wgmma::desc_k_major(k_addr, kk),
@@ -148,11 +136,11 @@ __global__ void __launch_bounds__(wgmma_fwd_threads<kWG>(), kWG == 1 ? 2 : 1)
     wgmma::fence_operands(s);
     softmax_probs(s, m, l, alpha, valid_keys(list.at(0), p.seq_kv, p.kv_block_valid),
                   scale_log2, lane);  // O is zero: no rescale
-    release(0);
+    ring.release(0);
     for (int kk = 0; kk < 4; ++kk) mma::c_to_a<T>(pa[kk], s[kk], nullptr, lane);
 
     for (int it = 1; it < list.count; ++it) {
-      await_group(it);  // g_it: K(it) and V(it-1)
+      ring.await(it);  // g_it: K(it) and V(it-1)
       const uint32_t k_tile = k_addr + uint32_t(it % kStages) * kTile;
       const uint32_t v_tile = v_addr + uint32_t((it - 1) % kStages) * kTile;
       wgmma::fence_operands(o);
@@ -170,12 +158,12 @@ __global__ void __launch_bounds__(wgmma_fwd_threads<kWG>(), kWG == 1 ? 2 : 1)
                     scale_log2, lane);
       wgmma::wait<0>();
       wgmma::fence_operands(o);
-      release(it);
+      ring.release(it);
       rescale_output<kDt>(o, alpha);
       for (int kk = 0; kk < 4; ++kk) mma::c_to_a<T>(pa[kk], s[kk], nullptr, lane);
     }
 
-    await_group(list.count);  // g_count: V(count-1)
+    ring.await(list.count);  // g_count: V(count-1)
     const uint32_t v_tile = v_addr + uint32_t((list.count - 1) % kStages) * kTile;
     wgmma::fence_operands(o);
     wgmma::fence();
@@ -185,7 +173,7 @@ __global__ void __launch_bounds__(wgmma_fwd_threads<kWG>(), kWG == 1 ? 2 : 1)
     wgmma::wait<0>();
     wgmma::fence_operands(o);
   } else {
-    await_group(0);  // no copy may outlive the block (the Q tile's)
+    ring.await(0);  // no copy may outlive the block (the Q tile's)
   }
 
   store_forward_output<T, kDt>(p, o, m, l, b, h, q0 + warp * 16, lane);
