@@ -1,39 +1,42 @@
 #include "pth_pickle.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
-#include <memory>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 namespace vidgraph::model_io {
 
 namespace {
 
-struct Value;
-using ValuePtr = std::shared_ptr<Value>;
+// Values live in one arena and refer to each other by index: destroying a tree of any depth (or a
+// cycle made through the memo) is a flat vector release, never a recursion.
+using Ref = uint32_t;
 
 enum class Kind { None, Bool, Int, Float, String, Tuple, List, Dict, Global, Storage, Tensor };
 
 struct Value {
   Kind kind = Kind::None;
-  int64_t i = 0;
+  uint32_t depth = 0;  // containers nested below this one (0 for a scalar); see add_child
+  int64_t i = 0;       // Int, Bool; Storage: numel; Tensor: index into Unpickler::tensors_
   double f = 0.0;
-  std::string s;                // String; Global as "module.name"; Storage key
-  std::vector<ValuePtr> items;  // Tuple, List
-  std::vector<std::pair<ValuePtr, ValuePtr>> dict;
-  at::ScalarType dtype = at::ScalarType::Float;  // Storage, Tensor
-  int64_t numel = 0;                             // Storage
-  PthTensorRecord tensor;                        // Tensor
+  std::string s;                                 // String; Global as "module.name"; Storage key
+  std::vector<Ref> items;                        // Tuple, List; Dict as key, value, key, value...
+  at::ScalarType dtype = at::ScalarType::Float;  // Storage
 };
 
-ValuePtr make(Kind k) {
-  auto v = std::make_shared<Value>();
-  v->kind = k;
-  return v;
-}
+// Bounds on what one pickle may build. Real state dicts are far below them: torch.save batches
+// SETITEMS by 1,000 (stack < 2,100), a tensor costs ~20 values and ~8 memo slots (the Wan2.2 VAE
+// and umT5 .pth have a few hundred to a few thousand tensors), and a state dict nests < 10 levels.
+constexpr size_t kMaxStack = 1u << 16;
+constexpr size_t kMaxMemo = 1u << 20;
+constexpr size_t kMaxValues = 1u << 21;
+constexpr size_t kMaxLinks = 1u << 22;  // container children in all
+constexpr uint32_t kMaxDepth = 1000;
 
 const std::map<std::string, at::ScalarType>& storage_types() {
   static const std::map<std::string, at::ScalarType> types = {
@@ -54,7 +57,8 @@ bool allowed_global(const std::string& name) {
 class Unpickler {
  public:
   Unpickler(const std::string& data, const std::string& origin) : data_(data), origin_(origin) {}
-  ValuePtr run();
+  Ref run();
+  std::vector<PthTensorRecord> state_dict(Ref root) const;
 
  private:
   [[noreturn]] void fail(const std::string& what) const {
@@ -77,73 +81,111 @@ class Unpickler {
     }
     return v;
   }
-  std::string line() {
-    const size_t end = data_.find('\n', pos_);
-    if (end == std::string::npos || end - pos_ > 256) {
-      fail("a GLOBAL name is not terminated");
-    }
-    std::string s = data_.substr(pos_, end - pos_);
-    pos_ = end + 1;
-    return s;
+  std::string line();
+  Value& at(Ref r) { return values_[r]; }
+  const Value& at(Ref r) const { return values_[r]; }
+  Ref make(Kind k);
+  Ref make_int(int64_t v) {
+    const Ref r = make(Kind::Int);
+    at(r).i = v;
+    return r;
   }
-  std::string bytes(uint64_t n) {
-    const unsigned char* p = take(size_t(n));
-    return std::string(reinterpret_cast<const char*>(p), size_t(n));
-  }
-  ValuePtr pop() {
-    if (stack_.empty() || (!marks_.empty() && stack_.size() <= marks_.back())) {
-      fail("stack underflow");
-    }
-    ValuePtr v = stack_.back();
-    stack_.pop_back();
-    return v;
-  }
-  ValuePtr& top() {
+  void push(Ref r) { stack_.push_back(r); }
+  Ref pop();
+  Ref top() {
     if (stack_.empty()) {
       fail("stack underflow");
     }
     return stack_.back();
   }
-  std::vector<ValuePtr> pop_to_mark() {
-    if (marks_.empty()) {
-      fail("no MARK before a collection opcode");
-    }
-    const size_t m = marks_.back();
-    marks_.pop_back();
-    std::vector<ValuePtr> items(stack_.begin() + long(m), stack_.end());
-    stack_.resize(m);
-    return items;
-  }
+  std::vector<Ref> pop_to_mark();
+  void add_child(Ref container, Ref child);
+  Ref tuple(const std::vector<Ref>& items);
   void push_global(const std::string& module, const std::string& name);
-  ValuePtr reduce(const ValuePtr& callable, const ValuePtr& args);
-  ValuePtr persistent_load(const ValuePtr& pid);
-  void set_items(const ValuePtr& target, const std::vector<ValuePtr>& kv);
-  void memo_put(uint64_t key) {
-    if (memo_.size() > (1u << 24)) {
-      fail("too many memo entries");
-    }
-    memo_[key] = top();
-  }
-  ValuePtr memo_get(uint64_t key) {
-    const auto it = memo_.find(key);
-    if (it == memo_.end()) {
-      fail("a memo reference to an unknown slot " + std::to_string(key));
-    }
-    return it->second;
-  }
-  ValuePtr tuple(std::vector<ValuePtr> items) {
-    ValuePtr t = make(Kind::Tuple);
-    t->items = std::move(items);
-    return t;
-  }
+  Ref reduce(Ref callable, Ref args);
+  Ref rebuild_tensor(const std::vector<Ref>& args);
+  Ref persistent_load(Ref pid);
+  void set_items(Ref target, const std::vector<Ref>& kv);
+  void memo_put(uint64_t key);
+  Ref memo_get(uint64_t key);
+  bool step(unsigned char op);
+  void check_bounds();
 
   const std::string& data_;
   const std::string& origin_;
   size_t pos_ = 0;
-  std::vector<ValuePtr> stack_;
+  std::vector<Value> values_;
+  std::vector<PthTensorRecord> tensors_;
+  size_t links_ = 0;
+  std::vector<Ref> stack_;
   std::vector<size_t> marks_;
-  std::unordered_map<uint64_t, ValuePtr> memo_;
+  std::unordered_map<uint64_t, Ref> memo_;
 };
+
+std::string Unpickler::line() {
+  const size_t end = data_.find('\n', pos_);
+  if (end == std::string::npos || end - pos_ > 256) {
+    fail("a GLOBAL name is not terminated");
+  }
+  std::string s = data_.substr(pos_, end - pos_);
+  pos_ = end + 1;
+  return s;
+}
+
+Ref Unpickler::make(Kind k) {
+  if (values_.size() >= kMaxValues) {
+    fail("the pickle builds more than " + std::to_string(kMaxValues) +
+         " values (a real state dict needs about 20 per tensor); the file is damaged or hostile");
+  }
+  values_.emplace_back();
+  values_.back().kind = k;
+  return Ref(values_.size() - 1);
+}
+
+Ref Unpickler::pop() {
+  if (stack_.empty() || (!marks_.empty() && stack_.size() <= marks_.back())) {
+    fail("stack underflow");
+  }
+  const Ref v = stack_.back();
+  stack_.pop_back();
+  return v;
+}
+
+std::vector<Ref> Unpickler::pop_to_mark() {
+  if (marks_.empty()) {
+    fail("no MARK before a collection opcode");
+  }
+  const size_t m = marks_.back();
+  marks_.pop_back();
+  std::vector<Ref> items(stack_.begin() + long(m), stack_.end());
+  stack_.resize(m);
+  return items;
+}
+
+// Tracks nesting as containers are filled. A container filled after it was itself put inside another
+// (through the memo) leaves its parents' depth stale: the limit is a guard against hostile nesting,
+// not what keeps us safe; nothing walks the tree recursively.
+void Unpickler::add_child(Ref container, Ref child) {
+  if (++links_ > kMaxLinks) {
+    fail("the pickle's containers hold more than " + std::to_string(kMaxLinks) +
+         " items in all; the file is damaged or hostile");
+  }
+  const uint32_t depth = std::max(at(container).depth, at(child).depth + 1);
+  if (depth > kMaxDepth) {
+    fail("containers nest deeper than " + std::to_string(kMaxDepth) +
+         " levels (a state dict nests fewer than 10); the file is damaged or hostile");
+  }
+  at(container).depth = depth;
+  at(container).items.push_back(child);
+}
+
+Ref Unpickler::tuple(const std::vector<Ref>& items) {
+  const Ref t = make(Kind::Tuple);
+  for (Ref item : items) {
+    add_child(t, item);
+  }
+  return t;
+}
 
 void Unpickler::push_global(const std::string& module, const std::string& name) {
   const std::string full = module + "." + name;
@@ -152,299 +194,353 @@ void Unpickler::push_global(const std::string& module, const std::string& name) 
          "' is not allowed in a tensor state dict (this file may run code when opened by Python; "
          "use a plain state-dict .pth or a .safetensors file)");
   }
-  ValuePtr g = make(Kind::Global);
-  g->s = full;
-  stack_.push_back(g);
+  const Ref g = make(Kind::Global);
+  at(g).s = full;
+  push(g);
 }
 
-ValuePtr Unpickler::reduce(const ValuePtr& callable, const ValuePtr& args) {
-  if (callable->kind != Kind::Global || args->kind != Kind::Tuple) {
+Ref Unpickler::rebuild_tensor(const std::vector<Ref>& a) {
+  if (a.size() < 4 || a.size() > 7 || at(a[0]).kind != Kind::Storage || at(a[1]).kind != Kind::Int ||
+      at(a[2]).kind != Kind::Tuple || at(a[3]).kind != Kind::Tuple) {
+    fail("_rebuild_tensor_v2 with unexpected arguments");
+  }
+  PthTensorRecord rec;
+  rec.dtype = at(a[0]).dtype;
+  rec.storage_key = at(a[0]).s;
+  rec.storage_numel = at(a[0]).i;
+  rec.storage_offset = at(a[1]).i;
+  for (Ref d : at(a[2]).items) {
+    if (at(d).kind != Kind::Int || at(d).i < 0) {
+      fail("a tensor size is not a non-negative integer");
+    }
+    rec.sizes.push_back(at(d).i);
+  }
+  for (Ref d : at(a[3]).items) {
+    if (at(d).kind != Kind::Int || at(d).i < 0) {
+      fail("a tensor stride is not a non-negative integer");
+    }
+    rec.strides.push_back(at(d).i);
+  }
+  if (rec.sizes.size() != rec.strides.size()) {
+    fail("a tensor has different numbers of sizes and strides");
+  }
+  const Ref t = make(Kind::Tensor);
+  at(t).i = int64_t(tensors_.size());
+  tensors_.push_back(std::move(rec));
+  return t;
+}
+
+Ref Unpickler::reduce(Ref callable, Ref args) {
+  if (at(callable).kind != Kind::Global || at(args).kind != Kind::Tuple) {
     fail("REDUCE on something other than an allowed global with a tuple of arguments");
   }
-  const std::vector<ValuePtr>& a = args->items;
-  if (callable->s == "collections.OrderedDict") {
+  const std::string name = at(callable).s;
+  const std::vector<Ref> a = at(args).items;
+  if (name == "collections.OrderedDict") {
     if (!a.empty()) {
       fail("OrderedDict built from arguments is not supported");
     }
     return make(Kind::Dict);
   }
-  if (callable->s == "torch._utils._rebuild_parameter") {
-    if (a.size() < 1 || a[0]->kind != Kind::Tensor) {
+  if (name == "torch._utils._rebuild_parameter") {
+    if (a.size() < 1 || at(a[0]).kind != Kind::Tensor) {
       fail("_rebuild_parameter without a tensor");
     }
     return a[0];
   }
-  if (callable->s == "torch._utils._rebuild_tensor_v2") {
-    if (a.size() < 4 || a.size() > 7 || a[0]->kind != Kind::Storage || a[1]->kind != Kind::Int ||
-        a[2]->kind != Kind::Tuple || a[3]->kind != Kind::Tuple) {
-      fail("_rebuild_tensor_v2 with unexpected arguments");
-    }
-    ValuePtr t = make(Kind::Tensor);
-    t->tensor.dtype = a[0]->dtype;
-    t->tensor.storage_key = a[0]->s;
-    t->tensor.storage_numel = a[0]->numel;
-    t->tensor.storage_offset = a[1]->i;
-    for (const ValuePtr& d : a[2]->items) {
-      if (d->kind != Kind::Int || d->i < 0) {
-        fail("a tensor size is not a non-negative integer");
-      }
-      t->tensor.sizes.push_back(d->i);
-    }
-    for (const ValuePtr& d : a[3]->items) {
-      if (d->kind != Kind::Int || d->i < 0) {
-        fail("a tensor stride is not a non-negative integer");
-      }
-      t->tensor.strides.push_back(d->i);
-    }
-    if (t->tensor.sizes.size() != t->tensor.strides.size()) {
-      fail("a tensor has different numbers of sizes and strides");
-    }
-    return t;
+  if (name == "torch._utils._rebuild_tensor_v2") {
+    return rebuild_tensor(a);
   }
-  fail("the global '" + callable->s + "' cannot be called");
+  fail("the global '" + name + "' cannot be called");
 }
 
-ValuePtr Unpickler::persistent_load(const ValuePtr& pid) {
-  const std::vector<ValuePtr>& a = pid->items;
-  if (pid->kind != Kind::Tuple || a.size() != 5 || a[0]->kind != Kind::String || a[0]->s != "storage" ||
-      a[1]->kind != Kind::Global || a[2]->kind != Kind::String || a[3]->kind != Kind::String ||
-      a[4]->kind != Kind::Int) {
+Ref Unpickler::persistent_load(Ref pid) {
+  const std::vector<Ref>& a = at(pid).items;
+  if (at(pid).kind != Kind::Tuple || a.size() != 5 || at(a[0]).kind != Kind::String || at(a[0]).s != "storage" ||
+      at(a[1]).kind != Kind::Global || at(a[2]).kind != Kind::String || at(a[3]).kind != Kind::String ||
+      at(a[4]).kind != Kind::Int) {
     fail("a persistent id that is not ('storage', type, key, location, numel)");
   }
-  const auto it = storage_types().find(a[1]->s);
+  const auto it = storage_types().find(at(a[1]).s);
   if (it == storage_types().end()) {
-    fail("'" + a[1]->s + "' is not a storage type");
+    fail("'" + at(a[1]).s + "' is not a storage type");
   }
-  if (a[4]->i < 0) {
+  if (at(a[4]).i < 0) {
     fail("a storage has a negative size");
   }
-  ValuePtr st = make(Kind::Storage);
-  st->dtype = it->second;
-  st->s = a[2]->s;
-  st->numel = a[4]->i;
+  const std::string key = at(a[2]).s;
+  const int64_t numel = at(a[4]).i;
+  const Ref st = make(Kind::Storage);  // may reallocate values_: no references held across it
+  at(st).dtype = it->second;
+  at(st).s = key;
+  at(st).i = numel;
   return st;
 }
 
-void Unpickler::set_items(const ValuePtr& target, const std::vector<ValuePtr>& kv) {
-  if (target->kind != Kind::Dict) {
+void Unpickler::set_items(Ref target, const std::vector<Ref>& kv) {
+  if (at(target).kind != Kind::Dict) {
     fail("SETITEM(S) on something that is not a dict");
   }
   if (kv.size() % 2 != 0) {
     fail("SETITEMS with an odd number of items");
   }
-  for (size_t k = 0; k < kv.size(); k += 2) {
-    target->dict.emplace_back(kv[k], kv[k + 1]);
+  for (Ref r : kv) {
+    add_child(target, r);
   }
 }
 
-ValuePtr Unpickler::run() {
+void Unpickler::memo_put(uint64_t key) {
+  if (memo_.size() >= kMaxMemo && memo_.count(key) == 0) {
+    fail("the pickle memoises more than " + std::to_string(kMaxMemo) +
+         " values (a real state dict needs about 8 per tensor); the file is damaged or hostile");
+  }
+  memo_[key] = top();
+}
+
+Ref Unpickler::memo_get(uint64_t key) {
+  const auto it = memo_.find(key);
+  if (it == memo_.end()) {
+    fail("a memo reference to an unknown slot " + std::to_string(key));
+  }
+  return it->second;
+}
+
+void Unpickler::check_bounds() {
+  if (stack_.size() > kMaxStack || marks_.size() > kMaxStack) {
+    fail("the pickle stack grows past " + std::to_string(kMaxStack) +
+         " entries (torch.save never needs more than ~2,100); the file is damaged or hostile");
+  }
+}
+
+Ref Unpickler::run() {
   while (true) {
     const unsigned char op = *take(1);
-    switch (op) {
-      case 0x80:  // PROTO
-        if (*take(1) > 5) {
-          fail("unsupported pickle protocol");
-        }
-        break;
-      case 0x95:  // FRAME
-        take(8);
-        break;
-      case '.':  // STOP
-        return pop();
-      case 'c': {  // GLOBAL
-        const std::string module = line();
-        const std::string name = line();
-        push_global(module, name);
-        break;
-      }
-      case 0x93: {  // STACK_GLOBAL
-        const ValuePtr name = pop();
-        const ValuePtr module = pop();
-        if (module->kind != Kind::String || name->kind != Kind::String) {
-          fail("STACK_GLOBAL without two strings");
-        }
-        push_global(module->s, name->s);
-        break;
-      }
-      case 'q':
-        memo_put(uint_le(1));
-        break;  // BINPUT
-      case 'r':
-        memo_put(uint_le(4));
-        break;  // LONG_BINPUT
-      case 0x94:
-        memo_put(memo_.size());
-        break;  // MEMOIZE
-      case 'h':
-        stack_.push_back(memo_get(uint_le(1)));
-        break;  // BINGET
-      case 'j':
-        stack_.push_back(memo_get(uint_le(4)));
-        break;  // LONG_BINGET
-      case '(':
-        marks_.push_back(stack_.size());
-        break;  // MARK
-      case ')':
-        stack_.push_back(tuple({}));
-        break;  // EMPTY_TUPLE
-      case 't':
-        stack_.push_back(tuple(pop_to_mark()));
-        break;  // TUPLE
-      case 0x85: {
-        ValuePtr a = pop();
-        stack_.push_back(tuple({a}));
-        break;
-      }
-      case 0x86: {
-        ValuePtr b = pop();
-        ValuePtr a = pop();
-        stack_.push_back(tuple({a, b}));
-        break;
-      }
-      case 0x87: {
-        ValuePtr c = pop();
-        ValuePtr b = pop();
-        ValuePtr a = pop();
-        stack_.push_back(tuple({a, b, c}));
-        break;
-      }
-      case '}':
-        stack_.push_back(make(Kind::Dict));
-        break;  // EMPTY_DICT
-      case ']':
-        stack_.push_back(make(Kind::List));
-        break;  // EMPTY_LIST
-      case 'N':
-        stack_.push_back(make(Kind::None));
-        break;
-      case 0x88:
-      case 0x89: {
-        ValuePtr b = make(Kind::Bool);
-        b->i = op == 0x88;
-        stack_.push_back(b);
-        break;
-      }
-      case 'K':
-      case 'M':
-      case 'J': {  // BININT1, BININT2, BININT
-        ValuePtr v = make(Kind::Int);
-        v->i = op == 'K' ? int64_t(uint_le(1)) : op == 'M' ? int64_t(uint_le(2)) : int64_t(int32_t(uint_le(4)));
-        stack_.push_back(v);
-        break;
-      }
-      case 0x8a: {  // LONG1
-        const size_t n = size_t(uint_le(1));
-        if (n > 8) {
-          fail("an integer wider than 64 bits");
-        }
-        uint64_t raw = n ? uint_le(n) : 0;
-        if (n > 0 && n < 8 && (raw >> (8 * n - 1)) & 1) {
-          raw |= ~uint64_t(0) << (8 * n);
-        }
-        ValuePtr v = make(Kind::Int);
-        v->i = int64_t(raw);
-        stack_.push_back(v);
-        break;
-      }
-      case 'G': {  // BINFLOAT (big-endian)
-        const unsigned char* p = take(8);
-        uint64_t bits = 0;
-        for (int k = 0; k < 8; ++k) {
-          bits = (bits << 8) | p[k];
-        }
-        ValuePtr v = make(Kind::Float);
-        std::memcpy(&v->f, &bits, 8);
-        stack_.push_back(v);
-        break;
-      }
-      case 'X':
-      case 0x8c:
-      case 0x8d:
-      case 'U':
-      case 'T': {  // BINUNICODE, SHORT_BINUNICODE, BINUNICODE8, SHORT_BINSTRING, BINSTRING
-        const size_t width = (op == 'X' || op == 'T') ? 4 : op == 0x8d ? 8 : 1;
-        ValuePtr v = make(Kind::String);
-        v->s = bytes(uint_le(width));
-        stack_.push_back(v);
-        break;
-      }
-      case 'Q': {
-        ValuePtr pid = pop();
-        stack_.push_back(persistent_load(pid));
-        break;
-      }  // BINPERSID
-      case 'R': {
-        ValuePtr args = pop();
-        ValuePtr fn = pop();
-        stack_.push_back(reduce(fn, args));
-        break;
-      }
-      case 'b': {  // BUILD: only the `_metadata` state of an OrderedDict, which we do not need
-        ValuePtr state = pop();
-        if (top()->kind != Kind::Dict || (state->kind != Kind::Dict && state->kind != Kind::Tuple)) {
-          fail("BUILD on something other than a state dict");
-        }
-        break;
-      }
-      case 's': {
-        ValuePtr v = pop();
-        ValuePtr k = pop();
-        set_items(top(), {k, v});
-        break;
-      }  // SETITEM
-      case 'u': {
-        std::vector<ValuePtr> kv = pop_to_mark();
-        set_items(top(), kv);
-        break;
-      }  // SETITEMS
-      case 'a': {
-        ValuePtr v = pop();
-        if (top()->kind != Kind::List) fail("APPEND on a non-list");
-        top()->items.push_back(v);
-        break;
-      }
-      case 'e': {
-        std::vector<ValuePtr> vs = pop_to_mark();
-        if (top()->kind != Kind::List) {
-          fail("APPENDS on a non-list");
-        }
-        top()->items.insert(top()->items.end(), vs.begin(), vs.end());
-        break;
-      }
-      default: {
-        char hex[8];
-        std::snprintf(hex, sizeof hex, "0x%02x", op);
-        fail(std::string("the pickle opcode ") + hex + " is not allowed in a tensor state dict");
-      }
+    if (op == '.') {  // STOP
+      return pop();
     }
-    if (stack_.size() > (1u << 24)) {
-      fail("the pickle stack grows without bound");
+    if (!step(op)) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02x", op);
+      fail(std::string("the pickle opcode ") + hex + " is not allowed in a tensor state dict");
     }
+    check_bounds();
   }
+}
+
+// One opcode other than STOP; false when it is not one we accept.
+bool Unpickler::step(unsigned char op) {
+  switch (op) {
+    case 0x80:  // PROTO
+      if (*take(1) > 5) {
+        fail("unsupported pickle protocol");
+      }
+      return true;
+    case 0x95:  // FRAME
+      take(8);
+      return true;
+    case 'c': {  // GLOBAL
+      const std::string module = line();
+      const std::string name = line();
+      push_global(module, name);
+      return true;
+    }
+    case 0x93: {  // STACK_GLOBAL
+      const Ref name = pop();
+      const Ref module = pop();
+      if (at(module).kind != Kind::String || at(name).kind != Kind::String) {
+        fail("STACK_GLOBAL without two strings");
+      }
+      push_global(at(module).s, at(name).s);
+      return true;
+    }
+    case 'q':  // BINPUT
+      memo_put(uint_le(1));
+      return true;
+    case 'r':  // LONG_BINPUT
+      memo_put(uint_le(4));
+      return true;
+    case 0x94:  // MEMOIZE
+      memo_put(memo_.size());
+      return true;
+    case 'h':  // BINGET
+      push(memo_get(uint_le(1)));
+      return true;
+    case 'j':  // LONG_BINGET
+      push(memo_get(uint_le(4)));
+      return true;
+    case '(':  // MARK
+      marks_.push_back(stack_.size());
+      return true;
+    case ')':  // EMPTY_TUPLE
+      push(tuple({}));
+      return true;
+    case 't':  // TUPLE
+      push(tuple(pop_to_mark()));
+      return true;
+    case 0x85: {  // TUPLE1
+      const Ref a = pop();
+      push(tuple({a}));
+      return true;
+    }
+    case 0x86: {  // TUPLE2
+      const Ref b = pop();
+      const Ref a = pop();
+      push(tuple({a, b}));
+      return true;
+    }
+    case 0x87: {  // TUPLE3
+      const Ref c = pop();
+      const Ref b = pop();
+      const Ref a = pop();
+      push(tuple({a, b, c}));
+      return true;
+    }
+    case '}':  // EMPTY_DICT
+      push(make(Kind::Dict));
+      return true;
+    case ']':  // EMPTY_LIST
+      push(make(Kind::List));
+      return true;
+    case 'N':
+      push(make(Kind::None));
+      return true;
+    case 0x88:  // NEWTRUE
+    case 0x89: {  // NEWFALSE
+      const Ref b = make(Kind::Bool);
+      at(b).i = op == 0x88;
+      push(b);
+      return true;
+    }
+    case 'K':  // BININT1
+      push(make_int(int64_t(uint_le(1))));
+      return true;
+    case 'M':  // BININT2
+      push(make_int(int64_t(uint_le(2))));
+      return true;
+    case 'J':  // BININT
+      push(make_int(int64_t(int32_t(uint_le(4)))));
+      return true;
+    case 0x8a: {  // LONG1
+      const size_t n = size_t(uint_le(1));
+      if (n > 8) {
+        fail("an integer wider than 64 bits");
+      }
+      uint64_t raw = n ? uint_le(n) : 0;
+      if (n > 0 && n < 8 && (raw >> (8 * n - 1)) & 1) {
+        raw |= ~uint64_t(0) << (8 * n);
+      }
+      push(make_int(int64_t(raw)));
+      return true;
+    }
+    case 'G': {  // BINFLOAT (big-endian)
+      const unsigned char* p = take(8);
+      uint64_t bits = 0;
+      for (int k = 0; k < 8; ++k) {
+        bits = (bits << 8) | p[k];
+      }
+      const Ref v = make(Kind::Float);
+      std::memcpy(&at(v).f, &bits, 8);
+      push(v);
+      return true;
+    }
+    case 'X':     // BINUNICODE
+    case 0x8c:    // SHORT_BINUNICODE
+    case 0x8d:    // BINUNICODE8
+    case 'U':     // SHORT_BINSTRING
+    case 'T': {   // BINSTRING
+      const size_t width = (op == 'X' || op == 'T') ? 4 : op == 0x8d ? 8 : 1;
+      const uint64_t n = uint_le(width);
+      const unsigned char* p = take(size_t(n));  // bounds-checked before anything is allocated
+      const Ref v = make(Kind::String);
+      at(v).s.assign(reinterpret_cast<const char*>(p), size_t(n));
+      push(v);
+      return true;
+    }
+    case 'Q': {  // BINPERSID
+      const Ref pid = pop();
+      push(persistent_load(pid));
+      return true;
+    }
+    case 'R': {  // REDUCE
+      const Ref args = pop();
+      const Ref fn = pop();
+      push(reduce(fn, args));
+      return true;
+    }
+    case 'b': {  // BUILD: only the `_metadata` state of an OrderedDict, which we do not need
+      const Ref state = pop();
+      if (at(top()).kind != Kind::Dict || (at(state).kind != Kind::Dict && at(state).kind != Kind::Tuple)) {
+        fail("BUILD on something other than a state dict");
+      }
+      return true;
+    }
+    case 's': {  // SETITEM
+      const Ref v = pop();
+      const Ref k = pop();
+      set_items(top(), {k, v});
+      return true;
+    }
+    case 'u': {  // SETITEMS
+      const std::vector<Ref> kv = pop_to_mark();
+      set_items(top(), kv);
+      return true;
+    }
+    case 'a': {  // APPEND
+      const Ref v = pop();
+      if (at(top()).kind != Kind::List) {
+        fail("APPEND on a non-list");
+      }
+      add_child(top(), v);
+      return true;
+    }
+    case 'e': {  // APPENDS
+      const std::vector<Ref> vs = pop_to_mark();
+      if (at(top()).kind != Kind::List) {
+        fail("APPENDS on a non-list");
+      }
+      for (Ref v : vs) {
+        add_child(top(), v);
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+std::vector<PthTensorRecord> Unpickler::state_dict(Ref root) const {
+  if (at(root).kind != Kind::Dict) {
+    throw std::runtime_error("'" + origin_ + "' does not hold a state dict (a dict of tensors) at its top level");
+  }
+  const std::vector<Ref>& kv = at(root).items;
+  std::vector<PthTensorRecord> records;
+  records.reserve(kv.size() / 2);
+  std::unordered_set<std::string> seen;
+  for (size_t k = 0; k + 1 < kv.size(); k += 2) {
+    const Value& key = at(kv[k]);
+    const Value& value = at(kv[k + 1]);
+    if (key.kind != Kind::String) {
+      throw std::runtime_error("'" + origin_ + "' has a state-dict key that is not a string");
+    }
+    if (value.kind != Kind::Tensor) {
+      throw std::runtime_error("'" + origin_ + "': the state-dict entry '" + key.s + "' is not a tensor");
+    }
+    if (!seen.insert(key.s).second) {
+      throw std::runtime_error("'" + origin_ + "': the state dict names the tensor '" + key.s +
+                               "' twice (damaged or hand-edited file)");
+    }
+    PthTensorRecord r = tensors_[size_t(value.i)];
+    r.name = key.s;
+    records.push_back(std::move(r));
+  }
+  return records;
 }
 
 }  // namespace
 
 std::vector<PthTensorRecord> pth_unpickle_state_dict(const std::string& pickle, const std::string& origin) {
   Unpickler unpickler(pickle, origin);
-  const ValuePtr root = unpickler.run();
-  if (root->kind != Kind::Dict) {
-    throw std::runtime_error("'" + origin + "' does not hold a state dict (a dict of tensors) at its top level");
-  }
-  std::vector<PthTensorRecord> records;
-  records.reserve(root->dict.size());
-  for (const auto& [key, value] : root->dict) {
-    if (key->kind != Kind::String) {
-      throw std::runtime_error("'" + origin + "' has a state-dict key that is not a string");
-    }
-    if (value->kind != Kind::Tensor) {
-      throw std::runtime_error("'" + origin + "': the state-dict entry '" + key->s + "' is not a tensor");
-    }
-    PthTensorRecord r = value->tensor;
-    r.name = key->s;
-    records.push_back(std::move(r));
-  }
-  return records;
+  return unpickler.state_dict(unpickler.run());
 }
 
 }  // namespace vidgraph::model_io

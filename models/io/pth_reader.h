@@ -4,10 +4,13 @@
 // Contract: `open` parses the zip (stored entries, zip64; see zip_archive.h) and the restricted
 // unpickler (see pth_pickle.h) and checks every tensor's strided extent against its storage entry.
 // Tensor data is read on demand, one tensor at a time, straight into a tensor of the requested
-// dtype/device; no second copy of the whole file is ever held. All errors are std::runtime_error
-// naming the file and the tensor.
+// dtype/device; no second copy of the whole file is ever held. Every entry read is checked against
+// its zip CRC-32: data.pkl on open, a storage when a tensor of it is first loaded (a storage read
+// only in part is read once more, in chunks, to check it). All errors are std::runtime_error naming
+// the file and the tensor.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -24,6 +27,8 @@ namespace vidgraph::model_io {
 class PthReader {
  public:
   static PthReader open(const std::string& path);
+  // The same over a `.pth` held in memory (for tests and fuzz targets); `origin` names it in errors.
+  static PthReader from_bytes(std::string bytes, const std::string& origin);
 
   const std::string& path() const { return zip_.path(); }
   const std::vector<PthTensorRecord>& tensors() const { return records_; }
@@ -34,9 +39,14 @@ class PthReader {
                   std::optional<at::ScalarType> dtype = std::nullopt) const;
 
  private:
+  struct Verified;  // storages whose CRC-32 has been checked (shared by copies, thread-safe)
+  static PthReader from_zip(ZipArchive zip);
+  void verify_storage(const ZipEntry& storage) const;
+
   ZipArchive zip_;
   std::string prefix_;  // "<archive>/" of every entry
   std::vector<PthTensorRecord> records_;
+  std::shared_ptr<Verified> verified_;
 };
 
 // Every tensor of the file, in the file's order.

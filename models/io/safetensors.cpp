@@ -3,7 +3,6 @@
 
 #include <ATen/ops/empty.h>
 #include <ATen/ops/from_blob.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -16,8 +15,6 @@
 
 namespace vidgraph::model_io {
 namespace {
-
-constexpr uint64_t kMaxHeaderBytes = 100ull * 1024 * 1024;
 
 struct DtypeRow {
   const char* name;
@@ -64,82 +61,7 @@ struct SafetensorsFile::Impl {
   ~Impl() {
     if (map != nullptr) munmap(map, map_size);
   }
-  void parse_header(const char* text, size_t size);
-  void parse_entry(const std::string& name, const nlohmann::json& value);
 };
-
-void SafetensorsFile::Impl::parse_entry(const std::string& name, const nlohmann::json& value) {
-  const std::string where = "tensor '" + name + "': ";
-  if (!value.is_object()) fail(path, where + "entry is not a JSON object");
-  if (!value.contains("dtype") || !value["dtype"].is_string())
-    fail(path, where + "missing string field 'dtype'");
-  if (!value.contains("shape") || !value["shape"].is_array())
-    fail(path, where + "missing array field 'shape'");
-  if (!value.contains("data_offsets") || !value["data_offsets"].is_array() ||
-      value["data_offsets"].size() != 2)
-    fail(path, where + "missing 'data_offsets' [begin, end]");
-  SafetensorsEntry e;
-  e.name = name;
-  e.dtype = value["dtype"].get<std::string>();
-  const auto type = safetensors_dtype_to_scalar(e.dtype);
-  if (!type)
-    fail(path, where + "unsupported dtype '" + e.dtype +
-                   "' (supported: F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL)");
-  e.scalar_type = *type;
-  uint64_t numel = 1;
-  for (const auto& d : value["shape"]) {
-    if (!d.is_number_integer() || d.get<int64_t>() < 0)
-      fail(path, where + "shape entries must be non-negative integers");
-    const auto n = static_cast<uint64_t>(d.get<int64_t>());
-    if (n != 0 && numel > (uint64_t(1) << 62) / n) fail(path, where + "shape is too large");
-    numel *= n;
-    e.shape.push_back(static_cast<int64_t>(n));
-  }
-  for (const auto& o : value["data_offsets"]) {
-    if (!o.is_number_unsigned() && !(o.is_number_integer() && o.get<int64_t>() >= 0))
-      fail(path, where + "data_offsets must be non-negative integers");
-  }
-  e.begin = value["data_offsets"][0].get<uint64_t>();
-  e.end = value["data_offsets"][1].get<uint64_t>();
-  if (e.begin > e.end || e.end > data_size)
-    fail(path, where + "data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
-                   ") out of range of the data region (" + std::to_string(data_size) + " bytes)");
-  const uint64_t want = numel * c10::elementSize(e.scalar_type);
-  if (e.end - e.begin != want)
-    fail(path, where + "data_offsets span " + std::to_string(e.end - e.begin) +
-                   " bytes but dtype and shape need " + std::to_string(want));
-  entries.push_back(std::move(e));
-}
-
-void SafetensorsFile::Impl::parse_header(const char* text, size_t size) {
-  nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(text, text + size);
-  } catch (const std::exception& ex) {
-    fail(path, std::string("header is not valid JSON (") + ex.what() + ")");
-  }
-  if (!header.is_object()) fail(path, "header is not a JSON object");
-  for (auto it = header.begin(); it != header.end(); ++it) {
-    if (it.key() == "__metadata__") {
-      if (!it.value().is_object()) fail(path, "__metadata__ is not a JSON object");
-      for (auto m = it.value().begin(); m != it.value().end(); ++m) {
-        if (!m.value().is_string()) fail(path, "__metadata__ value '" + m.key() + "' is not a string");
-        metadata[m.key()] = m.value().get<std::string>();
-      }
-      continue;
-    }
-    parse_entry(it.key(), it.value());
-  }
-  std::sort(entries.begin(), entries.end(),
-            [](const SafetensorsEntry& a, const SafetensorsEntry& b) {
-              return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-            });
-  for (size_t i = 0; i < entries.size(); ++i) {
-    if (i > 0 && entries[i].begin < entries[i - 1].end && entries[i].begin != entries[i].end)
-      fail(path, "tensors '" + entries[i - 1].name + "' and '" + entries[i].name + "' overlap");
-    by_name[entries[i].name] = i;
-  }
-}
 
 SafetensorsFile SafetensorsFile::open(const std::string& path) {
   auto impl = std::make_unique<Impl>();
@@ -162,16 +84,14 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
   impl->map = map;
   impl->map_size = file_size;
   const auto* bytes = static_cast<const uint8_t*>(map);
-  uint64_t header_size = 0;
-  for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | bytes[i];
-  if (header_size > kMaxHeaderBytes)
-    fail(path, "header size " + std::to_string(header_size) + " exceeds the 100 MiB limit");
-  if (header_size > file_size - 8)
-    fail(path, "header size " + std::to_string(header_size) + " runs past the end of the file (" +
-                   std::to_string(file_size) + " bytes)");
+  const uint64_t header_size = safetensors_header_size(bytes, file_size, path);
   impl->data = bytes + 8 + header_size;
   impl->data_size = file_size - 8 - header_size;
-  impl->parse_header(reinterpret_cast<const char*>(bytes + 8), header_size);
+  SafetensorsHeader header =
+      parse_safetensors_header(reinterpret_cast<const char*>(bytes + 8), size_t(header_size), impl->data_size, path);
+  impl->entries = std::move(header.entries);
+  impl->metadata = std::move(header.metadata);
+  for (size_t i = 0; i < impl->entries.size(); ++i) impl->by_name[impl->entries[i].name] = i;
   return SafetensorsFile(std::move(impl));
 }
 

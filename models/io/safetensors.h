@@ -2,10 +2,11 @@
 // header size N, N bytes of JSON {name: {dtype, shape, data_offsets: [begin, end)}, "__metadata__":
 // {string: string}}, then the data region).
 //
-// Reader: the file is memory-mapped (read-only, shared); the header is validated on open (size bound
-// of 100 MiB, JSON object, every entry's dtype supported — F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL —,
-// shape non-negative, offsets inside the data region, end - begin == numel * element size, entries
-// non-overlapping). load() copies one tensor straight from the mapping to the requested device and
+// Reader: the file is memory-mapped (read-only, shared); the header is validated on open (the file's
+// magic bytes — a GGUF, zip, HTML... file is named as such —, size bound of 16 MiB, nesting of at
+// most 8 levels, no duplicate keys, JSON object, every entry's dtype supported — F64 F32 F16 BF16
+// I64 I32 I16 I8 U8 BOOL —, shape non-negative with a product that fits int64, offsets inside the data
+// region, end - begin == numel * element size, non-empty entries non-overlapping). load() copies one tensor straight from the mapping to the requested device and
 // dtype: the file is never read into memory as a whole. Errors throw SafetensorsError whose message
 // names the file (and the tensor).
 // Writer: atomic — writes <path>.tmp-<pid>-<n>, fsyncs it, renames it over <path>, fsyncs the folder;
@@ -46,6 +47,30 @@ struct SafetensorsEntry {
 std::optional<at::ScalarType> safetensors_dtype_to_scalar(const std::string& dtype);
 // The safetensors dtype string for an ATen type; throws SafetensorsError if unsupported.
 std::string safetensors_dtype_name(at::ScalarType type);
+
+// The parsed, validated header: entries sorted by data offset, and the `__metadata__` strings.
+struct SafetensorsHeader {
+  std::vector<SafetensorsEntry> entries;
+  std::map<std::string, std::string> metadata;
+};
+
+// Header limits. Real headers are far smaller: ~150 bytes per tensor, so a 5B DiT shard (< 1,000
+// tensors) has ~150 KB and even a 100,000-tensor file stays under 16 MiB; real headers nest 3 levels
+// (object > entry > shape). The size bound also bounds the parser's memory (< ~15x the header).
+constexpr uint64_t kSafetensorsMaxHeaderBytes = 16ull * 1024 * 1024;
+constexpr int kSafetensorsMaxHeaderDepth = 8;
+
+// From-memory parsers (the file reader uses them; fuzz targets can too). `origin` names the file in
+// errors. Both throw SafetensorsError.
+// The JSON header text alone, against a data region of `data_size` bytes.
+SafetensorsHeader parse_safetensors_header(const char* json, size_t size, uint64_t data_size,
+                                           const std::string& origin);
+SafetensorsHeader parse_safetensors_header(const std::string& json, uint64_t data_size, const std::string& origin);
+// The header size prefix of a whole file of `size` bytes at `bytes`: checks the magic bytes, the
+// limit and that the header fits; returns the header size.
+uint64_t safetensors_header_size(const uint8_t* bytes, uint64_t size, const std::string& origin);
+// A whole file held in memory: prefix, header and data-region bounds.
+SafetensorsHeader parse_safetensors_bytes(const std::string& file_bytes, const std::string& origin);
 
 class SafetensorsFile {
  public:

@@ -1,27 +1,23 @@
 #include "state_dict_file.h"
 
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
+#include "file_kind.h"
 #include "pth_reader.h"
 
 namespace vidgraph::model_io {
 
 WeightFormat detect_weight_format(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw std::runtime_error("cannot open the weight file '" + path + "'");
+  const FileKind kind = sniff_file_kind(read_file_head(path));
+  if (kind == FileKind::Zip) {
+    return WeightFormat::Pth;  // PthReader::open says so when the zip is not a PyTorch checkpoint
   }
-  char head[9] = {};
-  in.read(head, 9);
-  if (in.gcount() >= 4 && head[0] == 'P' && head[1] == 'K' && head[2] == 3 && head[3] == 4) {
-    return WeightFormat::Pth;
-  }
-  if (in.gcount() == 9 && head[8] == '{') {
+  if (kind == FileKind::Safetensors) {
     return WeightFormat::Safetensors;
   }
-  throw std::runtime_error("'" + path + "' is neither a PyTorch zip .pth state dict nor a .safetensors file");
+  throw std::runtime_error("'" + path + "' is " + file_kind_sentence(kind) +
+                           "; expected a PyTorch zip .pth state dict or a .safetensors file");
 }
 
 NamedTensors load_state_dict_file(const std::string& path, c10::Device device, std::optional<at::ScalarType> dtype) {

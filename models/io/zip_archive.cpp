@@ -1,7 +1,10 @@
 #include "zip_archive.h"
 
+#include "crc32.h"
+
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
@@ -19,6 +22,10 @@ constexpr uint32_t kZip64EocdSig = 0x06064b50;
 constexpr uint32_t kCentralSig = 0x02014b50;
 constexpr uint32_t kLocalSig = 0x04034b50;
 constexpr uint64_t kMaxEntries = 1u << 22;
+// A central-directory record is 46 bytes plus the name (~30 bytes for a torch.save entry): a
+// checkpoint of 100,000 tensors needs < 10 MiB. The bound keeps a hostile size field from making
+// us allocate up to the file size.
+constexpr uint64_t kMaxCentralDirectoryBytes = 64ull << 20;
 
 uint16_t le16(const unsigned char* p) {
   return uint16_t(p[0] | (p[1] << 8));
@@ -79,6 +86,10 @@ void ZipArchive::read_at(uint64_t offset, void* dst, uint64_t size) const {
                     " bytes runs past the end of the file (truncated?)");
   }
   auto* out = static_cast<unsigned char*>(dst);
+  if (bytes_) {
+    std::memcpy(out, bytes_->data() + offset, size_t(size));
+    return;
+  }
   while (size > 0) {
     const size_t step = size_t(std::min<uint64_t>(size, 1u << 30));
     const ssize_t got = ::pread(*fd_, out, step, off_t(offset));
@@ -107,6 +118,22 @@ ZipArchive ZipArchive::open(const std::string& path) {
     fail(path, "cannot stat the file");
   }
   zip.file_size_ = uint64_t(st.st_size);
+  zip.parse();
+  return zip;
+}
+
+ZipArchive ZipArchive::from_bytes(std::string bytes, const std::string& origin) {
+  ZipArchive zip;
+  zip.path_ = origin;
+  zip.file_size_ = bytes.size();
+  zip.bytes_ = std::make_shared<const std::string>(std::move(bytes));
+  zip.parse();
+  return zip;
+}
+
+void ZipArchive::parse() {
+  ZipArchive& zip = *this;
+  const std::string& path = path_;
   if (zip.file_size_ < 22) {
     fail(path, "the file is too small to be a zip archive (truncated?)");
   }
@@ -150,6 +177,10 @@ ZipArchive ZipArchive::open(const std::string& path) {
   if (cd.offset > zip.file_size_ || cd.size > zip.file_size_ - cd.offset) {
     fail(path, "the central directory lies outside the file (truncated?)");
   }
+  if (cd.size > kMaxCentralDirectoryBytes) {
+    fail(path, "the central directory claims " + std::to_string(cd.size) + " bytes, more than the " +
+                   std::to_string(kMaxCentralDirectoryBytes >> 20) + " MiB a checkpoint needs (damaged file?)");
+  }
   std::vector<unsigned char> dir(size_t(cd.size));
   zip.read_at(cd.offset, dir.data(), cd.size);
 
@@ -167,6 +198,7 @@ ZipArchive ZipArchive::open(const std::string& path) {
     const size_t extra_len = le16(c + 30);
     const size_t comment_len = le16(c + 32);
     uint64_t local = le32(c + 42);
+    const uint32_t crc = le32(c + 16);
     if (pos + 46 + name_len + extra_len + comment_len > dir.size()) {
       fail(path, "central-directory entry " + std::to_string(i) + " runs past the directory");
     }
@@ -186,13 +218,13 @@ ZipArchive ZipArchive::open(const std::string& path) {
     }
     entry.data_offset = local + 30 + le16(lh + 26) + le16(lh + 28);
     entry.size = usize;
+    entry.crc32 = crc;
     if (entry.data_offset > zip.file_size_ || entry.size > zip.file_size_ - entry.data_offset) {
       fail(path, "the data of entry '" + entry.name + "' runs past the end of the file (truncated?)");
     }
     zip.entries_.push_back(std::move(entry));
     pos += 46 + name_len + extra_len + comment_len;
   }
-  return zip;
 }
 
 const ZipEntry* ZipArchive::find(const std::string& name) const {
@@ -214,7 +246,30 @@ void ZipArchive::read(const ZipEntry& entry, uint64_t offset, void* dst, uint64_
 std::string ZipArchive::read_all(const ZipEntry& entry) const {
   std::string out(size_t(entry.size), '\0');
   read(entry, 0, out.data(), entry.size);
+  check_crc(entry, crc32_update(0, out.data(), out.size()));
   return out;
+}
+
+void ZipArchive::verify_crc(const ZipEntry& entry) const {
+  constexpr uint64_t kChunk = 8u << 20;
+  std::vector<unsigned char> buffer(size_t(std::min<uint64_t>(entry.size, kChunk)));
+  uint32_t crc = 0;
+  for (uint64_t done = 0; done < entry.size;) {
+    const uint64_t step = std::min<uint64_t>(entry.size - done, kChunk);
+    read(entry, done, buffer.data(), step);
+    crc = crc32_update(crc, buffer.data(), size_t(step));
+    done += step;
+  }
+  check_crc(entry, crc);
+}
+
+void ZipArchive::check_crc(const ZipEntry& entry, uint32_t actual) const {
+  if (actual != entry.crc32) {
+    char found[32];
+    std::snprintf(found, sizeof found, "0x%08x, expected 0x%08x", actual, entry.crc32);
+    fail(path_, "the data of entry '" + entry.name + "' is corrupt (CRC-32 " + found +
+                    "); re-download the file");
+  }
 }
 
 }  // namespace vidgraph::model_io

@@ -164,7 +164,20 @@ class PickleWriter {
   uint32_t next_ = 0;
 };
 
-// A zip of stored entries, each entry's data aligned to 64 bytes (PyTorch's "FB" padding field).
+// The zip CRC-32 of `data`, bit by bit: an oracle independent of the product's table-driven one.
+inline uint32_t zip_crc32(const std::string& data) {
+  uint32_t c = 0xFFFFFFFFu;
+  for (unsigned char byte : data) {
+    c ^= byte;
+    for (int k = 0; k < 8; ++k) {
+      c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    }
+  }
+  return ~c;
+}
+
+// A zip of stored entries, each entry's data aligned to 64 bytes (PyTorch's "FB" padding field), with
+// the real CRC-32 of each entry as torch.save writes it.
 inline std::string pth_zip(const std::vector<std::pair<std::string, std::string>>& entries, bool zip64) {
   std::string out;
   std::string central;
@@ -182,7 +195,8 @@ inline std::string pth_zip(const std::vector<std::pair<std::string, std::string>
     le(out, 0, 2);  // flags
     le(out, 0, 2);  // stored
     le(out, 0, 4);  // time, date
-    le(out, 0, 4);  // crc32 (not checked by our reader; PyTorch writes the real one)
+    const uint32_t crc = zip_crc32(data);
+    le(out, crc, 4);
     le(out, data.size(), 4);
     le(out, data.size(), 4);
     le(out, name.size(), 2);
@@ -198,8 +212,8 @@ inline std::string pth_zip(const std::vector<std::pair<std::string, std::string>
     le(central, zip64 ? 45 : 20, 2);
     le(central, 0, 2);
     le(central, 0, 2);
-    le(central, 0, 4);
-    le(central, 0, 4);
+    le(central, 0, 4);  // time, date
+    le(central, crc, 4);
     le(central, zip64 ? 0xFFFFFFFFu : data.size(), 4);
     le(central, zip64 ? 0xFFFFFFFFu : data.size(), 4);
     le(central, name.size(), 2);

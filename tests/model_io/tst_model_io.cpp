@@ -4,8 +4,10 @@
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/equal.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/randn.h>
 
+#include "models/io/file_kind.h"
 #include "models/io/pth_reader.h"
 #include "models/io/state_dict_file.h"
 #include "model_io_pth_writer.h"
@@ -18,6 +20,15 @@ using vidgraph::test::PthTensorSpec;
 using Named = std::vector<std::pair<std::string, at::Tensor>>;
 
 namespace {
+
+std::string repeat(const std::string& s, size_t n) {
+  std::string out;
+  out.reserve(s.size() * n);
+  for (size_t i = 0; i < n; ++i) {
+    out += s;
+  }
+  return out;
+}
 
 std::string error_of(const std::string& path) {
   try {
@@ -61,6 +72,14 @@ class tst_ModelIo : public QObject {
   void truncated();
   void compressedEntryRejected();
   void detectsFormat();
+  void hostilePickles_data();
+  void hostilePickles();
+  void manyTensorsStillLoad();
+  void corruptEntries_data();
+  void corruptEntries();
+  void wrongFileKinds_data();
+  void wrongFileKinds();
+  void fromBytes();
 
  private:
   QTemporaryDir dir_;
@@ -224,6 +243,161 @@ void tst_ModelIo::detectsFormat() {
       QVERIFY(at::allclose(t, ref.to(at::kDouble)));
     }
   }
+}
+
+// Hostile pickles must end in a clear error: no stack overflow (SIGSEGV), no unbounded memory.
+void tst_ModelIo::hostilePickles_data() {
+  QTest::addColumn<QByteArray>("body");
+  QTest::addColumn<QString>("expected");
+  auto row = [](const char* tag, const std::string& body, const char* expected) {
+    QTest::newRow(tag) << QByteArray(body.data(), int(body.size())) << expected;
+  };
+  // 2,000,000 EMPTY_LIST then 2,000,000 APPEND: used to build a 2M-deep tree whose recursive
+  // destruction overflowed the stack.
+  row("2,000,000 nested lists", repeat("]", 2000000) + repeat("a", 1999999), "stack grows past 65536");
+  // The same depth with a stack of one entry: each TUPLE1 wraps the previous value.
+  row("2,000,000 nested tuples", "]" + repeat("\x85", 2000000), "nest deeper than 1000");
+  row("60,000 nested lists", repeat("]", 60000) + repeat("a", 59999), "nest deeper than 1000");
+  row("a list that holds itself", std::string("]q\x00h\x00" "a", 6), "does not hold a state dict");
+  row("16M-entry stack", repeat("N", 1u << 24), "stack grows past 65536");
+  row("100,000 MARKs", repeat("(", 100000), "stack grows past 65536");
+  std::string memo = "N";
+  for (uint32_t k = 0; k <= (1u << 20); ++k) {
+    memo += 'r';
+    for (int b = 0; b < 4; ++b) {
+      memo += char((k >> (8 * b)) & 0xff);
+    }
+  }
+  row("1,048,577 memo slots", memo, "memoises more than 1048576");
+  row("2,400,000 values", "(" + repeat("N", 60000) + repeat("t(" + repeat("N", 60000), 40), "builds more than 2097152");
+}
+
+void tst_ModelIo::hostilePickles() {
+  QFETCH(QByteArray, body);
+  QFETCH(QString, expected);
+  PickleWriter p;
+  p.raw(std::string(body.constData(), size_t(body.size())));
+  const std::string z = vidgraph::test::pth_zip({{"archive/data.pkl", p.finish()}}, false);
+  const std::string file = path("hostile.pth");
+  vidgraph::test::write_file(file, z);
+  const std::string message = error_of(file);
+  QVERIFY2(message.find(expected.toStdString()) != std::string::npos, message.c_str());
+  QVERIFY2(message.find(file) != std::string::npos, message.c_str());
+}
+
+// The bounds leave room for real files: 5,000 tensors (the Wan2.2 VAE and umT5 have a few hundred).
+void tst_ModelIo::manyTensorsStillLoad() {
+  Named in;
+  for (int i = 0; i < 5000; ++i) {
+    in.emplace_back("blocks." + std::to_string(i) + ".weight", at::full({2, 3}, float(i)));
+  }
+  const std::string file = path("many.pth");
+  vidgraph::test::write_pth(file, in, true);
+  const Named out = vidgraph::model_io::pth_load_state_dict(file);
+  QCOMPARE(out.size(), in.size());
+  QVERIFY(at::equal(out[4999].second, in[4999].second));
+}
+
+// Flipping one byte of an entry that is read must be reported by its CRC-32, naming entry and file.
+void tst_ModelIo::corruptEntries_data() {
+  QTest::addColumn<QString>("needle");  // bytes to damage, found in the file
+  QTest::addColumn<bool>("views");      // the tensors are partial views of one storage
+  QTest::addColumn<QString>("entry");
+  QTest::newRow("tensor data") << "DATA" << false << "archive/data/0";
+  QTest::newRow("tensor data under a partial view") << "DATA" << true << "archive/data/0";
+  QTest::newRow("data.pkl") << "distinctive_name" << false << "archive/data.pkl";
+}
+
+void tst_ModelIo::corruptEntries() {
+  QFETCH(QString, needle);
+  QFETCH(bool, views);
+  QFETCH(QString, entry);
+  const std::string bytes = "....DATA....DATA";  // 16 bytes = 4 floats
+  std::vector<PthTensorSpec> specs = {{"distinctive_name", "FloatStorage", "0", 4, 0, {4}, {1}}};
+  if (views) {
+    specs = {{"distinctive_name", "FloatStorage", "0", 4, 1, {2}, {1}}};
+  }
+  std::string z = vidgraph::test::pth_zip(
+      {{"archive/data.pkl", PickleWriter::state_dict(specs, true)}, {"archive/data/0", bytes}}, false);
+  const std::string file = path("intact.pth");
+  vidgraph::test::write_file(file, z);
+  QVERIFY2(error_of(file).empty(), error_of(file).c_str());
+  const size_t at_byte = z.find(needle.toStdString());
+  QVERIFY(at_byte != std::string::npos);
+  z[at_byte] ^= 0x20;
+  const std::string bad = path("corrupt.pth");
+  vidgraph::test::write_file(bad, z);
+  const std::string message = error_of(bad);
+  QVERIFY2(message.find("CRC-32") != std::string::npos, message.c_str());
+  QVERIFY2(message.find("'" + entry.toStdString() + "'") != std::string::npos, message.c_str());
+  QVERIFY2(message.find(bad) != std::string::npos, message.c_str());
+}
+
+// A file of another kind, whatever its name, gets a sentence saying what it is and what is expected.
+void tst_ModelIo::wrongFileKinds_data() {
+  QTest::addColumn<QByteArray>("bytes");
+  QTest::addColumn<QString>("expected");
+  auto row = [](const char* tag, const std::string& bytes, const char* expected) {
+    QTest::newRow(tag) << QByteArray(bytes.data(), int(bytes.size())) << expected;
+  };
+  row("GGUF", std::string("GGUF\x03\x00\x00\x00\x10\x00\x00\x00\x00\x00\x00\x00", 16) + std::string(64, '\0'),
+      "GGUF file (llama.cpp / ggml weights), which is not supported yet");
+  row("HTML page", "<!DOCTYPE html>\n<html><head><title>404</title></head></html>", "an HTML page");
+  row("Git LFS pointer", "version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 10\n", "a text file");
+  row("legacy pickle", std::string("\x80\x02}q\x00.", 6), "legacy (non-zip) PyTorch pickle");
+  row("empty", "", "an empty file");
+  row("config.json", "{\"dim\": 3072}", "a JSON text file");
+  row("zip without data.pkl", vidgraph::test::pth_zip({{"model/weights.bin", "1234"}}, false),
+      "is a zip file but not a PyTorch checkpoint");
+  row("truncated zip", std::string("PK\x03\x04", 4) + std::string(40, '\0'),
+      "no end-of-central-directory record");
+  // The state dict itself names a tensor twice (Python dicts cannot, torch.save never does).
+  std::vector<PthTensorSpec> twice = {{"w", "FloatStorage", "0", 1, 0, {1}, {1}},
+                                      {"w", "FloatStorage", "0", 1, 0, {1}, {1}}};
+  row("pth with a duplicate name",
+      vidgraph::test::pth_zip({{"archive/data.pkl", PickleWriter::state_dict(twice, false)},
+                               {"archive/data/0", std::string(4, '\0')}},
+                              false),
+      "names the tensor 'w' twice");
+  // numel * 4 bytes wraps to 0 in 64 bits: must not pass the storage bound.
+  std::vector<PthTensorSpec> huge = {
+      {"w", "FloatStorage", "0", int64_t(1) << 62, 0, {int64_t(1) << 62}, {1}}};
+  row("pth with a wrapping storage size",
+      vidgraph::test::pth_zip({{"archive/data.pkl", PickleWriter::state_dict(huge, false)},
+                               {"archive/data/0", std::string(4, '\0')}},
+                              false),
+      "reaches past the end of its storage");
+}
+
+void tst_ModelIo::wrongFileKinds() {
+  QFETCH(QByteArray, bytes);
+  QFETCH(QString, expected);
+  const std::string file = path("model.safetensors");
+  vidgraph::test::write_file(file, std::string(bytes.constData(), size_t(bytes.size())));
+  std::string message;
+  try {
+    vidgraph::model_io::load_state_dict_file(file);
+  } catch (const std::exception& e) {
+    message = e.what();
+  }
+  QVERIFY2(message.find(expected.toStdString()) != std::string::npos, message.c_str());
+  QVERIFY2(message.find(file) != std::string::npos, message.c_str());
+}
+
+void tst_ModelIo::fromBytes() {
+  const Named in = sample_tensors();
+  const auto reader = vidgraph::model_io::PthReader::from_bytes(vidgraph::test::pth_bytes(in, true), "memory.pth");
+  QCOMPARE(reader.tensors().size(), in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    QVERIFY2(at::equal(reader.load(reader.tensors()[i]), in[i].second), in[i].first.c_str());
+  }
+  try {
+    vidgraph::model_io::PthReader::from_bytes("not a zip at all, but long enough to look for one", "memory.pth");
+    QFAIL("from_bytes accepted garbage");
+  } catch (const std::runtime_error& e) {
+    QVERIFY2(std::string(e.what()).find("'memory.pth'") != std::string::npos, e.what());
+  }
+  QCOMPARE(vidgraph::model_io::sniff_file_kind("GGUF\x03"), vidgraph::model_io::FileKind::Gguf);
 }
 
 QTEST_GUILESS_MAIN(tst_ModelIo)

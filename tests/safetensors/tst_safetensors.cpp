@@ -123,7 +123,8 @@ class tst_safetensors : public QObject {
     QTest::addColumn<int>("data_bytes");
     QTest::addColumn<qint64>("declared");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("header too large") << QByteArray("{}") << 0 << qint64(200) * 1024 * 1024 << "exceeds the 100 MiB limit";
+    QTest::newRow("header too large") << QByteArray("{}") << 0 << qint64(200) * 1024 * 1024 << "exceeds the 16 MiB limit";
+    QTest::newRow("header of 20 MiB") << QByteArray("{}") << 0 << qint64(20) * 1024 * 1024 << "exceeds the 16 MiB limit";
     QTest::newRow("header past end") << QByteArray("{}") << 0 << qint64(1000) << "runs past the end";
     QTest::newRow("bad JSON") << QByteArray("{\"a\":") << 0 << qint64(-1) << "not valid JSON";
     QTest::newRow("not an object") << QByteArray("[1,2]") << 0 << qint64(-1) << "not a JSON object";
@@ -140,6 +141,25 @@ class tst_safetensors : public QObject {
         << QByteArray(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,0]}})") << 0 << qint64(-1) << "non-negative";
     QTest::newRow("no offsets")
         << QByteArray(R"({"a":{"dtype":"F32","shape":[1]}})") << 4 << qint64(-1) << "data_offsets";
+    // An empty tensor between two overlapping ones used to hide the overlap.
+    QTest::newRow("overlap around an empty tensor")
+        << QByteArray(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"e":{"dtype":"F32","shape":[0],"data_offsets":[4,4]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})")
+        << 12 << qint64(-1) << "tensors 'a' (bytes 0-8) and 'b' (bytes 4-12) overlap";
+    QTest::newRow("empty tensor out of range")
+        << QByteArray(R"({"e":{"dtype":"F32","shape":[0],"data_offsets":[100,100]}})") << 8 << qint64(-1) << "out of range";
+    QTest::newRow("duplicate tensor name")
+        << QByteArray(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})")
+        << 8 << qint64(-1) << "the key 'a' appears twice in the header";
+    QTest::newRow("duplicate field")
+        << QByteArray(R"({"a":{"dtype":"F32","dtype":"I32","shape":[1],"data_offsets":[0,4]}})") << 4 << qint64(-1)
+        << "the key 'dtype' appears twice";
+    // 2^61 x 2 F64 elements: numel fits, numel x 8 bytes wraps to 0 and matched the empty span.
+    QTest::newRow("byte size overflows")
+        << QByteArray(R"({"a":{"dtype":"F64","shape":[2305843009213693952,2],"data_offsets":[0,0]}})") << 0 << qint64(-1)
+        << "overflows 64 bits";
+    QTest::newRow("nested too deep")
+        << (QByteArray("{\"a\":") + QByteArray(100, '[') + QByteArray(100, ']') + "}") << 0 << qint64(-1)
+        << "nests deeper than 8 levels";
     QTest::newRow("metadata value")
         << QByteArray(R"({"__metadata__":{"x":1}})") << 0 << qint64(-1) << "__metadata__ value 'x'";
   }
@@ -150,6 +170,72 @@ class tst_safetensors : public QObject {
     const std::string msg = open_error(file);
     QVERIFY2(msg.find(expected.toStdString()) != std::string::npos, msg.c_str());
     QVERIFY2(msg.find(file.toStdString()) != std::string::npos, msg.c_str());
+  }
+
+  // A 4 MB header of 2,000,000 nested arrays is refused as it is parsed, in little memory.
+  void deep_header_is_refused_early() {
+    const std::string header = "{\"a\":" + std::string(2000000, '[') + std::string(2000000, ']') + "}";
+    const QString file = path("deep.safetensors");
+    write_raw(file, header, "");
+    const std::string msg = open_error(file);
+    QVERIFY2(msg.find("nests deeper than 8 levels") != std::string::npos, msg.c_str());
+  }
+
+  // Files of another kind get a sentence saying what they are, not a misread header size.
+  void other_file_kinds_data() {
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("GGUF") << QByteArray("GGUF\x03\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00", 16)
+                          << "is a GGUF file (llama.cpp / ggml weights), which is not supported yet";
+    QTest::newRow("HTML page") << QByteArray("<!doctype html><html><body>Sign in</body></html>") << "is an HTML page";
+    QTest::newRow("zip") << QByteArray("PK\x03\x04\x14\x00\x00\x00\x00\x00\x00\x00", 12) << "is a zip archive";
+    QTest::newRow("binary junk") << QByteArray("\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a", 10)
+                                 << "the header is not a JSON object (byte 8 is 0x09";
+  }
+  void other_file_kinds() {
+    QFETCH(QByteArray, bytes); QFETCH(QString, expected);
+    const QString file = path("other.safetensors");
+    QFile f(file);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(bytes);
+    f.close();
+    const std::string msg = open_error(file);
+    QVERIFY2(msg.find(expected.toStdString()) != std::string::npos, msg.c_str());
+    QVERIFY2(msg.find(file.toStdString()) != std::string::npos, msg.c_str());
+    QVERIFY2(msg.find("exceeds") == std::string::npos, msg.c_str());
+  }
+
+  void json_errors_are_sentences() {
+    const QString file = path("badjson.safetensors");
+    write_raw(file, "{\"a\": {\"dtype\": }", "");
+    const std::string msg = open_error(file);
+    QVERIFY2(msg.find("not valid JSON: at byte ") != std::string::npos, msg.c_str());
+    QVERIFY2(msg.find("[json.exception") == std::string::npos, msg.c_str());
+  }
+
+  // The from-memory parsers agree with the file reader and name their origin.
+  void parses_from_memory() {
+    const std::string file = path("mem.safetensors").toStdString();
+    save_safetensors(file, {{"x", at::ones({2, 3})}, {"e", at::zeros({0})}, {"y", at::arange(5, at::kLong)}},
+                     {{"k", "v"}});
+    QFile f(QString::fromStdString(file));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray all = f.readAll();
+    const auto header = vidgraph::model_io::parse_safetensors_bytes(std::string(all.constData(), size_t(all.size())),
+                                                                     "in-memory");
+    const auto opened = SafetensorsFile::open(file);
+    QCOMPARE(header.entries.size(), opened.names().size());
+    for (const auto& e : header.entries) {
+      QCOMPARE(e.shape, opened.entry(e.name).shape);
+      QCOMPARE(e.begin, opened.entry(e.name).begin);
+    }
+    QCOMPARE(header.metadata.at("k"), std::string("v"));
+    try {
+      vidgraph::model_io::parse_safetensors_header(std::string("{\"a\":1}"), 0, "in-memory");
+      QFAIL("a bad header was accepted");
+    } catch (const SafetensorsError& e) {
+      QVERIFY2(std::string(e.what()).find("'in-memory'") != std::string::npos, e.what());
+    }
   }
 
   void short_and_missing_files() {
