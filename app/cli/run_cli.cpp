@@ -5,12 +5,16 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli_checks.h"
 #include "run_args.h"
 #include "run_commands.h"
 #include "run_logging.h"
 
 namespace vidgraph::cli {
 namespace {
+
+// 1 PiB: far above any machine, small enough that GiB * 2^30 stays an exact size_t.
+constexpr double kMaxCacheBudgetGib = 1024.0 * 1024.0;
 
 const char* kFooter =
     "\nExit codes:\n"
@@ -67,7 +71,7 @@ int run_cli_main(int argc, char** argv, const RunnerConfig& config) {
                   "Memory for results kept between the runs of a sweep, in GiB (default 8); give more than "
                   "the model's size so that it is loaded once")
       ->type_name("GIB")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number(0.0, kMaxCacheBudgetGib, true));
 
   CLI::App* validate = app.add_subcommand("validate", "Check a workflow without running it");
   add_flow_options(validate, args);

@@ -34,7 +34,8 @@ int command_run(const RunArgs& args, const engine::Registry& registry) {
     report_error(args, doc.error().to_string());
     return kExitInvalid;
   }
-  auto out = prepare_output_dir(args);
+  std::string created;  // removed again when the run turns out invalid: exit 2 leaves nothing behind
+  auto out = prepare_output_dir(args, &created);
   if (!out.ok()) {
     report_error(args, out.error().message);
     return kExitInvalid;
@@ -52,6 +53,7 @@ int command_run(const RunArgs& args, const engine::Registry& registry) {
   remove_interrupt_handler();
   route_logs_to_stderr();
   engine.events().unsubscribe(subscription);
+  if (result.status == engine::RunStatus::Invalid) remove_created_output_dir(*out, created);
   const int code = exit_code_for(result.status);
   renderer->finish(result, code);
   return code;

@@ -45,14 +45,42 @@ std::string absolute_dir_of(const std::string& file) {
   return fs::absolute(fs::path(file), ec).parent_path().lexically_normal().string();
 }
 
-engine::Result<std::string> prepare_output_dir(const RunArgs& args) {
+engine::Result<std::string> prepare_output_dir(const RunArgs& args, std::string* created) {
   std::error_code ec;
-  const fs::path out = args.output_dir.empty() ? fs::current_path(ec) : fs::absolute(args.output_dir, ec);
+  const fs::path out = (args.output_dir.empty() ? fs::current_path(ec) : fs::absolute(args.output_dir, ec)).lexically_normal();
+  // The outermost folder that does not exist yet: what this invocation creates (and may remove).
+  fs::path first_missing;
+  for (fs::path p = out; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+    first_missing = p;
+    if (p == p.parent_path()) break;
+  }
   fs::create_directories(out, ec);
   if (ec || !fs::is_directory(out)) {
-    return engine::make_error("cannot use output folder '" + out.string() + "'" + (ec ? ": " + ec.message() : ""));
+    return engine::make_error("cannot use output folder '" + out.string() + "'" + (ec ? ": " + ec.message() : "") +
+                              "; check --output-dir");
   }
-  return out.lexically_normal().string();
+  if (created) *created = first_missing.string();
+  return out.string();
+}
+
+namespace {
+
+// "a/b/" and "a/./b" name the folder "a/b".
+fs::path folder_path(const std::string& text) {
+  fs::path p = fs::path(text).lexically_normal();
+  return p.filename().empty() && p.has_parent_path() ? p.parent_path() : p;
+}
+
+}  // namespace
+
+void remove_created_output_dir(const std::string& output_dir, const std::string& created) {
+  if (created.empty()) return;
+  std::error_code ec;
+  const fs::path top = folder_path(created);
+  for (fs::path p = folder_path(output_dir); !p.empty(); p = p.parent_path()) {
+    if (!fs::remove(p, ec) || ec) return;  // fs::remove deletes only an empty folder: nothing else is touched
+    if (p == top || p == p.parent_path()) return;
+  }
 }
 
 engine::RunRequest base_request(const RunArgs& args) {

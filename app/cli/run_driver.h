@@ -30,7 +30,11 @@ engine::Result<engine::GraphDocument> load_flow(const RunArgs& args, const engin
 // The absolute, normalised folder of a file.
 std::string absolute_dir_of(const std::string& file);
 // args.output_dir (or the current folder) made absolute and created; an error names the folder.
-engine::Result<std::string> prepare_output_dir(const RunArgs& args);
+// `created` (optional) receives the outermost folder this call created, "" when it existed.
+engine::Result<std::string> prepare_output_dir(const RunArgs& args, std::string* created = nullptr);
+// Undoes prepare_output_dir when nothing ran (exit 2 leaves no new folder behind): removes
+// output_dir and its parents up to `created`, each only while it is empty.
+void remove_created_output_dir(const std::string& output_dir, const std::string& created);
 // The request every run of args starts from (targets, paths, overwrite); output_dir and
 // workflow_json are the caller's.
 engine::RunRequest base_request(const RunArgs& args);

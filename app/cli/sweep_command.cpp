@@ -32,6 +32,25 @@ struct Prepared {
   int refusal = kExitOk;
 };
 
+// True (after reporting why) when the output folder cannot take this sweep.
+bool check_output_dir(const RunArgs& args, const Prepared& p) {
+  const fs::path summary = fs::path(p.output_dir) / kSweepFile;
+  if (fs::exists(summary) && !args.overwrite) {
+    report_error(args, "'" + summary.string() + "' exists (an earlier sweep wrote there); choose another " +
+                           "--output-dir or pass --overwrite");
+    return true;
+  }
+  for (const auto& run : p.plan.runs) {
+    const fs::path folder = fs::path(p.output_dir) / run.folder;
+    if (fs::exists(folder) && !fs::is_directory(folder)) {
+      report_error(args, "'" + folder.string() + "' is a file, but run " + std::to_string(run.index) +
+                             " needs it as its folder; move it away or choose another --output-dir");
+      return true;
+    }
+  }
+  return false;
+}
+
 Prepared prepare(const RunArgs& args, const engine::Registry& registry) {
   Prepared p;
   p.refusal = kExitInvalid;
@@ -47,25 +66,16 @@ Prepared prepare(const RunArgs& args, const engine::Registry& registry) {
     std::fprintf(stderr, "nothing ran: fix the --sweep options or the workflow\n");
     return p;
   }
-  auto out = prepare_output_dir(args);
+  std::string created;
+  auto out = prepare_output_dir(args, &created);
   if (!out.ok()) {
     report_error(args, out.error().message);
     return p;
   }
   p.output_dir = *out;
-  const fs::path summary = fs::path(p.output_dir) / kSweepFile;
-  if (fs::exists(summary) && !args.overwrite) {
-    report_error(args, "'" + summary.string() + "' exists (an earlier sweep wrote there); choose another " +
-                           "--output-dir or pass --overwrite");
+  if (check_output_dir(args, p)) {
+    remove_created_output_dir(p.output_dir, created);  // exit 2 leaves no new folder behind
     return p;
-  }
-  for (const auto& run : p.plan.runs) {
-    const fs::path folder = fs::path(p.output_dir) / run.folder;
-    if (fs::exists(folder) && !fs::is_directory(folder)) {
-      report_error(args, "'" + folder.string() + "' is a file, but run " + std::to_string(run.index) +
-                             " needs it as its folder; move it away or choose another --output-dir");
-      return p;
-    }
   }
   p.refusal = kExitOk;
   return p;

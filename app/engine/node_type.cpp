@@ -26,7 +26,14 @@ ParamSpec make_spec(std::string name, ParamKind kind, json def, std::string desc
   return s;
 }
 
+// "number nan", "number 2.5", "string": what a wrongly typed value is, for messages.
+std::string describe_value(const json& value) {
+  if (value.is_number_float()) return "number " + format_number(value.get<double>());
+  return value.type_name();
+}
+
 Status check_range(const ParamSpec& spec, double v) {
+  if (std::isnan(v)) return make_error("param '" + spec.name + "' is not a number (NaN); set a finite value");
   if ((spec.min && v < *spec.min) || (spec.max && v > *spec.max)) {
     std::string range = "[" + (spec.min ? format_number(*spec.min) : std::string("-inf")) + ", " +
                         (spec.max ? format_number(*spec.max) : std::string("inf")) + "]";
@@ -102,8 +109,10 @@ Status ParamSpec::check(const json& value) const {
   switch (kind) {
     case ParamKind::Int:
     case ParamKind::Seed:
+      // A JSON float (NaN and infinities included: nlohmann carries them although it dumps them
+      // as null) is never an integer, not even 3.0: the node would read it with get<int64_t>.
       if (!value.is_number_integer()) {
-        return make_error("param '" + name + "' must be an integer, got " + std::string(value.type_name()));
+        return make_error("param '" + name + "' must be an integer, got " + describe_value(value));
       }
       return check_range(*this, value.is_number_unsigned() ? static_cast<double>(value.get<std::uint64_t>())
                                                            : static_cast<double>(value.get<std::int64_t>()));
@@ -112,7 +121,9 @@ Status ParamSpec::check(const json& value) const {
         return make_error("param '" + name + "' must be a number, got " + std::string(value.type_name()));
       }
       const double v = value.get<double>();
-      if (!std::isfinite(v)) return make_error("param '" + name + "' must be a finite number");
+      if (!std::isfinite(v)) {
+        return make_error("param '" + name + "' is " + format_number(v) + "; it must be a finite number");
+      }
       return check_range(*this, v);
     }
     case ParamKind::Bool:

@@ -9,6 +9,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "engine/registry.h"
 #include "engine/validation.h"
@@ -74,6 +75,41 @@ class tst_Workflow : public QObject {
   std::string tmp(const std::string& name) const { return tmp_.path().toStdString() + "/" + name; }
 
  private Q_SLOTS:
+  // JSON cannot spell NaN (and the parser refuses 1e999), but nlohmann values built in code carry
+  // NaN and infinities and dump them as null: param checks refuse them for every numeric kind.
+  void paramChecksRefuseNonFiniteNumbers_data() {
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<double>("value");
+    QTest::addColumn<QString>("fragment");
+    const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+    QTest::newRow("float nan") << int(ParamKind::Float) << nan << "finite";
+    QTest::newRow("float inf") << int(ParamKind::Float) << inf << "finite";
+    QTest::newRow("float -inf") << int(ParamKind::Float) << -inf << "finite";
+    QTest::newRow("int nan") << int(ParamKind::Int) << nan << "must be an integer, got number nan";
+    QTest::newRow("int inf") << int(ParamKind::Int) << inf << "must be an integer, got number inf";
+    QTest::newRow("seed nan") << int(ParamKind::Seed) << nan << "must be an integer";
+  }
+  void paramChecksRefuseNonFiniteNumbers() {
+    QFETCH(int, kind);
+    QFETCH(double, value);
+    QFETCH(QString, fragment);
+    const ParamSpec spec = kind == int(ParamKind::Float) ? ParamSpec::real("ratio", 0.5)
+                           : kind == int(ParamKind::Int) ? ParamSpec::integer("count", 1)
+                                                         : ParamSpec::seed("seed", 1);
+    const Status s = spec.check(json(value));
+    QVERIFY(!s.ok());
+    QVERIFY2(QString::fromStdString(s.error().message).contains(fragment), s.error().message.c_str());
+    // The same through validation: a document built in code can hold such a value.
+    Node a{"a", "Number", 1, {{"value", value}}, {}, json::object()};
+    Node k{"k", "Kinds", 1, {{"ratio", value}, {"count", value}, {"seed", value}}, {}, json::object()};
+    auto doc = GraphDocument::build({a, k}, json::object(), json::object(), &reg_);
+    QVERIFY(doc.ok());
+    const ValidationReport report = validate_document(doc.value(), reg_);
+    QCOMPARE(report.errors.size(), std::size_t(4));
+    QCOMPARE(report.errors[0].node_id, std::string("a"));
+    QCOMPARE(report.errors[3].node_id, std::string("k"));
+  }
+
   void initTestCase() {
     vidgraph::test::register_engine_test_nodes(reg_);
     QVERIFY(tmp_.isValid());
