@@ -181,28 +181,48 @@ NamedTensors vae_official_tensors(NamedTensors tensors, const std::string& origi
 }
 
 WanVaeConfig detect_vae_config(const NamedTensors& official, const std::string& origin) {
-  auto need = [&](const std::string& name) -> const at::Tensor& {
+  // Every size read from a shape is checked before it divides anything: a crafted file with a zero
+  // dimension must get an error naming the tensor, not SIGFPE.
+  const auto invalid = [&](const std::string& name, const at::Tensor& t, const std::string& what) {
+    return std::runtime_error("'" + origin + "' is not a valid Wan2.2 VAE checkpoint: tensor '" + name +
+                              "' has shape " + model_io::shape_string(t) + ", " + what);
+  };
+  const auto need = [&](const std::string& name, int64_t rank) -> const at::Tensor& {
     const at::Tensor* t = model_io::find_tensor(official, name);
     if (t == nullptr) {
       throw std::runtime_error("'" + origin + "' does not look like a Wan2.2 VAE: tensor '" + name + "' is missing");
     }
+    if (t->dim() != rank) {
+      throw invalid(name, *t, "expected " + std::to_string(rank) + " dimensions");
+    }
     return *t;
   };
+  const auto positive = [&](const std::string& name, const at::Tensor& t, int64_t dim) {
+    if (t.size(dim) <= 0) {
+      throw invalid(name, t, "dimension " + std::to_string(dim) + " must be positive");
+    }
+    return t.size(dim);
+  };
   WanVaeConfig c;
-  c.z_dim = need("conv2.weight").size(0);
-  const at::Tensor& in = need("encoder.conv1.weight");
-  if (in.dim() != 5 || in.size(1) != 12) {
+  c.z_dim = positive("conv2.weight", need("conv2.weight", 5), 0);
+  const at::Tensor& in = need("encoder.conv1.weight", 5);
+  if (in.size(1) != 12) {
     throw std::runtime_error("'" + origin + "' is not a Wan2.2 VAE: 'encoder.conv1.weight' has shape " +
                              model_io::shape_string(in) +
                              ", expected [dim, 12, 3, 3, 3] (a Wan2.1 VAE takes 3 channels)");
   }
-  c.encoder_dim = in.size(0);
+  c.encoder_dim = positive("encoder.conv1.weight", in, 0);
   c.dim_mult.clear();
   const auto stage_key = [](size_t s) {
     return "encoder.downsamples." + std::to_string(s) + ".downsamples.0.residual.2.weight";
   };
   for (size_t s = 0; model_io::find_tensor(official, stage_key(s)); ++s) {
-    c.dim_mult.push_back(model_io::find_tensor(official, stage_key(s))->size(0) / c.encoder_dim);
+    const at::Tensor& stage = need(stage_key(s), 5);
+    if (stage.size(0) <= 0 || stage.size(0) % c.encoder_dim != 0) {
+      throw invalid(stage_key(s), stage,
+                    "whose channels must be a positive multiple of the encoder width " + std::to_string(c.encoder_dim));
+    }
+    c.dim_mult.push_back(stage.size(0) / c.encoder_dim);
   }
   c.num_res_blocks = 0;
   while (model_io::find_tensor(
@@ -218,7 +238,13 @@ WanVaeConfig detect_vae_config(const NamedTensors& official, const std::string& 
   if (c.dim_mult.size() < 2 || c.num_res_blocks < 1) {
     throw std::runtime_error("'" + origin + "' does not look like a Wan2.2 VAE: its encoder stages are missing");
   }
-  c.decoder_dim = need("decoder.head.2.weight").size(1) / c.dim_mult.front();
+  const at::Tensor& head = need("decoder.head.2.weight", 5);
+  if (head.size(1) <= 0 || head.size(1) % c.dim_mult.front() != 0) {
+    throw invalid("decoder.head.2.weight", head,
+                  "whose input channels must be a positive multiple of dim_mult[0] = " +
+                      std::to_string(c.dim_mult.front()));
+  }
+  c.decoder_dim = head.size(1) / c.dim_mult.front();
   if (c.z_dim > int64_t(wan22_latent_mean().size())) {
     throw std::runtime_error("'" + origin + "': a VAE with z = " + std::to_string(c.z_dim) +
                              " has no known latent normalisation (Wan2.2 uses 48)");

@@ -28,6 +28,21 @@ const std::vector<int64_t>& require(const ShapeMap& shapes, const std::string& n
   return it->second;
 }
 
+// Every detected size is checked before it divides or multiplies anything: a crafted checkpoint
+// with a zero (or absurd) dimension must get an error, not SIGFPE or an overflowed product.
+constexpr int64_t kMaxWidth = int64_t(1) << 20;  // Wan2.2-14B: dim 5120, ffn 13824
+constexpr int64_t kMaxPatch = 64;                // Wan uses (1, 2, 2)
+
+void require_dims(const std::string& name, const std::vector<int64_t>& shape, size_t from, size_t to, int64_t max) {
+  for (size_t d = from; d < to; ++d) {
+    if (shape[d] <= 0 || shape[d] > max) {
+      throw std::runtime_error("Wan DiT tensor '" + name + "' has shape " + shape_str(shape) + ": dimension " +
+                               std::to_string(d) + " must be in [1, " + std::to_string(max) +
+                               "]; the file is not a valid Wan2.2 DiT checkpoint.");
+    }
+  }
+}
+
 int64_t count_blocks(const ShapeMap& shapes) {
   int64_t n = 0;
   while (shapes.count("blocks." + std::to_string(n) + ".modulation")) {
@@ -79,17 +94,26 @@ void WanConfig::validate() const {
 WanConfig WanConfig::detect_from_weights(const ShapeMap& shapes, const nlohmann::json* hint) {
   WanConfig c = hint ? from_json(*hint) : WanConfig{};
   const auto& patch = require(shapes, "patch_embedding.weight", 5);
+  require_dims("patch_embedding.weight", patch, 0, 2, kMaxWidth);
+  require_dims("patch_embedding.weight", patch, 2, 5, kMaxPatch);
   c.dim = patch[0];
   c.in_dim = patch[1];
   c.patch_size = {patch[2], patch[3], patch[4]};
-  c.text_dim = require(shapes, "text_embedding.0.weight", 2)[1];
-  c.freq_dim = require(shapes, "time_embedding.0.weight", 2)[1];
+  const auto& text = require(shapes, "text_embedding.0.weight", 2);
+  const auto& time = require(shapes, "time_embedding.0.weight", 2);
+  require_dims("text_embedding.0.weight", text, 0, 2, kMaxWidth);
+  require_dims("time_embedding.0.weight", time, 0, 2, kMaxWidth);
+  c.text_dim = text[1];
+  c.freq_dim = time[1];
   c.num_layers = count_blocks(shapes);
   if (c.num_layers == 0) {
     throw std::runtime_error("Wan DiT checkpoint has no 'blocks.0.modulation'; it is not a Wan2.x DiT.");
   }
-  c.ffn_dim = require(shapes, "blocks.0.ffn.0.weight", 2)[0];
+  const auto& ffn = require(shapes, "blocks.0.ffn.0.weight", 2);
+  require_dims("blocks.0.ffn.0.weight", ffn, 0, 2, kMaxWidth);
+  c.ffn_dim = ffn[0];
   const auto& head = require(shapes, "head.head.weight", 2);
+  require_dims("head.head.weight", head, 0, 2, kMaxWidth * kMaxPatch * kMaxPatch * kMaxPatch);
   if (head[0] % c.patch_volume() != 0) {
     throw std::runtime_error("Wan DiT tensor 'head.head.weight' has shape " + shape_str(head) +
                              ", whose rows are not a multiple of the patch volume " + std::to_string(c.patch_volume()) +
