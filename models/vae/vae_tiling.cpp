@@ -29,7 +29,72 @@ at::Tensor ramp_weights(int64_t n, int64_t ramp, bool has_before, bool has_after
   return w;
 }
 
+// Working bytes of decoding one h x w latent region chunk by chunk (decode_chunks), from the
+// decoder's largest tensors. Per chunk the decoder sees one latent frame; stage i of n runs at
+// 2^i times the latent size with widths dims[i] -> dims[i+1] (dims = decoder_dim x dim_mult,
+// reversed) on t_i frames (1, doubled by each temporal upsample before it: up to temporal_factor).
+//  - conv: the largest activation A = max over stages of width x (t + 2) x H x W (the causal conv
+//    prepends 2 cached frames), including each resample's upsampled output. A residual block keeps
+//    about 4 tensors of that size alive at once (input, shortcut, norm/SiLU output, conv output).
+//  - attention (middle block, one frame, single head over h*w positions): the [hw, hw] logits in
+//    the compute dtype, their fp32 softmax and its cast back (none in fp32), plus q, k, v.
+//  - cache: 2 frames per cached conv (2 per residual block, one per temporal resample).
+//  - the region's decoded video (fp32, 1 + 4(T-1) frames), its chunks and their concatenation.
+// working = B x (max(4 A, attention) + cache) + 2 x video: an upper-side estimate, not a bound
+// (the convolution backend's workspace is not modelled).
+// Computed in double: a 65536 x 65536 latent's [hw, hw] logits overflow int64.
+double region_working_bytes(const WanVaeConfig& c, double batch, int64_t frames, double h, double w, double elt) {
+  std::vector<double> dims = {double(c.decoder_dim * c.dim_mult.back())};
+  for (auto it = c.dim_mult.rbegin(); it != c.dim_mult.rend(); ++it) dims.push_back(double(c.decoder_dim * *it));
+  const std::vector<bool> temporal_up(c.temporal_downsample.rbegin(), c.temporal_downsample.rend());
+  const size_t n = c.dim_mult.size();
+  const double hw = h * w;
+  double largest = dims[0] * 3 * hw;              // conv1 and the middle blocks
+  double cache = (2 * 2 + 1) * 2 * dims[0] * hw;  // conv1 + two middle residual blocks
+  double t = 1, area = hw;
+  for (size_t i = 0; i < n; ++i) {
+    const double width = std::max(dims[i], dims[i + 1]);
+    largest = std::max(largest, width * (t + 2) * area);
+    cache += double(c.num_res_blocks + 1) * 2 * 2 * width * area;
+    if (i + 1 == n) break;  // the last stage does not upsample
+    const bool temporal = i < temporal_up.size() && temporal_up[i];
+    if (temporal && frames > 1) t *= 2;
+    area *= 4;
+    largest = std::max(largest, dims[i + 1] * (t + 2) * area);
+    cache += (temporal ? 2 : 0) * dims[i + 1] * area;
+  }
+  const double attention = hw * hw * (elt + 4 + (elt == 4 ? 0 : elt)) + 4 * dims[0] * hw * elt;
+  const double s = double(c.spatial_factor());
+  const double video = batch * 3 * double(1 + (frames - 1) * c.temporal_factor()) * hw * s * s * 4;
+  return batch * (std::max(4 * largest * elt, attention) + cache * elt) + 2 * video;
+}
+
+int64_t saturate(double bytes) {
+  return bytes >= 9.0e18 ? int64_t(9'000'000'000'000'000'000) : int64_t(bytes);
+}
+
 }  // namespace
+
+VaeDecodeMemory estimate_decode_memory(const WanVaeConfig& config, const std::vector<int64_t>& latent_sizes,
+                                       int64_t element_bytes, const std::optional<VaeTiling>& tiling) {
+  if (latent_sizes.size() != 5) throw std::invalid_argument("estimate_decode_memory needs [B, z, T, h, w]");
+  const double b = double(latent_sizes[0]), h = double(latent_sizes[3]), w = double(latent_sizes[4]);
+  const int64_t frames = latent_sizes[2];
+  const double s = double(config.spatial_factor()), elt = double(element_bytes);
+  const double video = b * 3 * double(1 + (frames - 1) * config.temporal_factor()) * h * s * w * s * 4;
+  VaeDecodeMemory m;
+  if (tiling && (latent_sizes[3] > tiling->tile_h || latent_sizes[4] > tiling->tile_w)) {
+    const double th = double(std::min(latent_sizes[3], tiling->tile_h));
+    const double tw = double(std::min(latent_sizes[4], tiling->tile_w));
+    m.working = saturate(region_working_bytes(config, b, frames, th, tw, elt));
+    m.output = saturate(video + h * s * w * s * 4 + 2 * video);  // sum, weights; uint8 conversion
+  } else {
+    // decode_chunks' concatenated video is counted once in working; the conversion copies follow.
+    m.working = saturate(region_working_bytes(config, b, frames, h, w, elt) - video);
+    m.output = saturate(3 * video);
+  }
+  return m;
+}
 
 std::vector<int64_t> tile_starts(int64_t size, int64_t tile, int64_t overlap) {
   if (tile >= size) {

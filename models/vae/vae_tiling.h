@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -22,5 +23,20 @@ at::Tensor decode_tiled(const WanVae& vae, const at::Tensor& latent, const VaeCa
 // Start offsets of tiles of `tile` covering [0, size) with at least `overlap` shared cells; the last
 // tile is aligned to the end.
 std::vector<int64_t> tile_starts(int64_t size, int64_t tile, int64_t overlap);
+
+// Memory a decode needs, estimated from shapes alone (nothing is allocated), in bytes.
+// working: the decoder's activations, chunk cache and (tiled) one tile's decoded video, on the
+// VAE's device; output: the decoded video in fp32 plus its transient copies (concatenation of the
+// chunks, the caller's conversion to uint8), on the output device.
+struct VaeDecodeMemory {
+  int64_t working = 0;
+  int64_t output = 0;
+  int64_t total() const { return working + output; }
+};
+
+// For a latent of `latent_sizes` [B, z, T, h, w] decoded with parameters of `element_bytes` (4 for
+// fp32), untiled (`tiling` empty) or tiled. See vae_tiling.cpp for the formula.
+VaeDecodeMemory estimate_decode_memory(const WanVaeConfig& config, const std::vector<int64_t>& latent_sizes,
+                                       int64_t element_bytes, const std::optional<VaeTiling>& tiling);
 
 } // namespace vidgraph::vae

@@ -90,6 +90,7 @@ class tst_TextEncoder : public QObject {
   void encoderMatchesReference();
   void paddingIsMasked();
   void promptsTrimmedAndPadded();
+  void promptSizeLimits();
   void keyMapping_data();
   void keyMapping();
   void loadLayouts_data();
@@ -237,6 +238,26 @@ void tst_TextEncoder::promptsTrimmedAndPadded() {
   QCOMPARE(padded.sizes().vec(), (std::vector<int64_t>{2, 512, 64}));
   QVERIFY(at::equal(padded[1].slice(0, 0, ctx[1].size(0)), ctx[1]));
   QCOMPARE(padded[1].slice(0, ctx[1].size(0)).abs().sum().item<double>(), 0.0);
+}
+
+// Long prompts keep the reference's truncation to `length` tokens; absurd ones (over 100,000
+// characters) are refused before tokenizing, with the size and the limit.
+void tst_TextEncoder::promptSizeLimits() {
+  std::string long_prompt;
+  while (long_prompt.size() < 4000) long_prompt += "a small boat sails past a quiet harbor ";
+  const std::vector<at::Tensor> ctx = encode_prompts(*enc_, *tok_, {long_prompt}, 64);
+  QCOMPARE(ctx[0].size(0), int64_t(64));  // cut to 63 tokens + EOS, as the reference does
+  QCOMPARE(utf8_char_count("caf\xc3\xa9"), int64_t(4));
+  QCOMPARE(check_prompt_size(std::string(kMaxPromptChars, 'a'), "Prompt"), std::string());
+  const std::string huge(31 << 20, 'a');  // a 31 MB "prompt"
+  try {
+    encode_prompts(*enc_, *tok_, {"rain", huge}, 64);
+    QFAIL("a 31 MB prompt was encoded");
+  } catch (const std::invalid_argument& e) {
+    const std::string message = e.what();
+    QVERIFY2(message.find("Prompt 2 has 32505856 characters") != std::string::npos, e.what());
+    QVERIFY2(message.find("more than the 100000") != std::string::npos, e.what());
+  }
 }
 
 void tst_TextEncoder::keyMapping_data() {

@@ -60,6 +60,7 @@ class tst_Vae : public QObject {
   void chunkedEncodeEqualsWhole();
   void tileStarts();
   void tiledDecodeWithinTolerance();
+  void decodeMemoryEstimate();
   void progressAndCancel();
   void latentNormalisation();
   void badInputs();
@@ -214,6 +215,31 @@ void tst_Vae::tiledDecodeWithinTolerance() {
   // A tile as large as the latent is the untiled path, exactly.
   options.tiling = VaeTiling{12, 14, 2};
   QVERIFY(at::equal(leaky->decode(z1, {}, options), full2));
+}
+
+// The estimate of vae_tiling.cpp worked by hand for the tiny config (decoder widths 32, 32, 32, 16,
+// 8; 3 residual blocks per stage), one 2 x 2 latent frame in fp32: largest conv activation
+// 16 ch x 3 frames x 16 x 16 = 12288 values (x4 live, x4 bytes = 196608), chunk cache 87808
+// values (351232 bytes), attention 16 logits x 8 bytes + q/k/v/out 4 x 32 x 4 x 4 bytes = 2176,
+// video 3 x 32 x 32 x 4 = 12288 bytes (kept twice, one of which is counted as output).
+void tst_Vae::decodeMemoryEstimate() {
+  const WanVaeConfig tiny = WanVaeConfig::tiny();
+  const auto m = estimate_decode_memory(tiny, {1, 8, 1, 2, 2}, 4, std::nullopt);
+  QCOMPARE(m.working, int64_t(196608 + 351232 + 12288));
+  QCOMPARE(m.output, int64_t(3 * 12288));
+  // The [hw, hw] attention logits make untiled decode quadratic in the area: 64 x 64 cells is
+  // dominated by 4096^2 x 8 bytes; 16 x 16 tiles cut that to 256^2 x 8 per tile.
+  const auto big = estimate_decode_memory(tiny, {1, 8, 1, 64, 64}, 4, std::nullopt);
+  QVERIFY(big.working > int64_t(4096) * 4096 * 8);
+  const auto tiled = estimate_decode_memory(tiny, {1, 8, 1, 64, 64}, 4, VaeTiling{16, 16, 4});
+  QVERIFY(tiled.working * 4 < big.working);
+  QCOMPARE(tiled.output - big.output, int64_t(64 * 16) * (64 * 16) * 4);  // the blend weights
+  // bf16 weights halve the activations but not the fp32 softmax.
+  const auto half = estimate_decode_memory(tiny, {1, 8, 1, 64, 64}, 2, std::nullopt);
+  QVERIFY(half.working < big.working && half.working > int64_t(4096) * 4096 * 4);
+  // Shapes too big for int64 arithmetic saturate instead of wrapping negative.
+  const auto huge = estimate_decode_memory(WanVaeConfig::wan22(), {1, 48, 21, 65536, 65536}, 4, std::nullopt);
+  QVERIFY(huge.working > int64_t(1) << 60);
 }
 
 void tst_Vae::progressAndCancel() {
