@@ -151,6 +151,7 @@ void tst_media::loadFormats_data() {
   QTest::newRow("png") << ".png" << 0.0;
   QTest::newRow("jpeg") << ".jpg" << 8.0;
   QTest::newRow("webp") << ".webp" << 8.0;
+  QTest::newRow("webp lossless") << ".webp" << 0.0;
 }
 
 void tst_media::loadFormats() {
@@ -162,9 +163,17 @@ void tst_media::loadFormats() {
   cv::Mat rgb(48, 64, CV_8UC3, const_cast<std::uint8_t*>(source.rgb.data())), bgr;
   cv::cvtColor(rgb, bgr, cv::COLOR_RGB2BGR);
   std::vector<int> params;
-  if (extension == ".webp") params = {cv::IMWRITE_WEBP_QUALITY, 100};
+  const bool lossless = QTest::currentDataTag() == QString("webp lossless");  // VP8L, else VP8
+  if (extension == ".webp") params = {cv::IMWRITE_WEBP_QUALITY, lossless ? 101 : 100};
   if (extension == ".jpg") params = {cv::IMWRITE_JPEG_QUALITY, 98};
   QVERIFY(cv::imwrite(path, bgr, params));
+  // The size comes from the header alone (what the pixel budget is checked against).
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::int64_t header_w = 0, header_h = 0;
+  QVERIFY(image_header_size(bytes.data(), bytes.size(), &header_w, &header_h));
+  QCOMPARE(header_w, std::int64_t(64));
+  QCOMPARE(header_h, std::int64_t(48));
   Image loaded;
   std::string error;
   QVERIFY2(load_image(path, &loaded, &error), error.c_str());

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nodes/input_file.h"
 #include "nodes/media/ffmpeg_util.h"
 #include "nodes/media/image_io.h"
 
@@ -127,6 +128,10 @@ bool probe_video(const std::string& path, VideoInfo* info, std::string* error, b
   std::error_code ec;
   if (!fs::exists(path, ec)) return fail(error, "Video '" + path + "' does not exist.");
   if (fs::is_directory(path, ec)) return probe_sequence(path, info, error, keep_frames);
+  if (!fs::is_regular_file(path, ec)) {  // FFmpeg would block on a FIFO and stream a device forever
+    return fail(error, "Video '" + printable_text(path) + "' is not a regular file (a FIFO, device "
+                       "or socket); choose a video file or a PNG-sequence folder.");
+  }
   quiet_logs();
   AVFormatContext* raw = nullptr;
   int rc = avformat_open_input(&raw, path.c_str(), nullptr, nullptr);

@@ -1,7 +1,11 @@
 // Encode Text: prompt -> umT5 embeddings (positive and negative) for the sampler; frees or offloads
 // the encoder afterwards when asked (it is the largest model part and is needed once per prompt).
 #include <c10/core/InferenceMode.h>
+#include <c10/util/Exception.h>
 
+#include <utility>
+
+#include "models/t5/umt5_prompt.h"
 #include "nodes/types/conditioning.h"
 #include "nodes/types/model_handles.h"
 #include "nodes/types/node_types.h"
@@ -22,7 +26,12 @@ engine::Result<engine::ValueMap> compute_encode_text(engine::NodeContext& ctx) {
   Conditioning cond;
   cond.positive = prompt.positive;
   cond.negative = prompt.negative.empty() ? default_negative_prompt() : prompt.negative;
-  {
+  for (const auto& [text, what] : {std::pair{&cond.positive, "The positive prompt"},
+                                   std::pair{&cond.negative, "The negative prompt"}}) {
+    const std::string bad = t5::check_prompt_size(*text, what);
+    if (!bad.empty()) return node_error(ctx, bad);
+  }
+  try {
     c10::InferenceMode inference;
     ctx.progress(0, 2, "positive prompt");
     cond.context = encoder.encode(cond.positive);
@@ -30,6 +39,11 @@ engine::Result<engine::ValueMap> compute_encode_text(engine::NodeContext& ctx) {
     ctx.progress(1, 2, "negative prompt");
     cond.context_null = encoder.encode(cond.negative);
     ctx.progress(2, 2, "encoded");
+  } catch (const c10::Error& e) {  // LibTorch's text without its C++ backtrace
+    return node_error(ctx, std::string("Encoding the prompt failed: ") + e.what_without_backtrace() +
+                           "; check that the text encoder and tokenizer belong together.");
+  } catch (const std::exception& e) {
+    return node_error(ctx, std::string("Encoding the prompt failed: ") + e.what() + ".");
   }
   if (ctx.param_bool("free_encoder") && encoder.release) {
     encoder.release();

@@ -1,6 +1,7 @@
 // Load Image: reads PNG/JPEG/WebP, then resizes and centre-crops to the Wan2.2 size rules (both
 // sides multiples of 32, aspect as close to the image's as the reference's best_output_size gets,
 // within max_area pixels) or to an explicit width x height.
+#include "nodes/input_file.h"
 #include "nodes/media/image_io.h"
 #include "nodes/size_rules.h"
 #include "nodes/types/node_types.h"
@@ -15,6 +16,9 @@ namespace {
 
 engine::Result<engine::ValueMap> compute_load_image(engine::NodeContext& ctx) {
   const std::string path = ctx.param_path("path");
+  const std::string bad = check_input_path("path", path, InputKind::File,
+                                           "an image file (PNG, JPEG or WebP)");
+  if (!bad.empty()) return node_error(ctx, bad);
   Image original;
   std::string error;
   if (!media::load_image(path, &original, &error)) return node_error(ctx, error);
@@ -46,15 +50,16 @@ engine::NodeType load_image_node() {
   t.name = "LoadImage";
   t.display_name = "Load Image";
   t.category = "image";
-  t.description = "Reads a PNG, JPEG or WebP image and fits it to the model's size rules: scaled "
-                  "(Lanczos) and centre-cropped to sides that are multiples of 32 with the image's "
-                  "aspect, within max_area pixels (the Wan2.2 reference's rule), or to an explicit "
-                  "width x height.";
+  t.description = "Reads a PNG, JPEG or WebP image (a regular file of up to 1 GiB and 100 "
+                  "megapixels) and fits it to the model's size rules: scaled (Lanczos) and "
+                  "centre-cropped to sides that are multiples of 32 with the image's aspect, within "
+                  "max_area pixels (the Wan2.2 reference's rule), or to an explicit width x height.";
   t.version = 1;
   t.outputs = {{"image", kImageType, false, "The fitted RGB image."}};
   t.params = {
       ParamSpec::file_path("path", "", "Images (*.png *.jpg *.jpeg *.webp)",
-                           "The image file (PNG, JPEG or WebP)."),
+                           "The image file (PNG, JPEG or WebP; a regular file of at most 1 GiB "
+                           "and 100 megapixels, checked from its header before decoding)."),
       ParamSpec::integer("max_area", kWanMaxArea, 1024, 4096.0 * 4096.0,
                          "Pixel budget when width and height are 0 (Wan2.2-TI2V-5B: 704*1280)."),
       ParamSpec::integer("width", 0, 0, 4096,
@@ -63,7 +68,7 @@ engine::NodeType load_image_node() {
                          "Output height, a multiple of 32; 0 = from the image's aspect and max_area."),
   };
   t.fingerprint = [](const nlohmann::json& params, const engine::RunOptions& options) {
-    return file_fingerprint(options.resolve_path(params.value("path", std::string())));
+    return file_param_fingerprint(params, options, "path");
   };
   t.compute = compute_load_image;
   return t;

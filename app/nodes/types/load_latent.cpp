@@ -1,12 +1,13 @@
 // Load Latent: reads a latent written by Save Latent (or any safetensors file with one 5-D
 // `latent` tensor) back, bit for bit.
+#include <c10/util/Exception.h>
+
 #include "models/io/safetensors.h"
+#include "nodes/input_file.h"
 #include "nodes/types/latent.h"
 #include "nodes/types/node_types.h"
 #include "nodes/types/node_util.h"
 #include "nodes/value_types.h"
-
-#include <filesystem>
 
 namespace vidgraph::nodes {
 
@@ -16,11 +17,9 @@ namespace {
 
 engine::Result<engine::ValueMap> compute_load_latent(engine::NodeContext& ctx) {
   const std::string path = ctx.param_path("path");
-  if (path.empty()) return node_error(ctx, "No latent file was given; set path.");
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
-    return node_error(ctx, "Latent file '" + path + "' does not exist; check the path.");
-  }
+  const std::string bad = check_input_path("path", path, InputKind::File,
+                                           "a latent .safetensors file written by Save Latent");
+  if (!bad.empty()) return node_error(ctx, bad);
   Latent latent;
   try {
     const auto file = model_io::SafetensorsFile::open(path);
@@ -31,8 +30,12 @@ engine::Result<engine::ValueMap> compute_load_latent(engine::NodeContext& ctx) {
     latent.samples = file.load(kLatentTensorName, c10::Device(c10::kCPU), at::kFloat);
     latent.info = file.metadata();
     latent.info.erase(kLatentFormatKey);
+  } catch (const c10::Error& e) {  // a LibTorch check: its text without the C++ backtrace
+    return node_error(ctx, "Could not read the latent in '" + path + "': " +
+                           e.what_without_backtrace() + "; re-save it with Save Latent.");
   } catch (const std::exception& e) {
-    return node_error(ctx, std::string("Could not read the latent: ") + e.what());
+    return node_error(ctx, "Could not read the latent in '" + path + "': " + e.what() +
+                           "; re-save it with Save Latent.");
   }
   if (latent.samples.dim() != 5) {
     return node_error(ctx, "The latent in '" + path + "' has " +
@@ -58,7 +61,7 @@ engine::NodeType load_latent_node() {
       ParamSpec::file_path("path", "", "Safetensors (*.safetensors)", "The latent file."),
   };
   t.fingerprint = [](const nlohmann::json& params, const engine::RunOptions& options) {
-    return file_fingerprint(options.resolve_path(params.value("path", std::string())));
+    return file_param_fingerprint(params, options, "path");
   };
   t.compute = compute_load_latent;
   return t;

@@ -3,6 +3,7 @@
 // files, on a device in a dtype. The engine's cache keeps them loaded between runs while these
 // params and the files on disk are unchanged.
 #include <ATen/Context.h>
+#include <c10/util/Exception.h>
 
 #include "models/vae/vae_checkpoint.h"
 #include "models/wan/wan_checkpoint.h"
@@ -40,17 +41,12 @@ at::ScalarType pick_dtype(const std::string& name, const c10::Device& device) {
 }
 
 engine::Result<ModelFiles> files_from_params(const engine::NodeContext& ctx) {
-  ModelFiles given;
-  auto path_or_empty = [&ctx](const char* name) {
-    return ctx.param_string(name).empty() ? std::string() : ctx.param_path(name);
-  };
-  given.dit = path_or_empty("dit");
-  given.vae = path_or_empty("vae");
-  given.text_encoder = path_or_empty("text_encoder");
-  given.tokenizer = path_or_empty("tokenizer");
-  const std::string folder = path_or_empty("model_path");
-  auto files = locate_model_files(folder, given);
+  auto files = model_files_from_params(ctx.params(), ctx.options());
   if (!files.ok()) return node_error(ctx, files.error().message);
+  const ModelFiles given{ctx.param_string("dit"), ctx.param_string("vae"),
+                         ctx.param_string("text_encoder"), ctx.param_string("tokenizer")};
+  const std::string bad = check_model_read_files(*files, given);
+  if (!bad.empty()) return node_error(ctx, bad);
   return files;
 }
 
@@ -88,6 +84,9 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
                                                    ? c10::Device(c10::kCPU) : *device);
     const std::size_t text_bytes = text.bytes;
     out["text_encoder"] = engine::make_value(kTextEncoderType, std::move(text), text_bytes);
+  } catch (const c10::Error& e) {  // a LibTorch check: its message without the C++ backtrace
+    return node_error(ctx, "Loading the " + stage + " failed: " + e.what_without_backtrace() +
+                           "; check that the file holds Wan2.2 weights.");
   } catch (const std::exception& e) {
     return node_error(ctx, "Loading the " + stage + " failed: " + e.what());
   }
@@ -129,13 +128,13 @@ engine::NodeType load_wan_model_node() {
       ParamSpec::enumeration("text_encoder_device", {"same", "cpu"}, "same",
                              "cpu keeps the 11 GB umT5 encoder off the GPU (the reference's --t5_cpu)."),
   };
+  // Only the files the loaders will read (model_files.h): never a walk of model_path, which may
+  // be a huge or partly unreadable tree.
   t.fingerprint = [](const nlohmann::json& params, const engine::RunOptions& options) {
-    std::string print;
-    for (const char* key : {"model_path", "dit", "vae", "text_encoder", "tokenizer"}) {
-      const std::string value = params.value(key, std::string());
-      if (!value.empty()) print += std::string(key) + "=" + file_fingerprint(options.resolve_path(value)) + ";";
-    }
-    return print;
+    require_utf8_params(params);
+    auto files = model_files_from_params(params, options);
+    if (!files.ok()) return "unresolved:" + files.error().message;
+    return files_fingerprint(model_read_files(*files));
   };
   t.compute = compute_load_model;
   return t;

@@ -1,11 +1,18 @@
 // Internal: finds the DiT, VAE, text-encoder and tokenizer files of a Wan2.2 model folder, in the
 // layouts users have: the official release (Wan-AI/Wan2.2-TI2V-5B), a diffusers repo
 // (transformer/, vae/, text_encoder/, tokenizer/), and our tiny demo model. Explicit paths win.
+// Also lists the files the loaders (models/wan, models/vae, models/t5) will read for each part, so
+// that Load Wan Model fingerprints and checks exactly those, never the rest of a folder (which
+// could be `/`, or hold unreadable or special files the loaders never touch).
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "engine/result.h"
+#include "engine/run_options.h"
 
 namespace vidgraph::nodes {
 
@@ -17,7 +24,24 @@ struct ModelFiles {
 };
 
 // Fills every empty field of `given` from `folder`. An error names what is missing, the places
-// looked at, and the param to set instead.
+// looked at, and the param to set instead; an explicit path that is a FIFO, device or socket is
+// refused naming its param.
 engine::Result<ModelFiles> locate_model_files(const std::string& folder, ModelFiles given);
+
+// locate_model_files over Load Wan Model's params (model_path, dit, vae, text_encoder, tokenizer),
+// resolved with the run's path rules.
+engine::Result<ModelFiles> model_files_from_params(const nlohmann::json& params,
+                                                   const engine::RunOptions& options);
+
+// The files the loaders read for `files`, as they pick them: the DiT's index json, the shards it
+// names (every top-level *.safetensors without one) and config.json; the VAE file (diffusers:
+// vae/diffusion_pytorch_model.safetensors); the text encoder's file or top-level *.safetensors
+// shards; the tokenizer's spiece.model. Only the folders the loaders look into are listed, never
+// recursively. Sorted per part, DiT first.
+std::vector<std::string> model_read_files(const ModelFiles& files);
+
+// "" when every file of model_read_files is a regular, readable file, else a sentence naming the
+// file, what it is and the param to fix (`folder_param` when the file was found in a folder).
+std::string check_model_read_files(const ModelFiles& files, const ModelFiles& given);
 
 }  // namespace vidgraph::nodes

@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <stdexcept>
 #include <system_error>
+
+#include "nodes/input_file.h"
 
 namespace vidgraph::nodes {
 namespace fs = std::filesystem;
@@ -23,18 +26,32 @@ std::string one_file(const fs::path& path) {
 
 std::string file_fingerprint(const std::string& path) {
   std::error_code ec;
-  if (path.empty() || !fs::exists(path, ec)) return {};
-  if (!fs::is_directory(path, ec)) return one_file(path);
-  std::vector<std::string> parts;
-  for (const auto& entry : fs::recursive_directory_iterator(path, ec)) {
-    if (entry.is_regular_file(ec)) {
-      parts.push_back(entry.path().lexically_relative(path).string() + "=" + one_file(entry.path()));
-    }
-  }
-  std::sort(parts.begin(), parts.end());
+  if (path.empty()) return {};
+  const fs::file_status status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) return {};
+  if (!fs::is_directory(status)) return one_file(path);
+  const auto time = fs::last_write_time(path, ec);
+  return ec ? std::string() : "folder:" + std::to_string(time.time_since_epoch().count());
+}
+
+std::string files_fingerprint(const std::vector<std::string>& files) {
   std::string out;
-  for (const auto& p : parts) out += p + ";";
+  for (const auto& file : files) out += file + "=" + file_fingerprint(file) + ";";
   return out;
+}
+
+void require_utf8_params(const nlohmann::json& params) {
+  for (const auto& item : params.items()) {
+    if (!item.value().is_string()) continue;
+    const std::string message = check_utf8_param(item.key(), item.value().get<std::string>());
+    if (!message.empty()) throw std::runtime_error(message);
+  }
+}
+
+std::string file_param_fingerprint(const nlohmann::json& params, const engine::RunOptions& options,
+                                   const std::string& param) {
+  require_utf8_params(params);
+  return file_fingerprint(options.resolve_path(params.value(param, std::string())));
 }
 
 std::vector<std::string> split_paths(const std::string& text) {

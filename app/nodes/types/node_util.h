@@ -16,9 +16,23 @@ inline engine::Error node_error(const engine::NodeContext& ctx, std::string mess
   return engine::Error{ctx.node_id(), std::move(message)};
 }
 
-// "size:mtime" of a file or of every file in a folder (sorted), "" when absent: changes when the
-// content on disk is replaced, so cached results are not served for a changed input file.
+// "size:mtime" of a file, "" when absent: changes when the content on disk is replaced, so cached
+// results are not served for a changed input file. For a folder, only the folder's own mtime
+// (entries added, removed or renamed): it never walks the tree, which could be `/`. Nodes that
+// read files inside a folder fingerprint those files (files_fingerprint).
 std::string file_fingerprint(const std::string& path);
+
+// "path=size:mtime;" for each of `files` in the order given (a missing file gives "path=;").
+std::string files_fingerprint(const std::vector<std::string>& files);
+
+// The fingerprint of the file named by the path param `param`, resolved with the run's path rules.
+// Throws std::runtime_error naming the param when its value is not valid UTF-8 (the engine turns
+// that into the node's error before the params are hashed as JSON, which would fail on it).
+std::string file_param_fingerprint(const nlohmann::json& params, const engine::RunOptions& options,
+                                   const std::string& param);
+
+// Throws std::runtime_error naming the param for every string param that is not valid UTF-8.
+void require_utf8_params(const nlohmann::json& params);
 
 // Cache-key input of a node that writes the file named by its param `param`: the resolved path, so
 // a cached result is not served when the run writes elsewhere (another output folder, a sweep's run
