@@ -180,7 +180,33 @@ class Runner {
     planned_.insert(plan_.begin(), plan_.end());
     const auto roots = request.targets.empty() ? doc.sink_nodes() : request.targets;
     targets_.insert(roots.begin(), roots.end());
-    return true;
+    return preflight(doc, request);
+  }
+
+  // Cache keys of the whole plan (they depend on params, fingerprints and upstream keys, not on
+  // values), then each uncached node's preflight: a writer's conflict is found before the sampler
+  // spends minutes. A fingerprint that throws is reported when its node runs.
+  bool preflight(const GraphDocument& doc, const RunRequest& request) {
+    for (const auto& id : plan_) {
+      const Node& n = *doc.find_node(id);
+      const NodeType& type = *registry_.find(n.type);
+      const nlohmann::json params = type.params_with_defaults(n.params);
+      std::string fingerprint;
+      try {
+        if (type.fingerprint) fingerprint = type.fingerprint(params, request.options);
+      } catch (const std::exception& e) {
+        fingerprint_errors_[id] = std::string("cannot inspect the node's inputs: ") + e.what();
+        continue;
+      }
+      std::map<std::string, KeyInput> key_inputs;
+      for (const auto& [port, link] : n.inputs) key_inputs[port] = KeyInput{keys_[link.node], link.output};
+      keys_[id] = compute_cache_key(type.name, type.version, params, fingerprint, key_inputs);
+      if (!type.preflight || (!type.always_run && cache_.contains(keys_[id]))) continue;
+      if (std::string problem = type.preflight(params, request.options); !problem.empty()) {
+        result_.errors.push_back(Error{id, std::move(problem)});
+      }
+    }
+    return result_.errors.empty();
   }
 
   void count_consumers(const GraphDocument& doc) {
@@ -211,6 +237,7 @@ class Runner {
   std::set<std::string> targets_;
   std::map<std::string, ValueMap> outputs_;
   std::map<std::string, CacheKey> keys_;
+  std::map<std::string, std::string> fingerprint_errors_;
   std::map<std::string, int> consumers_left_;
 };
 
@@ -229,22 +256,16 @@ RunStatus Runner::run_node(const GraphDocument& doc, const Node& n, NodeRunStat&
   const auto t0 = Clock::now();
   const NodeType& type = *registry_.find(n.type);
   const nlohmann::json params = type.params_with_defaults(n.params);
-  std::string fingerprint;
-  std::map<std::string, KeyInput> key_inputs;
+  if (auto it = fingerprint_errors_.find(n.id); it != fingerprint_errors_.end()) {
+    return fail(stat, n, it->second, t0);
+  }
+  const CacheKey key = keys_.at(n.id);
   ValueMap inputs;
   for (const auto& [port, link] : n.inputs) {
-    key_inputs[port] = KeyInput{keys_[link.node], link.output};
     const ValueMap& src = outputs_[link.node];
     auto it = src.find(link.output);
     if (it != src.end()) inputs[port] = it->second;
   }
-  try {
-    if (type.fingerprint) fingerprint = type.fingerprint(params, request.options);
-  } catch (const std::exception& e) {
-    return fail(stat, n, std::string("cannot inspect the node's inputs: ") + e.what(), t0);
-  }
-  const CacheKey key = compute_cache_key(type.name, type.version, params, fingerprint, key_inputs);
-  keys_[n.id] = key;
   if (!type.always_run) {
     if (auto cached = cache_.get(key)) {
       outputs_[n.id] = std::move(*cached);

@@ -81,6 +81,9 @@ using UpgradeFn = std::function<Result<nlohmann::json>(int from_version, const n
 // Extra cache-key material that params alone do not capture (e.g. an input file's size and mtime).
 // Receives the params (defaults filled) and the run's path rules.
 using FingerprintFn = std::function<std::string(const nlohmann::json& params, const RunOptions& options)>;
+// A check against the run's files (a writer's target), made before any node of the run starts and
+// skipped for nodes the cache will serve: "" when fine, else the problem and the ways out.
+using PreflightFn = std::function<std::string(const nlohmann::json& params, const RunOptions& options)>;
 
 struct NodeType {
   std::string name;          // "LoadImage"
@@ -93,6 +96,7 @@ struct NodeType {
   std::vector<ParamSpec> params;
   UpgradeFn upgrade;          // optional
   FingerprintFn fingerprint;  // optional
+  PreflightFn preflight;      // optional
   bool always_run = false;    // never served from the cache (non-deterministic or external state)
   ComputeFn compute;          // required
 

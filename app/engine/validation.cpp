@@ -1,6 +1,7 @@
 // Validation before a run (see validation.h).
 #include "validation.h"
 
+#include <filesystem>
 #include <set>
 
 #include "plan.h"
@@ -43,11 +44,37 @@ void check_inputs(const GraphDocument& doc, const Registry& registry, const Node
   }
 }
 
+// "{output}/…" must name something inside the output folder: not the folder itself, not a way out
+// of it through "..". Returns "" or the problem.
+std::string check_output_pattern(const ParamSpec& spec, const json& value) {
+  const std::string tag = "{output}";
+  if (!value.is_string()) return {};
+  const std::string& text = value.get_ref<const std::string&>();
+  if (text.compare(0, tag.size(), tag) != 0) return {};
+  const std::filesystem::path rest =
+      std::filesystem::path(text.substr(tag.size())).relative_path().lexically_normal();
+  if (rest.empty() || rest == ".") {
+    return "param '" + spec.name + "' names the output folder itself ('" + text +
+           "'); give a name inside it, such as {output}/name";
+  }
+  if (*rest.begin() == "..") {
+    return "param '" + spec.name + "' ('" + text + "') leaves the output folder through '..'; name "
+           "a place inside {output}/, or give an absolute path";
+  }
+  return {};
+}
+
 void check_params(const Node& n, const NodeType& type, ValidationReport& report) {
   for (const ParamSpec& spec : type.params) {
     auto it = n.params.find(spec.name);
     if (it == n.params.end() || it->is_null()) continue;  // default applies
-    if (auto s = spec.check(*it); !s) report.errors.push_back(Error{n.id, s.error().message});
+    if (auto s = spec.check(*it); !s) {
+      report.errors.push_back(Error{n.id, s.error().message});
+    } else if (spec.kind == ParamKind::FilePath || spec.kind == ParamKind::FolderPath) {
+      if (std::string problem = check_output_pattern(spec, *it); !problem.empty()) {
+        report.errors.push_back(Error{n.id, std::move(problem)});
+      }
+    }
   }
   for (const auto& [name, value] : n.params.items()) {
     if (!type.find_param(name)) {

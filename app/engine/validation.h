@@ -3,7 +3,8 @@
 //
 // Checks (errors): unknown node types; node type versions newer than the registered type; missing
 // required inputs; links to unknown ports or from unknown outputs; value-type mismatches; cycles;
-// params of the wrong JSON type, out of [min, max], or not among the enum choices; unknown node ids in
+// params of the wrong JSON type, out of [min, max], or not among the enum choices; "{output}/…" paths
+// that name the output folder itself or leave it through ".."; unknown node ids in
 // the run targets. Warnings: params the type does not declare (kept, ignored), nodes of an older type
 // version with no upgrade hook.
 // With `targets` non-empty only those nodes and their ancestors are checked (the rest cannot affect

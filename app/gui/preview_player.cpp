@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include <QtCore/QDir>
+#include <QtCore/QFileInfo>
 #include <QtWidgets/QCheckBox>
 #include <QtWidgets/QFileDialog>
 #include <QtWidgets/QHBoxLayout>
@@ -147,7 +148,8 @@ QString PreviewPlayer::exportTo(const QString& path, const QString& format) {
     return tr("Unknown export format '%1'; use mp4, webm or png.").arg(format);
   }
   options.fps = fps_->value();
-  options.overwrite = true;  // the file dialog already asked
+  // The file dialog already asked; even so only an earlier output of the same kind is replaced.
+  options.naming = nodes::Naming::Overwrite;
   std::string error;
   if (!nodes::media::export_video(frames, options, &error)) return QString::fromStdString(error);
   return {};
@@ -155,6 +157,7 @@ QString PreviewPlayer::exportTo(const QString& path, const QString& format) {
   if (format != QLatin1String("png")) {
     return tr("This build has no video encoder (built without VIDGRAPH_MEDIA); export as a PNG sequence.");
   }
+  if (QFileInfo::exists(path)) return tr("%1 already exists; choose a new folder name for the PNG sequence.").arg(path);
   if (!QDir().mkpath(path)) return tr("Cannot create the folder %1; choose a writable place.").arg(path);
   for (int i = 0; i < frameCount(); ++i) {
     const QString file = QDir(path).filePath(QStringLiteral("frame_%1.png").arg(i, 5, 10, QLatin1Char('0')));

@@ -295,6 +295,22 @@ class tst_Gui : public QObject {
     QCOMPARE(player.currentFrame(), 3);
     const QString error = player.exportTo(tmp_.filePath(QStringLiteral("frames")), QStringLiteral("png"));
     QVERIFY2(error.isEmpty(), qPrintable(error));
+    // The file dialog asked, so its own earlier export is replaced; a folder or file it did not
+    // write never is.
+    QVERIFY(player.exportTo(tmp_.filePath(QStringLiteral("frames")), QStringLiteral("png")).isEmpty());
+    QVERIFY(QDir(tmp_.path()).mkpath(QStringLiteral("album")));
+    const QString victim = tmp_.filePath(QStringLiteral("album/precious.txt"));
+    {
+      QFile f(victim);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write("precious");
+    }
+    QVERIFY(!player.exportTo(tmp_.filePath(QStringLiteral("album")), QStringLiteral("png")).isEmpty());
+    QVERIFY(!player.exportTo(tmp_.filePath(QStringLiteral("album")), QStringLiteral("mp4")).isEmpty());
+    QVERIFY(!player.exportTo(victim, QStringLiteral("mp4")).isEmpty());
+    QFile kept(victim);
+    QVERIFY(kept.open(QIODevice::ReadOnly));
+    QCOMPARE(kept.readAll(), QByteArray("precious"));
     // A second run is served from the cache.
     finished.clear();
     QVERIFY(run.start(c.document()).ok());

@@ -304,6 +304,7 @@ void tst_media::exportRefusesOverwrite() {
   write_bytes(path, "precious");
   ExportOptions options;
   options.path = path;
+  options.naming = Naming::Fail;
   std::string error;
   QVERIFY(!export_video(gradient_clip(2, 32, 32), options, &error));
   QVERIFY2(error.find("already exists") != std::string::npos, error.c_str());
@@ -313,11 +314,11 @@ void tst_media::exportRefusesOverwrite() {
 void tst_media::exportOverwritesWhenTold() {
   QTemporaryDir dir;
   const std::string path = dir.filePath("clip.mp4").toStdString();
-  write_bytes(path, "old");
   ExportOptions options;
   options.path = path;
-  options.overwrite = true;
   std::string error;
+  QVERIFY2(export_video(gradient_clip(2, 32, 32), options, &error), error.c_str());
+  options.naming = Naming::Overwrite;  // replaces the earlier MP4 it wrote
   QVERIFY2(export_video(gradient_clip(3, 32, 32), options, &error), error.c_str());
   VideoInfo info;
   QVERIFY2(probe_video(path, &info, &error), error.c_str());
@@ -416,7 +417,8 @@ void tst_media::contactSheet() {
   QTemporaryDir dir;
   const std::string path = dir.filePath("sheet.png").toStdString();
   std::string error;
-  QVERIFY2(write_contact_sheet(clip, path, options, &error), error.c_str());
+  const OutputTarget target{path, Naming::Fail, OutputKind::Png};
+  QVERIFY2(write_contact_sheet(clip, target, options, &error), error.c_str());
   Image sheet;
   QVERIFY2(load_image(path, &sheet, &error), error.c_str());
   QCOMPARE(sheet.width, 2 * 20 + 3 * 2);
@@ -425,7 +427,7 @@ void tst_media::contactSheet() {
   QCOMPARE(int(pixel(sheet, 24 + 5, 2 + 5)[0]), 60);
   QCOMPARE(int(pixel(sheet, 2 + 5, 14 + 5)[0]), 150);
   QCOMPARE(int(pixel(sheet, 24 + 5, 14 + 5)[0]), 210);
-  QVERIFY(!write_contact_sheet(clip, path, options, &error));
+  QVERIFY(!write_contact_sheet(clip, target, options, &error));
   QVERIFY(error.find("already exists") != std::string::npos);
 }
 

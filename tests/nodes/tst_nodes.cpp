@@ -227,7 +227,7 @@ void tst_nodes::saveLatentRefusesOverwrite() {
   latent.samples = at::randn({1, 4, 1, 2, 2});
   Recorder rec;
   const engine::NodeType& save = type("SaveLatent");
-  auto ctx = make_context(save, {{"filename", path}},
+  auto ctx = make_context(save, {{"filename", path}, {"naming", "fail"}},
                           {{"latent", engine::make_value(kLatentType, latent)}}, {}, &rec);
   auto out = save.compute(ctx);
   QVERIFY(!out.ok());
@@ -378,19 +378,22 @@ void tst_nodes::exportCancelLeavesNoFile() {
 void tst_nodes::exportRefusesExisting() {
   QTemporaryDir dir;
   const std::string path = dir.filePath("clip.mp4").toStdString();
-  std::ofstream(path) << "old";
   const engine::NodeType& t = type("ExportVideo");
   Recorder rec;
   const engine::Value video = engine::make_value(kVideoType, gradient_video(2, 32, 32));
-  auto refuse = make_context(t, {{"filename", path}}, {{"video", video}}, {}, &rec);
+  auto first = make_context(t, {{"filename", path}}, {{"video", video}}, {}, &rec);
+  QVERIFY(t.compute(first).ok());
+  const auto first_size = fs::file_size(path);
+  auto refuse = make_context(t, {{"filename", path}, {"naming", "fail"}}, {{"video", video}}, {}, &rec);
   auto out = t.compute(refuse);
   QVERIFY(!out.ok());
   QVERIFY(out.error().message.find("already exists") != std::string::npos);
   engine::RunOptions options;
-  options.overwrite = true;  // the runner's --overwrite
-  auto allow = make_context(t, {{"filename", path}}, {{"video", video}}, options, &rec);
+  options.overwrite = true;  // the runner's --overwrite: replaces the MP4 this writer made
+  const engine::Value longer = engine::make_value(kVideoType, gradient_video(6, 32, 32));
+  auto allow = make_context(t, {{"filename", path}, {"naming", "fail"}}, {{"video", longer}}, options, &rec);
   QVERIFY(t.compute(allow).ok());
-  QVERIFY(fs::file_size(path) > 3);
+  QVERIFY(fs::file_size(path) != first_size);
 }
 #endif  // VIDGRAPH_HAVE_MEDIA
 

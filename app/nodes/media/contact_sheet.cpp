@@ -49,11 +49,20 @@ bool make_contact_sheet(const Frames& frames, const ContactSheetOptions& options
   return true;
 }
 
-bool write_contact_sheet(const Frames& frames, const std::string& path,
-                         const ContactSheetOptions& options, std::string* error) {
+bool write_contact_sheet(const Frames& frames, const OutputTarget& target,
+                         const ContactSheetOptions& options, std::string* error, std::string* written) {
   Image sheet;
-  if (!make_contact_sheet(frames, options, &sheet, error)) return false;
-  return write_png(path, sheet, options.overwrite, error);
+  std::string png;
+  if (!make_contact_sheet(frames, options, &sheet, error) || !encode_png(sheet, &png, error)) {
+    return false;
+  }
+  Published published = write_file_atomically(target, png.data(), png.size());
+  if (!published.error.empty()) {
+    if (error) *error = std::move(published.error);
+    return false;
+  }
+  if (written) *written = published.path;
+  return true;
 }
 
 }  // namespace vidgraph::nodes::media

@@ -284,8 +284,9 @@ bool encode_png(const Image& image, std::string* png_bytes, std::string* error) 
 bool write_png(const std::string& path, const Image& image, bool overwrite, std::string* error) {
   std::string bytes;
   if (!encode_png(image, &bytes, error)) return false;
-  std::string message = write_file_atomically(path, bytes.data(), bytes.size(), overwrite);
-  if (!message.empty()) return fail(error, std::move(message));
+  const OutputTarget target{path, overwrite ? Naming::Overwrite : Naming::Fail, OutputKind::Png};
+  Published published = write_file_atomically(target, bytes.data(), bytes.size());
+  if (!published.error.empty()) return fail(error, std::move(published.error));
   return true;
 }
 

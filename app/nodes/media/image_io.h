@@ -41,7 +41,8 @@ bool resize_center_crop(const Image& in, int width, int height, Image* out, std:
 // Encodes RGB as PNG bytes.
 bool encode_png(const Image& image, std::string* png_bytes, std::string* error);
 
-// Writes a PNG through a temporary file and a rename; refuses to replace `path` unless `overwrite`.
+// Writes a PNG through a temporary file and a rename; refuses to replace `path` unless `overwrite`
+// (and then replaces only a PNG file).
 bool write_png(const std::string& path, const Image& image, bool overwrite, std::string* error);
 
 }  // namespace vidgraph::nodes::media

@@ -2,8 +2,11 @@
 // dance and the PNG-sequence writer. The FFmpeg encoding lives in video_encoder.cpp.
 #include "nodes/media/video_export.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
+
+#include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 
@@ -26,7 +29,7 @@ std::string frame_file_name(int index) {
   return name;
 }
 
-// Writes every frame and metadata.json into the (fresh, empty) folder `dir`.
+// Writes every frame and metadata.json into the fresh folder `dir` (our temporary).
 bool write_png_sequence(const Frames& frames, const ExportOptions& options, const fs::path& dir,
                         std::string* error, bool* cancelled) {
   for (int i = 0; i < frames.count; ++i) {
@@ -34,7 +37,10 @@ bool write_png_sequence(const Frames& frames, const ExportOptions& options, cons
     image.width = frames.width;
     image.height = frames.height;
     image.rgb.assign(frames.frame(i), frames.frame(i) + frames.frame_bytes());
-    if (!write_png((dir / frame_file_name(i)).string(), image, false, error)) return false;
+    std::string png;
+    if (!encode_png(image, &png, error)) return false;
+    const std::string message = write_new_file((dir / frame_file_name(i)).string(), png.data(), png.size());
+    if (!message.empty()) return fail(error, message);
     if (options.progress && !options.progress(i + 1, frames.count)) {
       if (cancelled) *cancelled = true;
       return fail(error, "Export cancelled.");
@@ -43,11 +49,19 @@ bool write_png_sequence(const Frames& frames, const ExportOptions& options, cons
   const nlohmann::json meta = {{"format", "vidgraph-png-sequence"}, {"frames", frames.count},
                                {"width", frames.width},          {"height", frames.height},
                                {"fps", options.fps},             {"workflow", options.workflow_json}};
-  const std::string text = meta.dump(2) + "\n";
-  const std::string message =
-      write_file_atomically((dir / "metadata.json").string(), text.data(), text.size(), false);
+  const std::string text = meta.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  const std::string message = write_new_file((dir / "metadata.json").string(), text.data(), text.size());
   if (!message.empty()) return fail(error, message);
   return true;
+}
+
+OutputKind output_kind(VideoFormat format) {
+  switch (format) {
+    case VideoFormat::Mp4: return OutputKind::Mp4;
+    case VideoFormat::WebM: return OutputKind::WebM;
+    case VideoFormat::PngSequence: return OutputKind::PngSequence;
+  }
+  return OutputKind::Mp4;
 }
 
 }  // namespace
@@ -100,32 +114,36 @@ std::string validate_export(const Frames& frames, const ExportOptions& options) 
 }
 
 bool export_video(const Frames& frames, const ExportOptions& options, std::string* error,
-                  bool* cancelled) {
+                  bool* cancelled, std::string* written) {
   if (cancelled) *cancelled = false;
   if (std::string message = validate_export(frames, options); !message.empty()) {
     return fail(error, std::move(message));
   }
-  if (std::string message = check_output_path(options.path, options.overwrite); !message.empty()) {
+  const OutputTarget target{options.path, options.naming, output_kind(options.format)};
+  if (std::string message = check_output_target(target); !message.empty()) {
     return fail(error, std::move(message));
   }
+  remove_stale_temporaries(options.path);
   const std::string temp = temporary_sibling(options.path);
   bool ok = false;
   if (options.format == VideoFormat::PngSequence) {
-    std::error_code ec;
-    if (!fs::create_directory(temp, ec)) {
-      return fail(error, "Could not create a folder in '" +
-                             fs::path(temp).parent_path().string() + "': " + ec.message() + ".");
+    if (::mkdir(temp.c_str(), 0755) != 0) {
+      return fail(error, "Could not create a folder in '" + fs::path(temp).parent_path().string() +
+                             "': " + describe_errno(errno) + ".");
     }
     ok = write_png_sequence(frames, options, temp, error, cancelled);
   } else {
     ok = encode_video_file(frames, options, temp, error, cancelled);
   }
   if (ok) {
-    std::string message = commit_output(temp, options.path, options.overwrite);
-    if (message.empty()) return true;
-    if (error) *error = std::move(message);
+    Published published = publish_output(temp, target);
+    if (published.error.empty()) {
+      if (written) *written = published.path;
+      return true;
+    }
+    if (error) *error = std::move(published.error);
   }
-  remove_quietly(temp);
+  remove_temporary(temp);
   return false;
 }
 

@@ -3,9 +3,9 @@
 // - input frames are vidgraph::nodes::Frames (uint8 RGB [F, H, W, 3]); MP4/WebM need even sides;
 // - the workflow JSON is embedded: as the container's `comment` tag (MP4 and WebM), or as
 //   `metadata.json` beside the frames of a PNG sequence;
-// - output is written to a temporary sibling in the target folder and renamed into place, so a
-//   failed or cancelled export leaves no partial output; an existing output is never replaced
-//   unless `overwrite`;
+// - output is written to a temporary sibling in the target folder and published by its naming
+//   policy (output_path.h), so a failed or cancelled export leaves no partial output and nothing
+//   the writer did not produce is ever replaced;
 // - failures return false with a sentence in `error` (unwritable folder and full disk named).
 #pragma once
 
@@ -13,6 +13,7 @@
 #include <string>
 
 #include "nodes/frames.h"
+#include "nodes/output_path.h"
 
 namespace vidgraph::nodes::media {
 
@@ -29,15 +30,16 @@ struct ExportOptions {
   VideoFormat format = VideoFormat::Mp4;
   double fps = 24.0;       // (0, 240]
   int crf = 19;            // H.264: 0..51, VP9: 0..63; lower is better quality
-  bool overwrite = false;  // replace an existing output
+  Naming naming = Naming::Increment;  // what to do when the output exists
   std::string workflow_json;  // embedded in the output's metadata; may be empty
   // Called after each frame with (frames done, total); returning false cancels the export.
   std::function<bool(int, int)> progress;
 };
 
-// Exports `frames`. On cancel returns false with `*cancelled = true` (when given).
+// Exports `frames`. On cancel returns false with `*cancelled = true` (when given). `written`
+// receives the path published (another name than options.path under Naming::Increment).
 bool export_video(const Frames& frames, const ExportOptions& options, std::string* error,
-                  bool* cancelled = nullptr);
+                  bool* cancelled = nullptr, std::string* written = nullptr);
 
 // Encodes straight to `write_path` (no temporary, no overwrite check): the step export_video runs
 // on its temporary file. Exposed so tests can aim it at /dev/full.

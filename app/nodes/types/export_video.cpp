@@ -1,9 +1,11 @@
 // Export Video: writes the frames as MP4 (H.264, yuv420p, CRF), WebM (VP9) or a PNG sequence, with
-// the workflow JSON in the file's metadata, through a temporary file and a rename; never replaces
-// an existing file unless `overwrite` (or the run's --overwrite) says so.
+// the workflow JSON in the file's metadata, through a temporary file published by its `naming`
+// (writer_params.h): an existing output is kept unless naming (or the run's --overwrite) says
+// overwrite, and even then only an earlier output of the same kind is replaced.
 #include "nodes/media/video_export.h"
 #include "nodes/types/node_types.h"
 #include "nodes/types/node_util.h"
+#include "nodes/types/writer_params.h"
 #include "nodes/value_types.h"
 
 namespace vidgraph::nodes {
@@ -11,6 +13,11 @@ namespace vidgraph::nodes {
 using engine::ParamSpec;
 
 namespace {
+
+OutputKind export_kind(const nlohmann::json& params) {
+  const std::string format = params.value("format", std::string("mp4"));
+  return format == "webm" ? OutputKind::WebM : format == "png" ? OutputKind::PngSequence : OutputKind::Mp4;
+}
 
 engine::Result<engine::ValueMap> compute_export(engine::NodeContext& ctx) {
   const Video& video = ctx.input_as<Video>("video");
@@ -21,21 +28,22 @@ engine::Result<engine::ValueMap> compute_export(engine::NodeContext& ctx) {
   options.path = ctx.param_path("filename");
   options.fps = ctx.param_float("fps");
   options.crf = static_cast<int>(ctx.param_int("crf"));
-  options.overwrite = ctx.param_bool("overwrite") || ctx.overwrite();
+  options.naming = writer_naming(ctx);
   options.workflow_json = ctx.workflow_json();
   options.progress = [&ctx](int done, int total) {
     ctx.progress(done, total, "encoding");
     return !ctx.cancelled();
   };
   std::string error;
+  std::string written;
   bool cancelled = false;
-  if (!media::export_video(video.frames, options, &error, &cancelled)) {
+  if (!media::export_video(video.frames, options, &error, &cancelled, &written)) {
     if (cancelled) return node_error(ctx, "Export cancelled; no file was written.");
     return node_error(ctx, error);
   }
-  ctx.log_info("Wrote " + options.path + " (" + std::to_string(video.frames.count) + " frames, " +
+  ctx.log_info("Wrote " + written + " (" + std::to_string(video.frames.count) + " frames, " +
                std::to_string(video.frames.width) + "x" + std::to_string(video.frames.height) + ").");
-  return engine::ValueMap{{"path", engine::make_value(kPathType, options.path)}};
+  return engine::ValueMap{{"path", engine::make_value(kPathType, written)}};
 }
 
 }  // namespace
@@ -47,9 +55,9 @@ engine::NodeType export_video_node() {
   t.category = "video";
   t.description = "Writes the video as MP4 (H.264, yuv420p, CRF), WebM (VP9, CRF) or a folder of "
                   "PNG frames, at the given fps, with the workflow embedded in the metadata. Writes "
-                  "a temporary file and renames it; refuses to replace an existing output unless "
-                  "overwrite is on.";
-  t.version = 1;
+                  "a temporary file and renames it; an existing output is kept (the next free name is "
+                  "written) unless naming says otherwise.";
+  t.version = 2;
   t.inputs = {{"video", kVideoType, false, "The frames to write."}};
   t.outputs = {{"path", kPathType, false, "The written file (or folder)."}};
   t.params = {
@@ -61,10 +69,14 @@ engine::NodeType export_video_node() {
       ParamSpec::real("fps", 24.0, 1.0, 240.0, "Frames per second (Wan2.2: 24)."),
       ParamSpec::integer("crf", 19, 0, 63,
                          "Constant rate factor, lower = better: H.264 0-51, VP9 0-63."),
-      ParamSpec::boolean("overwrite", false, "Replace an existing output file."),
+      naming_param(),
+  };
+  t.upgrade = [](int, const nlohmann::json& params) -> engine::Result<nlohmann::json> {
+    return upgrade_overwrite_to_naming(params);
   };
   t.compute = compute_export;
   t.fingerprint = output_fingerprint("filename");
+  t.preflight = writer_preflight("filename", export_kind);
   return t;
 }
 
