@@ -2,6 +2,7 @@
 #include "app/cli/attention_bench.h"
 
 #include "app/cli/attention_tool.h"
+#include "app/cli/cli_checks.h"
 #include "models/device/device_memory.h"
 
 #include <ATen/Context.h>
@@ -285,10 +286,22 @@ json environment(const BenchOptions& o, const plugin::LoadedPlugin& loaded) {
   return env;
 }
 
+// B * S * H * D must fit in int64 (ATen would refuse it later with a backtrace, or wrap).
+void check_tensor_size(const BenchOptions& o, const std::string& grid_text, int64_t s) {
+  int64_t n = s;
+  const bool overflow = __builtin_mul_overflow(n, int64_t(o.batch), &n) || __builtin_mul_overflow(n, int64_t(o.heads), &n) ||
+                        __builtin_mul_overflow(n, int64_t(o.head_dim), &n);
+  if (overflow) {
+    throw std::invalid_argument("--grid " + grid_text + " with --batch " + std::to_string(o.batch) + ", --heads " +
+                                std::to_string(o.heads) + " and --head-dim " + std::to_string(o.head_dim) +
+                                " makes tensors of more elements than a 64-bit count holds; use a smaller grid");
+  }
+}
+
 bool write_json(const std::string& path, const json& j) {
   if (path.empty()) return true;
   std::ofstream f(path);
-  f << j.dump(2) << '\n';
+  f << j.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
   return bool(f);
 }
 
@@ -302,6 +315,7 @@ int run_bench(const BenchOptions& o) {
   for (const std::string& g : o.grids) {
     const plugin::TokenGrid grid = parse_grid(g);
     const int64_t s = grid.size();
+    check_tensor_size(o, g, s);
     const double fwd_flops = 4.0 * o.batch * o.heads * double(s) * double(s) * o.head_dim;
     log->info("bench: grid {} ({} tokens)", g, s);
     const Inputs in = make_inputs(o, s);
@@ -329,7 +343,7 @@ int run_bench(const BenchOptions& o) {
       return 1;
     }
   }
-  std::cout << result.dump(2) << std::endl;
+  std::cout << result.dump(2, ' ', false, json::error_handler_t::replace) << std::endl;
   return 0;
 }
 
@@ -343,7 +357,8 @@ CLI::App* add_attention_bench_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--dtype", opts->dtype, "bf16, fp16 or fp32")->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
   cmd->add_option("--grid", opts->grids, "token grids T,H,W (repeatable)");
   cmd->add_option("--method", opts->methods, "methods (repeatable)");
-  cmd->add_option("--sparsity", opts->sparsities, "sparsities of vsa and sla_star (repeatable)");
+  cmd->add_option("--sparsity", opts->sparsities, "sparsities of vsa and sla_star (repeatable)")
+      ->check(finite_number());
   cmd->add_option("--batch", opts->batch, "batch size")->check(CLI::PositiveNumber);
   cmd->add_option("--heads", opts->heads, "heads")->check(CLI::PositiveNumber);
   cmd->add_option("--head-dim", opts->head_dim, "head dim")->check(CLI::PositiveNumber);
@@ -353,6 +368,9 @@ CLI::App* add_attention_bench_command(CLI::App& app, int* exit_code) {
   cmd->callback([opts, exit_code]() {
     try {
       *exit_code = run_bench(*opts);
+    } catch (const c10::Error& e) {
+      attention_tool_logger()->error("bench: {}", e.what_without_backtrace());
+      *exit_code = 1;
     } catch (const std::exception& e) {
       attention_tool_logger()->error("bench: {}", e.what());
       *exit_code = 1;

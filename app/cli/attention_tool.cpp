@@ -47,7 +47,12 @@ plugin::TokenGrid parse_grid(const std::string& text) {
     v.push_back(x);
   }
   if (v.size() != 3) throw std::invalid_argument("--grid must be three positive integers T,H,W, got '" + text + "'");
-  return {v[0], v[1], v[2]};
+  const plugin::TokenGrid grid{v[0], v[1], v[2]};
+  if (grid.size() < 0) {
+    throw std::invalid_argument("--grid '" + text + "' has more tokens (T*H*W) than a 64-bit count holds; give the " +
+                                "grid of the input's S tokens");
+  }
+  return grid;
 }
 
 }  // namespace vidgraph::cli

@@ -24,7 +24,8 @@ std::shared_ptr<spdlog::logger> attention_tool_logger();
 // (places searched, each file and why) and returns nullptr.
 std::unique_ptr<plugin::LoadedPlugin> load_plugin_or_report(const std::string& name);
 
-// "T,H,W" -> grid; throws std::invalid_argument with a sentence on bad text.
+// "T,H,W" -> grid; throws std::invalid_argument with a sentence on bad text or a product T*H*W
+// that does not fit in int64.
 plugin::TokenGrid parse_grid(const std::string& text);
 
 }  // namespace vidgraph::cli

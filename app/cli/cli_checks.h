@@ -28,4 +28,15 @@ inline CLI::Validator finite_number(double lo, double hi, bool lo_open = false) 
   return CLI::Validator(check, "FINITE");
 }
 
+// Accepts any finite number (ranges left to the code that knows them).
+inline CLI::Validator finite_number() {
+  auto check = [](std::string& text) -> std::string {
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    const bool whole = !text.empty() && end == text.c_str() + text.size();
+    return whole && std::isfinite(v) ? std::string() : "'" + text + "' is not a finite number";
+  };
+  return CLI::Validator(check, "FINITE");
+}
+
 }  // namespace vidgraph::cli

@@ -29,7 +29,13 @@ struct TokenGrid {
   int64_t t = 0;
   int64_t h = 0;
   int64_t w = 0;
-  int64_t size() const { return t * h * w; }
+  // T * H * W, or -1 when the product does not fit in int64 (a hostile --grid such as
+  // 1,1096708,269121685242884 would otherwise wrap around to a small S and pass the shape checks).
+  int64_t size() const {
+    int64_t th = 0, s = 0;
+    if (__builtin_mul_overflow(t, h, &th) || __builtin_mul_overflow(th, w, &s)) return -1;
+    return s;
+  }
   bool operator==(const TokenGrid& o) const { return t == o.t && h == o.h && w == o.w; }
 };
 

@@ -27,6 +27,8 @@ void check_qkv(const plugin::AttentionCall& c) {
               ": B, S and H must be positive, got ", c.q.sizes());
   TORCH_CHECK(c.grid.t > 0 && c.grid.h > 0 && c.grid.w > 0, "method ", c.method,
               ": the token grid must be positive, got (", c.grid.t, ", ", c.grid.h, ", ", c.grid.w, ")");
+  TORCH_CHECK(c.grid.size() > 0, "method ", c.method, ": the token grid (", c.grid.t, ", ", c.grid.h, ", ",
+              c.grid.w, ") has more tokens than a 64-bit count holds; check the grid");
   TORCH_CHECK(c.grid.size() == c.q.size(1), "method ", c.method, ": the token grid (", c.grid.t, ", ",
               c.grid.h, ", ", c.grid.w, ") has ", c.grid.size(), " tokens but q has S = ", c.q.size(1));
 }

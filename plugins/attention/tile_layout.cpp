@@ -8,6 +8,8 @@
 #include <ATen/ops/zeros.h>
 #include <c10/util/Exception.h>
 
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -32,16 +34,41 @@ at::Tensor long_tensor(const std::vector<int64_t>& v) {
   return at::from_blob(const_cast<int64_t*>(v.data()), {static_cast<int64_t>(v.size())}, at::kLong).clone();
 }
 
+// The int32 index tensors (gather_i32, scatter_i32, GPU row gathers) address at most this many slots.
+constexpr int64_t kMaxPaddedLen = std::numeric_limits<int32_t>::max();
+
+// a * b, or a c10::Error naming the grid and tile when the product does not fit in int64.
+int64_t checked_mul(int64_t a, int64_t b, const plugin::TokenGrid& grid, const std::array<int64_t, 3>& tile,
+                    const char* what) {
+  int64_t r = 0;
+  TORCH_CHECK(!__builtin_mul_overflow(a, b, &r), "the token grid (", grid.t, ", ", grid.h, ", ", grid.w,
+              ") with tiles (", tile[0], ", ", tile[1], ", ", tile[2], ") has more ", what,
+              " than a 64-bit count holds; check the grid");
+  return r;
+}
+
+// Sizes of the layout, all checked before anything is allocated or indexed.
+void set_sizes(TileLayout& l, const plugin::TokenGrid& grid, const std::array<int64_t, 3>& tile) {
+  const std::array<int64_t, 3> dims{grid.t, grid.h, grid.w};
+  for (int a = 0; a < 3; ++a) l.tiles[a] = (dims[a] - 1) / tile[a] + 1;  // ceil without dims + tile overflowing
+  l.num_tiles = checked_mul(checked_mul(l.tiles[0], l.tiles[1], grid, tile, "tiles"), l.tiles[2], grid, tile, "tiles");
+  l.tile_volume = checked_mul(checked_mul(tile[0], tile[1], grid, tile, "slots per tile"), tile[2], grid, tile,
+                              "slots per tile");
+  l.tokens = checked_mul(checked_mul(grid.t, grid.h, grid, tile, "tokens"), grid.w, grid, tile, "tokens");
+  l.padded_len = checked_mul(l.num_tiles, l.tile_volume, grid, tile, "padded slots");
+  // Every product the loops below form ((tile index + 1) * tile size, slot numbers) is at most
+  // padded_len, so this bound also keeps them in range.
+  TORCH_CHECK(l.padded_len <= kMaxPaddedLen, "the token grid (", grid.t, ", ", grid.h, ", ", grid.w, ") with tiles (",
+              tile[0], ", ", tile[1], ", ", tile[2], ") pads to ", l.padded_len, " slots, more than the ",
+              kMaxPaddedLen, " that the int32 tile indices address; use a smaller grid or tile");
+}
+
 std::shared_ptr<TileLayout> build_layout(const plugin::TokenGrid& grid, const std::array<int64_t, 3>& tile) {
   auto l = std::make_shared<TileLayout>();
   l->grid = grid;
   l->tile = tile;
   const std::array<int64_t, 3> dims{grid.t, grid.h, grid.w};
-  for (int a = 0; a < 3; ++a) l->tiles[a] = (dims[a] + tile[a] - 1) / tile[a];
-  l->num_tiles = l->tiles[0] * l->tiles[1] * l->tiles[2];
-  l->tile_volume = tile[0] * tile[1] * tile[2];
-  l->tokens = grid.size();
-  l->padded_len = l->num_tiles * l->tile_volume;
+  set_sizes(*l, grid, tile);
   std::vector<int64_t> gather(l->padded_len, l->tokens), scatter(l->tokens), tile_of(l->tokens), sizes(l->num_tiles);
   int64_t n = 0;
   for (int64_t ti = 0; ti < l->tiles[0]; ++ti)

@@ -228,6 +228,32 @@ class tst_attention : public QObject {
     QCOMPARE(attention::tile_layout({grid[0], grid[1], grid[2]}, tile, at::kCPU).get(), layout.get());
   }
 
+  // Hostile grids: products that overflow int64 (this one wraps to S = 16, which once passed the
+  // shape check and made the layout write out of bounds) or pad past the int32 tile indices are
+  // refused with a sentence naming the grid, before anything is allocated.
+  void tile_layout_refuses_oversized_grids_data() {
+    QTest::addColumn<Grid>("grid");
+    QTest::addColumn<Grid>("tile");
+    QTest::addColumn<QString>("fragment");
+    QTest::newRow("T*H*W wraps to 16") << Grid{1, 1096708, 269121685242884} << Grid{4, 4, 4} << "64-bit";
+    QTest::newRow("tiles overflow") << Grid{INT64_MAX, INT64_MAX, 1} << Grid{1, 1, 1} << "64-bit";
+    QTest::newRow("pads past int32") << Grid{1, 1, int64_t(1) << 31} << Grid{1, 1, 64} << "int32";
+    QTest::newRow("large tile, tiny grid") << Grid{1, 1, int64_t(1) << 30} << Grid{64, 64, 64} << "int32";
+  }
+  void tile_layout_refuses_oversized_grids() {
+    QFETCH(Grid, grid);
+    QFETCH(Grid, tile);
+    QFETCH(QString, fragment);
+    QString what;
+    try {
+      (void)attention::tile_layout({grid[0], grid[1], grid[2]}, tile, at::kCPU);
+    } catch (const c10::Error& e) {
+      what = QString::fromStdString(e.what_without_backtrace());
+    }
+    QVERIFY2(what.contains(fragment), qPrintable(what));
+    QVERIFY2(what.contains(QString::number(grid[2])), qPrintable(what));
+  }
+
   void sla_star_zero_proj_equals_vsa() {
     const Grid grid{5, 6, 7};
     const at::Tensor q = rnd({2, 210, 2, 64}), k = rnd({2, 210, 2, 64}), v = rnd({2, 210, 2, 64});

@@ -138,6 +138,11 @@ class tst_attention_tool : public QObject {
     QTest::newRow("bad param") << "param" << 1 << "must be in [0, 1)";
     QTest::newRow("unknown plugin") << "plugin" << 2 << "no plugin named 'nope'";
     QTest::newRow("unknown device") << "device" << 1 << "device";
+    // T*H*W overflows int64 and wraps to 16 = S: it passed the shape check and crashed the layout.
+    QTest::newRow("grid product overflows") << "overflow" << 1 << "1,1096708,269121685242884";
+    QTest::newRow("sparsity nan") << "nan" << 2 << "not a finite number";
+    QTest::newRow("sparsity inf") << "inf" << 2 << "not a finite number";
+    QTest::newRow("negative sparsity reaches the plugin") << "negative" << 1 << "must be in [0, 1)";
   }
   void errors_are_reported() {
     QFETCH(QString, case_name); QFETCH(int, exit_code); QFETCH(QString, expected);
@@ -164,6 +169,15 @@ class tst_attention_tool : public QObject {
       extra << QStringLiteral("--plugin") << QStringLiteral("nope");
     } else if (case_name == "device") {
       extra << QStringLiteral("--device") << QStringLiteral("notadevice");
+    } else if (case_name == "overflow") {
+      in = path(QStringLiteral("s16.safetensors"));
+      const at::Tensor y = at::randn({1, 16, 1, 8}, at::kFloat);
+      save_safetensors(in.toStdString(), {{"q", y}, {"k", y}, {"v", y}});
+      grid = QStringLiteral("1,1096708,269121685242884");
+    } else if (case_name == "nan" || case_name == "inf") {
+      extra << QStringLiteral("-s") << case_name;
+    } else if (case_name == "negative") {
+      extra << QStringLiteral("-s") << QStringLiteral("-0.5");
     }
     const ToolRun r = run_tool(QStringList{QStringLiteral("run"), QStringLiteral("-i"), in, QStringLiteral("-o"),
                                            path(QStringLiteral("err_out.safetensors")), QStringLiteral("-m"), method,
@@ -171,6 +185,25 @@ class tst_attention_tool : public QObject {
     QVERIFY2(r.exit_code == exit_code, qPrintable(QStringLiteral("exit %1: %2").arg(r.exit_code).arg(QString::fromUtf8(r.err))));
     QVERIFY2(r.err.contains(expected.toUtf8()), r.err.constData());
     QVERIFY(!QFile::exists(path(QStringLiteral("err_out.safetensors"))));
+  }
+
+  // Usage errors exit 2 with the usage on stderr, never a crash or CLI11's own exit codes.
+  void usage_errors_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("no command") << QStringList{} << "choose a command";
+    QTest::newRow("run without arguments") << QStringList{"run"} << "--input";
+    QTest::newRow("run without grid") << QStringList{"run", "-i", "in", "-o", "out"} << "--grid";
+    QTest::newRow("unknown option") << QStringList{"run", "-i", "in", "-o", "out", "-g", "1,1,1", "--bogus"} << "--bogus";
+    QTest::newRow("unknown command") << QStringList{"fly"} << "fly";
+  }
+  void usage_errors() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, expected);
+    const ToolRun r = run_tool(args);
+    QVERIFY2(r.exit_code == 2, qPrintable(QStringLiteral("exit %1: %2").arg(r.exit_code).arg(QString::fromUtf8(r.err))));
+    QVERIFY2(r.err.contains(expected.toUtf8()), r.err.constData());
+    QVERIFY2(r.err.contains("Usage") || r.err.contains("usage") || r.err.contains("OPTIONS"), r.err.constData());
   }
 
   void methods_and_version() {
