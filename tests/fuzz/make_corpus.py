@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the fuzz targets into corpus/<target>/ (a few tiny valid inputs).
+
+Run from anywhere: python3 tests/fuzz/make_corpus.py. The pickles follow what torch.save writes
+for a state dict (protocol 2; see tests/common/model_io_pth_writer.h), without needing torch.
+"""
+import json
+import pathlib
+import struct
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+
+
+def write(target, name, data):
+    folder = HERE / "corpus" / target
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_bytes(data if isinstance(data, bytes) else data.encode())
+
+
+def safetensors(tensors, metadata=None):
+    """tensors: [(name, dtype, shape, bytes)] -> a whole .safetensors file."""
+    header, data = {}, b""
+    for name, dtype, shape, raw in tensors:
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    if metadata:
+        header["__metadata__"] = metadata
+    text = json.dumps(header, separators=(",", ":")).encode()
+    return struct.pack("<Q", len(text)) + text + data
+
+
+class Pickle:
+    """Protocol-2 pickle of an OrderedDict of tensors, as torch.save writes a state dict."""
+
+    def __init__(self):
+        self.out, self.memo = bytearray(b"\x80\x02"), 0
+
+    def put(self):
+        self.out += b"q" + bytes([self.memo])
+        self.memo += 1
+
+    def glob(self, module, name):
+        self.out += b"c" + module.encode() + b"\n" + name.encode() + b"\n"
+        self.put()
+
+    def text(self, s):
+        self.out += b"X" + struct.pack("<I", len(s)) + s.encode()
+        self.put()
+
+    def int(self, v):
+        self.out += b"K" + bytes([v]) if v < 256 else b"J" + struct.pack("<i", v)
+
+    def ordered_dict(self):
+        self.glob("collections", "OrderedDict")
+        self.out += b")R"
+        self.put()
+
+    def ints(self, values):
+        self.out += b"("
+        for v in values:
+            self.int(v)
+        self.out += b"t"
+        self.put()
+
+    def tensor(self, storage, key, numel, sizes, strides):
+        self.glob("torch._utils", "_rebuild_tensor_v2")
+        self.out += b"(("
+        self.text("storage")
+        self.glob("torch", storage)
+        self.text(key)
+        self.text("cpu")
+        self.int(numel)
+        self.out += b"t"
+        self.put()
+        self.out += b"Q"
+        self.int(0)
+        self.ints(sizes)
+        self.ints(strides)
+        self.out += b"\x89"
+        self.ordered_dict()
+        self.out += b"t"
+        self.put()
+        self.out += b"R"
+        self.put()
+
+    def state_dict(self, tensors):
+        self.ordered_dict()
+        if tensors:
+            self.out += b"("
+            for name, args in tensors:
+                self.text(name)
+                self.tensor(*args)
+            self.out += b"u"
+        return bytes(self.out + b".")
+
+
+def main():
+    for name in ["good.vgflow", "write.vgflow", "fail.vgflow"]:
+        write("fuzz_workflow", name, (ROOT / "tests/cli/data" / name).read_bytes())
+    write("fuzz_workflow", "empty.vgflow", '{"format": "vidgraph-workflow", "version": 1, "nodes": []}')
+    write("fuzz_workflow", "unknown.vgflow",
+          '{"format": "vidgraph-workflow", "version": 1, "extra": [1], "nodes": ['
+          '{"id": "m", "type": "Mystery", "params": {"p": "\\u00e9"}, "note": null},'
+          '{"id": "k", "type": "Kinds", "type_version": 1, "params": {"seed": 3, "mode": "slow"},'
+          ' "inputs": {"x": {"node": "m", "output": "o"}}}], "editor": {"nodes": {"k": {"pos": [1, 2]}}}}')
+
+    write("fuzz_safetensors", "one_f32.safetensors", safetensors([("w", "F32", [2], struct.pack("<2f", 1, 2))]))
+    write("fuzz_safetensors", "two_mixed.safetensors",
+          safetensors([("a.weight", "BF16", [2, 1], b"\x80\x3f\x00\x40"), ("b", "I64", [], struct.pack("<q", 7))],
+                      {"format": "pt"}))
+    write("fuzz_safetensors", "empty.safetensors", safetensors([]))
+
+    write("fuzz_pth", "one_tensor.pkl", Pickle().state_dict([("w", ("FloatStorage", "0", 4, [2, 2], [2, 1]))]))
+    write("fuzz_pth", "two_tensors.pkl",
+          Pickle().state_dict([("a", ("BFloat16Storage", "0", 3, [3], [1])), ("b", ("LongStorage", "1", 1, [], []))]))
+    write("fuzz_pth", "empty.pkl", Pickle().state_dict([]))
+
+
+if __name__ == "__main__":
+    main()
