@@ -1,5 +1,6 @@
 #!/bin/sh
-# Runs every built fuzz target for SECONDS each (one job each, libFuzzer's -max_total_time) on its
+# Runs every built fuzz target for SECONDS each (one process, one job: libFuzzer's default without
+# -jobs, which would also write fuzz-N.log into the current folder; -max_total_time) on its
 # seed corpus, and prints per target the executions and the findings (crash-*/leak-*/timeout-*/oom-*
 # files written to OUT). Builds nothing: configure and build with -DVIDGRAPH_FUZZ=ON first (see
 # tests/fuzz/CMakeLists.txt).
@@ -26,7 +27,7 @@ for target in ${VIDGRAPH_FUZZ_TARGETS:-fuzz_workflow fuzz_safetensors fuzz_pth};
   mkdir -p "$work/corpus" "$work/artifacts"
   log="$work/fuzz.log"
   # The seeds stay untouched: new inputs go to the work corpus.
-  "$exe" "$work/corpus" "$here/corpus/$target" -max_total_time="$seconds" -jobs=1 -workers=1 \
+  "$exe" "$work/corpus" "$here/corpus/$target" -max_total_time="$seconds" \
     -rss_limit_mb=2048 -timeout=10 -max_len=65536 -print_final_stats=1 \
     -artifact_prefix="$work/artifacts/" >"$log" 2>&1
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
