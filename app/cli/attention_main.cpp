@@ -35,6 +35,8 @@ void add_run_command(CLI::App& app, vidgraph::cli::AttentionRunOptions& o, doubl
   run->add_option("-d,--device", o.device, "device of the computation: cpu, cuda, cuda:N, hip")->capture_default_str();
   run->add_option("--dtype", o.dtype, "compute dtype: keep, float32, float64, float16, bfloat16")->capture_default_str();
   run->add_flag("-b,--backward", o.backward, "also run the backward pass and write the gradients");
+  run->add_flag("--overwrite", o.overwrite,
+                "replace an existing output, if it is a safetensors file (never a folder or device)");
   run->add_option("--plugin", o.plugin_name, "name of the plugin to use (default: the first found)");
 }
 

@@ -4,6 +4,7 @@
 #include "app/cli/attention_report.h"
 #include "app/cli/attention_tool.h"
 #include "models/io/safetensors.h"
+#include "nodes/output_path.h"
 
 #include <ATen/ops/ones_like.h>
 #include <ATen/ops/zeros_like.h>
@@ -121,10 +122,36 @@ model_io::NamedTensors backward_of(const at::Tensor& out, const Inputs& in, doub
   return named;
 }
 
+// Writes `outputs` through a temporary published without replacing anything the tool did not
+// write; returns the path written.
+std::string save_outputs(const nodes::OutputTarget& target, const model_io::NamedTensors& outputs,
+                         const std::map<std::string, std::string>& metadata) {
+  const std::string temp = nodes::temporary_sibling(target.path);
+  try {
+    model_io::save_safetensors(temp, outputs, metadata);
+  } catch (...) {
+    nodes::remove_temporary(temp);
+    throw;
+  }
+  const nodes::Published published = nodes::publish_output(temp, target);
+  if (!published.error.empty()) {
+    nodes::remove_temporary(temp);
+    throw std::runtime_error(published.error);
+  }
+  return published.path;
+}
+
 }  // namespace
 
 int run_attention(const AttentionRunOptions& o) {
   auto log = attention_tool_logger();
+  const nodes::OutputTarget target{o.output, o.overwrite ? nodes::Naming::Overwrite : nodes::Naming::Fail,
+                                   nodes::OutputKind::Safetensors};
+  if (std::string problem = nodes::check_output_target(target); !problem.empty()) {
+    log->error("{}", problem);
+    return 1;
+  }
+  nodes::remove_stale_temporaries(o.output);
   auto loaded = load_plugin_or_report(o.plugin_name);
   if (!loaded) return 2;
   try {
@@ -141,17 +168,17 @@ int run_attention(const AttentionRunOptions& o) {
     if (o.backward) {
       for (auto& named : backward_of(result.out, in, &backward_ms)) outputs.push_back(std::move(named));
     }
-    model_io::save_safetensors(o.output, outputs, metadata_of(o, in.call, *loaded));
+    const std::string written = save_outputs(target, outputs, metadata_of(o, in.call, *loaded));
     nlohmann::json report{{"method", o.method},
                           {"grid", {in.call.grid.t, in.call.grid.h, in.call.grid.w}},
                           {"shape", in.call.q.sizes().vec()},
                           {"device", o.device},
                           {"plugin", loaded->name() + " " + loaded->version()},
                           {"forward_ms", forward_ms},
-                          {"output", o.output},
+                          {"output", written},
                           {"selection", selection_stats_json(result.stats)}};
     if (o.backward) report["backward_ms"] = backward_ms;
-    std::printf("%s\n", report.dump(2).c_str());
+    std::printf("%s\n", report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return 0;
   } catch (const c10::Error& e) {
     log->error("{}", e.what_without_backtrace());
@@ -166,7 +193,7 @@ int print_methods(const std::string& plugin_name) {
   if (!loaded) return 2;
   nlohmann::json j{{"plugin", plugin::plugin_version_string(*loaded)},
                    {"methods", methods_json(loaded->backend().methods())}};
-  std::printf("%s\n", j.dump(2).c_str());
+  std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   return 0;
 }
 

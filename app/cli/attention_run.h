@@ -4,6 +4,8 @@
 // (the output gradient, used with --backward; ones when absent). Output file: o, and with --backward
 // dq, dk, dv plus dgate, dproj_l.weight, dproj_l.bias for the extras given; metadata records the
 // method, grid, params and plugin. The selection statistics and timings are printed as JSON.
+// The output file is checked before any work and never replaces anything unless `overwrite`, and
+// then only an earlier safetensors file (app/nodes/output_path.h).
 #pragma once
 
 #include "plugins/api/attention_params.h"
@@ -22,6 +24,7 @@ struct AttentionRunOptions {
   std::string dtype = "keep";      // keep | float32 | float64 | float16 | bfloat16
   std::vector<std::string> params; // "name=value", parsed by the method's descriptors
   bool backward = false;
+  bool overwrite = false;          // replace an existing safetensors output
   std::string plugin_name;         // empty: the first plugin found
 };
 

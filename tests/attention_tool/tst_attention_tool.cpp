@@ -8,6 +8,7 @@
 #include <ATen/ops/randn.h>
 #include <torch/csrc/autograd/autograd.h>
 
+#include <QtCore/QDir>
 #include <QtCore/QFile>
 #include <QtCore/QJsonArray>
 #include <QtCore/QJsonDocument>
@@ -15,6 +16,8 @@
 #include <QtCore/QProcess>
 #include <QtCore/QTemporaryDir>
 #include <QtTest/QtTest>
+
+#include <sys/stat.h>
 
 using vidgraph::model_io::SafetensorsFile;
 using vidgraph::model_io::save_safetensors;
@@ -204,6 +207,52 @@ class tst_attention_tool : public QObject {
     QVERIFY2(r.exit_code == 2, qPrintable(QStringLiteral("exit %1: %2").arg(r.exit_code).arg(QString::fromUtf8(r.err))));
     QVERIFY2(r.err.contains(expected.toUtf8()), r.err.constData());
     QVERIFY2(r.err.contains("Usage") || r.err.contains("usage") || r.err.contains("OPTIONS"), r.err.constData());
+  }
+
+  // -o never replaces anything without --overwrite, and with it only a safetensors file: never a
+  // folder, a FIFO or a device; the check comes before any work.
+  void output_is_never_replaced_blindly() {
+    const QString in = path(QStringLiteral("w_in.safetensors"));
+    const at::Tensor x = at::randn({1, 210, 1, 8}, at::kFloat);
+    save_safetensors(in.toStdString(), {{"q", x}, {"k", x}, {"v", x}});
+    auto run_to = [&](const QString& out, bool overwrite) {
+      QStringList args{QStringLiteral("run"), QStringLiteral("-i"), in, QStringLiteral("-o"), out,
+                       QStringLiteral("-g"), QStringLiteral("5,6,7")};
+      if (overwrite) args << QStringLiteral("--overwrite");
+      return run_tool(args);
+    };
+    const QString out = path(QStringLiteral("w_out.safetensors"));
+    QCOMPARE(run_to(out, false).exit_code, 0);
+    QFile written(out);
+    QVERIFY(written.open(QIODevice::ReadOnly));
+    const QByteArray first = written.readAll();
+    written.close();
+    const ToolRun again = run_to(out, false);
+    QCOMPARE(again.exit_code, 1);
+    QVERIFY2(again.err.contains("already exists"), again.err.constData());
+    QCOMPARE(run_to(out, true).exit_code, 0);
+    QVERIFY(written.open(QIODevice::ReadOnly));
+    QCOMPARE(written.readAll().size(), first.size());  // replaced by a file of the same kind
+    written.close();
+    QVERIFY(QDir(dir_.path()).mkpath(QStringLiteral("w_album")));
+    const QString victim = path(QStringLiteral("w_album/precious.txt"));
+    {
+      QFile f(victim);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write("precious");
+    }
+    const QString fifo = path(QStringLiteral("w_pipe.safetensors"));
+    QCOMPARE(::mkfifo(fifo.toLocal8Bit().constData(), 0644), 0);
+    for (const QString& target : {path(QStringLiteral("w_album")), fifo, victim}) {
+      const ToolRun r = run_to(target, true);
+      QVERIFY2(r.exit_code == 1, qPrintable(target + QStringLiteral(": ") + QString::fromUtf8(r.err)));
+    }
+    QFile kept(victim);
+    QVERIFY(kept.open(QIODevice::ReadOnly));
+    QCOMPARE(kept.readAll(), QByteArray("precious"));
+    struct stat st {};
+    QCOMPARE(::lstat(fifo.toLocal8Bit().constData(), &st), 0);
+    QVERIFY(S_ISFIFO(st.st_mode));
   }
 
   void methods_and_version() {
