@@ -55,12 +55,13 @@ FileKind sniff_file_kind(const std::string& head) {
   if (starts_with(head, "\x1f\x8b", 2)) {
     return FileKind::Gzip;
   }
-  if (head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x80 && head[1] >= 2 && head[1] <= 5) {
-    return FileKind::LegacyPickle;
-  }
   // Safetensors: a header size whose top bytes are zero (headers are far below 2^40) and then '{'.
+  // Before the pickle test: a header of 640 bytes starts with 0x80 0x02, a pickle's PROTO 2.
   if (head.size() >= 9 && head[8] == '{' && head[5] == 0 && head[6] == 0 && head[7] == 0) {
     return FileKind::Safetensors;
+  }
+  if (head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x80 && head[1] >= 2 && head[1] <= 5) {
+    return FileKind::LegacyPickle;
   }
   const std::string text = lower_trimmed(head);
   if (text.rfind("<!doctype html", 0) == 0 || text.rfind("<html", 0) == 0 || text.rfind("<head", 0) == 0) {

@@ -122,7 +122,7 @@ class tst_e2e : public QObject {
   void sweepCancelLeavesNoPartialFiles();
   void errorsExitThree_data();
   void errorsExitThree();
-  void existingOutputNeedsOverwrite();
+  void existingOutputIsKept();
 };
 
 void tst_e2e::initTestCase() {
@@ -317,23 +317,36 @@ void tst_e2e::errorsExitThree() {
   QVERIFY(!QFile::exists(dir.filePath("out/demo.mp4")));
 }
 
-void tst_e2e::existingOutputNeedsOverwrite() {
+void tst_e2e::existingOutputIsKept() {
   QTemporaryDir out;
   const std::string mp4 = out.filePath("demo.mp4").toStdString();
   std::ofstream(mp4) << "keep me";
   QStringList args{"run", kDemo, "--output-dir", out.path()};
   args << quick();
+  // The default naming writes the next free name and keeps the earlier file.
   RunOutcome r = run_runner(args);
-  QVERIFY2(r.exit_code == 3, qPrintable(r.out + r.err));
-  QVERIFY2((r.out + r.err).contains("already exists"), qPrintable(r.out + r.err));
-  QCOMPARE(fs::file_size(mp4), std::uintmax_t(7));
-  args << "--overwrite";
-  r = run_runner(args);
   QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+  QCOMPARE(fs::file_size(mp4), std::uintmax_t(7));
   media::VideoInfo info;
   std::string error;
-  QVERIFY2(media::probe_video(mp4, &info, &error), error.c_str());
+  QVERIFY2(media::probe_video(out.filePath("demo_00002.mp4").toStdString(), &info, &error), error.c_str());
   QCOMPARE(info.frame_count, 5);
+  // naming=fail stops before any node runs (exit 2), naming the node, the file and the ways out.
+  r = run_runner(QStringList(args) << "--set" << "export.naming=fail");
+  QVERIFY2(r.exit_code == 2, qPrintable(r.out + r.err));
+  QVERIFY2((r.out + r.err).contains("export"), qPrintable(r.out + r.err));
+  QVERIFY2((r.out + r.err).contains("already exists"), qPrintable(r.out + r.err));
+  QVERIFY2((r.out + r.err).contains("--overwrite"), qPrintable(r.out + r.err));
+  QVERIFY2(!(r.out + r.err).contains("started"), qPrintable(r.out + r.err));
+  // --overwrite replaces only an earlier MP4: not a file of someone else's.
+  r = run_runner(QStringList(args) << "--overwrite");
+  QVERIFY2(r.exit_code == 2, qPrintable(r.out + r.err));
+  QVERIFY2((r.out + r.err).contains("left untouched"), qPrintable(r.out + r.err));
+  QCOMPARE(fs::file_size(mp4), std::uintmax_t(7));
+  r = run_runner(QStringList(args) << "--overwrite" << "--set" << "export.filename={output}/demo_00002.mp4");
+  QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+  QVERIFY2(media::probe_video(out.filePath("demo_00002.mp4").toStdString(), &info, &error), error.c_str());
+  QCOMPARE(files_in(out.path()), (std::vector<std::string>{"demo.mp4", "demo_00002.mp4"}));
 }
 
 QTEST_GUILESS_MAIN(tst_e2e)

@@ -398,6 +398,11 @@ void tst_ModelIo::fromBytes() {
     QVERIFY2(std::string(e.what()).find("'memory.pth'") != std::string::npos, e.what());
   }
   QCOMPARE(vidgraph::model_io::sniff_file_kind("GGUF\x03"), vidgraph::model_io::FileKind::Gguf);
+  // A safetensors header of 640 bytes starts 0x80 0x02 like a pickle's PROTO 2: still safetensors.
+  const std::string header_640("\x80\x02\0\0\0\0\0\0{\"a\"", 12);
+  QCOMPARE(vidgraph::model_io::sniff_file_kind(header_640), vidgraph::model_io::FileKind::Safetensors);
+  QCOMPARE(vidgraph::model_io::sniff_file_kind(std::string("\x80\x02}q\0", 5)),
+           vidgraph::model_io::FileKind::LegacyPickle);
 }
 
 QTEST_GUILESS_MAIN(tst_ModelIo)
