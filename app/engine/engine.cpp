@@ -109,6 +109,14 @@ bool Engine::running() const {
 
 namespace {
 
+// An exception's message for users: LibTorch's c10::Error appends its C++ backtrace after this
+// marker; the backtrace belongs in a debugger, not in a node's error.
+std::string message_of(const std::exception& e) {
+  std::string text = e.what();
+  if (const auto cut = text.find("\nException raised from "); cut != std::string::npos) text.resize(cut);
+  return text;
+}
+
 // Everything one execution needs, kept out of the Engine's header.
 class Runner {
  public:
@@ -195,7 +203,7 @@ class Runner {
       try {
         if (type.fingerprint) fingerprint = type.fingerprint(params, request.options);
       } catch (const std::exception& e) {
-        fingerprint_errors_[id] = std::string("cannot inspect the node's inputs: ") + e.what();
+        fingerprint_errors_[id] = "cannot inspect the node's inputs: " + message_of(e);
         continue;
       }
       std::map<std::string, KeyInput> key_inputs;
@@ -209,9 +217,14 @@ class Runner {
     return result_.errors.empty();
   }
 
+  // Per planned source node: how many planned inputs read it, and which outputs they read (one pass
+  // over the plan; GraphDocument::links_from scans the whole document per call).
   void count_consumers(const GraphDocument& doc) {
     for (const auto& id : plan_) {
-      for (const auto& [port, link] : doc.find_node(id)->inputs) ++consumers_left_[link.node];
+      for (const auto& [port, link] : doc.find_node(id)->inputs) {
+        ++consumers_left_[link.node];
+        read_outputs_[link.node].push_back(Link{link.node, link.output, id, port});
+      }
     }
   }
 
@@ -239,6 +252,7 @@ class Runner {
   std::map<std::string, CacheKey> keys_;
   std::map<std::string, std::string> fingerprint_errors_;
   std::map<std::string, int> consumers_left_;
+  std::map<std::string, std::vector<Link>> read_outputs_;
 };
 
 RunStatus Runner::fail(NodeRunStat& stat, const Node& n, const std::string& message, Clock::time_point t0) {
@@ -297,7 +311,7 @@ RunStatus Runner::run_node(const GraphDocument& doc, const Node& n, NodeRunStat&
   try {
     out = type.compute(ctx);
   } catch (const std::exception& e) {
-    out = make_error(e.what());
+    out = make_error(message_of(e));
   } catch (...) {
     out = make_error("the node threw an unknown exception");
   }
@@ -316,8 +330,8 @@ RunStatus Runner::run_node(const GraphDocument& doc, const Node& n, NodeRunStat&
     auto it = values.find(port.name);
     if (it != values.end() && it->second.type.empty()) it->second.type = port.type;
   }
-  for (const Link& l : doc.links_from(n.id)) {
-    if (!values.count(l.from_output) && planned_.count(l.to_node)) {
+  for (const Link& l : read_outputs_[n.id]) {
+    if (!values.count(l.from_output)) {
       return fail(stat, n, "the node did not produce output '" + l.from_output + "', which '" + l.to_node +
                                "' needs; this is a bug in the node type " + type.name, t0);
     }
@@ -342,7 +356,7 @@ void Engine::execute(std::shared_ptr<RunState> state) {
   try {
     status = runner.run(state->doc, state->request);
   } catch (const std::exception& e) {
-    result.errors.push_back(make_error(std::string("internal error during the run: ") + e.what()));
+    result.errors.push_back(make_error("internal error during the run: " + message_of(e)));
   }
   result.status = status;
   result.seconds = seconds_since(t0);

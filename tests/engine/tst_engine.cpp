@@ -502,6 +502,16 @@ class tst_Engine : public QObject {
     QTest::newRow("throws") << "Fail" << "kaboom: weights missing";
     QTest::newRow("returns an error") << "Refuse" << "cannot do that";
   }
+  // A LibTorch error's C++ backtrace never reaches the node's message.
+  void thrownBacktraceIsCut() {
+    Engine engine(reg_);
+    const std::string thrown = "shape mismatch in the DiT\nException raised from check at x.cpp:7 (most "
+                               "recent call first):\nframe #0: c10::Error::Error() + 0x1 (libc10.so)";
+    auto doc = GraphDocument::build({make_node("bad", "Fail", {{"message", thrown}})});
+    RunResult r = engine.run(doc.value(), {});
+    QCOMPARE(r.status, RunStatus::Failed);
+    QCOMPARE(r.errors.at(0).message, std::string("shape mismatch in the DiT"));
+  }
   void failingNodeFailsRunAndEngineStaysUsable() {
     QFETCH(QString, type);
     QFETCH(QString, message);
@@ -601,16 +611,15 @@ class tst_Engine : public QObject {
     QCOMPARE(bad.errors[0].node_id, std::string("v"));
   }
 
-  void largeGraphStaysFast() {
-    // 2000 nodes in a chain, listed in reverse order (the worst case for ordering).
+  void largeGraphRuns() {
+    // 2000 nodes in a chain, listed in reverse order (the worst case for ordering); the engine_plan
+    // suite runs 50,000 under its timeout.
     std::vector<Node> nodes;
     for (int i = 1999; i >= 1; --i) {
       nodes.push_back(make_node("n" + std::to_string(i), "Scale", {{"factor", 1.0}},
                                 {{"x", {"n" + std::to_string(i - 1), i == 1 ? "value" : "out"}}}));
     }
     nodes.push_back(make_node("n0", "Number", {{"value", 3.0}}));
-    QElapsedTimer timer;
-    timer.start();
     auto doc = GraphDocument::build(nodes, json::object(), json::object(), &reg_);
     QVERIFY(doc.ok());
     QVERIFY(validate_document(doc.value(), reg_).ok());
@@ -619,7 +628,6 @@ class tst_Engine : public QObject {
     RunResult r = engine.run(doc.value(), {});
     QCOMPARE(r.status, RunStatus::Succeeded);
     QCOMPARE(number_out(r, "n1999", "out"), 3.0);
-    QVERIFY2(timer.elapsed() < 5000, "a 2000-node graph took too long to build, validate and run");
   }
 
   // ---- node context, paths, bus
