@@ -63,7 +63,14 @@ bool any_with_suffix(const ShapeMap& shapes, const std::string& suffix) {
 template <typename T>
 void read_if(const nlohmann::json& j, const char* key, T& out) {
   if (j.contains(key) && !j.at(key).is_null()) {
-    out = j.at(key).get<T>();
+    try {
+      out = j.at(key).get<T>();
+    } catch (const nlohmann::json::exception&) {
+      throw std::invalid_argument("Invalid Wan DiT config: '" + std::string(key) + "' has the value " +
+                                  j.at(key).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                                  " (a " + j.at(key).type_name() + "), which is not what the key holds in "
+                                  "a Wan2.2 config.json; check the file.");
+    }
   }
 }
 
@@ -74,6 +81,15 @@ void WanConfig::validate() const {
   if (dim <= 0 || ffn_dim <= 0 || num_heads <= 0 || num_layers <= 0 || in_dim <= 0 || out_dim <= 0 || text_len <= 0 ||
       text_dim <= 0 || freq_dim <= 0) {
     fail("every size must be positive");
+  }
+  // Far above Wan2.2-5B/14B (dim 3072/5120, 30/40 layers, 512 text tokens): a config past these is
+  // not a real model, and its sizes would overflow the shape products below.
+  constexpr int64_t kMaxWidth = int64_t(1) << 16;
+  if (dim > kMaxWidth || ffn_dim > 4 * kMaxWidth || num_heads > dim || num_layers > 1024 || in_dim > 4096 ||
+      out_dim > 4096 || text_len > 65536 || text_dim > kMaxWidth || freq_dim > kMaxWidth) {
+    fail("a size is beyond any Wan model (dim " + std::to_string(dim) + ", ffn_dim " + std::to_string(ffn_dim) +
+         ", num_heads " + std::to_string(num_heads) + ", num_layers " + std::to_string(num_layers) +
+         ", text_len " + std::to_string(text_len) + ")");
   }
   if (dim % num_heads != 0) {
     fail("dim " + std::to_string(dim) + " is not divisible by num_heads " + std::to_string(num_heads));

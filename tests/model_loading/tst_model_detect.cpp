@@ -5,6 +5,8 @@
 
 #include <functional>
 
+#include <nlohmann/json.hpp>
+
 #include "models/io/safetensors.h"
 #include "models/vae/vae_checkpoint.h"
 #include "models/wan/wan_checkpoint.h"
@@ -125,6 +127,26 @@ class tst_model_detect : public QObject {
     QVERIFY2(err.find("'" + tensor.toStdString() + "'") != std::string::npos, err.c_str());
     QVERIFY2(err.find(expected.toStdString()) != std::string::npos, err.c_str());
     QVERIFY2(err.find(bad) != std::string::npos, err.c_str());
+  }
+
+  // config.json values of the wrong type or of absurd size are sentences, not nlohmann's text.
+  void ditConfigJson_data() {
+    QTest::addColumn<QByteArray>("json");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("string width") << QByteArray(R"({"dim": "wide"})") << "'dim' has the value \"wide\" (a string)";
+    QTest::newRow("list heads") << QByteArray(R"({"num_heads": [24]})") << "'num_heads' has the value [24]";
+    QTest::newRow("absurd layers") << QByteArray(R"({"num_layers": 100000})") << "beyond any Wan model";
+    QTest::newRow("absurd width") << QByteArray(R"({"dim": 4611686018427387904, "num_heads": 1})")
+                                  << "beyond any Wan model";
+  }
+  void ditConfigJson() {
+    QFETCH(QByteArray, json);
+    QFETCH(QString, expected);
+    const std::string err = error_of([&] {
+      wan::WanConfig::from_json(nlohmann::json::parse(json.toStdString())).validate();
+    });
+    QVERIFY2(err.find(expected.toStdString()) != std::string::npos, err.c_str());
+    QVERIFY2(err.find("json.exception") == std::string::npos, err.c_str());
   }
 
  private:
