@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "nodes/input_file.h"
 #include "nodes/nodes_log.h"
 
 namespace vidgraph::nodes {
@@ -44,12 +45,8 @@ const char* kind_name(OutputKind kind) {
 
 // What lstat found, in words, for messages about things a writer leaves alone.
 std::string describe_entry(const struct stat& st) {
-  if (S_ISDIR(st.st_mode)) return "a folder";
   if (S_ISLNK(st.st_mode)) return "a symbolic link";
-  if (S_ISFIFO(st.st_mode)) return "a FIFO";
-  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return "a device";
-  if (S_ISSOCK(st.st_mode)) return "a socket";
-  return "a file";
+  return S_ISREG(st.st_mode) ? "a file" : file_kind_name(st.st_mode);
 }
 
 bool lstat_path(const std::string& path, struct stat* st) { return ::lstat(path.c_str(), st) == 0; }

@@ -2,6 +2,8 @@
 // mirror the loaders' own choices (wan_checkpoint.cpp, vae_checkpoint.cpp, umt5_checkpoint.cpp).
 #include "nodes/types/model_files.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>

@@ -1,6 +1,8 @@
 // Implements node_util.h.
 #include "nodes/types/node_util.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <stdexcept>
