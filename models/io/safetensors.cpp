@@ -1,6 +1,8 @@
 // Safetensors reader (mmap, validated header) and atomic writer. See safetensors.h.
 #include "models/io/safetensors.h"
 
+#include "models/io/fp8.h"
+
 #include <ATen/ops/empty.h>
 #include <ATen/ops/from_blob.h>
 
@@ -124,8 +126,15 @@ at::Tensor SafetensorsFile::load(const std::string& name, c10::Device device,
                                  std::optional<at::ScalarType> dtype) const {
   const SafetensorsEntry& e = entry(name);
   try {
-    const at::ScalarType target = dtype.value_or(e.scalar_type);
     const uint8_t* src = impl_->data + e.begin;
+    if (const auto fp8 = fp8_format_of(e.dtype)) {
+      // Decoded on the CPU to fp32 (exact for both formats), then one conversion to the target.
+      at::Tensor decoded = fp8_decode(src, e.shape, *fp8);
+      const at::ScalarType target = dtype.value_or(at::kFloat);
+      if (device.is_cpu() && target == at::kFloat) return decoded;
+      return decoded.to(device, target);
+    }
+    const at::ScalarType target = dtype.value_or(e.scalar_type);
     const size_t align = c10::elementSize(e.scalar_type);
     if (e.end > e.begin && reinterpret_cast<uintptr_t>(src) % align == 0) {
       // A view of the mapping, copied once to the target device and dtype.

@@ -5,9 +5,11 @@
 // Reader: the file is memory-mapped (read-only, shared); the header is validated on open (the file's
 // magic bytes — a GGUF, zip, HTML... file is named as such —, size bound of 16 MiB, nesting of at
 // most 8 levels, no duplicate keys, JSON object, every entry's dtype supported — F64 F32 F16 BF16
-// I64 I32 I16 I8 U8 BOOL —, shape non-negative with a product that fits int64, offsets inside the data
-// region, end - begin == numel * element size, non-empty entries non-overlapping). load() copies one tensor straight from the mapping to the requested device and
-// dtype: the file is never read into memory as a whole. Errors throw SafetensorsError whose message
+// F8_E4M3 F8_E5M2 I64 I32 I16 I8 U8 BOOL —, shape non-negative with a product that fits int64, offsets inside the data
+// region, end - begin == numel * element size, non-empty entries non-overlapping). load() copies one
+// tensor straight from the mapping to the requested device and dtype: the file is never read into
+// memory as a whole. F8 tensors (1 byte each) are decoded by fp8.h to fp32 and then converted to the
+// requested dtype (fp32 when none is given); the ComfyUI scale convention is in scaled_fp8.h. Errors throw SafetensorsError whose message
 // names the file (and the tensor).
 // Writer: atomic — writes <path>.tmp-<pid>-<n>, fsyncs it, renames it over <path>, fsyncs the folder;
 // a failure leaves any previous file untouched. Tensors are written contiguous, little-endian, from
@@ -37,7 +39,7 @@ class SafetensorsError : public std::runtime_error {
 struct SafetensorsEntry {
   std::string name;
   std::string dtype;            // as in the file: "F32", "BF16", ...
-  at::ScalarType scalar_type;   // the matching ATen type
+  at::ScalarType scalar_type;   // the matching ATen type (U8 for F8_*: the stored codes)
   std::vector<int64_t> shape;
   uint64_t begin = 0;           // byte offsets inside the data region
   uint64_t end = 0;
@@ -103,8 +105,10 @@ class SafetensorsFile {
 using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
 
 // Writes `tensors` (unique names, any device, supported dtypes) and `metadata` atomically to `path`.
-// Throws SafetensorsError naming the file (and tensor) on failure.
+// `dtypes` names the stored dtype of U8 tensors that hold fp8 codes ({name: "F8_E4M3" | "F8_E5M2"},
+// codes from fp8_encode). Throws SafetensorsError naming the file (and tensor) on failure.
 void save_safetensors(const std::string& path, const NamedTensors& tensors,
-                      const std::map<std::string, std::string>& metadata = {});
+                      const std::map<std::string, std::string>& metadata = {},
+                      const std::map<std::string, std::string>& dtypes = {});
 
 }  // namespace vidgraph::model_io

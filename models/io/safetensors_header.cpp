@@ -1,5 +1,6 @@
 // Safetensors header parsing and validation from memory. See safetensors.h.
 #include "models/io/file_kind.h"
+#include "models/io/fp8.h"
 #include "models/io/safetensors.h"
 
 #include <nlohmann/json.hpp>
@@ -86,9 +87,12 @@ SafetensorsEntry parse_entry(const std::string& name, const nlohmann::json& valu
   SafetensorsEntry e;
   e.name = name;
   e.dtype = dtype->get<std::string>();
-  const auto type = safetensors_dtype_to_scalar(e.dtype);
+  // F8_* entries are stored as their U8 codes; SafetensorsFile::load decodes them (fp8.h).
+  const auto type =
+      fp8_format_of(e.dtype) ? std::optional<at::ScalarType>(at::kByte) : safetensors_dtype_to_scalar(e.dtype);
   if (!type)
-    fail(origin, where + "unsupported dtype '" + e.dtype + "' (supported: F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL)");
+    fail(origin, where + "unsupported dtype '" + e.dtype +
+                     "' (supported: F64 F32 F16 BF16 F8_E4M3 F8_E5M2 I64 I32 I16 I8 U8 BOOL)");
   e.scalar_type = *type;
   uint64_t numel = 1;
   for (const auto& d : *shape) {

@@ -1,6 +1,8 @@
 // Atomic safetensors writer (temp file + fsync + rename + folder fsync). See safetensors.h.
 #include "models/io/safetensors.h"
 
+#include "models/io/fp8.h"
+
 #include <nlohmann/json.hpp>
 
 #include <atomic>
@@ -39,7 +41,7 @@ std::string parent_dir(const std::string& path) {
 // Header JSON (padded with spaces to 8 bytes) and the contiguous CPU tensors it describes.
 std::string build_header(const std::string& path, const NamedTensors& tensors,
                          const std::map<std::string, std::string>& metadata,
-                         std::vector<at::Tensor>& host) {
+                         const std::map<std::string, std::string>& dtypes, std::vector<at::Tensor>& host) {
   nlohmann::ordered_json header;
   if (!metadata.empty()) header["__metadata__"] = metadata;
   std::set<std::string> seen;
@@ -53,6 +55,12 @@ std::string build_header(const std::string& path, const NamedTensors& tensors,
       dtype = safetensors_dtype_name(tensor.scalar_type());
     } catch (const SafetensorsError& ex) {
       write_fail(path, "tensor '" + name + "': " + ex.what());
+    }
+    if (const auto it = dtypes.find(name); it != dtypes.end()) {
+      if (!fp8_format_of(it->second) || tensor.scalar_type() != at::kByte)
+        write_fail(path, "tensor '" + name + "': only U8 tensors of fp8 codes can be stored as another dtype (F8_E4M3, "
+                         "F8_E5M2), not " + dtype + " as '" + it->second + "'");
+      dtype = it->second;
     }
     at::Tensor cpu = tensor.detach().to(c10::Device(c10::kCPU)).contiguous();
     const uint64_t bytes = static_cast<uint64_t>(cpu.numel()) * cpu.element_size();
@@ -70,9 +78,15 @@ std::string build_header(const std::string& path, const NamedTensors& tensors,
 }  // namespace
 
 void save_safetensors(const std::string& path, const NamedTensors& tensors,
-                      const std::map<std::string, std::string>& metadata) {
+                      const std::map<std::string, std::string>& metadata,
+                      const std::map<std::string, std::string>& dtypes) {
+  for (const auto& [name, dtype] : dtypes) {
+    bool found = false;
+    for (const auto& item : tensors) found = found || item.first == name;
+    if (!found) write_fail(path, "a dtype is given for tensor '" + name + "', which is not written");
+  }
   std::vector<at::Tensor> host;
-  const std::string header = build_header(path, tensors, metadata, host);
+  const std::string header = build_header(path, tensors, metadata, dtypes, host);
 
   static std::atomic<int> counter{0};
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);

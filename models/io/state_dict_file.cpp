@@ -5,6 +5,7 @@
 
 #include "file_kind.h"
 #include "pth_reader.h"
+#include "scaled_fp8.h"
 
 namespace vidgraph::model_io {
 
@@ -24,12 +25,7 @@ NamedTensors load_state_dict_file(const std::string& path, c10::Device device, s
   if (detect_weight_format(path) == WeightFormat::Pth) {
     return pth_load_state_dict(path, device, dtype);
   }
-  const SafetensorsFile file = SafetensorsFile::open(path);
-  NamedTensors out;
-  for (const std::string& name : file.names()) {
-    out.emplace_back(name, file.load(name, device, dtype));
-  }
-  return out;
+  return load_safetensors_weights(SafetensorsFile::open(path), device, dtype);
 }
 
 const at::Tensor* find_tensor(const NamedTensors& tensors, const std::string& name) {

@@ -18,7 +18,8 @@ enum class WeightFormat { Pth, Safetensors };
 // Throws when the file cannot be opened or is neither format.
 WeightFormat detect_weight_format(const std::string& path);
 
-// Every tensor of the file on `device`, converted to `dtype` when given, in the file's order.
+// Every tensor of the file on `device`, converted to `dtype` when given, in the file's order; fp8
+// safetensors weights are dequantised and their scales and markers dropped (scaled_fp8.h).
 NamedTensors load_state_dict_file(const std::string& path, c10::Device device = c10::Device(c10::kCPU),
                                   std::optional<at::ScalarType> dtype = std::nullopt);
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/io/safetensors.h"
+#include "models/io/scaled_fp8.h"
 #include "models/wan/wan_log.h"
 
 namespace fs = std::filesystem;
@@ -140,7 +141,11 @@ WanCheckpointInfo wan_inspect_checkpoint(const std::string& path) {
   std::map<std::string, WanTensorSource> by_stored;
   for (const auto& file : info.files) {
     const auto st = model_io::SafetensorsFile::open(file);
+    const model_io::ScaledFp8Layout fp8 = model_io::scaled_fp8_layout(st);  // validates scales and markers
     for (const auto& name : st.names()) {
+      if (fp8.auxiliary.count(name)) {
+        continue;  // fp8 scales and markers: applied to their weights at load
+      }
       const auto& e = st.entry(name);
       if (by_stored.count(name)) {
         throw std::runtime_error("Tensor '" + name + "' appears in both '" + by_stored[name].file + "' and '" + file +
@@ -209,9 +214,10 @@ void wan_load_weights(WanModelImpl& model, const WanCheckpointInfo& info) {
                                name + "') has shape " + shape_str(src.shape) + ", expected " +
                                shape_str(param.sizes().vec()) + ".");
     }
-    if (src.dtype != "F32" && src.dtype != "F16" && src.dtype != "BF16" && src.dtype != "F64") {
+    if (src.dtype != "F32" && src.dtype != "F16" && src.dtype != "BF16" && src.dtype != "F64" &&
+        !model_io::fp8_format_of(src.dtype)) {
       throw std::runtime_error("Wan DiT checkpoint '" + src.file + "': tensor '" + src.stored_name + "' has dtype " +
-                               src.dtype + ", expected a float type (F32, F16, BF16 or F64).");
+                               src.dtype + ", expected a float type (F32, F16, BF16, F64, F8_E4M3 or F8_E5M2).");
     }
     per_file[src.file].emplace_back(name, param);
   }
@@ -233,9 +239,10 @@ void wan_load_weights(WanModelImpl& model, const WanCheckpointInfo& info) {
       continue;
     }
     const auto st = model_io::SafetensorsFile::open(file);
+    const model_io::ScaledFp8Layout fp8 = model_io::scaled_fp8_layout(st);
     for (auto& [name, param] : it->second) {
       const WanTensorSource& src = info.tensors.at(name);
-      param.set_data(st.load(src.stored_name, param.device(), param.scalar_type()));
+      param.set_data(model_io::load_dequantized(st, fp8, src.stored_name, param.device(), param.scalar_type()));
     }
     log->debug("Wan DiT: loaded {} tensors from '{}'", it->second.size(), file);
   }

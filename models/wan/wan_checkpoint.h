@@ -6,7 +6,8 @@
 //     `transformer/` folder; a diffusers repo root with a `transformer/` subfolder also works);
 //   - a folder with *.safetensors files and no index (all of them are read);
 //   - one .safetensors file (single-file repacks, official or diffusers names, any prefix such as
-//     `model.diffusion_model.`, fp32/fp16/bf16).
+//     `model.diffusion_model.`, fp32/fp16/bf16, or fp8: plain F8_E4M3/F8_E5M2 or Kijai's / ComfyUI's
+//     scaled fp8 with `<name>.scale_weight` / `weight_scale`, dequantised at load: scaled_fp8.h).
 // The config comes from the tensor shapes, with config.json beside the weights (or our writer's
 // `vidgraph_wan_config` metadata) as a hint for the head count.
 //

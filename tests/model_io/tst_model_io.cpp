@@ -1,14 +1,21 @@
 // Tests of the restricted PyTorch `.pth` reader (models/io/pth_reader.h, zip_archive.h,
 // pth_pickle.h) and of the format-detecting loader (state_dict_file.h), on files written by the
-// C++ fixture tests/common/model_io_pth_writer.h in PyTorch's own layout.
+// C++ fixture tests/common/model_io_pth_writer.h in PyTorch's own layout; and ComfyUI's scaled-fp8
+// safetensors convention (scaled_fp8.h), old and new scale names, with its inconsistent files.
+#include <ATen/TensorOperators.h>
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/equal.h>
 #include <ATen/ops/full.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/randn.h>
+
+#include <cmath>
+#include <set>
 
 #include "models/io/file_kind.h"
 #include "models/io/pth_reader.h"
+#include "models/io/scaled_fp8.h"
 #include "models/io/state_dict_file.h"
 #include "model_io_pth_writer.h"
 
@@ -80,6 +87,10 @@ class tst_ModelIo : public QObject {
   void wrongFileKinds_data();
   void wrongFileKinds();
   void fromBytes();
+  void scaledFp8Loads_data();
+  void scaledFp8Loads();
+  void scaledFp8Rejects_data();
+  void scaledFp8Rejects();
 
  private:
   QTemporaryDir dir_;
@@ -403,6 +414,116 @@ void tst_ModelIo::fromBytes() {
   QCOMPARE(vidgraph::model_io::sniff_file_kind(header_640), vidgraph::model_io::FileKind::Safetensors);
   QCOMPARE(vidgraph::model_io::sniff_file_kind(std::string("\x80\x02}q\0", 5)),
            vidgraph::model_io::FileKind::LegacyPickle);
+}
+
+Q_DECLARE_METATYPE(vidgraph::model_io::Fp8Format)
+Q_DECLARE_METATYPE(vidgraph::model_io::Fp8ScaleNaming)
+
+namespace {
+
+// Largest |loaded - original| an fp8 round trip of `w` with scale `s` may give: half an ulp of the
+// format relative to |w| (E4M3: 2^-4, E5M2: 2^-3) or half the subnormal step times s.
+at::Tensor fp8_bound(const at::Tensor& w, double s, vidgraph::model_io::Fp8Format f) {
+  const bool e4m3 = f == vidgraph::model_io::Fp8Format::E4M3FN;
+  return w.abs() * (e4m3 ? 0.0625 : 0.125) + s * (e4m3 ? std::ldexp(1.0, -10) : std::ldexp(1.0, -17));
+}
+
+}  // namespace
+
+void tst_ModelIo::scaledFp8Loads_data() {
+  using vidgraph::model_io::Fp8Format;
+  using vidgraph::model_io::Fp8ScaleNaming;
+  QTest::addColumn<Fp8Format>("format");
+  QTest::addColumn<Fp8ScaleNaming>("naming");
+  QTest::newRow("E4M3 scale_weight + scaled_fp8") << Fp8Format::E4M3FN << Fp8ScaleNaming::ScaleWeight;
+  QTest::newRow("E4M3 weight_scale + comfy_quant") << Fp8Format::E4M3FN << Fp8ScaleNaming::WeightScale;
+  QTest::newRow("E5M2 scale_weight + scaled_fp8") << Fp8Format::E5M2 << Fp8ScaleNaming::ScaleWeight;
+}
+
+// The loaded weight is within fp8 rounding of the fp32 original, scales and markers are gone, other
+// tensors are untouched; the raw codes (a loader that forgets the scale) are far outside the bound.
+void tst_ModelIo::scaledFp8Loads() {
+  using namespace vidgraph::model_io;
+  QFETCH(Fp8Format, format);
+  QFETCH(Fp8ScaleNaming, naming);
+  const at::Tensor w = at::randn({8, 16}) * 0.02;  // real linear weights are ~1e-2: scale ~1e-4
+  const at::Tensor norm = (at::randn({16}) + 1).to(at::kHalf);
+  const at::Tensor bias = at::randn({8});
+  const std::string file = path("scaled.safetensors");
+  save_scaled_fp8_safetensors(file, {{"blk.0.q.weight", w}, {"blk.0.norm.weight", norm}, {"blk.0.q.bias", bias}},
+                              {"blk.0.q.weight"}, format, naming);
+  const Named loaded = load_state_dict_file(file);
+  std::set<std::string> names;
+  for (const auto& [k, t] : loaded) names.insert(k);
+  QCOMPARE(names, (std::set<std::string>{"blk.0.q.weight", "blk.0.norm.weight", "blk.0.q.bias"}));
+  const at::Tensor got = *find_tensor(loaded, "blk.0.q.weight");
+  QCOMPARE(got.scalar_type(), at::kFloat);
+  const SafetensorsFile st = SafetensorsFile::open(file);
+  const std::string scale_name = naming == Fp8ScaleNaming::ScaleWeight ? "blk.0.q.scale_weight" : "blk.0.q.weight_scale";
+  const double scale = st.load(scale_name).item<double>();
+  QVERIFY(scale < 1e-3);
+  QVERIFY(((got - w).abs() <= fp8_bound(w, scale, format)).all().item<bool>());
+  QVERIFY(at::equal(*find_tensor(loaded, "blk.0.norm.weight"), norm));
+  QVERIFY(at::equal(*find_tensor(loaded, "blk.0.q.bias"), bias));
+  const at::Tensor unscaled = st.load("blk.0.q.weight");  // the fp8 values alone
+  QVERIFY(!((unscaled - w).abs() <= fp8_bound(w, scale, format)).all().item<bool>());
+  // To the compute dtype in one rounding of the fp32 product.
+  const Named bf16 = load_state_dict_file(file, c10::Device(c10::kCPU), at::kBFloat16);
+  QVERIFY(at::equal(*find_tensor(bf16, "blk.0.q.weight"), got.to(at::kBFloat16)));
+}
+
+void tst_ModelIo::scaledFp8Rejects_data() {
+  QTest::addColumn<QString>("kind");
+  QTest::addColumn<QString>("expected");
+  QTest::newRow("fp8 weight without its scale") << "no scale" << "fp8 tensor 'b.weight' (F8_E4M3) has no scale 'b.scale_weight'";
+  QTest::newRow("scale of the wrong shape") << "scale shape" << "scale tensor 'a.scale_weight' has shape [2], expected a single value";
+  QTest::newRow("scale without its weight") << "orphan scale" << "scale tensor 'c.scale_weight' has no weight 'c.weight'";
+  QTest::newRow("scale of an integer dtype") << "int scale" << "scale tensor 'a.scale_weight' is I32, expected F32";
+  QTest::newRow("two scales") << "two scales" << "tensor 'a.weight' has two scales";
+  QTest::newRow("other quant format") << "nvfp4" << "uses the quantisation format 'nvfp4'";
+  QTest::newRow("metadata quant format") << "meta" << "layer 'a' in metadata '_quantization_metadata' uses the quantisation format 'int8_blockwise'";
+}
+
+void tst_ModelIo::scaledFp8Rejects() {
+  using namespace vidgraph::model_io;
+  QFETCH(QString, kind);
+  QFETCH(QString, expected);
+  const at::Tensor codes = fp8_encode(at::randn({2, 3}), Fp8Format::E4M3FN);
+  const at::Tensor scale = at::full({}, 0.5f);
+  NamedTensors t{{"a.weight", codes}, {"a.scale_weight", scale}, {"scaled_fp8", at::empty({0}, at::kByte)}};
+  std::map<std::string, std::string> dtypes{{"a.weight", "F8_E4M3"}, {"scaled_fp8", "F8_E4M3"}};
+  std::map<std::string, std::string> metadata;
+  auto json_bytes = [](const std::string& j) {
+    at::Tensor b = at::empty({int64_t(j.size())}, at::kByte);
+    std::copy(j.begin(), j.end(), static_cast<char*>(b.data_ptr()));
+    return b;
+  };
+  if (kind == "no scale") {
+    t.emplace_back("b.weight", codes);
+    dtypes["b.weight"] = "F8_E4M3";
+  } else if (kind == "scale shape") {
+    t[1].second = at::full({2}, 0.5f);
+  } else if (kind == "orphan scale") {
+    t.emplace_back("c.scale_weight", scale);
+  } else if (kind == "int scale") {
+    t[1].second = at::full({}, 1, at::kInt);
+  } else if (kind == "two scales") {
+    t.emplace_back("a.weight_scale", scale);
+  } else if (kind == "nvfp4") {
+    t.emplace_back("a.comfy_quant", json_bytes(R"({"format": "nvfp4"})"));
+  } else if (kind == "meta") {
+    metadata["_quantization_metadata"] = R"({"format_version": "1.0", "layers": {"a": {"format": "int8_blockwise"}}})";
+  }
+  const std::string file = path("bad_scaled.safetensors");
+  save_safetensors(file, t, metadata, dtypes);
+  std::string msg;
+  try {
+    load_state_dict_file(file);
+  } catch (const SafetensorsError& e) {
+    msg = e.what();
+  }
+  QVERIFY2(msg.find(expected.toStdString()) != std::string::npos, msg.c_str());
+  QVERIFY2(msg.find(file) != std::string::npos, msg.c_str());
 }
 
 QTEST_GUILESS_MAIN(tst_ModelIo)

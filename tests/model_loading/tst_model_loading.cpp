@@ -1,6 +1,7 @@
 // Wan DiT checkpoint layouts: key mapping of every naming, write + load back of every layout
 // (official shards, diffusers folder and repo root, single-file repacks with prefixes, fp16/bf16),
-// sparse extras (present, aliased, missing -> zero), and bad checkpoints -> clear errors.
+// sparse extras (present, aliased, missing -> zero), fp8-scaled DiT files (Kijai / ComfyUI), and bad
+// checkpoints -> clear errors.
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/equal.h>
@@ -15,6 +16,7 @@
 
 #include "models/device/device_memory.h"
 #include "models/io/safetensors.h"
+#include "models/io/scaled_fp8.h"
 #include "models/wan/wan_checkpoint.h"
 #include "models/wan/wan_keys.h"
 #include "models/wan/wan_tiny.h"
@@ -93,6 +95,8 @@ class tst_model_loading : public QObject {
   void extrasMissingAreZero();
   void badCheckpoints_data();
   void badCheckpoints();
+  void fp8ScaledDit_data();
+  void fp8ScaledDit();
   void deviceMemoryUnavailableOnCpu();
   void deviceMemoryGib_data();
   void deviceMemoryGib();
@@ -438,6 +442,81 @@ void tst_model_loading::badCheckpoints() {
   for (const QString& n : needles) {
     QVERIFY2(err.find(n.toStdString()) != std::string::npos, err.c_str());
   }
+}
+
+void tst_model_loading::fp8ScaledDit_data() {
+  QTest::addColumn<int>("naming");
+  QTest::newRow("scale_weight + scaled_fp8 (Kijai, ComfyUI)") << int(model_io::Fp8ScaleNaming::ScaleWeight);
+  QTest::newRow("weight_scale + comfy_quant (newer ComfyUI)") << int(model_io::Fp8ScaleNaming::WeightScale);
+}
+
+// Kijai's fp8_e4m3fn_scaled layout: official names, no prefix, the blocks' linear weights F8_E4M3 with
+// an F32 scalar scale each, the rest as it was. Every quantised weight loads within fp8 rounding of
+// the fp32 original (and outside it without the scale), every other tensor exactly; a missing scale
+// is an error naming the file and the tensor.
+void tst_model_loading::fp8ScaledDit() {
+  QFETCH(int, naming);
+  const std::string base = (tmp_.path() + QString("/fp8-%1").arg(naming)).toStdString();
+  WanModel src = wan_make_model(wan_tiny_config(), 31);
+  WanSaveOptions so;
+  so.layout = WanLayout::SingleFile;
+  so.prefix = "";
+  const std::string fp32 = base + "-fp32.safetensors";
+  wan_save_checkpoint(*src, fp32, so);
+  const auto st = model_io::SafetensorsFile::open(fp32);
+  model_io::NamedTensors tensors;
+  std::set<std::string> quantise;
+  for (const std::string& name : st.names()) {
+    tensors.emplace_back(name, st.load(name));
+    if (name.rfind("blocks.", 0) == 0 && name.size() > 7 && name.compare(name.size() - 7, 7, ".weight") == 0 &&
+        tensors.back().second.dim() == 2 && name.find("norm") == std::string::npos)
+      quantise.insert(name);
+  }
+  QCOMPARE(int(quantise.size()), 2 * (4 + 4 + 2));  // per block: self q k v o, cross q k v o, ffn.0 ffn.2
+  const std::string fp8 = base + ".safetensors";
+  model_io::save_scaled_fp8_safetensors(fp8, tensors, quantise, model_io::Fp8Format::E4M3FN,
+                                        static_cast<model_io::Fp8ScaleNaming>(naming), st.metadata());
+  WanModel got = wan_load_model(fp8, WanLoadOptions{});
+  const auto want = wan_named_parameters(*src);
+  const auto have = wan_named_parameters(*got);
+  QCOMPARE(have.size(), want.size());
+  int checked = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const std::string& name = want[i].first;
+    const at::Tensor& w = want[i].second;
+    const at::Tensor& g = have[i].second;
+    if (!quantise.count(name)) {
+      QVERIFY2(at::equal(g, w), name.c_str());
+      continue;
+    }
+    const double scale = w.abs().max().item<double>() / 448.0;
+    const at::Tensor bound = w.abs() * 0.0625 + scale * std::ldexp(1.0, -10);
+    QVERIFY2(((g - w).abs() <= bound).all().item<bool>(), name.c_str());
+    QVERIFY2(!at::equal(g, w), name.c_str());  // it went through fp8
+    const at::Tensor raw = model_io::SafetensorsFile::open(fp8).load(name);  // the codes' values, unscaled
+    QVERIFY2(!((raw - w).abs() <= bound).all().item<bool>(), name.c_str());
+    ++checked;
+  }
+  QCOMPARE(checked, int(quantise.size()));
+
+  const std::string bad = base + "-noscale.safetensors";
+  const char* scale = naming == int(model_io::Fp8ScaleNaming::ScaleWeight) ? "blocks.1.ffn.2.scale_weight"
+                                                                          : "blocks.1.ffn.2.weight_scale";
+  {  // the fp8 file less one scale; F8 tensors re-encoded from their (exact) decoded values
+    const auto in = model_io::SafetensorsFile::open(fp8);
+    model_io::NamedTensors out;
+    std::map<std::string, std::string> dtypes;
+    for (const std::string& name : in.names()) {
+      if (name == scale) continue;
+      const auto f8 = model_io::fp8_format_of(in.entry(name).dtype);
+      out.emplace_back(name, f8 ? model_io::fp8_encode(in.load(name), *f8) : in.load(name));
+      if (f8) dtypes[name] = in.entry(name).dtype;
+    }
+    model_io::save_safetensors(bad, out, in.metadata(), dtypes);
+  }
+  const std::string err = error_of([&] { wan_load_model(bad, WanLoadOptions{}); });
+  QVERIFY2(err.find(bad) != std::string::npos, err.c_str());
+  QVERIFY2(err.find("'blocks.1.ffn.2.weight' (F8_E4M3) has no scale") != std::string::npos, err.c_str());
 }
 
 // models/device: CPU devices never have counters; a CPU-only LibTorch has none for GPUs either.

@@ -1,6 +1,9 @@
 // The safetensors reader and writer: round trips of every supported dtype, conversion on load,
-// unaligned data, metadata, atomic writes, and malformed files rejected with the file named.
+// unaligned data, metadata, atomic writes, and malformed files rejected with the file named; fp8
+// (F8_E4M3, F8_E5M2) codes decoded against the formats' definitions.
 #include "models/io/safetensors.h"
+
+#include "models/io/fp8.h"
 
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/arange.h>
@@ -15,14 +18,41 @@
 #include <QtCore/QTemporaryDir>
 #include <QtTest/QtTest>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 
 using vidgraph::model_io::SafetensorsError;
 using vidgraph::model_io::SafetensorsFile;
 using vidgraph::model_io::save_safetensors;
+using vidgraph::model_io::Fp8Format;
 
 namespace {
+
+// The formats' definitions, written out here apart from fp8.cpp's tables:
+// E4M3FN: bias 7, no infinities, S.1111.111 = NaN; E5M2: bias 15, exponent 31 = inf (m = 0) / NaN.
+double e4m3fn_by_definition(int code) {
+  const int s = code >> 7, e = (code >> 3) & 0xf, m = code & 0x7;
+  const double sign = s ? -1.0 : 1.0;
+  if (e == 15 && m == 7) return std::nan("");
+  if (e == 0) return sign * (m / 8.0) * std::pow(2.0, -6);
+  return sign * (1.0 + m / 8.0) * std::pow(2.0, e - 7);
+}
+double e5m2_by_definition(int code) {
+  const int s = code >> 7, e = (code >> 2) & 0x1f, m = code & 0x3;
+  const double sign = s ? -1.0 : 1.0;
+  if (e == 31) return m == 0 ? sign * HUGE_VAL : std::nan("");
+  if (e == 0) return sign * (m / 4.0) * std::pow(2.0, -14);
+  return sign * (1.0 + m / 4.0) * std::pow(2.0, e - 15);
+}
+double fp8_by_definition(int code, Fp8Format f) {
+  return f == Fp8Format::E4M3FN ? e4m3fn_by_definition(code) : e5m2_by_definition(code);
+}
+// Same value, NaN = NaN, and the sign of zero kept.
+bool same_value(double got, double want) {
+  if (std::isnan(want)) return std::isnan(got);
+  return got == want && std::signbit(got) == std::signbit(want);
+}
 
 // Writes a file from a header text and data bytes; `declared` overrides the header size field.
 void write_raw(const QString& path, const std::string& header, const std::string& data, int64_t declared = -1) {
@@ -134,6 +164,9 @@ class tst_safetensors : public QObject {
         << QByteArray(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})") << 8 << qint64(-1) << "out of range";
     QTest::newRow("span mismatch")
         << QByteArray(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,16]}})") << 16 << qint64(-1) << "need 12";
+    QTest::newRow("F8 span mismatch")
+        << QByteArray(R"({"w":{"dtype":"F8_E4M3","shape":[2,3],"data_offsets":[0,12]}})") << 12 << qint64(-1)
+        << "tensor 'w': data_offsets span 12 bytes but dtype and shape need 6";
     QTest::newRow("overlap")
         << QByteArray(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})")
         << 12 << qint64(-1) << "overlap";
@@ -170,6 +203,80 @@ class tst_safetensors : public QObject {
     const std::string msg = open_error(file);
     QVERIFY2(msg.find(expected.toStdString()) != std::string::npos, msg.c_str());
     QVERIFY2(msg.find(file.toStdString()) != std::string::npos, msg.c_str());
+  }
+
+  // Every one of the 256 codes of each format, through the table and through the reader (fp32 and a
+  // converted dtype), against the definition computed above.
+  void fp8_every_code_data() {
+    QTest::addColumn<int>("format");
+    QTest::addColumn<QString>("dtype");
+    QTest::addColumn<double>("max_finite");
+    QTest::newRow("E4M3FN") << int(Fp8Format::E4M3FN) << "F8_E4M3" << 448.0;
+    QTest::newRow("E5M2") << int(Fp8Format::E5M2) << "F8_E5M2" << 57344.0;
+  }
+  void fp8_every_code() {
+    QFETCH(int, format); QFETCH(QString, dtype); QFETCH(double, max_finite);
+    const auto f = static_cast<Fp8Format>(format);
+    at::Tensor codes = at::arange(256, at::TensorOptions().dtype(at::kInt)).to(at::kByte).view({16, 16});
+    const std::string file = path("codes.safetensors").toStdString();
+    save_safetensors(file, {{"codes", codes}}, {}, {{"codes", dtype.toStdString()}});
+    const SafetensorsFile st = SafetensorsFile::open(file);
+    QCOMPARE(QString::fromStdString(st.entry("codes").dtype), dtype);
+    const at::Tensor as_f32 = st.load("codes");
+    const at::Tensor as_f64 = st.load("codes", c10::Device(c10::kCPU), at::kDouble);
+    QCOMPARE(as_f32.scalar_type(), at::kFloat);
+    QCOMPARE(as_f32.sizes().vec(), (std::vector<int64_t>{16, 16}));
+    double largest = 0;
+    int nans = 0, infs = 0;
+    for (int code = 0; code < 256; ++code) {
+      const double want = fp8_by_definition(code, f);
+      const QByteArray row = QByteArray::number(code, 16);
+      QVERIFY2(same_value(vidgraph::model_io::fp8_to_float(uint8_t(code), f), want), row);
+      QVERIFY2(same_value(as_f32.view({256})[code].item<float>(), want), row);
+      QVERIFY2(same_value(as_f64.view({256})[code].item<double>(), want), row);
+      nans += std::isnan(want);
+      infs += std::isinf(want);
+      if (std::isfinite(want)) largest = std::max(largest, std::fabs(want));
+    }
+    QCOMPARE(largest, max_finite);
+    QCOMPARE(nans, f == Fp8Format::E4M3FN ? 2 : 6);
+    QCOMPARE(infs, f == Fp8Format::E4M3FN ? 0 : 2);
+  }
+
+  // The encoder (used by writers and tests) inverts the table, rounds to nearest-even, saturates.
+  void fp8_encode_rounds() {
+    using vidgraph::model_io::fp8_from_float;
+    for (const Fp8Format f : {Fp8Format::E4M3FN, Fp8Format::E5M2}) {
+      for (int code = 0; code < 256; ++code) {
+        const double v = fp8_by_definition(code, f);
+        if (std::isnan(v)) continue;
+        QCOMPARE(int(fp8_from_float(float(v), f)), code);
+      }
+    }
+    // 1.0625 lies halfway between 1.0 (0x38) and 1.125 (0x39): ties go to the even code.
+    QCOMPARE(int(fp8_from_float(1.0625f, Fp8Format::E4M3FN)), 0x38);
+    QCOMPARE(int(fp8_from_float(1.07f, Fp8Format::E4M3FN)), 0x39);
+    QCOMPARE(int(fp8_from_float(1000.0f, Fp8Format::E4M3FN)), 0x7e);   // 448
+    QCOMPARE(int(fp8_from_float(-1e6f, Fp8Format::E5M2)), 0xfb);       // -57344
+    QVERIFY(std::isnan(vidgraph::model_io::fp8_to_float(fp8_from_float(NAN, Fp8Format::E4M3FN), Fp8Format::E4M3FN)));
+  }
+
+  // Only U8 codes can be written as F8, and a dtype for a tensor that is not written is an error.
+  void fp8_writer_checks() {
+    const std::string file = path("f8bad.safetensors").toStdString();
+    for (const auto& [tensors, dtypes, expected] :
+         {std::tuple{vidgraph::model_io::NamedTensors{{"w", at::ones({2})}}, std::map<std::string, std::string>{{"w", "F8_E4M3"}},
+                     std::string("only U8 tensors of fp8 codes")},
+          std::tuple{vidgraph::model_io::NamedTensors{{"w", at::zeros({2}, at::kByte)}},
+                     std::map<std::string, std::string>{{"v", "F8_E4M3"}}, std::string("tensor 'v', which is not written")}}) {
+      try {
+        save_safetensors(file, tensors, {}, dtypes);
+        QFAIL("the write must throw");
+      } catch (const SafetensorsError& e) {
+        QVERIFY2(std::string(e.what()).find(expected) != std::string::npos, e.what());
+        QVERIFY2(std::string(e.what()).find(file) != std::string::npos, e.what());
+      }
+    }
   }
 
   // A 4 MB header of 2,000,000 nested arrays is refused as it is parsed, in little memory.
