@@ -116,18 +116,18 @@ void MainWindow::buildMenus() {
 void MainWindow::buildEditMenu() {
   QMenu* edit = menuBar()->addMenu(tr("&Edit"));
   QAction* undo = controller_->undoStack()->createUndoAction(this, tr("&Undo"));
-  undo->setShortcuts(QKeySequence::Undo);
+  undo->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Z));
   QAction* redo = controller_->undoStack()->createRedoAction(this, tr("&Redo"));
-  redo->setShortcuts(QKeySequence::Redo);
+  redo->setShortcuts({QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), QKeySequence(Qt::CTRL | Qt::Key_Y)});
   edit->addAction(undo);
   edit->addAction(redo);
   edit->addSeparator();
-  edit->addAction(tr("Cu&t"), QKeySequence::Cut, this, &MainWindow::cutSelection);
-  edit->addAction(tr("&Copy"), QKeySequence::Copy, this, &MainWindow::copySelection);
-  edit->addAction(tr("&Paste"), QKeySequence::Paste, this, &MainWindow::pasteClipboard);
+  edit->addAction(tr("Cu&t"), QKeySequence(Qt::CTRL | Qt::Key_X), this, &MainWindow::cutSelection);
+  edit->addAction(tr("&Copy"), QKeySequence(Qt::CTRL | Qt::Key_C), this, &MainWindow::copySelection);
+  edit->addAction(tr("&Paste"), QKeySequence(Qt::CTRL | Qt::Key_V), this, &MainWindow::pasteClipboard);
   edit->addAction(tr("&Duplicate"), QKeySequence(Qt::CTRL | Qt::Key_D), this, &MainWindow::duplicateSelection);
   QAction* del = edit->addAction(tr("De&lete"), this, &MainWindow::deleteSelection);
-  del->setShortcuts({QKeySequence::Delete, QKeySequence(Qt::Key_Backspace)});
+  del->setShortcuts({QKeySequence(Qt::Key_Delete), QKeySequence(Qt::Key_Backspace)});
   edit->addAction(tr("&Upgrade Node Types"), this, [this] {
     auto ids = controller_->upgradeNodeTypes();
     statusBar()->showMessage(!ids.ok() ? QString::fromStdString(ids.error().to_string())
@@ -135,7 +135,7 @@ void MainWindow::buildEditMenu() {
                                             : tr("Upgraded %n node(s).", nullptr, int(ids->size())), 6000);
   });
   edit->addSeparator();
-  edit->addAction(tr("Select &All"), QKeySequence::SelectAll, this, [this] {
+  edit->addAction(tr("Select &All"), QKeySequence(Qt::CTRL | Qt::Key_A), this, [this] {
     for (QGraphicsItem* item : scene_->items()) {
       if (item->type() == NodeItem::Type) item->setSelected(true);
     }
@@ -148,8 +148,9 @@ void MainWindow::buildEditMenu() {
 void MainWindow::buildViewMenu(QMenu* docks) {
   QMenu* viewMenu = menuBar()->addMenu(tr("&View"));
   viewMenu->addAction(tr("&Fit to Nodes"), QKeySequence(Qt::CTRL | Qt::Key_0), this, &MainWindow::fitView);
-  viewMenu->addAction(tr("Zoom &In"), QKeySequence::ZoomIn, this, [this] { view_->zoomBy(1.25); });
-  viewMenu->addAction(tr("Zoom &Out"), QKeySequence::ZoomOut, this, [this] { view_->zoomBy(0.8); });
+  viewMenu->addAction(tr("Zoom &In"), this, [this] { view_->zoomBy(1.25); })
+      ->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_Plus), QKeySequence(Qt::CTRL | Qt::Key_Equal)});
+  viewMenu->addAction(tr("Zoom &Out"), QKeySequence(Qt::CTRL | Qt::Key_Minus), this, [this] { view_->zoomBy(0.8); });
   viewMenu->addSeparator();
   viewMenu->addMenu(docks);
 }

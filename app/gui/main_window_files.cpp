@@ -35,15 +35,17 @@ bool isWorkflowUrl(const QUrl& url) {
 
 void MainWindow::buildFileMenu() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
-  file->addAction(tr("&New"), QKeySequence::New, this, &MainWindow::newDocument);
-  file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::openWithDialog);
+  // Explicit sequences: some platforms map a standard key to nothing (QKeySequence::SaveAs is empty
+  // on several Linux themes), so each documented shortcut is spelled out.
+  file->addAction(tr("&New"), QKeySequence(Qt::CTRL | Qt::Key_N), this, &MainWindow::newDocument);
+  file->addAction(tr("&Open…"), QKeySequence(Qt::CTRL | Qt::Key_O), this, &MainWindow::openWithDialog);
   recentMenu_ = file->addMenu(tr("Open &Recent"));
   rebuildRecentMenu();
   file->addSeparator();
-  file->addAction(tr("&Save"), QKeySequence::Save, this, [this] { save(); });
-  file->addAction(tr("Save &As…"), QKeySequence::SaveAs, this, [this] { saveAs(); });
+  file->addAction(tr("&Save"), QKeySequence(Qt::CTRL | Qt::Key_S), this, [this] { save(); });
+  file->addAction(tr("Save &As…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S), this, [this] { saveAs(); });
   file->addSeparator();
-  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+  file->addAction(tr("&Quit"), QKeySequence(Qt::CTRL | Qt::Key_Q), this, &QWidget::close);
 }
 
 void MainWindow::newDocument() {

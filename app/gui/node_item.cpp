@@ -41,6 +41,10 @@ NodeItem::NodeItem(std::string id, QString title, QString category, QString desc
   updateToolTip();
 }
 
+bool NodeItem::drawsTitleAt(qreal levelOfDetail) {
+  return levelOfDetail >= kMinTitleLevelOfDetail;
+}
+
 qreal NodeItem::bodyHeight() const {
   const auto rows = static_cast<qreal>(std::max<std::size_t>(std::max(inputs_.size(), outputs_.size()), 1));
   return kTitleHeight + rows * kRowHeight + 6 + (thumbnail_.isNull() ? 0 : kThumbHeight) + kStatusHeight;
@@ -140,15 +144,19 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   painter->fillRect(QRectF(0, 0, kWidth, kTitleHeight), unknownType_ ? QColor(0x70, 0x40, 0x40) : categoryColor(category_));
   painter->restore();
   const qreal lod = option->levelOfDetailFromTransform(painter->worldTransform());
-  if (lod > 0.4) {
+  if (drawsTitleAt(lod)) {
+    painter->save();
     painter->setPen(Qt::white);
     QFont f = painter->font();
     f.setBold(true);
+    // Zoomed out, the title grows (up to the title bar's height) so it stays readable on screen.
+    const qreal minScreenPx = 9;
+    const qreal basePx = f.pixelSize() > 0 ? f.pixelSize() : QFontMetricsF(f).height() * 0.75;
+    if (basePx * lod < minScreenPx) f.setPixelSize(int(std::min(minScreenPx / lod, kTitleHeight * 0.8)));
     painter->setFont(f);
     painter->drawText(QRectF(8, 0, kWidth - 16, kTitleHeight), Qt::AlignVCenter | Qt::AlignLeft,
                       painter->fontMetrics().elidedText(title_, Qt::ElideRight, int(kWidth - 16)));
-    f.setBold(false);
-    painter->setFont(f);
+    painter->restore();
   }
   paintPorts(painter);
 

@@ -39,6 +39,11 @@ class NodeItem : public QGraphicsItem {
   NodeItem(std::string id, QString title, QString category, QString description, std::vector<PortInfo> inputs,
            std::vector<PortInfo> outputs, bool unknownType);
 
+  // Titles are drawn at every zoom Fit can choose (it clamps to >= 0.2), enlarged when zoomed out;
+  // only below that (zoomed out by hand) are they left out.
+  static constexpr qreal kMinTitleLevelOfDetail = 0.199;
+  static bool drawsTitleAt(qreal levelOfDetail);
+
   int type() const override { return Type; }
   QRectF boundingRect() const override;
   void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;

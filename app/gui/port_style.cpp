@@ -7,8 +7,19 @@ namespace vidgraph::gui {
 
 namespace {
 
+// FNV-1a (32 bit) over the UTF-8 bytes: the same hue on every launch and every machine, unlike
+// qHash, whose result may depend on the process seed and the CPU's hash implementation.
+quint32 stableHash(const QString& key) {
+  quint32 h = 2166136261u;
+  for (const char c : key.toUtf8()) {
+    h ^= static_cast<quint8>(c);
+    h *= 16777619u;
+  }
+  return h;
+}
+
 QColor hashedColor(const QString& key, int saturation, int value) {
-  const uint h = qHash(key, 0x5167u);
+  const quint32 h = stableHash(key);
   return QColor::fromHsv(static_cast<int>(h % 360u), saturation, value);
 }
 

@@ -1,5 +1,6 @@
 // Colours of the editor: one per port value type (fixed for the built-in types, a stable hash hue
-// for any other), one per node run state, one per node category.
+// for any other), one per node run state, one per node category. Hashed hues use FNV-1a of the name,
+// so a type or category has the same colour on every launch.
 #pragma once
 
 #include <QtGui/QColor>

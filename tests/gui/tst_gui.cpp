@@ -23,7 +23,9 @@
 #include "gui/inspector_editors.h"
 #include "gui/inspector_panel.h"
 #include "gui/main_window.h"
+#include "gui/node_item.h"
 #include "gui/node_palette.h"
+#include "gui/port_style.h"
 #include "gui/preview_player.h"
 #include "gui/run_controller.h"
 #include "gui_test_fixture.h"
@@ -569,6 +571,67 @@ class tst_Gui : public QObject {
     QCOMPARE(view.zoom(), 4.0);  // clamped
     view.setZoom(0.001, QPointF(0, 0));
     QCOMPARE(view.zoom(), 0.1);
+  }
+
+  // Hues hashed from names are fixed values (FNV-1a), not a per-process or per-machine hash.
+  void nodeColoursAreStable_data() {
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QColor>("expected");
+    QTest::newRow("category image") << "category" << "image" << QColor::fromHsv(218, 90, 110);
+    QTest::newRow("category video/export") << "category" << "video/export" << QColor::fromHsv(4, 90, 110);
+    QTest::newRow("category sampling") << "category" << "sampling" << QColor::fromHsv(32, 90, 110);
+    QTest::newRow("port NUMBER") << "port" << "NUMBER" << QColor::fromHsv(320, 150, 230);
+    QTest::newRow("port MASK") << "port" << "MASK" << QColor::fromHsv(217, 150, 230);
+  }
+
+  void nodeColoursAreStable() {
+    QFETCH(QString, kind);
+    QFETCH(QString, name);
+    QFETCH(QColor, expected);
+    const QColor got = kind == QLatin1String("port") ? gui::portTypeColor(name) : gui::categoryColor(name);
+    QCOMPARE(got, expected);
+  }
+
+  // At 1024x700, Ctrl+0 on the shipped demo workflow keeps every node title drawn: white title pixels
+  // are found in each node's title bar in a grab of the canvas.
+  void fitKeepsNodeTitlesAt1024x700() {
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-fit"), 3600000, false});
+    window.resize(1024, 700);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+#ifdef VIDGRAPH_GUI_HAVE_NODES
+    QVERIFY(window.openFile(QStringLiteral(VIDGRAPH_SOURCE_DIR "/resources/workflows/demo.vgflow")));
+#else
+    for (int i = 0; i < 8; ++i) QVERIFY(window.controller()->addNode("Number", {i * 330.0, (i % 3) * 260.0}).ok());
+#endif  // VIDGRAPH_GUI_HAVE_NODES
+    window.view()->setZoom(1.0, QPointF(0, 0));
+    QTest::keyClick(&window, Qt::Key_0, Qt::ControlModifier);
+    QApplication::processEvents();
+    qInfo("fit zoom at 1024x700: %.3f", window.view()->zoom());
+    QVERIFY(window.view()->zoom() < 1.0);  // the shortcut fitted the view
+    const QImage shot = window.view()->viewport()->grab().toImage();
+    const qreal dpr = shot.devicePixelRatio();
+    int nodes = 0;
+    for (QGraphicsItem* item : window.scene()->items()) {
+      if (item->type() != gui::NodeItem::Type) continue;
+      ++nodes;
+      const QRect title = window.view()->mapFromScene(item->mapRectToScene(QRectF(4, 2, 202, 22))).boundingRect();
+      int white = 0;
+      for (int y = title.top(); y <= title.bottom(); ++y) {
+        for (int x = title.left(); x <= title.right(); ++x) {
+          const QPoint p(int(x * dpr), int(y * dpr));
+          if (!shot.rect().contains(p)) continue;
+          const QColor c = shot.pixelColor(p);
+          white += c.red() > 200 && c.green() > 200 && c.blue() > 200 ? 1 : 0;
+        }
+      }
+      const auto* node = static_cast<gui::NodeItem*>(item);
+      QVERIFY2(white > 3, qPrintable(QStringLiteral("no title drawn on %1").arg(node->title())));
+    }
+    QVERIFY(nodes > 0);
   }
 
   void screenshotOfMainWindow() {

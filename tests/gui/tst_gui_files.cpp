@@ -3,11 +3,14 @@
 // offscreen platform: the unsaved-changes prompt (close, drop, File > New, Open Recent answered with
 // Cancel, Discard or Save; the save-as file dialog of an untitled document) and the restore offer
 // of autosaved work left by a crash (Yes, No, Discard). Shared fixtures in gui_test_fixture.h.
+#include <algorithm>
+
 #include <QtCore/QDir>
 #include <QtCore/QDirIterator>
 #include <QtCore/QFile>
 #include <QtCore/QFileInfo>
 #include <QtCore/QMimeData>
+#include <QtCore/QRegularExpression>
 #include <QtCore/QTemporaryDir>
 #include <QtCore/QUrl>
 #include <QtGui/QAction>
@@ -117,6 +120,59 @@ class tst_GuiFiles : public QObject {
   void initTestCase() {
     gui_test::initGuiSuite(registry_, QStringLiteral("tst_gui_files"));
     QVERIFY(tmp_.isValid());
+  }
+
+  // Every shortcut app/gui/README.md lists ("Ctrl+N/O/S, ... Ctrl+. (Shift+F5) cancel.") is on an
+  // action of the main window.
+  void documentedShortcutsExist() {
+    QFile readme(QStringLiteral(VIDGRAPH_SOURCE_DIR "/app/gui/README.md"));
+    QVERIFY(readme.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(readme.readAll()).simplified();
+    const qsizetype from = text.indexOf(QLatin1String("Shortcuts:"));
+    const qsizetype to = text.indexOf(QLatin1String("Pan with"), from);
+    QVERIFY(from >= 0 && to > from);
+    QStringList sequences;
+    const QRegularExpression modsAndKeys(QStringLiteral("^((?:Ctrl\\+|Shift\\+|Alt\\+)*)(.+)$"));
+    for (QString item : text.mid(from + 10, to - from - 10).split(QLatin1Char(','))) {
+      item = item.trimmed();
+      if (item.endsWith(QLatin1Char('.')) && item.size() > 1 && item.contains(QLatin1Char(' '))) item.chop(1);
+      const QStringList words = item.split(QLatin1Char(' '));
+      const QRegularExpressionMatch m = modsAndKeys.match(words.front());
+      QVERIFY2(m.hasMatch(), qPrintable(item));
+      for (const QString& key : m.captured(2).split(QLatin1Char('/'))) sequences << m.captured(1) + key;
+      for (const QString& w : words.mid(1)) {
+        if (w.startsWith(QLatin1Char('(')) && w.endsWith(QLatin1Char(')'))) sequences << w.mid(1, w.size() - 2);
+      }
+    }
+    QVERIFY2(sequences.size() >= 20, qPrintable(sequences.join(QLatin1Char(' '))));
+    gui::MainWindow window(registry_, {tmp_.filePath(QStringLiteral("rec-keys")), 3600000, false});
+    const QList<QAction*> actions = window.findChildren<QAction*>();
+    for (const QString& s : sequences) {
+      const QKeySequence wanted = QKeySequence::fromString(s, QKeySequence::PortableText);
+      QVERIFY2(!wanted.isEmpty(), qPrintable(s));
+      const bool found = std::any_of(actions.begin(), actions.end(),
+                                     [&](QAction* a) { return a->shortcuts().contains(wanted); });
+      QVERIFY2(found, qPrintable(QStringLiteral("no action has the documented shortcut %1").arg(s)));
+    }
+  }
+
+  // Ctrl+Shift+S, sent to the window, opens the save-as dialog (it did nothing where
+  // QKeySequence::SaveAs is empty).
+  void saveAsShortcutOpensTheDialog() {
+    QTemporaryDir dir;
+    gui::MainWindow window(registry_, {dir.filePath(QStringLiteral("recovery")), 3600000, false});
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    buildChain(*window.controller());
+    const QString target = dir.filePath(QStringLiteral("keyed.vgflow"));
+    DialogAnswerer answerer({}, target);
+    QTest::keyClick(&window, Qt::Key_S, Qt::ControlModifier | Qt::ShiftModifier);
+    QTRY_VERIFY(QFile::exists(target));
+    QCOMPARE(answerer.seen().size(), 1);
+    QCOMPARE(answerer.seen().front().kind, QStringLiteral("file"));
+    QCOMPARE(window.controller()->filePath(), QFileInfo(target).absoluteFilePath());
   }
 
   void openSaveRoundTrip_data() {
