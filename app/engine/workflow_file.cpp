@@ -96,6 +96,23 @@ Result<int> read_header(const json& root, const MigrationChain& chain, const std
 
 Result<LoadedWorkflow> parse_workflow_json(json root, const LoadOptions& options, const std::string& source);
 
+void drop_dangling_links(std::vector<Node>& nodes, LoadedWorkflow& loaded, const std::string& source) {
+  std::set<std::string> ids;
+  for (const Node& n : nodes) ids.insert(n.id);
+  for (Node& n : nodes) {
+    for (auto it = n.inputs.begin(); it != n.inputs.end();) {
+      if (ids.count(it->second.node)) {
+        ++it;
+        continue;
+      }
+      loaded.warnings.push_back(source + ": node '" + n.id + "': input '" + it->first + "' was linked to node '" +
+                                it->second.node + "', which does not exist; the link was dropped, reconnect the input");
+      loaded.broken_links.push_back(BrokenLink{n.id, it->first, it->second});
+      it = n.inputs.erase(it);
+    }
+  }
+}
+
 }  // namespace
 
 const MigrationChain& default_migrations() {
@@ -129,6 +146,7 @@ Result<LoadedWorkflow> parse_workflow_json(json root, const LoadOptions& options
     if (!n.ok()) return n.error();
     nodes.push_back(std::move(n.value()));
   }
+  if (options.drop_dangling_links) drop_dangling_links(nodes, loaded, source);
   json editor = json::object();
   if (root.contains("editor")) {
     if (!root["editor"].is_object()) return make_error(source + ": \"editor\" must be a JSON object");
@@ -139,7 +157,8 @@ Result<LoadedWorkflow> parse_workflow_json(json root, const LoadOptions& options
     if (!kTopKeys.count(key)) extra[key] = value;
   }
   auto doc = GraphDocument::build(std::move(nodes), std::move(editor), std::move(extra), options.registry);
-  if (!doc.ok()) return Error{doc.error().node_id, source + ": " + doc.error().to_string()};
+  // The node is named once, in the message (an Error with a node id would name it again).
+  if (!doc.ok()) return make_error(source + ": " + doc.error().to_string());
   loaded.document = std::move(doc.value());
   return loaded;
 }
@@ -164,6 +183,10 @@ Result<LoadedWorkflow> load_workflow_string(std::string_view text, const LoadOpt
                       " MB a workflow may have; is this really a workflow file?");
   }
   if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // UTF-8 BOM
+  if (const std::string kind = describe_non_workflow(text); !kind.empty()) {
+    return make_error(source + ": this is " + kind + ", not a Vidgraph workflow (a .vgflow JSON file); open a "
+                      "workflow instead");
+  }
   if (auto s = check_utf8(text); !s) return make_error(source + ": " + s.error().message);
   if (auto s = check_json_depth(text); !s) return make_error(source + ": " + s.error().message);
   json root;

@@ -7,10 +7,12 @@
 //    "editor": {"nodes": {"<id>": {"pos": [x, y], ...}}, ...},
 //    ...unknown top-level keys kept}
 //
-// Loading: size limit (kMaxWorkflowBytes), UTF-8 check, nesting-depth limit (kMaxWorkflowDepth),
+// Loading: size limit (kMaxWorkflowBytes), content sniffing (a video, an image, a model or other
+// binary data is named as such: "not a workflow"), UTF-8 check, nesting-depth limit (kMaxWorkflowDepth),
 // JSON parse, format id check, then the migration chain runs on the whole JSON from the file's
 // version up to the current one, and only then is the (current-version) JSON parsed into a document;
-// structural invariants are enforced (duplicate ids, dangling links, cycles → error naming the node).
+// structural invariants are enforced (duplicate ids, dangling links, cycles → error naming the node;
+// dangling links may instead be dropped and reported, see LoadOptions::drop_dangling_links).
 // A file newer than the current version is refused. Unknown node types and unknown keys are kept.
 // Nothing is "corrected" on load: node-type upgrades are a separate, explicit step.
 //
@@ -53,12 +55,24 @@ const MigrationChain& default_migrations();
 struct LoadOptions {
   const Registry* registry = nullptr;          // set on the document (for connect type checks)
   const MigrationChain* migrations = nullptr;  // null = default_migrations()
+  // Editors: a link to a node id the file does not have is dropped (listed in broken_links and
+  // warnings) instead of refusing the file, so it can be opened and fixed. Runners keep the default
+  // (the file is refused with an error naming the node and the link).
+  bool drop_dangling_links = false;
+};
+
+// An input whose link named a node that the file does not have (dropped on load).
+struct BrokenLink {
+  std::string node;     // the node with the input
+  std::string port;     // its input
+  InputLink link;       // what it was linked to
 };
 
 struct LoadedWorkflow {
   GraphDocument document;
   int file_version = kWorkflowFormatVersion;  // version found in the file, before migration
   std::vector<std::string> warnings;          // e.g. "migrated from version 0"
+  std::vector<BrokenLink> broken_links;       // only with LoadOptions::drop_dangling_links
 };
 
 // `source` names the file in error messages ("<clipboard>", a path, ...).
@@ -71,6 +85,9 @@ std::string save_workflow_string(const GraphDocument& doc);
 Status save_workflow_file(const GraphDocument& doc, const std::string& path);
 
 // Low-level pieces, exposed for tests and tools.
+// What a file that is not a workflow is, from its first bytes ("an MP4 video", "a PNG image",
+// "a binary file"); empty when the bytes may be JSON text.
+std::string describe_non_workflow(std::string_view bytes);
 // Checks that `bytes` is valid UTF-8; the error gives the byte offset.
 Status check_utf8(std::string_view bytes);
 // Checks that JSON text nests arrays/objects at most `max_depth` deep (strings are skipped).

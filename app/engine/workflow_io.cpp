@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -76,6 +77,43 @@ Status check_utf8(std::string_view s) {
                         "); save the file as UTF-8");
     }
     i += len;
+  }
+  return {};
+}
+
+std::string describe_non_workflow(std::string_view b) {
+  auto starts = [&](std::size_t at, std::string_view magic) { return b.size() >= at + magic.size() && b.substr(at, magic.size()) == magic; };
+  if (starts(4, "ftyp")) {
+    const std::string_view brand = b.size() >= 12 ? b.substr(8, 4) : std::string_view();
+    if (brand == "qt  ") return "a QuickTime (MOV) video";
+    if (brand.substr(0, 3) == "hei" || brand.substr(0, 3) == "mif" || brand == "avif") return "a HEIF/AVIF image";
+    return "an MP4 video";
+  }
+  if (starts(0, "\x89PNG\r\n\x1a\n")) return "a PNG image";
+  if (starts(0, "\xFF\xD8\xFF")) return "a JPEG image";
+  if (starts(0, "GIF87a") || starts(0, "GIF89a")) return "a GIF image";
+  if (starts(0, "\x1A\x45\xDF\xA3")) return "a WebM/Matroska video";
+  if (starts(0, "RIFF") && starts(8, "WEBP")) return "a WebP image";
+  if (starts(0, "RIFF") && starts(8, "AVI ")) return "an AVI video";
+  if (starts(0, "RIFF") && starts(8, "WAVE")) return "a WAV audio file";
+  if (starts(0, "PK\x03\x04")) return "a ZIP archive (or a PyTorch checkpoint)";
+  if (starts(0, "GGUF")) return "a GGUF model file";
+  if (starts(0, "%PDF")) return "a PDF document";
+  if (starts(0, "\x7F" "ELF")) return "a program (ELF binary)";
+  if (starts(0, "\x1F\x8B")) return "a gzip-compressed file";
+  // safetensors: an 8-byte little-endian header length, then a JSON header.
+  if (b.size() > 9 && b[8] == '{' && static_cast<unsigned char>(b[7]) == 0 && static_cast<unsigned char>(b[6]) == 0) {
+    return "a safetensors model file";
+  }
+  // Any other binary data: a NUL or other control byte near the start of something not JSON.
+  std::size_t first = 0;
+  while (first < b.size() && (b[first] == ' ' || b[first] == '\t' || b[first] == '\r' || b[first] == '\n')) ++first;
+  if (first < b.size() && b[first] != '{' && b[first] != '[') {
+    const std::size_t n = std::min<std::size_t>(b.size(), 4096);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto c = static_cast<unsigned char>(b[i]);
+      if (c == 0 || (c < 0x20 && c != '\t' && c != '\r' && c != '\n' && c != '\f')) return "a binary file";
+    }
   }
   return {};
 }

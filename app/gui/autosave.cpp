@@ -82,6 +82,19 @@ void Autosave::removeRecovery(const QString& recoveryPath) {
   QFile::remove(sidecarPath(recoveryPath));
 }
 
+void Autosave::markDeclined(const QString& recoveryPath) {
+  QJsonObject meta;
+  {
+    QFile f(sidecarPath(recoveryPath));
+    if (f.open(QIODevice::ReadOnly)) meta = QJsonDocument::fromJson(f.readAll()).object();
+  }
+  meta.insert(QStringLiteral("declined"), true);
+  const QByteArray bytes = QJsonDocument(meta).toJson();
+  auto written = engine::write_file_atomic(sidecarPath(recoveryPath).toStdString(),
+                                           std::string_view(bytes.constData(), bytes.size()));
+  if (!written.ok()) guiLogger()->warn("recovery: {}", written.error().to_string());
+}
+
 QList<RecoveryEntry> Autosave::findRecoveries(const QString& dir) {
   QList<RecoveryEntry> out;
   const QDir d(dir);
@@ -95,6 +108,7 @@ QList<RecoveryEntry> Autosave::findRecoveries(const QString& dir) {
       e.originalPath = o.value(QStringLiteral("original")).toString();
       const QDateTime t = QDateTime::fromString(o.value(QStringLiteral("saved_at")).toString(), Qt::ISODate);
       if (t.isValid()) e.savedAt = t;
+      e.declined = o.value(QStringLiteral("declined")).toBool();
     }
     out << e;
   }

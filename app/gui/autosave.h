@@ -4,7 +4,8 @@
 //
 // Contract:
 //   - recovery files are "<dir>/recovery-<pid>-<n>.vgflow" (the workflow, written atomically through
-//     the engine) plus "<same>.json" ({"original": the document's path or "", "saved_at": ISO time});
+//     the engine) plus "<same>.json" ({"original": the document's path or "", "saved_at": ISO time,
+//     "declined": true once the user chose to keep it without restoring});
 //   - the file is removed when the document becomes clean (saved, new, opened) and on a normal close
 //     (discard()), so files left in the folder belong to sessions that did not end normally;
 //   - findRecoveries() skips files of other processes still running (another instance's windows).
@@ -24,6 +25,7 @@ struct RecoveryEntry {
   QString recoveryPath;  // the .vgflow recovery file
   QString originalPath;  // the document's file when it crashed ("" = untitled)
   QDateTime savedAt;
+  bool declined = false;  // offered before and kept ("No"): later offers do not call it a fresh crash
 };
 
 class Autosave : public QObject {
@@ -39,6 +41,8 @@ class Autosave : public QObject {
   // Loads a recovery into the controller (marked modified, path = the original) and deletes it.
   static bool restore(DocumentController* controller, const RecoveryEntry& entry, QString* error);
   static void removeRecovery(const QString& recoveryPath);
+  // Records in the sidecar that the user kept this recovery without restoring it.
+  static void markDeclined(const QString& recoveryPath);
 
   const QString& recoveryPath() const { return path_; }
   // Writes the recovery file now if the document has unsaved, not yet autosaved changes.

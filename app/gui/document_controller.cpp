@@ -190,7 +190,29 @@ void DocumentController::replaceDocument(engine::GraphDocument doc, const QStrin
   }
 }
 
+QStringList DocumentController::nodeProblems(const std::string& id) const {
+  QStringList out;
+  const engine::Node* node = doc_.find_node(id);
+  if (!node) return out;
+  if (auto it = droppedInputs_.find(id); it != droppedInputs_.end()) {
+    for (const std::string& port : it->second) {
+      if (node->inputs.count(port)) continue;  // reconnected
+      out << QStringLiteral("input '%1' was linked to a node the file does not have; the link was dropped, "
+                            "reconnect it").arg(QString::fromStdString(port));
+    }
+  }
+  if (const engine::NodeType* type = registry_.find(node->type)) {
+    for (const engine::ParamSpec& spec : type->params) {
+      auto it = node->params.find(spec.name);
+      if (it == node->params.end() || it->is_null()) continue;
+      if (auto status = spec.check(*it); !status) out << QString::fromStdString(status.error().message);
+    }
+  }
+  return out;
+}
+
 void DocumentController::newDocument() {
+  droppedInputs_.clear();
   loadWarnings_.clear();
   replaceDocument(engine::GraphDocument(&registry_), QString());
   undoStack_.setClean();
@@ -199,14 +221,27 @@ void DocumentController::newDocument() {
 engine::Status DocumentController::open(const QString& path) {
   engine::LoadOptions options;
   options.registry = &registry_;
+  options.drop_dangling_links = true;  // open it anyway: the nodes are marked and the user reconnects
   auto loaded = engine::load_workflow_file(path.toStdString(), options);
   if (!loaded.ok()) return loaded.error();
   loadWarnings_.clear();
+  droppedInputs_.clear();
   for (const auto& w : loaded->warnings) loadWarnings_ << QString::fromStdString(w);
+  for (const auto& b : loaded->broken_links) droppedInputs_[b.node].push_back(b.port);
   for (const auto& n : loaded->document.nodes()) {
-    if (!registry_.find(n.type)) {
+    const engine::NodeType* type = registry_.find(n.type);
+    if (!type) {
       loadWarnings_ << QStringLiteral("Node '%1' has the unknown type '%2'; it is kept as is and saved back unchanged.")
                            .arg(QString::fromStdString(n.id), QString::fromStdString(n.type));
+      continue;
+    }
+    for (const engine::ParamSpec& spec : type->params) {
+      auto it = n.params.find(spec.name);
+      if (it == n.params.end() || it->is_null()) continue;
+      if (auto status = spec.check(*it); !status) {
+        loadWarnings_ << QStringLiteral("%1: node '%2': %3; fix it in the inspector")
+                             .arg(path, QString::fromStdString(n.id), QString::fromStdString(status.error().message));
+      }
     }
   }
   replaceDocument(std::move(loaded->document), QFileInfo(path).absoluteFilePath());
@@ -223,6 +258,7 @@ engine::Status DocumentController::loadText(const QString& text, const QString& 
                                              source.toStdString());
   if (!loaded.ok()) return loaded.error();
   loadWarnings_.clear();
+  droppedInputs_.clear();
   replaceDocument(std::move(loaded->document), path);
   // Restored content differs from what is on disk: mark modified by leaving the stack unclean.
   undoStack_.setClean();

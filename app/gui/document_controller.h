@@ -87,8 +87,12 @@ class DocumentController : public QObject {
   const QString& filePath() const { return filePath_; }
   QString displayName() const;  // file name, or "Untitled"
   bool isModified() const { return !undoStack_.isClean(); }
-  // Warnings of the last open (migrations, unknown node types).
+  // Warnings of the last open (migrations, unknown node types, dropped dangling links, invalid
+  // params), one problem per entry.
   const QStringList& loadWarnings() const { return loadWarnings_; }
+  // What is wrong with a node now, one sentence each: inputs whose link was dropped on open (until
+  // they are connected again) and params the file gave an invalid value (until they are fixed).
+  QStringList nodeProblems(const std::string& id) const;
 
  Q_SIGNALS:
   void documentChanged(const vidgraph::engine::DocumentChange& change);
@@ -104,6 +108,7 @@ class DocumentController : public QObject {
   QUndoStack undoStack_;
   QString filePath_;
   QStringList loadWarnings_;
+  std::map<std::string, std::vector<std::string>> droppedInputs_;  // node → inputs whose link was dropped
   int subscription_ = 0;
 };
 

@@ -103,15 +103,21 @@ void GraphScene::onDocumentChanged(const engine::DocumentChange& change) {
       break;
     }
     case engine::ChangeKind::NodeRemoved: removeNodeItem(change.node_id); break;
-    case engine::ChangeKind::LinkAdded: addWire(change.node_id, change.port); break;
-    case engine::ChangeKind::LinkRemoved: removeWire(change.node_id, change.port); break;
+    case engine::ChangeKind::LinkAdded:
+      addWire(change.node_id, change.port);
+      refreshProblems(change.node_id);
+      break;
+    case engine::ChangeKind::LinkRemoved:
+      removeWire(change.node_id, change.port);
+      refreshProblems(change.node_id);
+      break;
     case engine::ChangeKind::EditorChanged:
       if (change.node_id.empty()) break;
       if (NodeItem* item = nodeItem(change.node_id)) {
         item->setPos(controller_->nodePosition(change.node_id, item->pos()));
       }
       break;
-    case engine::ChangeKind::ParamChanged: break;  // parameters are shown by the inspector
+    case engine::ChangeKind::ParamChanged: refreshProblems(change.node_id); break;  // values: the inspector
     case engine::ChangeKind::NodeRenamed:
     case engine::ChangeKind::NodeUpdated:
     case engine::ChangeKind::Reset: rebuild(); break;
@@ -154,6 +160,7 @@ void GraphScene::addNodeItem(const engine::Node& node, std::size_t index) {
   item->setPos(controller_->nodePosition(node.id, defaultPosition(index)));
   nodes_[node.id] = item;
   refreshStatus(node.id);
+  refreshProblems(node.id);
 }
 
 void GraphScene::removeNodeItem(const std::string& id) {
@@ -210,6 +217,10 @@ void GraphScene::syncNodeWires(const std::string& id) {
 
 void GraphScene::nodeGeometryChanged(NodeItem* item) {
   syncNodeWires(item->nodeId());
+}
+
+void GraphScene::refreshProblems(const std::string& id) {
+  if (NodeItem* item = nodeItem(id)) item->setProblems(controller_->nodeProblems(id));
 }
 
 void GraphScene::refreshStatus(const std::string& id) {

@@ -86,6 +86,7 @@ class GraphScene : public QGraphicsScene {
   void updateWire(ConnectionItem* wire);
   void syncNodeWires(const std::string& id);
   void refreshStatus(const std::string& id);
+  void refreshProblems(const std::string& id);
   void showRefusal(const QString& reason, QPointF scenePos);
   void setHighlight(const QString& type, bool outputs);
   void finishMove();

@@ -67,8 +67,16 @@ class NumberEditor : public ParamEditor {
 
   void setValue(const json& value) override {
     const json v = valueOrDefault(spec(), value);
-    if (!v.is_number()) return;
     updating_ = true;
+    if (!v.is_number()) {  // not a number (a file's "eight"): say so instead of showing a number
+      spin_->setSpecialValueText(QStringLiteral("invalid: %1").arg(QString::fromStdString(
+          v.dump(-1, ' ', false, json::error_handler_t::replace))));
+      spin_->setValue(spin_->minimum());
+      syncSlider(spin_->minimum());
+      updating_ = false;
+      return;
+    }
+    spin_->setSpecialValueText(QString());
     spin_->setValue(v.get<double>());
     syncSlider(v.get<double>());
     updating_ = false;

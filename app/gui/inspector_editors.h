@@ -6,7 +6,9 @@
 //
 // Contract: an editor calls its commit function with a JSON value of the param's JSON type on every
 // user change (a slider drag commits many times; the controller merges them into one undo step).
-// setValue() shows a value without committing.
+// setValue() shows a value without committing; showValue() also marks a value that fails the param's
+// check (a file's "steps": "eight") as invalid: red frame, the reason in the tooltip, and a number
+// box that reads "invalid: …" instead of a made-up number.
 #pragma once
 
 #include <functional>
@@ -28,6 +30,17 @@ class ParamEditor : public QWidget {
   void setCommit(Commit commit) { commit_ = std::move(commit); }
   // Shows `value` (null = the default) without committing it.
   virtual void setValue(const nlohmann::json& value) = 0;
+  // setValue(), then marks the editor invalid when `value` fails spec().check().
+  void showValue(const nlohmann::json& value) {
+    setValue(value);
+    QString why;
+    if (!value.is_null()) {
+      if (auto status = spec_.check(value); !status) why = QString::fromStdString(status.error().message);
+    }
+    setInvalid(why);
+  }
+  bool isInvalid() const { return !invalidReason_.isEmpty(); }
+  const QString& invalidReason() const { return invalidReason_; }
 
  protected:
   void commit(nlohmann::json value) {
@@ -37,6 +50,16 @@ class ParamEditor : public QWidget {
   bool updating_ = false;
 
  private:
+  void setInvalid(const QString& why) {
+    invalidReason_ = why;
+    setStyleSheet(why.isEmpty() ? QString()
+                                : QStringLiteral("QAbstractSpinBox, QLineEdit, QComboBox, QPlainTextEdit, QCheckBox "
+                                                 "{ border: 1px solid #ef5350; }"));
+    setToolTip(why.isEmpty() ? QString::fromStdString(spec_.description)
+                             : QStringLiteral("Invalid value in the file: %1").arg(why));
+  }
+
+  QString invalidReason_;
   engine::ParamSpec spec_;
   Commit commit_;
 };

@@ -77,12 +77,12 @@ void InspectorPanel::rebuild() {
   for (const engine::ParamSpec& spec : type->params) {
     ParamEditor* e = createParamEditor(spec, body_);
     const std::string param = spec.name;
-    e->setValue(node->params.contains(param) ? node->params[param] : nlohmann::json());
+    e->setToolTip(QString::fromStdString(spec.description));
+    e->showValue(node->params.contains(param) ? node->params[param] : nlohmann::json());
     e->setCommit([this, param](nlohmann::json value) {
       auto status = controller_->setParam(nodeId_, param, std::move(value));
       if (!status.ok()) Q_EMIT message(QString::fromStdString(status.error().message));
     });
-    e->setToolTip(QString::fromStdString(spec.description));
     const std::string label = spec.display_name.empty() ? spec.name : spec.display_name;
     form->addRow(QString::fromStdString(label) + (spec.advanced ? QStringLiteral(" ⚙") : QString()), e);
     editors_[param] = e;
@@ -95,7 +95,7 @@ void InspectorPanel::onDocumentChanged(const engine::DocumentChange& change) {
       if (change.node_id == nodeId_) {
         if (ParamEditor* e = editor(change.port)) {
           const engine::Node* node = controller_->document().find_node(nodeId_);
-          e->setValue(node && node->params.contains(change.port) ? node->params[change.port] : nlohmann::json());
+          e->showValue(node && node->params.contains(change.port) ? node->params[change.port] : nlohmann::json());
         }
       }
       break;

@@ -46,9 +46,7 @@ int main(int argc, char** argv) {
     vidgraph::gui::MainWindow window(registry);
     window.attachLogSink(sink);
     window.show();
-    const QStringList files = parser.positionalArguments();
-    if (!files.isEmpty()) window.openFile(files.front());
-    else window.offerRecovery();
+    window.startUp(parser.positionalArguments());
     rc = app.exec();
   }
   sink->setReceiver({});

@@ -66,6 +66,9 @@ class MainWindow : public QMainWindow {
   bool maybeSave();
   // Offers to restore recovery files left by a crash; returns true when one was restored.
   bool offerRecovery();
+  // Start-up: offers crash recovery first (also when files were given on the command line), then
+  // opens the first file unless recovered work now fills the window (then it says so in the log).
+  void startUp(const QStringList& files);
   QStringList recentFiles() const;
 
   // ---- edit and run actions

@@ -68,9 +68,22 @@ bool MainWindow::openFile(const QString& path) {
   }
   run_->clearStatuses();
   addRecentFile(controller_->filePath());
-  for (const QString& w : controller_->loadWarnings()) log_->appendLine(QStringLiteral("warning"), QStringLiteral("open"), w);
+  const QStringList& warnings = controller_->loadWarnings();
+  for (const QString& w : warnings) log_->appendLine(QStringLiteral("warning"), QStringLiteral("open"), w);
   fitView();
-  statusBar()->showMessage(tr("Opened %1").arg(controller_->displayName()), 5000);
+  if (warnings.isEmpty()) {
+    statusBar()->showMessage(tr("Opened %1").arg(controller_->displayName()), 5000);
+    return true;
+  }
+  const QString count = warnings.size() == 1 ? tr("1 problem") : tr("%1 problems").arg(warnings.size());
+  const QString summary =
+      tr("Opened %1 with %2; the nodes concerned are marked, details in the log.").arg(controller_->displayName(), count);
+  statusBar()->showMessage(summary, 15000);
+  if (qEnvironmentVariable("QT_QPA_PLATFORM") != QLatin1String("offscreen")) {  // tests: no modal boxes
+    QMessageBox box(QMessageBox::Warning, tr("Problems in the workflow"), summary, QMessageBox::Ok, this);
+    box.setInformativeText(QStringLiteral("• ") + warnings.join(QStringLiteral("\n• ")));
+    box.exec();
+  }
   return true;
 }
 
@@ -112,16 +125,23 @@ bool MainWindow::offerRecovery() {
       Autosave::findRecoveries(options_.recoveryDir.isEmpty() ? Autosave::defaultRecoveryDir() : options_.recoveryDir);
   for (const RecoveryEntry& e : entries) {
     const QString name = e.originalPath.isEmpty() ? tr("an untitled workflow") : e.originalPath;
-    const auto answer = QMessageBox::question(
-        this, tr("Restore unsaved work?"),
-        tr("Vidgraph did not close normally. Unsaved changes to %1 were autosaved at %2.\n\nRestore them?")
-            .arg(name, e.savedAt.toLocalTime().toString()),
-        QMessageBox::Yes | QMessageBox::No | QMessageBox::Discard, QMessageBox::Yes);
+    const QString when = e.savedAt.toLocalTime().toString();
+    const QString text =
+        e.declined ? tr("Unsaved changes to %1, autosaved at %2, were kept when you chose not to restore them.\n\n"
+                        "Restore them now?").arg(name, when)
+                   : tr("Vidgraph did not close normally. Unsaved changes to %1 were autosaved at %2.\n\n"
+                        "Restore them?").arg(name, when);
+    const auto answer = QMessageBox::question(this, tr("Restore unsaved work?"), text,
+                                              QMessageBox::Yes | QMessageBox::No | QMessageBox::Discard,
+                                              QMessageBox::Yes);
     if (answer == QMessageBox::Discard) {
       Autosave::removeRecovery(e.recoveryPath);
       continue;
     }
-    if (answer != QMessageBox::Yes) continue;
+    if (answer != QMessageBox::Yes) {
+      Autosave::markDeclined(e.recoveryPath);
+      continue;
+    }
     QString error;
     if (!Autosave::restore(controller_, e, &error)) {
       showError(tr("Cannot restore"), error);
@@ -131,6 +151,19 @@ bool MainWindow::offerRecovery() {
     return true;
   }
   return false;
+}
+
+void MainWindow::startUp(const QStringList& files) {
+  const bool restored = offerRecovery();
+  if (files.isEmpty()) return;
+  if (!restored) {
+    openFile(files.front());
+    return;
+  }
+  const QString path = QFileInfo(files.front()).absoluteFilePath();
+  if (path == QFileInfo(controller_->filePath()).absoluteFilePath()) return;  // the restored work is that file's
+  log_->appendLine(QStringLiteral("warning"), QStringLiteral("open"),
+                   tr("Kept the restored work; %1 was not opened (open it from File ▸ Open).").arg(files.front()));
 }
 
 QStringList MainWindow::recentFiles() const {

@@ -97,6 +97,13 @@ void NodeItem::setStatus(const NodeStatus& status) {
   update();
 }
 
+void NodeItem::setProblems(const QStringList& problems) {
+  if (problems == problems_) return;
+  problems_ = problems;
+  updateToolTip();
+  update();
+}
+
 void NodeItem::setThumbnail(const QImage& image) {
   prepareGeometryChange();
   thumbnail_ = image.isNull() ? QImage() : image.scaled(int(kWidth - 12), int(kThumbHeight - 8), Qt::KeepAspectRatio,
@@ -116,6 +123,9 @@ void NodeItem::updateToolTip() {
   QString tip = QStringLiteral("<b>%1</b> (%2)").arg(title_.toHtmlEscaped(), QString::fromStdString(id_));
   if (unknownType_) tip += QStringLiteral("<br>Unknown node type: kept and saved back unchanged, but it cannot run.");
   if (!description_.isEmpty()) tip += QStringLiteral("<br>") + description_.toHtmlEscaped();
+  for (const QString& p : problems_) {
+    tip += QStringLiteral("<br><span style='color:#ef5350'><b>Error:</b> %1</span>").arg(p.toHtmlEscaped());
+  }
   if (status_.state == NodeRunState::Failed && !status_.message.isEmpty()) {
     tip += QStringLiteral("<br><span style='color:#ef5350'><b>Failed:</b> %1</span>").arg(status_.message.toHtmlEscaped());
   }
@@ -171,7 +181,9 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
 
   // Outline: selection, failure, state.
   QPen pen(QColor(0x1a, 0x1a, 0x1e), 1.2);
-  if (status_.state == NodeRunState::Failed) pen = QPen(runStateColor(NodeRunState::Failed), 2.2);
+  if (status_.state == NodeRunState::Failed || (!problems_.isEmpty() && status_.state == NodeRunState::Idle)) {
+    pen = QPen(runStateColor(NodeRunState::Failed), 2.2);
+  }
   else if (status_.state == NodeRunState::Running) pen = QPen(runStateColor(NodeRunState::Running), 2.0);
   if (isSelected()) pen = QPen(QColor(0xff, 0xc1, 0x07), 2.4);
   painter->setPen(pen);
@@ -211,6 +223,14 @@ void NodeItem::paintStatus(QPainter* painter, const QRectF& area) const {
     painter->setBrush(c);
     painter->drawRoundedRect(QRectF(bar.topLeft(), QSizeF(bar.width() * frac, bar.height())), 3, 3);
     label = QStringLiteral("%1/%2 %3").arg(status_.value).arg(status_.max).arg(status_.text);
+  }
+  if (status_.state == NodeRunState::Idle && !problems_.isEmpty()) {
+    label = QStringLiteral("error: ") + problems_.front() +
+            (problems_.size() > 1 ? QStringLiteral(" (+%1 more)").arg(problems_.size() - 1) : QString());
+    painter->setPen(runStateColor(NodeRunState::Failed).lighter(130));
+    painter->drawText(area.adjusted(10, 0, -10, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                      painter->fontMetrics().elidedText(label, Qt::ElideRight, int(area.width() - 20)));
+    return;
   }
   if (status_.state == NodeRunState::Idle) return;
   painter->setPen(status_.state == NodeRunState::Running ? Qt::white : c.lighter(130));

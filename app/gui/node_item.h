@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <QtCore/QStringList>
 #include <QtGui/QImage>
 #include <QtWidgets/QGraphicsItem>
 
@@ -61,6 +62,10 @@ class NodeItem : public QGraphicsItem {
 
   void setStatus(const NodeStatus& status);
   const NodeStatus& status() const { return status_; }
+  // Problems of the document itself (a dropped link, an invalid param): while any, the node has a
+  // red outline and its status line reads "error: …" (a run's state, when there is one, wins).
+  void setProblems(const QStringList& problems);
+  const QStringList& problems() const { return problems_; }
   void setThumbnail(const QImage& image);
   bool hasThumbnail() const { return !thumbnail_.isNull(); }
   // Ports that accept the wire being dragged are drawn larger; empty type = no highlight.
@@ -84,6 +89,7 @@ class NodeItem : public QGraphicsItem {
   std::vector<PortInfo> outputs_;
   bool unknownType_ = false;
   NodeStatus status_;
+  QStringList problems_;
   QImage thumbnail_;
   QString highlightType_;
   bool highlightOutputs_ = false;

@@ -203,6 +203,21 @@ class tst_Cli : public QObject {
     QVERIFY(o.out.contains(QRegularExpression("sink\\s+Sink\\s+finished")));
   }
 
+  // A dangling link is still an error for the runner (exit 2), naming the node once.
+  void validateReportsDanglingLink() {
+    const QString path = tmp_.filePath("dangling.vgflow");
+    {
+      QFile f(path);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(R"({"format":"vidgraph-workflow","version":1,"nodes":[
+        {"id":"s","type":"Scale","inputs":{"x":{"node":"gone","output":"value"}}}]})");
+    }
+    const Output o = run_tool({"validate", path});
+    QVERIFY2(o.code == 2, qPrintable(o.out + o.err));
+    QVERIFY2((o.out + o.err).contains("'gone', which does not exist"), qPrintable(o.out + o.err));
+    QCOMPARE((o.out + o.err).count("node 's'"), 1);
+  }
+
   void validateJson() {
     const Output good = run_tool({"validate", flow("good.vgflow"), "--json"});
     QCOMPARE(good.code, 0);

@@ -2,7 +2,10 @@
 // recent files and drag-and-drop, and the window's dialogs driven through the real MainWindow on the
 // offscreen platform: the unsaved-changes prompt (close, drop, File > New, Open Recent answered with
 // Cancel, Discard or Save; the save-as file dialog of an untitled document) and the restore offer
-// of autosaved work left by a crash (Yes, No, Discard). Shared fixtures in gui_test_fixture.h.
+// of autosaved work left by a crash (Yes, No, Discard; also at start-up with a file argument, and a
+// kept recovery not re-offered as a fresh crash); files with problems (a dangling link, bad params)
+// opened with the nodes marked; a video named as such; the documented shortcuts. Shared fixtures in
+// gui_test_fixture.h.
 #include <algorithm>
 
 #include <QtCore/QDir>
@@ -18,12 +21,18 @@
 #include <QtGui/QDropEvent>
 #include <QtTest/QtTest>
 #include <QtWidgets/QApplication>
+#include <QtWidgets/QDoubleSpinBox>
 #include <QtWidgets/QMessageBox>
+#include <QtWidgets/QStatusBar>
 
 #include "engine/workflow_file.h"
 #include "gui/autosave.h"
 #include "gui/document_controller.h"
 #include "gui/graph_scene.h"
+#include "gui/inspector_editors.h"
+#include "gui/inspector_panel.h"
+#include "gui/log_panel.h"
+#include "gui/node_item.h"
 #include "gui/main_window.h"
 #include "gui_dialog_answerer.h"
 #include "gui_test_fixture.h"
@@ -269,6 +278,102 @@ class tst_GuiFiles : public QObject {
     QCOMPARE(other.scene()->nodeItemCount(), std::size_t(3));
   }
 
+  // ---- files with problems open, with the problems marked
+
+  // One dangling link: the file opens (dropped on the window), the link is dropped and listed once
+  // in the log, the node shows an error until the input is connected again.
+  void danglingLinkOpensMarked() {
+    const QString path = tmp_.filePath(QStringLiteral("dangling.vgflow"));
+    {
+      QFile f(path);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(R"({"format":"vidgraph-workflow","version":1,"nodes":[
+        {"id":"Number","type":"Number"},
+        {"id":"Scale","type":"Scale","inputs":{"x":{"node":"gone","output":"value"}}},
+        {"id":"Sink","type":"Sink","inputs":{"value":{"node":"Scale","output":"out"}}}]})");
+    }
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-dangling"), 3600000, false});
+    dropFile(window, path);
+    DocumentController* c = window.controller();
+    QCOMPARE(c->filePath(), QFileInfo(path).absoluteFilePath());
+    QCOMPARE(window.scene()->nodeItemCount(), std::size_t(3));
+    QVERIFY(!c->document().find_node("Scale")->inputs.count("x"));
+    QCOMPARE(c->document().find_node("Sink")->inputs.at("value").node, std::string("Scale"));
+    gui::NodeItem* scale = window.scene()->nodeItem("Scale");
+    QVERIFY(scale);
+    QCOMPARE(scale->problems().size(), 1);
+    QVERIFY2(scale->problems().front().contains(QLatin1String("input 'x'")), qPrintable(scale->problems().front()));
+    QVERIFY(window.scene()->nodeItem("Number")->problems().isEmpty());
+    const QStringList lines = window.logPanel()->toPlainText().split(QLatin1Char('\n'));
+    QStringList about;
+    for (const QString& l : lines) {
+      if (l.contains(QLatin1String("'gone'"))) about << l;
+    }
+    QCOMPARE(about.size(), 1);
+    QCOMPARE(about.front().count(QLatin1String("node 'Scale'")), 1);  // said once, not repeated
+    QCOMPARE(about.front().count(QLatin1String("dangling.vgflow")), 1);
+    QVERIFY(window.statusBar()->currentMessage().contains(QLatin1String("1 problem")));
+    // The user fixes it: connect the input; the error goes; undo brings it back.
+    QVERIFY(c->connectPorts("Number", "value", "Scale", "x").ok());
+    QVERIFY(scale->problems().isEmpty());
+    c->undoStack()->undo();
+    QCOMPARE(window.scene()->nodeItem("Scale")->problems().size(), 1);
+  }
+
+  // Bad params are reported on open, one line each, and the inspector shows them as invalid.
+  void badParamsReportedAndShownInvalid() {
+    const QString path = tmp_.filePath(QStringLiteral("badparams.vgflow"));
+    {
+      QFile f(path);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(R"({"format":"vidgraph-workflow","version":1,"nodes":[
+        {"id":"slow","type":"Slow","params":{"steps":"eight"}},
+        {"id":"s","type":"Scale","params":{"factor":1000}}]})");
+    }
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-badparams"), 3600000, false});
+    QVERIFY(window.openFile(path));
+    DocumentController* c = window.controller();
+    QCOMPARE(c->loadWarnings().size(), 2);
+    const QStringList lines = window.logPanel()->toPlainText().split(QLatin1Char('\n'));
+    int steps = 0, factor = 0;
+    for (const QString& l : lines) {
+      QVERIFY2(l.count(QLatin1String("param '")) <= 1, qPrintable(l));  // listed apart, not run together
+      steps += l.contains(QLatin1String("param 'steps'")) && l.contains(QLatin1String("node 'slow'")) ? 1 : 0;
+      factor += l.contains(QLatin1String("param 'factor'")) && l.contains(QLatin1String("node 's'")) ? 1 : 0;
+    }
+    QCOMPARE(steps, 1);
+    QCOMPARE(factor, 1);
+    QVERIFY(window.statusBar()->currentMessage().contains(QLatin1String("2 problems")));
+    QCOMPARE(window.scene()->nodeItem("slow")->problems().size(), 1);
+    window.scene()->selectNodes({"slow"});
+    gui::ParamEditor* e = window.inspector()->editor("steps");
+    QVERIFY(e);
+    QVERIFY(e->isInvalid());
+    auto* spin = e->findChild<QDoubleSpinBox*>();
+    QVERIFY(spin);
+    QVERIFY2(spin->text().contains(QLatin1String("invalid")) && spin->text().contains(QLatin1String("eight")),
+             qPrintable(spin->text()));
+    QVERIFY(c->setParam("slow", "steps", 8).ok());  // fixed: no longer invalid, no longer an error
+    QVERIFY(!e->isInvalid());
+    QCOMPARE(spin->value(), 8.0);
+    QVERIFY(window.scene()->nodeItem("slow")->problems().isEmpty());
+  }
+
+  // Opening a video says what it is, not "not valid UTF-8".
+  void openingAVideoSaysWhatItIs() {
+    const QString path = tmp_.filePath(QStringLiteral("clip.mp4"));
+    {
+      QFile f(path);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(QByteArray("\0\0\0\x20" "ftypisom\0\0\x02\0isomiso2avc1mp41\xff\xfe\0\x01", 36));
+    }
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-mp4"), 3600000, false});
+    QVERIFY(!window.openFile(path));
+    const QString log = window.logPanel()->toPlainText();
+    QVERIFY2(log.contains(QLatin1String("an MP4 video, not a Vidgraph workflow")), qPrintable(log));
+    QVERIFY2(!log.contains(QLatin1String("UTF-8")), qPrintable(log));
+  }
+
   // ---- the unsaved-changes prompt, through the real window and its real QMessageBox
 
   void unsavedChangesPrompt_data() {
@@ -381,7 +486,7 @@ class tst_GuiFiles : public QObject {
     QCOMPARE(QString::fromUtf8(readAll(path)), QString::fromStdString(edited));
   }
 
-  // ---- the restore offer at start (main() calls offerRecovery() when no file is given)
+  // ---- the restore offer at start (main() calls startUp(), which offers it before opening any file)
 
   void restoreOffer_data() {
     QTest::addColumn<QMessageBox::StandardButton>("answer");
@@ -447,6 +552,53 @@ class tst_GuiFiles : public QObject {
     QVERIFY(window.offerRecovery());
     QCOMPARE(answerer.seen().size(), 2);
     QCOMPARE(QString::fromStdString(saved(c->document())), QString::fromStdString(expected));
+  }
+
+  // A crash's recovery is offered at start-up also when a file is given on the command line; kept
+  // with "No", it is offered again after a clean exit, but not as a fresh "did not close normally".
+  void recoveryOfferedWithAFileArgumentAndNotStaleLater() {
+    QTemporaryDir dir;
+    const QString recoveryDir = dir.filePath(QStringLiteral("recovery"));
+    const QString crashed = QFileInfo(dir.filePath(QStringLiteral("crashed.vgflow"))).absoluteFilePath();
+    const QString other = QFileInfo(dir.filePath(QStringLiteral("other.vgflow"))).absoluteFilePath();
+    QString recovery;
+    {  // A session that crashes (no discard()).
+      DocumentController c(registry_);
+      gui::Autosave autosave(&c, recoveryDir, 3600000);
+      buildChain(c);
+      QVERIFY(c.save(other).ok());
+      QVERIFY(c.save(crashed).ok());
+      QVERIFY(c.setParam("Scale", "factor", 9.0).ok());
+      QVERIFY(autosave.autosaveNow());
+      recovery = autosave.recoveryPath();
+    }
+    {  // `vidgraph other.vgflow`: the offer comes first; "No" keeps it and the file opens.
+      gui::MainWindow window(registry_, {recoveryDir, 3600000, false});
+      window.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&window));
+      DialogAnswerer answerer({QMessageBox::No});
+      window.startUp({other});
+      QCOMPARE(answerer.seen().size(), 1);
+      QVERIFY2(answerer.seen().front().text.contains(QLatin1String("did not close normally")),
+               qPrintable(answerer.seen().front().text));
+      QCOMPARE(window.controller()->filePath(), other);
+      QVERIFY(QFile::exists(recovery));
+      QVERIFY(window.close());  // a clean exit
+    }
+    {  // The next start offers the kept work again, worded as kept, not as a new crash; Yes restores.
+      gui::MainWindow window(registry_, {recoveryDir, 3600000, false});
+      window.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&window));
+      DialogAnswerer answerer({QMessageBox::Yes});
+      window.startUp({other});
+      QCOMPARE(answerer.seen().size(), 1);
+      const QString text = answerer.seen().front().text;
+      QVERIFY2(!text.contains(QLatin1String("did not close normally")), qPrintable(text));
+      QVERIFY2(text.contains(QLatin1String("kept")), qPrintable(text));
+      QCOMPARE(window.controller()->filePath(), crashed);  // the restored work stays in the window
+      QCOMPARE(window.controller()->document().find_node("Scale")->params["factor"].get<double>(), 9.0);
+      QVERIFY(!QFile::exists(recovery));
+    }
   }
 
   void noRestoreOfferWithoutRecoveries() {

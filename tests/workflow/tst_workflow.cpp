@@ -292,6 +292,56 @@ class tst_Workflow : public QObject {
     QVERIFY2(msg.contains(fragment), r.error().message.c_str());
     QVERIFY2(msg.startsWith(QString::fromStdString(path)), "the error must name the file");
   }
+  // Editors drop a dangling link (and list it) instead of refusing the file; runners still refuse it.
+  void danglingLinksDroppedForEditors() {
+    const std::string text = R"({"format":"vidgraph-workflow","version":1,"nodes":[
+      {"id":"n","type":"Number"},
+      {"id":"s","type":"Scale","inputs":{"x":{"node":"gone","output":"value"}}},
+      {"id":"k","type":"Sink","inputs":{"value":{"node":"s","output":"out"}}}]})";
+    auto refused = load_workflow_string(text, {}, "f.vgflow");
+    QVERIFY(!refused.ok());
+    const QString msg = QString::fromStdString(refused.error().to_string());
+    QVERIFY2(msg.contains("'gone', which does not exist"), qPrintable(msg));
+    QCOMPARE(msg.count("node 's'"), 1);  // the node is named once
+    LoadOptions options;
+    options.drop_dangling_links = true;
+    auto loaded = load_workflow_string(text, options, "f.vgflow");
+    QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().message.c_str());
+    QCOMPARE(loaded->document.nodes().size(), std::size_t(3));
+    QVERIFY(loaded->document.find_node("s")->inputs.empty());
+    QCOMPARE(loaded->document.find_node("k")->inputs.at("value").node, std::string("s"));
+    QCOMPARE(loaded->broken_links.size(), std::size_t(1));
+    QCOMPARE(loaded->broken_links[0].node, std::string("s"));
+    QCOMPARE(loaded->broken_links[0].port, std::string("x"));
+    QCOMPARE(loaded->broken_links[0].link.node, std::string("gone"));
+    QCOMPARE(loaded->warnings.size(), std::size_t(1));
+    QVERIFY(QString::fromStdString(loaded->warnings[0]).contains("input 'x' was linked to node 'gone'"));
+  }
+
+  // A video, an image, a model or other binary data is named for what it is, not as bad UTF-8.
+  void nonWorkflowFilesAreNamed_data() {
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<QString>("kind");
+    QTest::newRow("mp4") << QByteArray("\0\0\0\x20" "ftypisom\0\0\x02\0isomiso2avc1mp41\xff\xfe", 34) << "an MP4 video";
+    QTest::newRow("mov") << QByteArray("\0\0\0\x14" "ftypqt  \0\0\0\0qt  \xff", 21) << "a QuickTime (MOV) video";
+    QTest::newRow("png") << QByteArray("\x89PNG\r\n\x1a\n\0\0\0\rIHDR\xff", 17) << "a PNG image";
+    QTest::newRow("jpeg") << QByteArray("\xff\xd8\xff\xe0\0\x10JFIF", 10) << "a JPEG image";
+    QTest::newRow("webm") << QByteArray("\x1a\x45\xdf\xa3\x9f\x42\x86\x81", 8) << "a WebM/Matroska video";
+    QTest::newRow("safetensors") << QByteArray("\x40\0\0\0\0\0\0\0{\"w\":{}}", 16) << "a safetensors model file";
+    QTest::newRow("other binary") << QByteArray("\x01\x02\x03\xff\xfe garbage", 14) << "a binary file";
+  }
+  void nonWorkflowFilesAreNamed() {
+    QFETCH(QByteArray, bytes);
+    QFETCH(QString, kind);
+    const std::string path = tmp("clip.vgflow");
+    write_all(path, bytes.toStdString());
+    auto r = load_workflow_file(path);
+    QVERIFY(!r.ok());
+    const QString msg = QString::fromStdString(r.error().message);
+    QVERIFY2(msg.contains("this is " + kind + ", not a Vidgraph workflow"), qPrintable(msg));
+    QVERIFY2(!msg.contains("UTF-8"), qPrintable(msg));
+    QVERIFY2(msg.startsWith(QString::fromStdString(path)), "the error must name the file");
+  }
   void hugeFileIsRefused() {
     // 100 MB, sparse on disk: the size check refuses it before reading.
     const std::string path = tmp("huge.vgflow");
