@@ -8,9 +8,17 @@
 
 namespace vidgraph::nodes {
 
-// (component, version) pairs in display order: Vidgraph, LibTorch, FFmpeg, GPU kernels. A component
-// this build leaves out says so ("not built", "none").
+// (component, version) pairs in display order: Vidgraph, LibTorch, BLAS, FFmpeg, GPU kernels. A
+// component this build leaves out says so ("not built", "none").
 std::vector<std::pair<std::string, std::string>> build_versions();
+
+// The BLAS library LibTorch's CPU matrix products run on in this process, found by the symbols
+// loaded: "OpenBLAS <version and config>", "BLIS ...", "Intel MKL", or the reference BLAS.
+std::string blas_library();
+
+// True when that is Netlib's reference BLAS (Debian's libblas3): CPU runs of the model are then
+// 20-40x slower than with OpenBLAS.
+bool blas_is_reference();
 
 // The attention plugin the nodes use, loading it on first call: its name, version, ABI and path,
 // or "none found".

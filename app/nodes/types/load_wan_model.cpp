@@ -7,6 +7,7 @@
 
 #include "models/vae/vae_checkpoint.h"
 #include "models/wan/wan_checkpoint.h"
+#include "nodes/build_info.h"
 #include "nodes/types/model_files.h"
 #include "nodes/types/model_handles.h"
 #include "nodes/types/node_types.h"
@@ -56,6 +57,10 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
   auto device = pick_device(ctx);
   if (!device.ok()) return device.error();
   const at::ScalarType dtype = pick_dtype(ctx.param_string("dtype"), *device);
+  if (device->is_cpu() && blas_is_reference()) {
+    ctx.log_warn("LibTorch runs on the reference BLAS here, which makes the model 20-40 times slower "
+                 "on the CPU; install libopenblas0-pthread (Debian selects it by itself).");
+  }
   const StageMemory memory(*device);
   engine::ValueMap out;
   std::string stage;
