@@ -40,9 +40,12 @@ struct Api {
   void (*construct)(void*) = nullptr;
   void (*destruct)(void*) = nullptr;
   StatusHolder (*load)(void*, std::string_view) = nullptr;
+  StatusHolder (*load_bytes)(void*, std::string_view) = nullptr;
   StatusHolder (*encode)(const void*, std::string_view, std::vector<int>*) = nullptr;
   int (*pad_id)(const void*) = nullptr;
   int (*eos_id)(const void*) = nullptr;
+  int (*unk_id)(const void*) = nullptr;
+  int (*piece_to_id)(const void*, std::string_view) = nullptr;
   int (*piece_size)(const void*) = nullptr;
   void (*status_destruct)(StatusHolder*) = nullptr;
   std::string (*status_string)(const StatusHolder*) = nullptr;
@@ -74,11 +77,18 @@ const Api& api() {
     bind(h, "_ZN13sentencepiece22SentencePieceProcessor4LoadESt17basic_string_viewIcSt11char_traitsIcEE", a.load,
          a.error);
     bind(h,
+         "_ZN13sentencepiece22SentencePieceProcessor23LoadFromSerializedProtoESt17basic_string_viewIcSt11char_"
+         "traitsIcEE",
+         a.load_bytes, a.error);
+    bind(h,
          "_ZNK13sentencepiece22SentencePieceProcessor6EncodeESt17basic_string_viewIcSt11char_"
          "traitsIcEEPSt6vectorIiSaIiEE",
          a.encode, a.error);
     bind(h, "_ZNK13sentencepiece22SentencePieceProcessor6pad_idEv", a.pad_id, a.error);
     bind(h, "_ZNK13sentencepiece22SentencePieceProcessor6eos_idEv", a.eos_id, a.error);
+    bind(h, "_ZNK13sentencepiece22SentencePieceProcessor6unk_idEv", a.unk_id, a.error);
+    bind(h, "_ZNK13sentencepiece22SentencePieceProcessor9PieceToIdESt17basic_string_viewIcSt11char_traitsIcEE",
+         a.piece_to_id, a.error);
     bind(h, "_ZNK13sentencepiece22SentencePieceProcessor12GetPieceSizeEv", a.piece_size, a.error);
     bind(h, "_ZN13sentencepiece4util6StatusD1Ev", a.status_destruct, a.error);
     bind(h, "_ZNK13sentencepiece4util6Status8ToStringB5cxx11Ev", a.status_string, a.error);
@@ -117,10 +127,10 @@ void train_sentencepiece(const std::string& flags) {
   }
 }
 
-std::unique_ptr<SentencePiece> SentencePiece::load(const std::string& model_path) {
+std::unique_ptr<SentencePiece> SentencePiece::create(const std::string& origin) {
   const Api& a = api();
   if (!a.error.empty()) {
-    throw std::runtime_error("cannot load the tokenizer '" + model_path + "': " + a.error);
+    throw std::runtime_error("cannot load the tokenizer '" + origin + "': " + a.error);
   }
   std::unique_ptr<SentencePiece> sp(new SentencePiece());
   void* memory = ::operator new(kProcessorBytes, kProcessorAlign);
@@ -131,10 +141,25 @@ std::unique_ptr<SentencePiece> SentencePiece::load(const std::string& model_path
     throw;
   }
   sp->processor_ = memory;
-  const StatusHolder status = a.load(memory, model_path);
+  return sp;
+}
+
+std::unique_ptr<SentencePiece> SentencePiece::load(const std::string& model_path) {
+  std::unique_ptr<SentencePiece> sp = create(model_path);
+  const StatusHolder status = api().load(sp->processor_, model_path);
   if (!status.ok()) {
     throw std::runtime_error("cannot load the SentencePiece tokenizer '" + model_path +
-                             "': " + a.status_string(&status) + " (expected the umT5 spiece.model)");
+                             "': " + api().status_string(&status) + " (expected the umT5 spiece.model)");
+  }
+  return sp;
+}
+
+std::unique_ptr<SentencePiece> SentencePiece::load_from_bytes(const std::string& bytes, const std::string& origin) {
+  std::unique_ptr<SentencePiece> sp = create(origin);
+  const StatusHolder status = api().load_bytes(sp->processor_, bytes);
+  if (!status.ok()) {
+    throw std::runtime_error("cannot load the SentencePiece tokenizer of '" + origin +
+                             "': " + api().status_string(&status) + " (expected the bytes of the umT5 spiece.model)");
   }
   return sp;
 }
@@ -160,6 +185,12 @@ int SentencePiece::pad_id() const {
 }
 int SentencePiece::eos_id() const {
   return api().eos_id(processor_);
+}
+int SentencePiece::unk_id() const {
+  return api().unk_id(processor_);
+}
+int SentencePiece::piece_to_id(const std::string& piece) const {
+  return api().piece_to_id(processor_, piece);
 }
 int SentencePiece::piece_size() const {
   return api().piece_size(processor_);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include <ATen/ops/randn.h>
 #include <c10/core/GradMode.h>
 
+#include "models/io/scaled_fp8.h"
 #include "models/io/state_dict_file.h"
 
 namespace vidgraph::t5 {
@@ -37,6 +39,40 @@ const std::vector<std::pair<std::string, std::string>>& block_renames() {
       {"ffn.fc1.weight", "layer.1.DenseReluDense.wi_1.weight"},
       {"ffn.fc2.weight", "layer.1.DenseReluDense.wo.weight"}};
   return r;
+}
+
+// The weight files of `path`: itself, or the .safetensors shards of a folder (or its text_encoder/).
+std::vector<std::string> umt5_weight_files(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  if (!fs::is_directory(path)) {
+    return {path};
+  }
+  const fs::path dir =
+      fs::is_directory(fs::path(path) / "text_encoder") ? fs::path(path) / "text_encoder" : fs::path(path);
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() == ".safetensors") {
+      files.push_back(entry.path().string());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  if (files.empty()) {
+    throw std::runtime_error("the folder '" + dir.string() + "' has no .safetensors shards of a umT5 encoder");
+  }
+  return files;
+}
+
+// ComfyUI's tokenizer tensor: `spiece_model`, also behind a prefix.
+std::set<std::string> embedded_tokenizer_names(const model_io::SafetensorsFile& st) {
+  std::set<std::string> out;
+  const std::string name = "spiece_model";
+  for (const std::string& k : st.names()) {
+    const std::string tail = "." + name;
+    if (k == name || (k.size() > tail.size() && k.compare(k.size() - tail.size(), tail.size(), tail) == 0)) {
+      out.insert(k);
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -177,26 +213,16 @@ void load_umt5_weights(Umt5Encoder& encoder, const NamedTensors& official, const
 }
 
 std::shared_ptr<Umt5Encoder> load_umt5(const std::string& path, c10::Device device, at::ScalarType dtype) {
-  namespace fs = std::filesystem;
-  std::vector<std::string> files;
-  if (fs::is_directory(path)) {
-    const fs::path dir =
-        fs::is_directory(fs::path(path) / "text_encoder") ? fs::path(path) / "text_encoder" : fs::path(path);
-    for (const auto& entry : fs::directory_iterator(dir)) {
-      if (entry.path().extension() == ".safetensors") {
-        files.push_back(entry.path().string());
-      }
-    }
-    std::sort(files.begin(), files.end());
-    if (files.empty()) {
-      throw std::runtime_error("the folder '" + dir.string() + "' has no .safetensors shards of a umT5 encoder");
-    }
-  } else {
-    files.push_back(path);
-  }
+  const std::vector<std::string> files = umt5_weight_files(path);
   NamedTensors all;
   for (const std::string& f : files) {
-    NamedTensors part = model_io::load_state_dict_file(f, device, dtype);
+    NamedTensors part;
+    if (model_io::detect_weight_format(f) == model_io::WeightFormat::Safetensors) {
+      const auto st = model_io::SafetensorsFile::open(f);
+      part = model_io::load_safetensors_weights(st, device, dtype, embedded_tokenizer_names(st));
+    } else {
+      part = model_io::load_state_dict_file(f, device, dtype);
+    }
     std::move(part.begin(), part.end(), std::back_inserter(all));
   }
   NamedTensors official = umt5_official_tensors(std::move(all), path);
@@ -218,6 +244,66 @@ Umt5Tokenizer load_umt5_tokenizer(const std::string& path) {
   throw std::runtime_error("the folder '" + path +
                            "' has no spiece.model (looked in ., tokenizer/ and "
                            "google/umt5-xxl/); point at the umT5 SentencePiece model file");
+}
+
+std::optional<Umt5Tokenizer> load_umt5_embedded_tokenizer(const std::string& weights) {
+  for (const std::string& f : umt5_weight_files(weights)) {
+    if (model_io::detect_weight_format(f) != model_io::WeightFormat::Safetensors) {
+      continue;
+    }
+    const auto st = model_io::SafetensorsFile::open(f);
+    for (const std::string& name : embedded_tokenizer_names(st)) {
+      const model_io::SafetensorsEntry& e = st.entry(name);
+      if (e.dtype != "U8" || e.shape.size() != 1) {
+        throw std::runtime_error("'" + f + "': the tokenizer tensor '" + name + "' is " + e.dtype + " of " +
+                                 std::to_string(e.shape.size()) + " dimension(s), expected the 1-D U8 bytes of a "
+                                 "SentencePiece model");
+      }
+      const at::Tensor bytes = st.load(name);
+      const std::string data(static_cast<const char*>(bytes.data_ptr()), size_t(bytes.numel()));
+      return Umt5Tokenizer::load_from_bytes(data, f + "' tensor '" + name);
+    }
+  }
+  return std::nullopt;
+}
+
+std::string check_umt5_tokenizer(const Umt5Tokenizer& tok, int64_t rows, const std::string& weights,
+                                 const std::string& origin) {
+  const std::string pair = "the tokenizer '" + origin + "' does not belong to the text encoder '" + weights + "': ";
+  const std::string fix = "; use the tokenizer of this encoder (for Wan2.2: google/umt5-xxl/spiece.model).";
+  const int64_t size = tok.vocab_size();
+  if (size > rows) {
+    throw std::runtime_error(pair + "it has " + std::to_string(size) + " pieces, the encoder's embedding only " +
+                             std::to_string(rows) + " rows" + fix);
+  }
+  struct Special {
+    const char* piece;
+    int64_t id;
+  };
+  for (const Special sp : {Special{"<pad>", 0}, Special{"</s>", 1}, Special{"<unk>", 2}}) {
+    const int64_t got = tok.piece_id(sp.piece);
+    if (got != sp.id) {
+      throw std::runtime_error(pair + "its piece '" + sp.piece + "' has id " + std::to_string(got) + ", umT5's is " +
+                               std::to_string(sp.id) + fix);
+    }
+  }
+  if (tok.pad_id() != 0 || tok.eos_id() != 1 || tok.unk_id() != 2) {
+    throw std::runtime_error(pair + "its pad / eos / unk ids are " + std::to_string(tok.pad_id()) + " / " +
+                             std::to_string(tok.eos_id()) + " / " + std::to_string(tok.unk_id()) +
+                             ", umT5's are 0 / 1 / 2" + fix);
+  }
+  constexpr int64_t kUmt5Pieces = 256000, kUmt5Rows = 256384, kExtraRows = kUmt5Rows - kUmt5Pieces;
+  if (size == rows || (size == kUmt5Pieces && rows == kUmt5Rows)) {
+    return {};
+  }
+  if (rows - size > kExtraRows) {
+    throw std::runtime_error(pair + "it has " + std::to_string(size) + " pieces for an embedding of " +
+                             std::to_string(rows) + " rows, " + std::to_string(rows - size) +
+                             " more (umT5 has 384 more: extra ids and padding)" + fix);
+  }
+  return "the tokenizer '" + origin + "' has " + std::to_string(size) + " pieces and the text encoder '" + weights +
+         "' " + std::to_string(rows) + " embedding rows; they may not belong together (umT5: 256000 and 256384). "
+         "If the video ignores the prompt, give the encoder's own tokenizer.";
 }
 
 std::shared_ptr<Umt5Encoder> make_seeded_umt5(const Umt5Config& config, uint64_t seed) {

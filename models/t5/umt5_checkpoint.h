@@ -5,12 +5,15 @@
 //   {q,k,v,o,relative_attention_bias}.weight`, `layer.0.layer_norm`, `layer.1.DenseReluDense.
 //   {wi_0 (gate), wi_1 (fc1), wo (fc2)}`, `layer.1.layer_norm`, `encoder.final_layer_norm`.
 // A prefix in front of the first block's keys is stripped; decoder / lm_head tensors of a full T5
-// are ignored. The config is derived from the tensor shapes. Every missing, unexpected or
+// are ignored; fp8 (scaled) weights of ComfyUI's `umt5_xxl_fp8_e4m3fn_scaled.safetensors` are
+// dequantised (models/io/scaled_fp8.h) and its `spiece_model` tensor is the tokenizer
+// (load_umt5_embedded_tokenizer). The config is derived from the tensor shapes. Every missing, unexpected or
 // mis-shaped tensor is a std::runtime_error naming the file, the tensor and both shapes.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <c10/core/Device.h>
@@ -39,6 +42,20 @@ std::shared_ptr<Umt5Encoder> load_umt5(const std::string& path, c10::Device devi
                                        at::ScalarType dtype = at::kBFloat16);
 // From `spiece.model` itself or a folder holding it (directly, in `tokenizer/` or `google/umt5-xxl/`).
 Umt5Tokenizer load_umt5_tokenizer(const std::string& path);
+// The tokenizer a weights file carries: ComfyUI's `umt5_xxl_*.safetensors` hold the spiece.model bytes
+// as a U8 tensor `spiece_model` (load_umt5 ignores it). nullopt when the file (or, for a folder, every
+// shard) has none, or is a `.pth`.
+std::optional<Umt5Tokenizer> load_umt5_embedded_tokenizer(const std::string& weights);
+
+// Does `tokenizer` belong to an encoder whose embedding has `embedding_rows` rows? Errors
+// (std::runtime_error naming both files): more pieces than rows (ids past the embedding); special
+// ids other than umT5's (`<pad>` = 0, `</s>` = 1, `<unk>` = 2, also the demo model's); far fewer
+// pieces than rows (more than umT5's 384 extra-id and padding rows: another model's tokenizer).
+// Accepted: as many pieces as rows (the demo model), and umT5's 256,000 pieces for 256,384 rows.
+// Any other pair it cannot be sure of (fewer pieces, at most 384 rows apart) returns a warning
+// sentence; otherwise an empty string.
+std::string check_umt5_tokenizer(const Umt5Tokenizer& tokenizer, int64_t embedding_rows, const std::string& weights,
+                                 const std::string& tokenizer_origin);
 
 // An encoder with deterministic pseudo-random weights from `seed`.
 std::shared_ptr<Umt5Encoder> make_seeded_umt5(const Umt5Config& config, uint64_t seed);

@@ -126,12 +126,28 @@ std::string Umt5Tokenizer::clean(const std::string& text) {
   return out;
 }
 
-Umt5Tokenizer Umt5Tokenizer::load(const std::string& path) {
+Umt5Tokenizer Umt5Tokenizer::from(std::shared_ptr<const SentencePiece> processor) {
   Umt5Tokenizer tok;
-  tok.processor_ = SentencePiece::load(path);
+  tok.processor_ = std::move(processor);
   tok.pad_id_ = tok.processor_->pad_id() >= 0 ? tok.processor_->pad_id() : 0;
   tok.eos_id_ = tok.processor_->eos_id() >= 0 ? tok.processor_->eos_id() : 1;
   return tok;
+}
+
+Umt5Tokenizer Umt5Tokenizer::load(const std::string& path) {
+  return from(SentencePiece::load(path));
+}
+
+Umt5Tokenizer Umt5Tokenizer::load_from_bytes(const std::string& bytes, const std::string& origin) {
+  return from(SentencePiece::load_from_bytes(bytes, origin));
+}
+
+int64_t Umt5Tokenizer::unk_id() const {
+  return processor_->unk_id();
+}
+
+int64_t Umt5Tokenizer::piece_id(const std::string& piece) const {
+  return processor_->piece_to_id(piece);
 }
 
 int64_t Umt5Tokenizer::vocab_size() const {

@@ -26,6 +26,8 @@ class Umt5Tokenizer {
  public:
   // Loads a SentencePiece model file (`spiece.model`); throws std::runtime_error naming the file.
   static Umt5Tokenizer load(const std::string& path);
+  // From the bytes of a SentencePiece model (ComfyUI's `spiece_model` tensor); `origin` names them.
+  static Umt5Tokenizer load_from_bytes(const std::string& bytes, const std::string& origin);
 
   TokenBatch encode(const std::vector<std::string>& texts, int64_t length = 512) const;
   // Token ids of one cleaned text, EOS appended, neither cut nor padded.
@@ -33,11 +35,15 @@ class Umt5Tokenizer {
   int64_t vocab_size() const;
   int64_t pad_id() const { return pad_id_; }
   int64_t eos_id() const { return eos_id_; }
+  int64_t unk_id() const;
+  // The id of a piece ("</s>", "<pad>", ...), or unk_id() when the vocabulary lacks it.
+  int64_t piece_id(const std::string& piece) const;
 
   // The reference's text cleaning (see above).
   static std::string clean(const std::string& text);
 
  private:
+  static Umt5Tokenizer from(std::shared_ptr<const SentencePiece> processor);
   std::shared_ptr<const SentencePiece> processor_;
   int64_t pad_id_ = 0;
   int64_t eos_id_ = 1;

@@ -2,16 +2,20 @@
 // reference's text cleaning, tokenization (EOS, truncation, padding, mask) on a SentencePiece model
 // the test trains, the encoder against an independent per-head reference, masking, prompt trimming
 // and padding, key mapping, and loading every layout (official .pth/safetensors, HF shards, prefixed
-// repack) with clear errors on bad files.
+// repack, ComfyUI's umt5_xxl_fp16 / fp8_e4m3fn_scaled files with their embedded tokenizer) with clear
+// errors on bad files, and the check that a tokenizer belongs to its encoder.
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/ops/allclose.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/equal.h>
+#include <ATen/ops/ones_like.h>
 #include <ATen/ops/randint.h>
 #include <ATen/ops/softmax.h>
 #include <ATen/ops/tanh.h>
 #include <ATen/ops/zeros.h>
 
 #include "models/io/safetensors.h"
+#include "models/io/scaled_fp8.h"
 #include "models/t5/umt5_checkpoint.h"
 #include "models/t5/sentencepiece_library.h"
 #include "models/t5/umt5_prompt.h"
@@ -24,6 +28,8 @@
 
 #include <cmath>
 #include <fstream>
+#include <iterator>
+#include <set>
 
 using namespace vidgraph::t5;
 using vidgraph::model_io::NamedTensors;
@@ -75,6 +81,30 @@ NamedTensors params_of(const Umt5Encoder& e) {
   return out;
 }
 
+// The bytes of a file as a 1-D U8 tensor (ComfyUI's `spiece_model`).
+at::Tensor file_bytes(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  at::Tensor t = at::empty({int64_t(data.size())}, at::TensorOptions().dtype(at::kByte));
+  std::memcpy(t.data_ptr(), data.data(), data.size());
+  return t;
+}
+
+// ComfyUI quantises the 7 linears of each block (q, k, v, o, wi_0, wi_1, wo).
+bool comfy_quantises(const std::string& hf_key) {
+  for (const char* tail : {"SelfAttention.q.weight", "SelfAttention.k.weight", "SelfAttention.v.weight",
+                           "SelfAttention.o.weight", "DenseReluDense.wi_0.weight", "DenseReluDense.wi_1.weight",
+                           "DenseReluDense.wo.weight"}) {
+    const std::string t = tail;
+    if (hf_key.size() > t.size() && hf_key.compare(hf_key.size() - t.size(), t.size(), t) == 0) return true;
+  }
+  return false;
+}
+
+double rel_l2(const at::Tensor& a, const at::Tensor& b) {
+  return (a - b).norm().item<double>() / b.norm().item<double>();
+}
+
 }  // namespace
 
 class tst_TextEncoder : public QObject {
@@ -96,6 +126,9 @@ class tst_TextEncoder : public QObject {
   void loadLayouts_data();
   void loadLayouts();
   void badCheckpoints();
+  void comfyFiles_data();
+  void comfyFiles();
+  void tokenizerBelongsToEncoder();
 
  private:
   QTemporaryDir dir_;
@@ -372,6 +405,140 @@ void tst_TextEncoder::badCheckpoints() {
   QVERIFY_THROWS_EXCEPTION(std::runtime_error, load_umt5_tokenizer(dir_.path().toStdString() + "/hf"));
   auto small = make_seeded_umt5(Umt5Config::tiny(50), 1);
   QVERIFY_THROWS_EXCEPTION(std::invalid_argument, encode_prompts(*small, *tok_, {"rain"}, 16));
+}
+
+void tst_TextEncoder::comfyFiles_data() {
+  QTest::addColumn<QString>("kind");
+  QTest::newRow("umt5_xxl_fp16") << "fp16";
+  QTest::newRow("umt5_xxl_fp8_e4m3fn_scaled (scale_weight)") << "fp8";
+  QTest::newRow("fp8 scaled, newer weight_scale + comfy_quant") << "fp8new";
+}
+
+// ComfyUI's text encoders: HF names, no prefix, F16 (or the 7 linears per block F8_E4M3 + an F32
+// scale each + the `scaled_fp8` marker), and the tokenizer as the U8 tensor `spiece_model`. They load
+// without "tensor the umT5 encoder does not use", give the tokenizer back, and encode within fp16 /
+// fp8 rounding of the fp32 original; the same file with every scale set to 1 (a loader that forgets
+// the scale) is caught by the same checks.
+void tst_TextEncoder::comfyFiles() {
+  QFETCH(QString, kind);
+  using namespace vidgraph::model_io;
+  const NamedTensors params = params_of(*enc_);
+  NamedTensors hf;
+  std::set<std::string> quantise;
+  for (const auto& [k, t] : params) {
+    const std::string key = umt5_key_to_hf(k);
+    hf.emplace_back(key, t.to(at::kHalf));
+    if (kind != "fp16" && comfy_quantises(key)) {
+      hf.back().second = t;  // quantised from fp32
+      quantise.insert(key);
+    }
+  }
+  QCOMPARE(int(quantise.size()), kind == "fp16" ? 0 : 2 * 7);
+  hf.emplace_back("spiece_model", file_bytes(spm_));
+  const std::string file = path("umt5_xxl_" + kind + ".safetensors");
+  if (kind == "fp16") {
+    save_safetensors(file, hf);
+  } else {
+    save_scaled_fp8_safetensors(file, hf, quantise, Fp8Format::E4M3FN,
+                                kind == "fp8" ? Fp8ScaleNaming::ScaleWeight : Fp8ScaleNaming::WeightScale);
+  }
+  const std::optional<Umt5Tokenizer> embedded = load_umt5_embedded_tokenizer(file);
+  QVERIFY(embedded.has_value());
+  QCOMPARE(embedded->vocab_size(), tok_->vocab_size());
+  const std::string prompt = "two cats sleep beside the wooden table, cinematic lighting";
+  QCOMPARE(embedded->ids(prompt), tok_->ids(prompt));
+
+  // The encoder's output: fp16 weights (rel-L2 < 1e-2) or fp8 ones (each weight within fp8 rounding).
+  const TokenBatch batch = tok_->encode({prompt}, 24);
+  const at::Tensor want = enc_->forward(batch.ids, batch.mask);
+  auto check = [&](const std::string& f, bool expect_ok) {
+    const auto loaded = load_umt5(f, c10::Device(c10::kCPU), at::kFloat);
+    QCOMPARE(loaded->config().vocab, tok_->vocab_size());
+    QVERIFY(check_umt5_tokenizer(*embedded, loaded->config().vocab, f, "spiece_model").empty());
+    const auto got = loaded->named_parameters(true);
+    bool weights_ok = true;
+    for (const auto& [k, t] : params) {
+      if (!quantise.count(umt5_key_to_hf(k))) {
+        QVERIFY2(at::equal(got[k], t.to(at::kHalf).to(at::kFloat)), k.c_str());
+        continue;
+      }
+      const double scale = t.abs().max().item<double>() / 448.0;
+      const at::Tensor bound = t.abs() * 0.0625 + scale * std::ldexp(1.0, -10);  // half an ulp / subnormal step
+      weights_ok = weights_ok && ((got[k] - t).abs() <= bound).all().item<bool>();
+    }
+    const double err = rel_l2(loaded->forward(batch.ids, batch.mask), want);
+    const double limit = kind == "fp16" ? 1e-2 : 0.2;  // measured: 1.2e-3, 8.4e-2; scale forgotten: 1.3
+    QVERIFY2((weights_ok && err < limit) == expect_ok, qPrintable(QString("rel-L2 %1").arg(err)));
+  };
+  check(file, true);
+  if (kind == "fp16") return;
+  const std::string forgot = path("umt5_xxl_" + kind + "_scale1.safetensors");
+  {
+    const auto st = SafetensorsFile::open(file);
+    NamedTensors out;
+    std::map<std::string, std::string> dtypes;
+    for (const std::string& name : st.names()) {
+      const auto f8 = fp8_format_of(st.entry(name).dtype);
+      at::Tensor t = f8 ? fp8_encode(st.load(name), *f8) : st.load(name);
+      if (name.find("scale_weight") != std::string::npos || name.find("weight_scale") != std::string::npos) {
+        t = at::ones_like(t);
+      }
+      if (f8) dtypes[name] = st.entry(name).dtype;
+      out.emplace_back(name, t);
+    }
+    save_safetensors(forgot, out, {}, dtypes);
+  }
+  check(forgot, false);
+}
+
+// A tokenizer of another model is an error (or a warning where the sizes cannot tell); the demo
+// model's own pair passes.
+void tst_TextEncoder::tokenizerBelongsToEncoder() {
+  const int64_t n = tok_->vocab_size();
+  QCOMPARE(tok_->piece_id("<pad>"), int64_t(0));
+  QCOMPARE(tok_->piece_id("</s>"), int64_t(1));
+  QCOMPARE(tok_->piece_id("<unk>"), int64_t(2));
+  QCOMPARE(check_umt5_tokenizer(*tok_, enc_->config().vocab, "enc", "tok"), std::string());
+  auto error = [&](const Umt5Tokenizer& t, int64_t rows) -> std::string {
+    try {
+      check_umt5_tokenizer(t, rows, "enc.safetensors", "tok.model");
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  std::string m = error(*tok_, n - 1);
+  QVERIFY2(m.find("'tok.model' does not belong to the text encoder 'enc.safetensors': it has " + std::to_string(n) +
+                  " pieces, the encoder's embedding only " + std::to_string(n - 1) + " rows") != std::string::npos,
+           m.c_str());
+  m = error(*tok_, n + 1000);
+  QVERIFY2(m.find("pieces for an embedding of " + std::to_string(n + 1000) + " rows, 1000 more") != std::string::npos,
+           m.c_str());
+  m = error(*tok_, 256384);  // the real umT5 encoder with the demo tokenizer
+  QVERIFY2(m.find("does not belong") != std::string::npos, m.c_str());
+  const std::string doubt = check_umt5_tokenizer(*tok_, n + 100, "enc.safetensors", "tok.model");
+  QVERIFY2(doubt.find("may not belong together") != std::string::npos, doubt.c_str());
+  // A LLaMA-style SentencePiece (unk 0, bos 1, eos 2, no pad) of the same size: ids differ.
+  const std::string other = path("llama_spm");
+  train_sentencepiece("--input=" + path("corpus.txt") + " --model_prefix=" + other +
+                      " --vocab_size=200 --model_type=unigram --unk_id=0 --bos_id=1 --eos_id=2 --pad_id=-1"
+                      " --hard_vocab_limit=false --minloglevel=2");
+  const Umt5Tokenizer foreign = load_umt5_tokenizer(other + ".model");
+  m = error(foreign, foreign.vocab_size());
+  QVERIFY2(m.find("its piece '</s>' has id 2, umT5's is 1") != std::string::npos, m.c_str());
+  // Weights without `spiece_model` carry no tokenizer.
+  save_umt5_safetensors(*enc_, path("plain.safetensors"));
+  QVERIFY(!load_umt5_embedded_tokenizer(path("plain.safetensors")).has_value());
+  // A `spiece_model` that is not a SentencePiece model names the file and the tensor.
+  NamedTensors junk = params_of(*enc_);
+  junk.emplace_back("spiece_model", file_bytes(path("corpus.txt")));
+  vidgraph::model_io::save_safetensors(path("junk_spm.safetensors"), junk);
+  try {
+    load_umt5_embedded_tokenizer(path("junk_spm.safetensors"));
+    QFAIL("a broken spiece_model must throw");
+  } catch (const std::runtime_error& e) {
+    QVERIFY2(std::string(e.what()).find("junk_spm.safetensors' tensor 'spiece_model") != std::string::npos, e.what());
+  }
 }
 
 QTEST_GUILESS_MAIN(tst_TextEncoder)

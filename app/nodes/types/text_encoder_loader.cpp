@@ -3,9 +3,12 @@
 #include "nodes/types/text_encoder_loader.h"
 
 #include <mutex>
+#include <optional>
+#include <stdexcept>
 
 #include "models/t5/umt5_checkpoint.h"
 #include "models/t5/umt5_prompt.h"
+#include "nodes/nodes_log.h"
 #include "nodes/types/model_handles.h"
 
 namespace vidgraph::nodes {
@@ -35,11 +38,24 @@ TextEncoderHandle load_text_encoder(const std::string& weights, const std::strin
   state->device = device;
   // The reference runs umT5 in bf16; CPUs without fast bf16 matmuls run it in fp32.
   state->dtype = device.is_cpu() ? at::kFloat : at::kBFloat16;
-  state->tokenizer = std::make_shared<t5::Umt5Tokenizer>(t5::load_umt5_tokenizer(tokenizer));
+  // No tokenizer given: the one ComfyUI's umT5 files carry (`spiece_model`).
+  std::optional<t5::Umt5Tokenizer> tok =
+      tokenizer.empty() ? t5::load_umt5_embedded_tokenizer(weights) : t5::load_umt5_tokenizer(tokenizer);
+  if (!tok) {
+    throw std::runtime_error("no tokenizer was given and the text encoder '" + weights +
+                             "' carries none (no 'spiece_model' tensor); set the tokenizer param to the umT5 "
+                             "spiece.model");
+  }
+  state->tokenizer = std::make_shared<t5::Umt5Tokenizer>(std::move(*tok));
+  const std::string tokenizer_origin = tokenizer.empty() ? weights + "' tensor 'spiece_model" : tokenizer;
   TextEncoderHandle handle;
   handle.path = weights;
   handle.device = device;
   handle.text_dim = state->loaded().config().dim;
+  // A tokenizer of another model gives a different video without any error: refuse it (or warn).
+  const std::string doubt =
+      t5::check_umt5_tokenizer(*state->tokenizer, state->loaded().config().vocab, weights, tokenizer_origin);
+  if (!doubt.empty()) nodes_logger()->warn("{}", doubt);
   handle.bytes = module_bytes(*state->encoder);
   handle.encode = [state](const std::string& text) {
     std::lock_guard<std::mutex> lock(state->mutex);
