@@ -2,6 +2,8 @@
 #include "run_commands.h"
 
 #include <cstdio>
+#include <optional>
+#include <string>
 
 #include "engine/engine.h"
 #include "engine/validation.h"
@@ -102,7 +104,13 @@ int command_nodes(const RunArgs& args, const engine::Registry& registry) {
     for (const auto& p : t->params) {
       std::string extra = " = " + p.default_value.dump();
       if (p.min || p.max) {
-        extra += "  [" + (p.min ? json(*p.min).dump() : std::string("")) + ", " + (p.max ? json(*p.max).dump() : "") + "]";
+        // Integer params have integer bounds: "[1, 100]", not "[1.0, 100.0]".
+        const bool integral = p.kind == engine::ParamKind::Int || p.kind == engine::ParamKind::Seed;
+        auto bound = [integral](const std::optional<double>& v) {
+          if (!v) return std::string();
+          return integral ? std::to_string(static_cast<long long>(*v)) : json(*v).dump();
+        };
+        extra += "  [" + bound(p.min) + ", " + bound(p.max) + "]";
       }
       if (!p.choices.empty()) {
         std::string list;

@@ -20,6 +20,21 @@ std::shared_ptr<spdlog::sinks::sink> stderr_sink() {
   return sink;
 }
 
+// The attention plugin is loaded before the command line is parsed and logs "loaded …" at info on
+// the "plugins" logger: registered here first, at warning level, so every command does not start
+// with that line (failures still show); --verbose lowers it to debug for the rest of the run.
+void register_plugins_logger(const std::shared_ptr<spdlog::logger>& from, bool verbose) {
+  spdlog::drop("plugins");
+  auto logger = from->clone("plugins");
+  logger->set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
+  spdlog::register_logger(logger);
+}
+
+const bool kPluginsLoggerQuiet = [] {
+  register_plugins_logger(spdlog::default_logger(), false);
+  return true;
+}();
+
 }  // namespace
 
 void setup_logging(bool verbose) {
@@ -29,6 +44,7 @@ void setup_logging(bool verbose) {
   logger->set_level(verbose ? spdlog::level::debug : spdlog::level::info);
   spdlog::set_default_logger(logger);
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
+  register_plugins_logger(logger, verbose);
 }
 
 void route_logs_to_bus(const engine::EventBus& bus) {

@@ -24,6 +24,8 @@ namespace {
 using nlohmann::json;
 using engine::ParamKind;
 
+constexpr double kMaxIntSliderRange = 256;
+
 QHBoxLayout* rowLayout(QWidget* w) {
   auto* l = new QHBoxLayout(w);
   l->setContentsMargins(0, 0, 0, 0);
@@ -46,7 +48,8 @@ class NumberEditor : public ParamEditor {
     spin_->setSingleStep(isInt ? 1.0 : std::max(0.0001, (spec.min && spec.max) ? (hi - lo) / 100.0 : 0.1));
     spin_->setKeyboardTracking(false);
     auto* layout = rowLayout(this);
-    if (spec.min && spec.max && hi > lo && (!isInt || hi - lo <= 10000)) {
+    // A slider only where each of its positions is a useful step: a 1–1000 steps slider is not.
+    if (spec.min && spec.max && hi > lo && (!isInt || hi - lo <= kMaxIntSliderRange)) {
       slider_ = new QSlider(Qt::Horizontal, this);
       slider_->setRange(0, isInt ? int(hi - lo) : 1000);
       layout->addWidget(slider_, 2);

@@ -1,5 +1,5 @@
 // Param editors of the inspector, one per engine::ParamKind: a spin box (with a slider when the
-// range is bounded and small enough) for Int and Float, a check box for Bool, a line for String, a
+// range is bounded, and for Int spans at most 256 values) for Int and Float, a check box for Bool, a line for String, a
 // multi-line box for Text (prompts), a combo box for Enum (e.g. the attention methods the loaded
 // plugin offers), a line with a randomise button for Seed, and a line with a picker button for
 // FilePath and FolderPath.

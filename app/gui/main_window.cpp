@@ -50,8 +50,13 @@ MainWindow::MainWindow(const engine::Registry& registry, MainWindowOptions optio
   buildDocks();
   buildMenus();
   connectSignals();
-  statusBar()->showMessage(tr("Tab or double-click: add a node · drag from a port: connect · wheel: zoom · "
-                              "middle/right drag: pan"));
+  // The hint comes back whenever a timed message (saved, opened, run finished…) has gone.
+  const QString hint = tr("Tab or double-click: add a node · drag from a port: connect · wheel: zoom · "
+                          "middle/right drag: pan");
+  connect(statusBar(), &QStatusBar::messageChanged, this, [this, hint](const QString& text) {
+    if (text.isEmpty()) statusBar()->showMessage(hint);
+  });
+  statusBar()->showMessage(hint);
   resize(1400, 860);
   if (options_.restoreWindowState) restoreSettings();
   updateTitle();
@@ -168,6 +173,13 @@ void MainWindow::buildRunMenu() {
 void MainWindow::connectSignals() {
   connect(controller_, &DocumentController::modifiedChanged, this, [this] { updateTitle(); });
   connect(controller_, &DocumentController::filePathChanged, this, [this] { updateTitle(); });
+  // An edit of a failed node (or its undo) may remove the cause: its failed state goes.
+  connect(controller_, &DocumentController::documentChanged, this, [this](const engine::DocumentChange& change) {
+    if (change.kind == engine::ChangeKind::ParamChanged || change.kind == engine::ChangeKind::LinkAdded ||
+        change.kind == engine::ChangeKind::LinkRemoved) {
+      run_->clearFailure(change.node_id);
+    }
+  });
   connect(scene_, &GraphScene::message, this, [this](const QString& m) { statusBar()->showMessage(m, 6000); });
   connect(inspector_, &InspectorPanel::message, this, [this](const QString& m) { statusBar()->showMessage(m, 6000); });
   connect(player_, &PreviewPlayer::message, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });

@@ -16,6 +16,7 @@
 #include "gui/graph_view.h"
 #include "gui/log_panel.h"
 #include "gui/main_window.h"
+#include "gui/preview_player.h"
 #include "gui/run_controller.h"
 
 namespace vidgraph::gui {
@@ -52,6 +53,7 @@ void MainWindow::newDocument() {
   if (!maybeSave()) return;
   controller_->newDocument();
   run_->clearStatuses();
+  player_->setClip({}, {});  // the previous document's preview does not belong to the new one
 }
 
 void MainWindow::openWithDialog() {
@@ -67,6 +69,7 @@ bool MainWindow::openFile(const QString& path) {
     return false;
   }
   run_->clearStatuses();
+  player_->setClip({}, {});  // the previous document's preview does not belong to this one
   addRecentFile(controller_->filePath());
   const QStringList& warnings = controller_->loadWarnings();
   for (const QString& w : warnings) log_->appendLine(QStringLiteral("warning"), QStringLiteral("open"), w);

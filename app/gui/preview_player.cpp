@@ -5,6 +5,7 @@
 
 #include <QtCore/QDir>
 #include <QtCore/QFileInfo>
+#include <QtGui/QAction>
 #include <QtWidgets/QCheckBox>
 #include <QtWidgets/QFileDialog>
 #include <QtWidgets/QHBoxLayout>
@@ -35,10 +36,17 @@ PreviewPlayer::PreviewPlayer(QWidget* parent)
   screen_->setMinimumSize(160, 90);
   screen_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
   screen_->setStyleSheet(QStringLiteral("background: #111214;"));
-  screen_->setText(tr("Run a workflow with a Preview Video node to see its frames here."));
+  screen_->setObjectName(QStringLiteral("previewScreen"));
   screen_->setWordWrap(true);
   playButton_->setIcon(style()->standardIcon(QStyle::SP_MediaPlay));
   playButton_->setToolTip(tr("Play / pause (K)"));
+  // K anywhere in the window (text fields keep their own keys: they take single-key shortcuts).
+  auto* playPause = new QAction(tr("Play / Pause"), this);
+  playPause->setObjectName(QStringLiteral("playPauseAction"));
+  playPause->setShortcut(QKeySequence(Qt::Key_K));
+  playPause->setShortcutContext(Qt::WindowShortcut);
+  connect(playPause, &QAction::triggered, this, [this] { isPlaying() ? pause() : play(); });
+  addAction(playPause);
   loop_->setChecked(true);
   fps_->setRange(1, 120);
   fps_->setValue(24);
@@ -111,7 +119,9 @@ void PreviewPlayer::advance() {
 
 void PreviewPlayer::showFrame() {
   if (clip_.empty()) {
+    // setPixmap() clears a label's text, so the placeholder is set again each time.
     screen_->setPixmap(QPixmap());
+    screen_->setText(tr("Run a workflow with a Preview Video node to see its frames here."));
     info_->setText(QStringLiteral("0/0"));
     return;
   }

@@ -87,6 +87,13 @@ void RunController::clearStatuses() {
   Q_EMIT statusesCleared();
 }
 
+void RunController::clearFailure(const std::string& nodeId) {
+  auto it = statuses_.find(nodeId);
+  if (running_ || it == statuses_.end() || it->second.state != NodeRunState::Failed) return;
+  statuses_.erase(it);
+  Q_EMIT nodeStatusChanged(QString::fromStdString(nodeId));
+}
+
 void RunController::setStatus(const std::string& nodeId, NodeStatus status) {
   statuses_[nodeId] = std::move(status);
   Q_EMIT nodeStatusChanged(QString::fromStdString(nodeId));

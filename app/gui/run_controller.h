@@ -61,6 +61,8 @@ class RunController : public QObject {
   NodeStatus nodeStatus(const std::string& nodeId) const;
   const std::map<std::string, NodeStatus>& nodeStatuses() const { return statuses_; }
   void clearStatuses();
+  // Back to idle when the node failed (its params or links were edited since: the cause may be gone).
+  void clearFailure(const std::string& nodeId);
   // Status of the last finished run (Succeeded before any run).
   engine::RunStatus lastStatus() const { return lastStatus_; }
   engine::Engine& engine() { return *engine_; }

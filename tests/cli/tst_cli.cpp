@@ -6,6 +6,7 @@
 #include <QtCore/QDir>
 #include <QtCore/QElapsedTimer>
 #include <QtCore/QFile>
+#include <QtCore/QFileInfo>
 #include <QtCore/QProcess>
 #include <QtCore/QTemporaryDir>
 #include <QtTest/QtTest>
@@ -201,6 +202,33 @@ class tst_Cli : public QObject {
     QVERIFY(!o.out.contains("\033["));  // no terminal control codes in a pipe
     QVERIFY(o.out.contains("Summary: succeeded"));
     QVERIFY(o.out.contains(QRegularExpression("sink\\s+Sink\\s+finished")));
+  }
+
+  // `nodes` prints integer ranges as integers.
+  void nodesPrintsIntegerRanges() {
+    const Output o = run_tool({"nodes"});
+    QCOMPARE(o.code, 0);
+    QVERIFY2(o.out.contains("[1, 100000]"), qPrintable(o.out));    // Slow.steps (Int)
+    QVERIFY2(o.out.contains("[-100.0, 100.0]"), qPrintable(o.out));  // Scale.factor (Float)
+    QVERIFY2(!o.out.contains("[1.0, 100000.0]"), qPrintable(o.out));
+  }
+
+  // The product runner loads the attention plugin before every command; its "loaded …" line is no
+  // longer printed at info level on stderr (the test runner has no plugin, so this uses bin/).
+  void pluginLoadIsQuiet() {
+    const QString product = QFileInfo(QStringLiteral(VIDGRAPH_RUN_TEST)).absoluteDir().filePath(
+        QStringLiteral("../bin/vidgraph-run"));
+    if (!QFileInfo::exists(product)) QSKIP("bin/vidgraph-run is not built");
+    QProcess p;
+    p.start(product, {QStringLiteral("--version")});
+    QVERIFY(p.waitForFinished(60000));
+    const QString version = QString::fromUtf8(p.readAllStandardOutput());
+    if (!version.contains(QLatin1String("attention plugin: vidgraph_attention"))) QSKIP("no attention plugin found");
+    p.start(product, {QStringLiteral("nodes")});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 0);
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(!err.contains(QLatin1String("[plugins] [info]")), qPrintable(err));
   }
 
   // A dangling link is still an error for the runner (exit 2), naming the node once.

@@ -11,7 +11,9 @@
 #include <QtTest/QtTest>
 #include <QtWidgets/QApplication>
 #include <QtWidgets/QDoubleSpinBox>
+#include <QtWidgets/QLabel>
 #include <QtWidgets/QSlider>
+#include <QtWidgets/QStatusBar>
 
 #include "engine/operations.h"
 #include "gui/about_dialog.h"
@@ -571,6 +573,86 @@ class tst_Gui : public QObject {
     QCOMPARE(view.zoom(), 4.0);  // clamped
     view.setZoom(0.001, QPointF(0, 0));
     QCOMPARE(view.zoom(), 0.1);
+  }
+
+  // The preview's placeholder shows while there is no clip, K plays and pauses, and opening another
+  // document (File > New, open) drops the previous document's clip.
+  void previewPlaceholderKeyAndDocumentSwitch() {
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-player"), 3600000, false});
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    auto* screen = window.player()->findChild<QLabel*>(QStringLiteral("previewScreen"));
+    QVERIFY(screen);
+    QVERIFY2(screen->text().contains(QLatin1String("Preview Video")), qPrintable(screen->text()));
+    gui::PreviewClip clip;
+    clip.fps = 12;
+    for (int i = 0; i < 4; ++i) {
+      QImage frame(32, 16, QImage::Format_RGB32);
+      frame.fill(QColor(40 * i, 80, 120));
+      clip.frames << frame;
+    }
+    auto setClip = [&] { window.player()->setClip(QStringLiteral("p"), clip); };
+    setClip();
+    window.view()->setFocus();
+    QTest::keyClick(&window, Qt::Key_K);
+    QVERIFY(window.player()->isPlaying());
+    QTest::keyClick(&window, Qt::Key_K);
+    QVERIFY(!window.player()->isPlaying());
+    QAction* newAction = nullptr;
+    for (QAction* a : window.findChildren<QAction*>()) {
+      if (a->text() == QLatin1String("&New")) newAction = a;
+    }
+    QVERIFY(newAction);
+    newAction->trigger();
+    QCOMPARE(window.player()->frameCount(), 0);
+    QVERIFY2(screen->text().contains(QLatin1String("Preview Video")), qPrintable(screen->text()));
+    buildChain(*window.controller());
+    const QString path = tmp_.filePath(QStringLiteral("player-switch.vgflow"));
+    QVERIFY(window.saveTo(path));
+    setClip();
+    QVERIFY(window.openFile(path));
+    QCOMPARE(window.player()->frameCount(), 0);
+  }
+
+  // A failed state goes when the node is edited (its cause may be gone), and again after an undo.
+  void failedStateGoesWhenItsCauseIsEdited() {
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-failed"), 3600000, false});
+    DocumentController* c = window.controller();
+    QVERIFY(c->addNode("Fail", {0, 0}).ok());
+    QSignalSpy finished(window.runController(), &gui::RunController::runFinished);
+    QVERIFY(window.runWorkflow());
+    QVERIFY(waitFinished(finished, 10000));
+    QCOMPARE(window.scene()->nodeItem("Fail")->status().state, gui::NodeRunState::Failed);
+    QVERIFY(c->setParam("Fail", "message", std::string("other")).ok());
+    QCOMPARE(window.runController()->nodeStatus("Fail").state, gui::NodeRunState::Idle);
+    QCOMPARE(window.scene()->nodeItem("Fail")->status().state, gui::NodeRunState::Idle);
+    finished.clear();
+    QVERIFY(window.runWorkflow());
+    QVERIFY(waitFinished(finished, 10000));
+    QCOMPARE(window.scene()->nodeItem("Fail")->status().state, gui::NodeRunState::Failed);
+    c->undoStack()->undo();
+    QCOMPARE(window.scene()->nodeItem("Fail")->status().state, gui::NodeRunState::Idle);
+  }
+
+  // The status bar's hint returns after a timed message.
+  void statusHintComesBack() {
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-hint"), 3600000, false});
+    const QString hint = window.statusBar()->currentMessage();
+    QVERIFY(hint.contains(QLatin1String("add a node")));
+    window.statusBar()->showMessage(QStringLiteral("Saved somewhere"), 50);
+    QCOMPARE(window.statusBar()->currentMessage(), QStringLiteral("Saved somewhere"));
+    QTRY_COMPARE(window.statusBar()->currentMessage(), hint);
+  }
+
+  // Integer sliders only for short ranges: steps 1-1000 gets a spin box alone.
+  void intSlidersOnlyForShortRanges() {
+    std::unique_ptr<gui::ParamEditor> steps(gui::createParamEditor(engine::ParamSpec::integer("steps", 50, 1, 1000), nullptr));
+    QVERIFY(steps->findChild<QDoubleSpinBox*>());
+    QVERIFY(!steps->findChild<QSlider*>());
+    std::unique_ptr<gui::ParamEditor> count(gui::createParamEditor(engine::ParamSpec::integer("count", 3, 1, 10), nullptr));
+    QVERIFY(count->findChild<QSlider*>());
   }
 
   // Hues hashed from names are fixed values (FNV-1a), not a per-process or per-machine hash.
