@@ -617,6 +617,7 @@ class tst_Gui : public QObject {
   }
 
   // A failed state goes when the node is edited (its cause may be gone), and again after an undo.
+  // (States compared as ints: QTest would free the const char* that toString(NodeRunState) returns.)
   void failedStateGoesWhenItsCauseIsEdited() {
     gui::MainWindow window(registry_, {tmp_.filePath("rec-failed"), 3600000, false});
     DocumentController* c = window.controller();
@@ -624,16 +625,16 @@ class tst_Gui : public QObject {
     QSignalSpy finished(window.runController(), &gui::RunController::runFinished);
     QVERIFY(window.runWorkflow());
     QVERIFY(waitFinished(finished, 10000));
-    QCOMPARE(window.scene()->nodeItem("Fail")->status().state, gui::NodeRunState::Failed);
+    QCOMPARE(int(window.scene()->nodeItem("Fail")->status().state), int(gui::NodeRunState::Failed));
     QVERIFY(c->setParam("Fail", "message", std::string("other")).ok());
-    QCOMPARE(window.runController()->nodeStatus("Fail").state, gui::NodeRunState::Idle);
-    QCOMPARE(window.scene()->nodeItem("Fail")->status().state, gui::NodeRunState::Idle);
+    QCOMPARE(int(window.runController()->nodeStatus("Fail").state), int(gui::NodeRunState::Idle));
+    QCOMPARE(int(window.scene()->nodeItem("Fail")->status().state), int(gui::NodeRunState::Idle));
     finished.clear();
     QVERIFY(window.runWorkflow());
     QVERIFY(waitFinished(finished, 10000));
-    QCOMPARE(window.scene()->nodeItem("Fail")->status().state, gui::NodeRunState::Failed);
+    QCOMPARE(int(window.scene()->nodeItem("Fail")->status().state), int(gui::NodeRunState::Failed));
     c->undoStack()->undo();
-    QCOMPARE(window.scene()->nodeItem("Fail")->status().state, gui::NodeRunState::Idle);
+    QCOMPARE(int(window.scene()->nodeItem("Fail")->status().state), int(gui::NodeRunState::Idle));
   }
 
   // The status bar's hint returns after a timed message.
