@@ -55,15 +55,6 @@ bool write_png_sequence(const Frames& frames, const ExportOptions& options, cons
   return true;
 }
 
-OutputKind output_kind(VideoFormat format) {
-  switch (format) {
-    case VideoFormat::Mp4: return OutputKind::Mp4;
-    case VideoFormat::WebM: return OutputKind::WebM;
-    case VideoFormat::PngSequence: return OutputKind::PngSequence;
-  }
-  return OutputKind::Mp4;
-}
-
 }  // namespace
 
 bool parse_video_format(const std::string& name, VideoFormat* out) {
@@ -81,6 +72,15 @@ const char* video_format_name(VideoFormat format) {
     case VideoFormat::PngSequence: return "png";
   }
   return "mp4";
+}
+
+OutputKind video_output_kind(VideoFormat format) {
+  switch (format) {
+    case VideoFormat::Mp4: return OutputKind::Mp4;
+    case VideoFormat::WebM: return OutputKind::WebM;
+    case VideoFormat::PngSequence: return OutputKind::PngSequence;
+  }
+  return OutputKind::Mp4;
 }
 
 const char* video_format_extension(VideoFormat format) {
@@ -119,7 +119,7 @@ bool export_video(const Frames& frames, const ExportOptions& options, std::strin
   if (std::string message = validate_export(frames, options); !message.empty()) {
     return fail(error, std::move(message));
   }
-  const OutputTarget target{options.path, options.naming, output_kind(options.format)};
+  const OutputTarget target{options.path, options.naming, video_output_kind(options.format)};
   if (std::string message = check_output_target(target); !message.empty()) {
     return fail(error, std::move(message));
   }

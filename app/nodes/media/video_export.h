@@ -22,6 +22,8 @@ enum class VideoFormat { Mp4, WebM, PngSequence };
 // "mp4", "webm", "png" (the node's enum choices). Returns false for anything else.
 bool parse_video_format(const std::string& name, VideoFormat* out);
 const char* video_format_name(VideoFormat format);
+// What a writer of `format` produces, for output_path.h's naming rules.
+OutputKind video_output_kind(VideoFormat format);
 // The file extension for a format (".mp4", ".webm", "" for a PNG sequence folder).
 const char* video_format_extension(VideoFormat format);
 

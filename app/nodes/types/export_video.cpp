@@ -15,8 +15,9 @@ using engine::ParamSpec;
 namespace {
 
 OutputKind export_kind(const nlohmann::json& params) {
-  const std::string format = params.value("format", std::string("mp4"));
-  return format == "webm" ? OutputKind::WebM : format == "png" ? OutputKind::PngSequence : OutputKind::Mp4;
+  media::VideoFormat format = media::VideoFormat::Mp4;
+  media::parse_video_format(params.value("format", std::string("mp4")), &format);
+  return media::video_output_kind(format);
 }
 
 engine::Result<engine::ValueMap> compute_export(engine::NodeContext& ctx) {
