@@ -1,14 +1,26 @@
-// Implements device_memory.h over c10's CUDA caching allocator when it is built in.
+// Implements device_memory.h over c10's caching allocator of CUDA, or of HIP on a ROCm LibTorch
+// (whose GPUs are CUDA devices to ATen; its allocator is the hipified copy in c10_hip).
 #include "models/device/device_memory.h"
 
 #include <cstdio>
 #include <exception>
 
-#ifdef VIDGRAPH_HAVE_CUDA_MEMORY_STATS
-#include <ATen/ops/empty.h>
+#if defined(VIDGRAPH_GPU_MEMORY_STATS_CUDA)
+#define VIDGRAPH_HAVE_GPU_MEMORY_STATS 1
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
-#endif  // VIDGRAPH_HAVE_CUDA_MEMORY_STATS
+namespace gpu_allocator = c10::cuda::CUDACachingAllocator;
+namespace gpu_runtime = c10::cuda;
+#elif defined(VIDGRAPH_GPU_MEMORY_STATS_HIP)
+#define VIDGRAPH_HAVE_GPU_MEMORY_STATS 1
+#include <c10/hip/HIPCachingAllocator.h>
+#include <c10/hip/HIPFunctions.h>
+namespace gpu_allocator = c10::hip::HIPCachingAllocator;
+namespace gpu_runtime = c10::hip;
+#endif
+#ifdef VIDGRAPH_HAVE_GPU_MEMORY_STATS
+#include <ATen/ops/empty.h>
+#endif
 
 namespace vidgraph::device {
 
@@ -26,33 +38,33 @@ std::string why_unavailable(const c10::Device& device) {
     return "no memory counters for " + c10::DeviceTypeName(device.type(), true) + " devices";
   }
   if (!device_memory_counters_built()) {
-    return "this build's LibTorch has no CUDA, so GPU memory counters are unavailable";
+    return "this build's LibTorch has neither CUDA nor ROCm, so GPU memory counters are unavailable";
   }
   return std::string();
 }
 
-#ifdef VIDGRAPH_HAVE_CUDA_MEMORY_STATS
+#ifdef VIDGRAPH_HAVE_GPU_MEMORY_STATS
 c10::DeviceIndex index_of(const c10::Device& device) {
-  return device.has_index() ? device.index() : c10::cuda::current_device();
+  return device.has_index() ? device.index() : gpu_runtime::current_device();
 }
-#endif  // VIDGRAPH_HAVE_CUDA_MEMORY_STATS
+#endif  // VIDGRAPH_HAVE_GPU_MEMORY_STATS
 
 }  // namespace
 
 bool device_memory_counters_built() {
-#ifdef VIDGRAPH_HAVE_CUDA_MEMORY_STATS
+#ifdef VIDGRAPH_HAVE_GPU_MEMORY_STATS
   return true;
 #else
   return false;
-#endif  // VIDGRAPH_HAVE_CUDA_MEMORY_STATS
+#endif  // VIDGRAPH_HAVE_GPU_MEMORY_STATS
 }
 
 DeviceMemoryStats device_memory_stats(const c10::Device& device) {
   const std::string why = why_unavailable(device);
   if (!why.empty()) return unavailable(why);
-#ifdef VIDGRAPH_HAVE_CUDA_MEMORY_STATS
+#ifdef VIDGRAPH_HAVE_GPU_MEMORY_STATS
   try {
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(index_of(device));
+    const auto stats = gpu_allocator::getDeviceStats(index_of(device));
     // Index 0 of every StatArray is the aggregate over the small and large pools (StatType::
     // AGGREGATE in LibTorch 1.13 and 2.x alike).
     DeviceMemoryStats out;
@@ -65,25 +77,25 @@ DeviceMemoryStats device_memory_stats(const c10::Device& device) {
   }
 #else
   return unavailable("GPU memory counters are not built in");
-#endif  // VIDGRAPH_HAVE_CUDA_MEMORY_STATS
+#endif  // VIDGRAPH_HAVE_GPU_MEMORY_STATS
 }
 
 bool reset_peak_device_memory(const c10::Device& device) {
   if (!why_unavailable(device).empty()) return false;
-#ifdef VIDGRAPH_HAVE_CUDA_MEMORY_STATS
+#ifdef VIDGRAPH_HAVE_GPU_MEMORY_STATS
   try {
     // The caching allocator of a device exists only once something was allocated there; a stage
     // that starts before the first allocation (Load Wan Model in a fresh process: on the H200 its
     // report was missing) would find no counter to reset.
     (void)at::empty({1}, at::TensorOptions().device(device));
-    c10::cuda::CUDACachingAllocator::resetPeakStats(index_of(device));
+    gpu_allocator::resetPeakStats(index_of(device));
     return true;
   } catch (const std::exception&) {
     return false;
   }
 #else
   return false;
-#endif  // VIDGRAPH_HAVE_CUDA_MEMORY_STATS
+#endif  // VIDGRAPH_HAVE_GPU_MEMORY_STATS
 }
 
 std::string format_gib(int64_t bytes) {

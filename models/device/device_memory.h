@@ -3,9 +3,9 @@
 // allocator counts them (memory the allocator keeps cached for reuse is not counted).
 //
 // Contract:
-//   - Counters exist for CUDA devices when this library was built against a LibTorch with CUDA
-//     (CMake: the imported target c10_cuda). Everywhere else — a CPU device, Debian's CPU-only
-//     LibTorch, a HIP build of LibTorch (not wired yet: its allocator lives in c10_hip) — the stats
+//   - Counters exist for GPU devices when this library was built against a LibTorch with CUDA
+//     (CMake: the imported target c10_cuda) or with ROCm (c10_hip; ATen calls its GPUs CUDA
+//     devices there too). Everywhere else — a CPU device, Debian's CPU-only LibTorch — the stats
 //     say `available = false` with a sentence why, and reset is a no-op returning false.
 //   - One peak counter per device, shared by the whole process: a stage resets it when it starts
 //     and reads it when it ends; stages that run at the same time on one device see each other.
@@ -26,7 +26,7 @@ struct DeviceMemoryStats {
   std::string unavailable_reason;  // why not, when !available
 };
 
-// True when this build can read GPU memory counters at all (LibTorch with CUDA).
+// True when this build can read GPU memory counters at all (LibTorch with CUDA or ROCm).
 bool device_memory_counters_built();
 
 DeviceMemoryStats device_memory_stats(const c10::Device& device);

@@ -531,7 +531,7 @@ void tst_model_loading::deviceMemoryUnavailableOnCpu() {
     const c10::Device gpu(c10::kCUDA, 0);
     const device::DeviceMemoryStats on_gpu = device::device_memory_stats(gpu);
     QVERIFY(!on_gpu.available);
-    QVERIFY2(on_gpu.unavailable_reason.find("no CUDA") != std::string::npos,
+    QVERIFY2(on_gpu.unavailable_reason.find("neither CUDA nor ROCm") != std::string::npos,
              on_gpu.unavailable_reason.c_str());
     QVERIFY(!device::reset_peak_device_memory(gpu));
   }
