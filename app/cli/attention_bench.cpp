@@ -247,7 +247,7 @@ void add_ratios(json& shape) {
   }
 }
 
-// The issue-4 targets on one shape, against SDPA's default backend.
+// The speed targets on one shape, against SDPA's default backend.
 json evaluate_targets(const json& shape) {
   json targets = json::array();
   auto find = [&](const std::string& method, double sparsity) -> const json* {

@@ -5,7 +5,7 @@
 // each phase is bracketed by device events on the current stream (host clock on the CPU) and the
 // median is reported, with effective (dense-equivalent) TFLOP/s: fwd 4·B·H·S²·D, bwd 2.5×, fwd+bwd
 // 3.5× (FlashAttention's convention), the ratios to SDPA, the peak device memory of each method
-// above its inputs, and the issue-4 targets evaluated on the first grid.
+// above its inputs, and the speed targets evaluated on the first grid.
 #pragma once
 
 #include <CLI/CLI.hpp>

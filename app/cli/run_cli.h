@@ -3,7 +3,7 @@
 //
 // Commands: run FLOW [--set NODE.PARAM=VALUE]... [--target NODE]... [--sweep NODE.PARAM=V1,V2,...]...
 //           [--output-dir DIR] [--resources DIR] [--overwrite] [--json-events] (sweeps: sweep_command.h);
-//           validate FLOW [--set ...] [--json];
+//           validate FLOW [--set ...] [--target NODE]... [--json];
 //           nodes [--json]; --help; --version.
 // Exit codes: 0 success, 2 invalid workflow or arguments, 3 a node failed, 130 cancelled.
 #pragma once

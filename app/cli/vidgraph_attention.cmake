@@ -1,4 +1,4 @@
-# vidgraph-attention: the attention tool (run, methods, --version) and, from the kernels issue, bench.
+# vidgraph-attention: the attention tool (run, methods, --version) and the bench subcommand.
 set(_vg_attention_tool_sources
   ${CMAKE_CURRENT_LIST_DIR}/attention_main.cpp
   ${CMAKE_CURRENT_LIST_DIR}/attention_report.cpp

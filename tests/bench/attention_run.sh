@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The attention benchmark of issue #4 on the lent H200: `vidgraph-attention bench` beside dense
+# The attention benchmark on the lent H200: `vidgraph-attention bench` beside dense
 # SDPA in the same process. The Wan2.2-5B grid gets every method at sparsity 0.8/0.875/0.9; the long
 # grid (4x the tokens) gets full, vsa and sla_star at 0.875 (a full sweep there costs ~4 device
 # minutes). Warm-up 2 (1 on the long grid), median of 20.

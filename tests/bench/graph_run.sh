@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Benchmark of the headless sampler graph on a CUDA GPU (issue #6 "On the NVIDIA H200"; issue #5
-# peak memory per stage). Prints data, never pass/fail; exits non-zero when a step fails.
+# Benchmark of the headless sampler graph on a CUDA GPU, with the peak GPU memory of each stage.
+# Prints data, never pass/fail; exits non-zero when a step fails.
 #   tests/bench/graph_run.sh BUILD_DIR
 # Needs in BUILD_DIR (ninja targets): vidgraph-run vidgraph-make-random-model vidgraph_demo_model
 # vidgraph_attention. Writes under $OUT (default /tmp/graph-bench-out): graph.json (per run: node

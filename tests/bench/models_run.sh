@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Times the Wan2.2-TI2V-5B DiT forward (full, vsa, sla_star at 0.875, and LibTorch's dense SDPA as a
-# peer) with its breakdown, and the VAE 2.2 decode (bf16, untiled and tiled; fp32 measured once:
-# 9.2 s untiled, 16.4 s tiled, see tests/bench/results/NOTES.md), at 704x1280x121 on the GPU, with vidgraph-model-bench already built in
+# peer) with its breakdown, and the VAE 2.2 decode (bf16, untiled and tiled; fp32 figures are in
+# tests/bench/results/NOTES.md), at 704x1280x121 on the GPU, with vidgraph-model-bench already built in
 # BUILD_DIR (ninja target vidgraph-model-bench, which builds the vidgraph_attention plugin too).
 # Usage: tests/bench/models_run.sh BUILD_DIR        (from the repository root on the device)
 # Writes $OUT/models.json and $OUT/models.log (default OUT: ./device-out) and prints a summary

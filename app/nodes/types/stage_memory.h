@@ -1,10 +1,10 @@
-// Internal: the peak GPU memory of one node's stage (issue #5: "report peak GPU memory for each
-// stage"). Construct it when the stage starts (it resets the device's peak counter); call report()
-// when it ends: on a GPU with counters it posts "peak GPU memory <x> GiB (<stage>; <y> GiB allocated
-// now)" as the node's info log event (so --json-events and the editor show it, attributed to the
-// node) and writes the same line to the "nodes" spdlog logger at debug level (the event already
-// reaches the program's sinks, so an info line would print twice). On the CPU, or where LibTorch has
-// no CUDA, it does nothing.
+// Internal: the peak GPU memory of one node's stage, for the per-stage memory report. Construct it
+// when the stage starts (it resets the device's peak counter); call report() when it ends: on a GPU
+// with counters it posts "peak GPU memory <x> GiB (<stage>; <y> GiB allocated now)" as the node's
+// info log event (so --json-events and the editor show it, attributed to the node) and writes the
+// same line to the "nodes" spdlog logger at debug level (the event already reaches the program's
+// sinks, so an info line would print twice). On the CPU, or where LibTorch has no CUDA, it does
+// nothing.
 #pragma once
 
 #include <string>

@@ -116,9 +116,9 @@ bool write_json(const std::string& path, const json& j) {
   return bool(f);
 }
 
-// Issue #5's goals for one bf16 forward of the 5B DiT at 31,22,40 on the H200, against what this
+// The speed goals for one bf16 forward of the 5B DiT at 31,22,40 on the H200, against what this
 // run measured (null when the run is another config, grid or dtype).
-json issue_targets(const Options& o, const DitBenchOptions& dit, const json& methods) {
+json dit_targets(const Options& o, const DitBenchOptions& dit, const json& methods) {
   if (o.config != "5b" || o.dtype != "bf16" || dit.grid != std::array<int64_t, 3>{31, 22, 40}) return nullptr;
   json targets = json::array();
   auto add = [&](const std::string& method, double goal_ms) {
@@ -186,7 +186,7 @@ int run(const Options& o) {
               {"config", o.config},
               {"sparsity", o.sparsity}};
   result["dit"] = run_dit_bench(dit, report.plugin->backend());
-  result["dit"]["targets"] = issue_targets(o, dit, result["dit"]["methods"]);
+  result["dit"]["targets"] = dit_targets(o, dit, result["dit"]["methods"]);
   write_json(o.out, result);  // a run cut short during the VAE keeps the DiT results
 
   if (!o.skip_vae) result["vae"] = run_vae_bench(vae_options(o, dit, start));
