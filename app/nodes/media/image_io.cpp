@@ -18,6 +18,7 @@
 
 #include "nodes/input_file.h"
 #include "nodes/output_path.h"
+#include "image_resize.h"
 
 namespace vidgraph::nodes::media {
 
@@ -239,20 +240,18 @@ bool resize_center_crop(const Image& in, int width, int height, Image* out, std:
   }
   const double scale = std::max(static_cast<double>(width) / in.width,
                                 static_cast<double>(height) / in.height);
-  const int scaled_w = std::max(width, static_cast<int>(std::lround(in.width * scale)));
-  const int scaled_h = std::max(height, static_cast<int>(std::lround(in.height * scale)));
-  cv::Mat scaled;
+  // Python's round() (ties to even), as the reference sizes the image before its crop.
+  const int scaled_w = std::max(width, static_cast<int>(std::nearbyint(in.width * scale)));
+  const int scaled_h = std::max(height, static_cast<int>(std::nearbyint(in.height * scale)));
+  Image resized;
   try {
-    if (scaled_w == in.width && scaled_h == in.height) {
-      scaled = rgb_view(in);
-    } else {
-      cv::resize(rgb_view(in), scaled, cv::Size(scaled_w, scaled_h), 0, 0, cv::INTER_LANCZOS4);
-    }
-  } catch (const cv::Exception&) {  // OpenCV's text is a source location, not advice
+    if (scaled_w != in.width || scaled_h != in.height) resized = resize_lanczos(in, scaled_w, scaled_h);
+  } catch (const std::bad_alloc&) {
     return fail(error, "Resizing the " + std::to_string(in.width) + "x" + std::to_string(in.height) +
                            " image to " + std::to_string(scaled_w) + "x" + std::to_string(scaled_h) +
-                           " failed (out of memory?); choose a smaller size.");
+                           " ran out of memory; choose a smaller size.");
   }
+  const cv::Mat scaled = resized.empty() ? rgb_view(in) : rgb_view(resized);
   const int x = (scaled_w - width) / 2;
   const int y = (scaled_h - height) / 2;
   Image result;

@@ -34,7 +34,8 @@ bool load_image(const std::string& path, Image* out, std::string* error);
 bool decode_image(const void* bytes, std::size_t size, const std::string& what, Image* out,
                   std::string* error);
 
-// Scales `in` by max(width / in.width, height / in.height) with Lanczos filtering, then cuts the
+// Scales `in` by max(width / in.width, height / in.height) (sides rounded as Python rounds) with
+// PIL's antialiased Lanczos (image_resize.h), then cuts the
 // centred `width` x `height` window (the reference's TI2V image path). Both sides must be > 0.
 bool resize_center_crop(const Image& in, int width, int height, Image* out, std::string* error);
 

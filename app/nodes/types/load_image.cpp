@@ -51,9 +51,10 @@ engine::NodeType load_image_node() {
   t.display_name = "Load Image";
   t.category = "image";
   t.description = "Reads a PNG, JPEG or WebP image (a regular file of up to 1 GiB and 100 "
-                  "megapixels) and fits it to the model's size rules: scaled (Lanczos) and "
-                  "centre-cropped to sides that are multiples of 32 with the image's aspect, within "
-                  "max_area pixels (the Wan2.2 reference's rule), or to an explicit width x height.";
+                  "megapixels) and fits it to the model's size rules: scaled (antialiased Lanczos, "
+                  "as PIL and the reference resize) and centre-cropped to sides that are multiples "
+                  "of 32 with the image's aspect, within max_area pixels (the Wan2.2 reference's "
+                  "rule), or to an explicit width x height.";
   t.version = 1;
   t.outputs = {{"image", kImageType, false, "The fitted RGB image."}};
   t.params = {
