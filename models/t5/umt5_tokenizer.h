@@ -1,8 +1,8 @@
 // The umT5 tokenizer of Wan2.2 (`wan/modules/tokenizers.py` HuggingfaceTokenizer over
 // `google/umt5-xxl`, clean='whitespace'), through Debian's libsentencepiece (sentencepiece_library.h)
 // and the unigram `spiece.model`.
-// Contract of encode(): each text is cleaned (HTML entities unescaped twice, runs of whitespace
-// collapsed to one space, ends stripped; ftfy's mojibake repair is not reproduced), tokenized,
+// Contract of encode(): each text is cleaned as the reference cleans it (prompt_clean.h: ftfy's
+// fixes but its mojibake repair, HTML unescaped twice, whitespace collapsed), tokenized,
 // cut to `length - 1` pieces, given the EOS id (`</s>` = 1), then padded with the pad id (0) to
 // `length` (512 in Wan). mask is 1 on real tokens (EOS included) and 0 on padding.
 #pragma once
@@ -39,7 +39,7 @@ class Umt5Tokenizer {
   // The id of a piece ("</s>", "<pad>", ...), or unk_id() when the vocabulary lacks it.
   int64_t piece_id(const std::string& piece) const;
 
-  // The reference's text cleaning (see above).
+  // The reference's text cleaning (clean_prompt, prompt_clean.h).
   static std::string clean(const std::string& text);
 
  private:
@@ -48,9 +48,5 @@ class Umt5Tokenizer {
   int64_t pad_id_ = 0;
   int64_t eos_id_ = 1;
 };
-
-// HTML entity unescaping as Python's html.unescape does for the common cases: named entities of
-// HTML 4 Latin-1 and punctuation, decimal and hex character references.
-std::string html_unescape(const std::string& text);
 
 }  // namespace vidgraph::t5
