@@ -11,6 +11,7 @@
 #include <ATen/ops/randn.h>
 #include <c10/core/GradMode.h>
 
+#include "models/sampling/dmd_solver.h"
 #include "models/sampling/flow_solver.h"
 
 namespace vidgraph::sampling {
@@ -60,6 +61,9 @@ at::Tensor seeded_noise(const std::vector<int64_t>& shape, uint64_t seed, c10::D
 }
 
 FlowSchedule schedule_for(const FlowSampleOptions& o) {
+  if (o.solver == SolverKind::Dmd) {
+    return dmd_schedule(o.dmd_timesteps.empty() ? kFastWan22DmdTimesteps : o.dmd_timesteps);
+  }
   if (!o.sigmas.empty()) {
     return flow_schedule_from_sigmas(o.sigmas);
   }
@@ -70,14 +74,19 @@ at::Tensor flow_sample(const VelocityFn& model, const FlowSampleOptions& o) {
   c10::NoGradGuard no_grad;
   const std::vector<int64_t> shape = resolve_shape(o);
   FlowSchedule schedule = schedule_for(o);
+  // One generator per run: the initial noise first (as seeded_noise), then DMD's per-step noise.
+  at::Generator gen = at::detail::createCPUGenerator(o.seed);
   std::unique_ptr<FlowSolver> solver;
   if (o.solver == SolverKind::UniPC) {
     solver = std::make_unique<FlowUniPCSolver>(schedule);
+  } else if (o.solver == SolverKind::Dmd) {
+    solver = std::make_unique<FlowDmdSolver>(schedule, gen);
   } else {
     solver = std::make_unique<FlowEulerSolver>(schedule);
   }
-  at::Tensor x = o.initial_latent.defined() ? o.initial_latent.to(o.device, at::kFloat).clone()
-                                            : seeded_noise(shape, o.seed, o.device);
+  at::Tensor x = o.initial_latent.defined()
+                     ? o.initial_latent.to(o.device, at::kFloat).clone()
+                     : at::randn(shape, gen, at::TensorOptions().dtype(at::kFloat)).to(o.device);
   const bool i2v = o.first_frame.defined();
   at::Tensor z0 = i2v ? o.first_frame.to(o.device, at::kFloat) : at::Tensor();
   if (i2v) {

@@ -5,7 +5,8 @@
 //
 // Latents are [C, F, H, W] fp32 (one video; batch the CFG branches inside the VelocityFn).
 // Noise: at::randn from a CPU generator seeded with `seed`, fp32, then moved to the device, so a
-// seed gives the same latents on any device.
+// seed gives the same latents on any device. DMD (dmd_solver.h) draws its per-step noise from the
+// same generator after the initial noise.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +25,7 @@ namespace vidgraph::sampling {
 // {v_cond} or, when need_uncond, {v_cond, v_uncond}, each [C, F, H, W].
 using VelocityFn = std::function<std::vector<at::Tensor>(const at::Tensor& x, const at::Tensor& t, bool need_uncond)>;
 
-enum class SolverKind { UniPC, Euler };
+enum class SolverKind { UniPC, Euler, Dmd };
 
 struct FlowSampleOptions {
   SolverKind solver = SolverKind::UniPC;
@@ -32,6 +33,8 @@ struct FlowSampleOptions {
   double shift = 5.0;
   double guide_scale = 5.0;    // 1 = no guidance (one model call per step)
   std::vector<double> sigmas;  // optional custom schedule (ends in 0); overrides steps/shift
+  // Dmd only: the step timesteps out of 1000 (empty = kFastWan22DmdTimesteps); steps/shift unused.
+  std::vector<double> dmd_timesteps;
   uint64_t seed = 0;
   std::vector<int64_t> latent_shape;  // [C, F, H, W]
   at::Tensor initial_latent;          // optional [C, F, H, W]: used instead of seeded noise

@@ -1,6 +1,6 @@
 // Flow samplers: the official UniPC schedule, Euler and UniPC against hand-computed steps,
 // exactness on straight-line flows, CFG, i2v clean first frame + per-frame timesteps, seeded noise,
-// initial latents, progress and cancellation, and the Wan DiT adapter end to end.
+// initial latents, progress and cancellation, DMD few-step against hand-computed steps, and the Wan DiT adapter end to end.
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/equal.h>
@@ -18,6 +18,7 @@
 #include <limits>
 #include <vector>
 
+#include "models/sampling/dmd_solver.h"
 #include "models/sampling/flow_sampler.h"
 #include "models/sampling/flow_schedule.h"
 #include "models/sampling/flow_solver.h"
@@ -61,6 +62,9 @@ class tst_samplers : public QObject {
   void cfgCombination();
   void imageToVideo();
   void seededNoise();
+  void dmdHandComputed();
+  void dmdImageToVideo();
+  void dmdScheduleErrors();
   void initialLatent();
   void progressAndCancel();
   void badOptions();
@@ -420,6 +424,92 @@ void tst_samplers::noiseSameOnGpu() {
   at::Tensor gpu = seeded_noise({3, 5, 7}, 1234, c10::Device(c10::kCUDA, 0));
   QCOMPARE(gpu.device().type(), c10::kCUDA);
   QVERIFY(at::equal(gpu.cpu(), cpu));
+}
+
+
+// DMD with a model whose velocity is a fixed tensor: every latent the model sees and the result
+// follow x0 = x - sigma v, x_next = (1 - sigma_next) x0 + sigma_next noise, with the noise drawn
+// after the initial noise from one generator seeded with the run's seed.
+void tst_samplers::dmdHandComputed() {
+  FlowSampleOptions o;
+  o.solver = SolverKind::Dmd;
+  o.guide_scale = 1.0;
+  o.latent_shape = {2, 3, 2, 2};
+  o.seed = 77;
+  const at::Tensor v = at::randn({2, 3, 2, 2}, at::detail::createCPUGenerator(5));
+  std::vector<at::Tensor> seen_x, seen_t;
+  VelocityFn fn = [&](const at::Tensor& x, const at::Tensor& t, bool need_uncond) -> std::vector<at::Tensor> {
+    if (need_uncond) throw std::logic_error("DMD at guidance 1 must not ask for the unconditional branch");
+    seen_x.push_back(x.clone());
+    seen_t.push_back(t.clone());
+    return {v};
+  };
+  const at::Tensor out = flow_sample(fn, o);
+  at::Generator g = at::detail::createCPUGenerator(77);
+  at::Tensor x = at::randn({2, 3, 2, 2}, g).to(at::kDouble);
+  const at::Tensor vd = v.to(at::kDouble);
+  const std::vector<double> t{1000, 757, 522};
+  QCOMPARE(int(seen_x.size()), 3);
+  for (int i = 0; i < 3; ++i) {
+    QVERIFY2(at::allclose(seen_x[i].to(at::kDouble), x, 1e-5, 1e-6), qPrintable(QString("step %1").arg(i)));
+    QVERIFY(at::equal(seen_t[i], at::full({3}, t[i], seen_t[i].options())));
+    const at::Tensor x0 = x - vd * (t[i] / 1000.0);
+    if (i == 2) {
+      x = x0;
+    } else {
+      const double next = t[i + 1] / 1000.0;
+      x = x0 * (1.0 - next) + at::randn({2, 3, 2, 2}, g).to(at::kDouble) * next;
+    }
+  }
+  QVERIFY(at::allclose(out.to(at::kDouble), x, 1e-5, 1e-6));
+  // The seed reproduces the run; another seed changes the re-noising (and the start).
+  QVERIFY(at::equal(flow_sample(fn, o), out));
+  o.seed = 78;
+  QVERIFY(!at::allclose(flow_sample(fn, o), out));
+  // A custom list: two steps from 800 -> sigma 0.8 then 0.4.
+  o.seed = 77;
+  o.dmd_timesteps = {800, 400};
+  seen_t.clear();
+  seen_x.clear();
+  const at::Tensor two = flow_sample(fn, o);
+  QCOMPARE(int(seen_t.size()), 2);
+  QCOMPARE(seen_t[1][0].item<double>(), 400.0);
+  QVERIFY(at::allclose(two, seen_x[1] - v * 0.4, 1e-5, 1e-6));
+}
+
+// Image-to-video under DMD: frame 0 is the clean latent before every call (re-imposed after the
+// re-noising), its timestep 0, and the result keeps it.
+void tst_samplers::dmdImageToVideo() {
+  FlowSampleOptions o;
+  o.solver = SolverKind::Dmd;
+  o.guide_scale = 1.0;
+  o.latent_shape = {2, 3, 2, 2};
+  o.seed = 3;
+  const at::Tensor z = at::full({2, 1, 2, 2}, -0.5f);
+  o.first_frame = z;
+  bool clean = true;
+  std::vector<at::Tensor> seen_t;
+  VelocityFn fn = [&](const at::Tensor& x, const at::Tensor& t, bool) -> std::vector<at::Tensor> {
+    clean = clean && at::equal(x.narrow(1, 0, 1), z);
+    seen_t.push_back(t.clone());
+    return {x * 0.2 + 0.1};
+  };
+  const at::Tensor out = flow_sample(fn, o);
+  QVERIFY(clean);
+  QVERIFY(at::equal(out.narrow(1, 0, 1), z));
+  QCOMPARE(int(seen_t.size()), 3);
+  for (const at::Tensor& t : seen_t) QCOMPARE(t[0].item<float>(), 0.0f);
+  QCOMPARE(seen_t[1][1].item<float>(), 757.0f);
+}
+
+void tst_samplers::dmdScheduleErrors() {
+  const FlowSchedule s = dmd_schedule(kFastWan22DmdTimesteps);
+  QCOMPARE(s.timesteps, (std::vector<double>{1000, 757, 522}));
+  QCOMPARE(s.sigmas, (std::vector<double>{1.0, 0.757, 0.522, 0.0}));
+  QVERIFY_THROWS_EXCEPTION(std::invalid_argument, dmd_schedule({}));
+  QVERIFY_THROWS_EXCEPTION(std::invalid_argument, dmd_schedule({500, 700}));
+  QVERIFY_THROWS_EXCEPTION(std::invalid_argument, dmd_schedule({1001, 500}));
+  QVERIFY_THROWS_EXCEPTION(std::invalid_argument, dmd_schedule({500, 0}));
 }
 
 QTEST_GUILESS_MAIN(tst_samplers)
