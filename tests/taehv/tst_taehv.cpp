@@ -1,0 +1,196 @@
+// TAEHV light decoder (taew2_2): a `.pth` written here with the reference's key names at the real
+// widths (random seeded weights) decodes like an independent float64 implementation of the
+// reference's decoder (whole sequence at once); frame counts 1 + 4(T - 1), 16x sizes, chunking
+// invariance, progress, cancellation and errors.
+#include <ATen/TensorOperators.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/ops/allclose.h>
+#include <ATen/ops/cat.h>
+#include <ATen/ops/conv2d.h>
+#include <ATen/ops/randn.h>
+#include <ATen/ops/relu.h>
+#include <ATen/ops/tanh.h>
+#include <ATen/ops/zeros.h>
+#include <c10/core/GradMode.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <QtCore/QTemporaryDir>
+#include <QtTest/QtTest>
+
+#include "model_io_pth_writer.h"
+#include "models/vae/taehv.h"
+
+using namespace vidgraph;
+using namespace vidgraph::vae;
+
+namespace {
+
+using Weights = std::vector<std::pair<std::string, at::Tensor>>;
+
+constexpr int64_t kLatent = 48;
+const std::vector<int64_t> kWidths{256, 128, 64, 64};
+
+// taew2_2's decoder state dict: decoder.<i>.* at the reference's indices and shapes. The stride-1
+// TGrow (decoder.7) is written twice as wide, as a checkpoint trained with stride 2 would be.
+Weights taew2_2_weights(uint64_t seed) {
+  at::Generator g = at::detail::createCPUGenerator(seed);
+  Weights w;
+  // Variance-keeping scales (the residual sums of 9 MemBlocks still grow a little); the last conv
+  // smaller, so that most output pixels land inside (0, 1) rather than on the clamp.
+  auto conv = [&](const std::string& name, int64_t out, int64_t in, int64_t k, bool bias, double bias_value = 0.0,
+                  double gain = 1.0) {
+    const double scale = gain * std::sqrt(1.0 / double(in * k * k));
+    w.emplace_back(name + ".weight", at::randn({out, in, k, k}, g) * scale);
+    if (bias) w.emplace_back(name + ".bias", at::randn({out}, g) * 0.05 + bias_value);
+  };
+  w.emplace_back("encoder.0.weight", at::randn({64, 12, 3, 3}, g));  // ignored by the decoder
+  conv("decoder.1", kWidths[0], kLatent, 3, true);
+  const int first[3] = {3, 9, 15}, grow[3] = {7, 13, 19}, proj[3] = {8, 14, 20};
+  const int64_t grow_rows[3] = {2, 2, 2};
+  for (int s = 0; s < 3; ++s) {
+    const int64_t n = kWidths[s];
+    for (int b = 0; b < 3; ++b) {
+      const std::string p = "decoder." + std::to_string(first[s] + b) + ".conv.";
+      conv(p + "0", n, 2 * n, 3, true);
+      conv(p + "2", n, n, 3, true);
+      conv(p + "4", n, n, 3, true);
+    }
+    w.emplace_back("decoder." + std::to_string(grow[s]) + ".conv.weight",
+                   at::randn({n * grow_rows[s], n, 1, 1}, g) * std::sqrt(1.0 / double(n)));
+    conv("decoder." + std::to_string(proj[s]), kWidths[s + 1], n, 3, false);
+  }
+  conv("decoder.22", 12, kWidths[3], 3, true, 0.5, 0.05);
+  return w;
+}
+
+// The reference's decoder written from its definition, in float64, all frames at once: z [T, C, h, w]
+// -> frames [T', 3, H, W] in [0, 1] after dropping the first 3.
+at::Tensor reference_decode(const Weights& weights, const at::Tensor& z) {
+  std::map<std::string, at::Tensor> sd;
+  for (const auto& [k, t] : weights) sd[k] = t.to(at::kDouble);
+  auto conv = [&](const at::Tensor& x, const std::string& name, int64_t pad) {
+    const auto b = sd.find(name + ".bias");
+    return at::conv2d(x, sd.at(name + ".weight"), b == sd.end() ? at::Tensor() : b->second, {1, 1}, {pad, pad});
+  };
+  at::Tensor x = z.to(at::kDouble);
+  x = at::tanh(x / 3.0) * 3.0;
+  x = at::relu(conv(x, "decoder.1", 1));
+  const int first[3] = {3, 9, 15}, grow[3] = {7, 13, 19}, proj[3] = {8, 14, 20};
+  const int64_t stride[3] = {1, 2, 2};
+  for (int s = 0; s < 3; ++s) {
+    for (int b = 0; b < 3; ++b) {
+      const std::string p = "decoder." + std::to_string(first[s] + b) + ".conv.";
+      const int64_t t = x.size(0);
+      const at::Tensor past = at::cat({at::zeros_like(x.narrow(0, 0, 1)), x.narrow(0, 0, t - 1)}, 0);
+      at::Tensor h = at::relu(conv(at::cat({x, past}, 1), p + "0", 1));
+      h = at::relu(conv(h, p + "2", 1));
+      x = at::relu(conv(h, p + "4", 1) + x);
+    }
+    x = x.repeat_interleave(2, 2).repeat_interleave(2, 3);  // nearest 2x
+    const at::Tensor gw = sd.at("decoder." + std::to_string(grow[s]) + ".conv.weight");
+    const int64_t c = x.size(1), keep = c * stride[s];
+    const at::Tensor y = at::conv2d(x, gw.narrow(0, gw.size(0) - keep, keep));  // [T, s*C, H, W]
+    x = y.reshape({x.size(0) * stride[s], c, x.size(2), x.size(3)});
+    x = conv(x, "decoder." + std::to_string(proj[s]), 1);
+  }
+  x = conv(at::relu(x), "decoder.22", 1);  // [T, 12, H, W]
+  const int64_t t = x.size(0), h = x.size(2), w = x.size(3);
+  x = x.reshape({t, 3, 2, 2, h, w}).permute({0, 1, 4, 2, 5, 3}).reshape({t, 3, 2 * h, 2 * w});  // pixel shuffle
+  x = x.clamp(0.0, 1.0);
+  return x.narrow(0, 3, t - 3);
+}
+
+}  // namespace
+
+class tst_taehv : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase();
+  void matchesReference_data();
+  void matchesReference();
+  void chunkingAndCallbacks();
+  void errors();
+
+ private:
+  QTemporaryDir dir_;
+  std::string path_;
+  Weights weights_;
+};
+
+void tst_taehv::initTestCase() {
+  c10::GradMode::set_enabled(false);
+  weights_ = taew2_2_weights(2025);
+  path_ = dir_.filePath("taew2_2.pth").toStdString();
+  vidgraph::test::write_pth(path_, weights_);
+}
+
+void tst_taehv::matchesReference_data() {
+  QTest::addColumn<int>("latent_frames");
+  QTest::newRow("1 latent frame (an image)") << 1;
+  QTest::newRow("3 latent frames (9 frames)") << 3;
+}
+
+void tst_taehv::matchesReference() {
+  QFETCH(int, latent_frames);
+  const auto decoder = TaehvDecoder::load(path_);
+  QCOMPARE(decoder->config().latent_channels, kLatent);
+  QCOMPARE(decoder->config().patch_size, int64_t(2));
+  QCOMPARE(decoder->config().widths, kWidths);
+  QCOMPARE(decoder->config().spatial_upscale(), int64_t(16));
+  QCOMPARE(decoder->config().temporal_upscale(), int64_t(4));
+  const at::Tensor z = at::randn({1, kLatent, latent_frames, 2, 3}, at::detail::createCPUGenerator(7));
+  const at::Tensor video = decoder->decode(z);
+  QCOMPARE(video.sizes().vec(), (std::vector<int64_t>{1, 3, 1 + 4 * (latent_frames - 1), 32, 48}));
+  const at::Tensor expected = reference_decode(weights_, z[0].permute({1, 0, 2, 3})).permute({1, 0, 2, 3});
+  const at::Tensor got = ((video[0] + 1.0) / 2.0).to(at::kDouble);
+  const double max_diff = (got - expected).abs().max().item<double>();
+  QVERIFY2(max_diff < 1e-4, qPrintable(QString("max |ours - reference| = %1").arg(max_diff)));
+  // The comparison is not decided by the clamp: most pixels lie inside (0, 1).
+  const double inside = ((expected > 0.0) * (expected < 1.0)).to(at::kDouble).mean().item<double>();
+  QVERIFY2(inside > 0.3, qPrintable(QString("only %1 of the pixels are unclamped").arg(inside)));
+}
+
+void tst_taehv::chunkingAndCallbacks() {
+  const auto decoder = TaehvDecoder::load(path_);
+  const at::Tensor z = at::randn({2, kLatent, 5, 2, 2}, at::detail::createCPUGenerator(8));
+  std::vector<std::pair<int64_t, int64_t>> progress;
+  VaeCallbacks cb;
+  cb.progress = [&](int64_t done, int64_t total) { progress.emplace_back(done, total); };
+  const at::Tensor one = decoder->decode(z, cb, 1);
+  QCOMPARE(one.sizes().vec(), (std::vector<int64_t>{2, 3, 17, 32, 32}));
+  QCOMPARE(int(progress.size()), 10);  // 5 chunks per batch item
+  QCOMPARE(progress.back(), std::make_pair(int64_t(5), int64_t(5)));
+  const at::Tensor all = decoder->decode(z, {}, 5);
+  const at::Tensor two = decoder->decode(z, {}, 2);
+  const double d1 = (one - all).abs().max().item<double>(), d2 = (two - all).abs().max().item<double>();
+  QVERIFY2(d1 < 1e-5 && d2 < 1e-5, qPrintable(QString("chunked vs whole: %1, %2").arg(d1).arg(d2)));
+  QVERIFY(one.min().item<float>() >= -1.0f && one.max().item<float>() <= 1.0f);
+  int polls = 0;
+  cb.cancelled = [&] { return ++polls == 2; };
+  QVERIFY_THROWS_EXCEPTION(VaeCancelled, decoder->decode(z, cb, 1));
+}
+
+void tst_taehv::errors() {
+  const auto decoder = TaehvDecoder::load(path_);
+  QVERIFY_THROWS_EXCEPTION(std::invalid_argument, decoder->decode(at::zeros({1, 16, 2, 2, 2})));
+  Weights broken;
+  for (const auto& [k, t] : weights_) {
+    if (k != "decoder.10.conv.2.weight") broken.emplace_back(k, t);
+  }
+  const std::string bad = dir_.filePath("broken.pth").toStdString();
+  vidgraph::test::write_pth(bad, broken);
+  try {
+    TaehvDecoder::load(bad);
+    QFAIL("a checkpoint without decoder.10.conv.2.weight loaded");
+  } catch (const std::runtime_error& e) {
+    QVERIFY2(std::string(e.what()).find("decoder.10.conv.2.weight") != std::string::npos, e.what());
+  }
+}
+
+QTEST_GUILESS_MAIN(tst_taehv)
+#include "tst_taehv.moc"
