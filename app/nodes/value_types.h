@@ -18,6 +18,8 @@ inline constexpr const char* kConditioningType = "CONDITIONING"; // text embeddi
 inline constexpr const char* kLatentType = "LATENT";         // video latents (opaque)
 inline constexpr const char* kVideoType = "VIDEO";           // nodes::Video
 inline constexpr const char* kPathType = "PATH";             // std::string: a written file
+inline constexpr const char* kDatasetType = "DATASET";       // captioned training clips (opaque)
+inline constexpr const char* kTrainingSetType = "TRAINING_SET";  // encoded samples on disk (opaque)
 
 // Positive and negative prompt text.
 struct PromptText {

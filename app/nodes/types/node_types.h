@@ -21,6 +21,8 @@ engine::NodeType preview_video_node();
 #ifdef VIDGRAPH_HAVE_MEDIA
 engine::NodeType load_image_node();
 engine::NodeType export_video_node();
+engine::NodeType load_video_dataset_node();
+engine::NodeType encode_dataset_node();
 #endif  // VIDGRAPH_HAVE_MEDIA
 
 }  // namespace vidgraph::nodes

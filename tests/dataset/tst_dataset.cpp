@@ -1,0 +1,326 @@
+// Tests the training-data nodes on real files: clips written with our FFmpeg encoder, the demo
+// model's VAE and text encoder (loaded by Load Wan Model). Load Video Dataset names bad clips
+// (corrupt, uncaptioned, too short, empty caption) and skips or fails as asked; captions come from
+// .txt files and manifests; Encode Dataset validates frames, writes samples of the right shapes,
+// reuses its cache and re-encodes when a setting changes.
+#include <ATen/core/Tensor.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <string>
+
+#include <QtCore/QTemporaryDir>
+#include <QtTest/QtTest>
+
+#include "dataset_fixture.h"
+#include "engine/registry.h"
+#include "nodes/register_nodes.h"
+#include "nodes/types/training_set.h"
+#include "nodes/types/video_dataset.h"
+#include "nodes/value_types.h"
+
+namespace fs = std::filesystem;
+using namespace vidgraph;
+using namespace vidgraph::nodes;
+using dataset_test::context;
+using dataset_test::Recorder;
+using dataset_test::write_clip;
+using dataset_test::write_text;
+
+namespace {
+
+const char* kDemoModel = VIDGRAPH_BINARY_DIR "/share/vidgraph/models/wan22-tiny";
+
+std::set<std::string> files_in(const fs::path& dir) {
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.insert(e.path().filename().string());
+  return names;
+}
+
+}  // namespace
+
+class tst_dataset : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase();
+  void badClipsAreNamed();
+  void skipLeavesBadClipsOut();
+  void emptyFolderIsAnError();
+  void captionsFromManifests();
+  void pngSequenceClip();
+  void fingerprintSeesEdits();
+  void framesMustBe4kPlus1();
+  void encodeWritesSamplesAndReusesCache();
+  void shortClipsForStrideAreNamed();
+
+ private:
+  engine::Result<engine::ValueMap> run(const char* type, const nlohmann::json& params,
+                                       engine::ValueMap inputs, Recorder* recorder);
+  engine::Result<engine::ValueMap> load_dataset(const fs::path& folder, const nlohmann::json& extra,
+                                                Recorder* recorder);
+  engine::Result<engine::ValueMap> encode(const engine::Value& dataset, const nlohmann::json& params,
+                                          Recorder* recorder);
+  fs::path good_dataset(const char* name);
+
+  QTemporaryDir dir_;
+  engine::Registry registry_;
+  engine::ValueMap model_;  // model, vae, text_encoder of the demo model
+};
+
+engine::Result<engine::ValueMap> tst_dataset::run(const char* type, const nlohmann::json& params,
+                                                  engine::ValueMap inputs, Recorder* recorder) {
+  const engine::NodeType* t = registry_.find(type);
+  if (!t) qFatal("node type %s not registered", type);
+  engine::NodeContext ctx = context(*t, params, std::move(inputs), dir_.path().toStdString(), recorder);
+  return t->compute(ctx);
+}
+
+engine::Result<engine::ValueMap> tst_dataset::load_dataset(const fs::path& folder, const nlohmann::json& extra,
+                                                           Recorder* recorder) {
+  nlohmann::json params = extra;
+  params["folder"] = folder.string();
+  return run("LoadVideoDataset", params, {}, recorder);
+}
+
+engine::Result<engine::ValueMap> tst_dataset::encode(const engine::Value& dataset, const nlohmann::json& params,
+                                                     Recorder* recorder) {
+  return run("EncodeDataset", params,
+             {{"vae", model_.at("vae")}, {"text_encoder", model_.at("text_encoder")}, {"dataset", dataset}},
+             recorder);
+}
+
+// Two good MP4 clips with .txt captions.
+fs::path tst_dataset::good_dataset(const char* name) {
+  const fs::path folder = fs::path(dir_.path().toStdString()) / name;
+  fs::create_directories(folder);
+  const std::string a = write_clip((folder / "walk.mp4").string(), 9);
+  const std::string b = write_clip((folder / "run.mp4").string(), 9, media::VideoFormat::Mp4, 5);
+  if (!a.empty() || !b.empty()) qFatal("writing clips failed: %s %s", a.c_str(), b.c_str());
+  write_text(folder / "walk.txt", "a red square walks to the right\n");
+  write_text(folder / "run.txt", "a red square runs to the right");
+  return folder;
+}
+
+void tst_dataset::initTestCase() {
+  QVERIFY(dir_.isValid());
+  register_builtin_nodes(registry_);
+  QVERIFY2(fs::exists(kDemoModel), "the demo model is built with the vidgraph_demo_model target");
+  Recorder recorder;
+  auto loaded = run("LoadWanModel", {{"model_path", kDemoModel}, {"device", "cpu"}}, {}, &recorder);
+  QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().message.c_str());
+  model_ = *loaded;
+}
+
+void tst_dataset::badClipsAreNamed() {
+  const fs::path folder = good_dataset("bad");
+  std::mt19937 random(5);
+  std::string noise(4000, '\0');
+  for (char& c : noise) c = static_cast<char>(random());
+  write_text(folder / "corrupt.mp4", noise);
+  write_text(folder / "corrupt.txt", "noise");
+  QCOMPARE(write_clip((folder / "uncaptioned.mp4").string(), 9), std::string());
+  QCOMPARE(write_clip((folder / "short.mp4").string(), 3), std::string());
+  write_text(folder / "short.txt", "too short");
+  QCOMPARE(write_clip((folder / "blank.mp4").string(), 9), std::string());
+  write_text(folder / "blank.txt", "  \n\t ");
+  QCOMPARE(write_clip((folder / "latin1.mp4").string(), 9), std::string());
+  write_text(folder / "latin1.txt", "caf\xe9");
+  Recorder recorder;
+  auto out = load_dataset(folder, {{"frames", 5}}, &recorder);
+  QVERIFY(!out.ok());
+  const std::string& message = out.error().message;
+  QVERIFY2(message.find("5 clip(s)") != std::string::npos, message.c_str());
+  for (const char* part : {"corrupt.mp4: ", "uncaptioned.mp4: it has no caption", "short.mp4: it has 3 frames",
+                           "blank.mp4: its caption", "is empty", "latin1.mp4: its caption",
+                           "not valid UTF-8", "on_bad_clip"}) {
+    QVERIFY2(message.find(part) != std::string::npos, (std::string(part) + " | " + message).c_str());
+  }
+  QVERIFY(message.find("walk.mp4") == std::string::npos);
+}
+
+void tst_dataset::skipLeavesBadClipsOut() {
+  const fs::path folder = good_dataset("skip");
+  write_text(folder / "corrupt.mp4", std::string(2000, 'x'));
+  write_text(folder / "corrupt.txt", "noise");
+  QCOMPARE(write_clip((folder / "short.mp4").string(), 3), std::string());
+  write_text(folder / "short.txt", "short");
+  Recorder recorder;
+  auto out = load_dataset(folder, {{"frames", 9}, {"on_bad_clip", "skip"}}, &recorder);
+  QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
+  const auto& dataset = *engine::value_as<VideoDataset>(out->at("dataset"));
+  QCOMPARE(dataset.clips.size(), std::size_t(2));
+  QCOMPARE(dataset.clips[0].name, std::string("run.mp4"));
+  QCOMPARE(dataset.clips[0].caption, std::string("a red square runs to the right"));
+  QCOMPARE(dataset.clips[1].frame_count, 9);
+  QCOMPARE(dataset.clips[1].width, 64);
+  QCOMPARE(recorder.warnings.size(), std::size_t(2));
+  QVERIFY(recorder.warnings[0].find("corrupt.mp4") != std::string::npos);
+  QVERIFY(recorder.warnings[1].find("short.mp4") != std::string::npos);
+  QVERIFY(!recorder.infos.empty() && recorder.infos.back().find("2 clip(s), 2 skipped") != std::string::npos);
+}
+
+void tst_dataset::emptyFolderIsAnError() {
+  const fs::path folder = fs::path(dir_.path().toStdString()) / "empty";
+  fs::create_directories(folder);
+  Recorder recorder;
+  auto out = load_dataset(folder, {}, &recorder);
+  QVERIFY(!out.ok());
+  QVERIFY2(out.error().message.find("has no usable clips") != std::string::npos, out.error().message.c_str());
+  // Only bad clips, skipped: still no usable clip, and the reasons are given.
+  write_text(folder / "only.mp4", "not a video");
+  write_text(folder / "only.txt", "caption");
+  out = load_dataset(folder, {{"on_bad_clip", "skip"}}, &recorder);
+  QVERIFY(!out.ok());
+  QVERIFY2(out.error().message.find("only.mp4") != std::string::npos, out.error().message.c_str());
+  out = load_dataset(folder / "missing", {}, &recorder);
+  QVERIFY(!out.ok());
+  QVERIFY2(out.error().message.find("missing") != std::string::npos, out.error().message.c_str());
+}
+
+void tst_dataset::captionsFromManifests() {
+  const fs::path folder = fs::path(dir_.path().toStdString()) / "manifest";
+  fs::create_directories(folder);
+  for (const char* name : {"a.mp4", "b.webm"}) {
+    const auto format = std::string(name) == "b.webm" ? media::VideoFormat::WebM : media::VideoFormat::Mp4;
+    QCOMPARE(write_clip((folder / name).string(), 5, format), std::string());
+  }
+  write_text(folder / "captions.csv", "file,caption\na.mp4,\"red, fast \"\"square\"\"\"\nb.webm,slow square\n");
+  Recorder recorder;
+  auto out = load_dataset(folder, {{"frames", 5}}, &recorder);
+  QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
+  auto dataset = *engine::value_as<VideoDataset>(out->at("dataset"));
+  QCOMPARE(dataset.clips.size(), std::size_t(2));
+  QCOMPARE(dataset.clips[0].caption, std::string("red, fast \"square\""));
+  QCOMPARE(dataset.clips[1].caption, std::string("slow square"));
+  QCOMPARE(dataset.clips[1].frame_count, 5);
+  // A .txt beside the clip wins over the manifest.
+  write_text(folder / "b.txt", "from the txt");
+  out = load_dataset(folder, {{"frames", 5}}, &recorder);
+  QVERIFY(out.ok());
+  QCOMPARE(engine::value_as<VideoDataset>(out->at("dataset"))->clips[1].caption, std::string("from the txt"));
+  // Both manifests: refused; a bad jsonl line is named.
+  write_text(folder / "captions.jsonl", "{\"file\": \"a.mp4\", \"caption\": \"json\"}\n{\"file\": 3}\n");
+  out = load_dataset(folder, {{"frames", 5}}, &recorder);
+  QVERIFY(!out.ok());
+  QVERIFY2(out.error().message.find("both captions.jsonl and captions.csv") != std::string::npos,
+           out.error().message.c_str());
+  fs::remove(folder / "captions.csv");
+  out = load_dataset(folder, {{"frames", 5}}, &recorder);
+  QVERIFY(!out.ok());
+  QVERIFY2(out.error().message.find("Line 2 of") != std::string::npos, out.error().message.c_str());
+  write_text(folder / "captions.jsonl", "{\"file\": \"a.mp4\", \"caption\": \"json caption\"}\n");
+  out = load_dataset(folder, {{"frames", 5}}, &recorder);
+  QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
+  QCOMPARE(engine::value_as<VideoDataset>(out->at("dataset"))->clips[0].caption, std::string("json caption"));
+}
+
+void tst_dataset::pngSequenceClip() {
+  const fs::path folder = fs::path(dir_.path().toStdString()) / "pngs";
+  fs::create_directories(folder);
+  QCOMPARE(write_clip((folder / "frames").string(), 6, media::VideoFormat::PngSequence), std::string());
+  write_text(folder / "frames.txt", "png frames");
+  Recorder recorder;
+  auto out = load_dataset(folder, {{"frames", 5}}, &recorder);
+  QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
+  const auto& clip = engine::value_as<VideoDataset>(out->at("dataset"))->clips.at(0);
+  QCOMPARE(clip.name, std::string("frames"));
+  QCOMPARE(clip.frame_count, 6);
+  QCOMPARE(clip.height, 48);
+}
+
+void tst_dataset::fingerprintSeesEdits() {
+  const fs::path folder = good_dataset("fingerprint");
+  const engine::NodeType& type = *registry_.find("LoadVideoDataset");
+  const nlohmann::json params = type.params_with_defaults({{"folder", folder.string()}});
+  const std::string before = type.fingerprint(params, {});
+  QCOMPARE(type.fingerprint(params, {}), before);
+  write_text(folder / "walk.txt", "an edited caption, longer than before");
+  const std::string edited = type.fingerprint(params, {});
+  QVERIFY(edited != before);
+  fs::remove(folder / "run.mp4");
+  QVERIFY(type.fingerprint(params, {}) != edited);
+}
+
+void tst_dataset::framesMustBe4kPlus1() {
+  const engine::NodeType& type = *registry_.find("EncodeDataset");
+  const std::string problem = type.preflight(type.params_with_defaults({{"frames", 6}}), {});
+  QVERIFY2(problem.find("frames must be 4k + 1") != std::string::npos, problem.c_str());
+  QVERIFY(type.preflight(type.params_with_defaults({{"frames", 9}}), {}).empty());
+  QVERIFY(!type.preflight(type.params_with_defaults({{"width", 100}}), {}).empty());
+  Recorder recorder;
+  auto dataset = load_dataset(good_dataset("frames"), {{"frames", 5}}, &recorder);
+  QVERIFY(dataset.ok());
+  auto out = encode(dataset->at("dataset"), {{"frames", 6}}, &recorder);
+  QVERIFY(!out.ok());
+  QVERIFY(out.error().message.find("4k + 1") != std::string::npos);
+}
+
+void tst_dataset::encodeWritesSamplesAndReusesCache() {
+  Recorder recorder;
+  auto dataset = load_dataset(good_dataset("encode"), {{"frames", 9}}, &recorder);
+  QVERIFY(dataset.ok());
+  const fs::path cache = fs::path(dir_.path().toStdString()) / "encode-cache";
+  const nlohmann::json params = {{"width", 64}, {"height", 32}, {"frames", 5}, {"frame_stride", 2},
+                                 {"cache_folder", cache.string()}};
+  auto out = encode(dataset->at("dataset"), params, &recorder);
+  QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
+  QVERIFY(recorder.infos.back().find("2 clip(s) encoded, 0 from the cache") != std::string::npos);
+  QCOMPARE(recorder.progress.back(), std::make_pair(std::int64_t(2), std::int64_t(2)));
+  const TrainingSet set = *engine::value_as<TrainingSet>(out->at("training_set"));
+  QCOMPARE(set.samples.size(), std::size_t(2));
+  const std::vector<int64_t> latent_shape{8, 2, 2, 4};  // demo VAE z 8, (5-1)/4+1, 32/16, 64/16
+  for (const TrainingSampleFile& file : set.samples) {
+    QCOMPARE(file.latent_shape, latent_shape);
+    QCOMPARE(file.context_shape.size(), std::size_t(2));
+    const TrainingSampleData data = read_training_sample(file.path);
+    QCOMPARE(data.latent.sizes().vec(), latent_shape);
+    QCOMPARE(data.latent.scalar_type(), at::kFloat);
+    QCOMPARE(data.context.sizes().vec(), file.context_shape);
+    QCOMPARE(data.mode, std::string("t2v"));
+    QVERIFY(data.caption.find("red square") != std::string::npos);
+  }
+  QCOMPARE(set.samples[0].source, std::string("run.mp4"));
+  const std::set<std::string> first = files_in(cache);
+  QCOMPARE(first.size(), std::size_t(2));
+  const auto mtime = fs::last_write_time(set.samples[0].path);
+
+  // Same settings: everything from the cache, nothing rewritten.
+  out = encode(dataset->at("dataset"), params, &recorder);
+  QVERIFY(out.ok());
+  QVERIFY2(recorder.infos.back().find("0 clip(s) encoded, 2 from the cache") != std::string::npos,
+           recorder.infos.back().c_str());
+  QCOMPARE(files_in(cache), first);
+  QVERIFY(fs::last_write_time(set.samples[0].path) == mtime);
+
+  // A changed setting: new samples beside the old ones.
+  nlohmann::json changed = params;
+  changed["mode"] = "i2v";
+  out = encode(dataset->at("dataset"), changed, &recorder);
+  QVERIFY(out.ok());
+  QVERIFY(recorder.infos.back().find("2 clip(s) encoded, 0 from the cache") != std::string::npos);
+  QCOMPARE(files_in(cache).size(), std::size_t(4));
+  QVERIFY(engine::value_as<TrainingSet>(out->at("training_set"))->samples[0].image_to_video);
+
+  // A damaged cache entry is reported, never served.
+  write_text(set.samples[1].path, "damaged");
+  out = encode(dataset->at("dataset"), params, &recorder);
+  QVERIFY(!out.ok());
+  QVERIFY2(out.error().message.find("walk.mp4") != std::string::npos, out.error().message.c_str());
+}
+
+void tst_dataset::shortClipsForStrideAreNamed() {
+  Recorder recorder;
+  auto dataset = load_dataset(good_dataset("stride"), {{"frames", 5}}, &recorder);
+  QVERIFY(dataset.ok());
+  auto out = encode(dataset->at("dataset"), {{"width", 64}, {"height", 32}, {"frames", 5}, {"frame_stride", 3}},
+                    &recorder);
+  QVERIFY(!out.ok());
+  QVERIFY2(out.error().message.find("needs 13 source frames") != std::string::npos, out.error().message.c_str());
+  QVERIFY(out.error().message.find("walk.mp4: 9 frames") != std::string::npos);
+}
+
+QTEST_GUILESS_MAIN(tst_dataset)
+#include "tst_dataset.moc"
