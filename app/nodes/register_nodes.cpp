@@ -46,6 +46,7 @@ std::vector<engine::NodeType> builtin_types(const BuiltinNodeOptions& options) {
   types.push_back(export_video_node());
   types.push_back(load_video_dataset_node());
   types.push_back(encode_dataset_node());
+  types.push_back(make_demo_dataset_node());
 #endif  // VIDGRAPH_HAVE_MEDIA
   return types;
 }

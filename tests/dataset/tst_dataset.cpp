@@ -55,6 +55,7 @@ class tst_dataset : public QObject {
   void framesMustBe4kPlus1();
   void encodeWritesSamplesAndReusesCache();
   void shortClipsForStrideAreNamed();
+  void demoDatasetIsSeededAndNeverReplaces();
 
  private:
   engine::Result<engine::ValueMap> run(const char* type, const nlohmann::json& params,
@@ -320,6 +321,40 @@ void tst_dataset::shortClipsForStrideAreNamed() {
   QVERIFY(!out.ok());
   QVERIFY2(out.error().message.find("needs 13 source frames") != std::string::npos, out.error().message.c_str());
   QVERIFY(out.error().message.find("walk.mp4: 9 frames") != std::string::npos);
+}
+
+void tst_dataset::demoDatasetIsSeededAndNeverReplaces() {
+  const fs::path folder = fs::path(dir_.path().toStdString()) / "demo";
+  Recorder recorder;
+  const nlohmann::json params = {{"folder", folder.string()}, {"clips", 3}, {"frames", 9}, {"seed", 4}};
+  auto made = run("MakeDemoDataset", params, {}, &recorder);
+  QVERIFY2(made.ok(), made.ok() ? "" : made.error().message.c_str());
+  QCOMPARE(*engine::value_as<std::string>(made->at("folder")), folder.string());
+  auto dataset = run("LoadVideoDataset", {{"frames", 9}}, {{"folder", made->at("folder")}}, &recorder);
+  QVERIFY2(dataset.ok(), dataset.ok() ? "" : dataset.error().message.c_str());
+  const VideoDataset clips = *engine::value_as<VideoDataset>(dataset->at("dataset"));
+  QCOMPARE(clips.clips.size(), std::size_t(3));
+  QCOMPARE(clips.clips[0].frame_count, 9);
+  QCOMPARE(clips.clips[0].width, 96);
+  QVERIFY2(clips.clips[0].caption.rfind("a ", 0) == 0 && clips.clips[0].caption.find(" moving ") != std::string::npos,
+           clips.clips[0].caption.c_str());
+  // The same settings again: reused, nothing rewritten.
+  const auto mtime = fs::last_write_time(clips.clips[0].path);
+  QVERIFY(run("MakeDemoDataset", params, {}, &recorder).ok());
+  QVERIFY(fs::last_write_time(clips.clips[0].path) == mtime);
+  // Other settings, or a folder holding anything else: refused, nothing touched.
+  nlohmann::json other = params;
+  other["seed"] = 5;
+  auto refused = run("MakeDemoDataset", other, {}, &recorder);
+  QVERIFY(!refused.ok());
+  QVERIFY2(refused.error().message.find("already holds other files") != std::string::npos,
+           refused.error().message.c_str());
+  const fs::path mine = fs::path(dir_.path().toStdString()) / "mine";
+  fs::create_directories(mine);
+  write_text(mine / "notes.txt", "mine");
+  other["folder"] = mine.string();
+  QVERIFY(!run("MakeDemoDataset", other, {}, &recorder).ok());
+  QCOMPARE(files_in(mine), std::set<std::string>{"notes.txt"});
 }
 
 QTEST_GUILESS_MAIN(tst_dataset)

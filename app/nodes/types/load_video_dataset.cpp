@@ -20,7 +20,8 @@ std::string joined(const std::vector<std::string>& lines) {
 }
 
 engine::Result<engine::ValueMap> compute_load_dataset(engine::NodeContext& ctx) {
-  const std::string folder = ctx.param_path("folder");
+  const std::string folder =
+      ctx.has_input("folder") ? ctx.input_as<std::string>("folder") : ctx.param_path("folder");
   if (folder.empty()) return node_error(ctx, "Set folder to a dataset folder of captioned clips.");
   const std::string bad_path = check_input_path("folder", folder, InputKind::Folder,
                                                 "a folder of clips with captions");
@@ -61,6 +62,9 @@ engine::NodeType load_video_dataset_node() {
                   "Every clip is checked (it opens, has enough frames, has a non-empty UTF-8 "
                   "caption) before anything is encoded; bad clips are named.";
   t.version = 1;
+  t.inputs = {{"folder", kPathType, true,
+               "Optional: the dataset folder from another node (e.g. Make Demo Dataset); replaces the "
+               "folder param."}};
   t.outputs = {{"dataset", kDatasetType, false, "The checked clips and captions."}};
   t.params = {
       ParamSpec::folder_path("folder", "", "The dataset folder (clips and captions at its top level)."),

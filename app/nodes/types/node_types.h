@@ -23,6 +23,7 @@ engine::NodeType load_image_node();
 engine::NodeType export_video_node();
 engine::NodeType load_video_dataset_node();
 engine::NodeType encode_dataset_node();
+engine::NodeType make_demo_dataset_node();
 #endif  // VIDGRAPH_HAVE_MEDIA
 
 }  // namespace vidgraph::nodes
