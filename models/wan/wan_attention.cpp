@@ -35,7 +35,7 @@ at::Tensor dense_attention(const at::Tensor& q, const at::Tensor& k, const at::T
   for (int64_t s = 0; s < lq; s += chunk) {
     at::Tensor qc = qh.narrow(2, s, std::min(chunk, lq - s));
     at::Tensor scores = at::matmul(qc.mul(scale), kt);  // [B, H, c, Lk]
-    at::Tensor probs = at::softmax(scores.to(at::kFloat), -1).to(vh.scalar_type());
+    at::Tensor probs = at::softmax(scores.to(at_least_fp32(scores.scalar_type())), -1).to(vh.scalar_type());
     outs.push_back(at::matmul(probs, vh));  // [B, H, c, D]
   }
   return at::cat(outs, 2).transpose(1, 2);  // [B, Lq, H, D]

@@ -76,7 +76,7 @@ void WanAttentionBlockImpl::reset() {
 at::Tensor WanAttentionBlockImpl::forward(const at::Tensor& x, const at::Tensor& e0, const at::Tensor& context,
                                           const std::array<int64_t, 3>& grid, const RopeTables& rope,
                                           const AttentionRun& run) {
-  at::Tensor m = modulation.to(at::kFloat).unsqueeze(0) + e0;  // [B, G, 6, dim]
+  at::Tensor m = modulation.to(at_least_fp32(e0.scalar_type())).unsqueeze(0) + e0;  // [B, G, 6, dim]
   auto mi = [&](int64_t i) { return m.select(2, i); };         // [B, G, dim]
   at::Tensor y = self_attn(modulate_groups(norm1(x), mi(0), mi(1)), grid, rope, run);
   at::Tensor h = x + gate_groups(y, mi(2));  // fp32 residual

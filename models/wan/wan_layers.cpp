@@ -24,7 +24,13 @@ void WanLinearImpl::reset() {
 }
 
 at::Tensor WanLinearImpl::forward(const at::Tensor& x) {
-  return at::linear(x.to(weight.scalar_type()), weight, bias);
+  at::Tensor y = at::linear(x.to(weight.scalar_type()), weight, bias);
+  if (!adapter.attached()) {
+    return y;
+  }
+  // The low-rank term in the adapter's dtype (fp32), added in the weight's dtype.
+  at::Tensor low = at::linear(at::linear(x.to(adapter.down.scalar_type()), adapter.down), adapter.up);
+  return y.add(low.mul(adapter.scale).to(y.scalar_type()));
 }
 
 WanRMSNormImpl::WanRMSNormImpl(const WanNormOptions& options_) : options(options_) {
@@ -40,9 +46,10 @@ at::Tensor WanRMSNormImpl::forward(const at::Tensor& x) {
   // mean(x^2) from one fp32-accumulated norm over the input as it is (no fp32 copy of x); the
   // products promote to fp32, the weight multiply is in place.
   const double dim = static_cast<double>(x.size(-1));
-  const at::Tensor norm = at::norm(x, 2, {-1}, /*keepdim=*/true, at::kFloat);
+  const at::ScalarType acc = at_least_fp32(x.scalar_type());
+  const at::Tensor norm = at::norm(x, 2, {-1}, /*keepdim=*/true, acc);
   const at::Tensor inv = at::rsqrt(norm.square().div_(dim).add_(options.eps));
-  return at::mul(x, inv).mul_(weight.to(at::kFloat));
+  return at::mul(x, inv).mul_(weight.to(acc));
 }
 
 WanLayerNormImpl::WanLayerNormImpl(const WanNormOptions& options_) : options(options_) {
@@ -59,9 +66,10 @@ void WanLayerNormImpl::reset() {
 }
 
 at::Tensor WanLayerNormImpl::forward(const at::Tensor& x) {
-  at::Tensor w = weight.defined() ? weight.to(at::kFloat) : at::Tensor();
-  at::Tensor b = bias.defined() ? bias.to(at::kFloat) : at::Tensor();
-  return at::layer_norm(x.to(at::kFloat), {options.dim}, w, b, options.eps);
+  const at::ScalarType acc = at_least_fp32(x.scalar_type());
+  at::Tensor w = weight.defined() ? weight.to(acc) : at::Tensor();
+  at::Tensor b = bias.defined() ? bias.to(acc) : at::Tensor();
+  return at::layer_norm(x.to(acc), {options.dim}, w, b, options.eps);
 }
 
 }  // namespace vidgraph::wan

@@ -4,7 +4,8 @@
 // host memory and no init time; the loader or `wan_init_weights` fills them.
 //
 // Precision contract: WanLinear casts its input to the weight's dtype (bf16/fp16 matmuls on GPU
-// when the weights are), norms always compute in fp32 and return fp32.
+// when the weights are), norms always compute in fp32 and return fp32 — or float64 when the model
+// was converted to float64 (CPU gradient checks): "fp32" below means at_least_fp32.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,21 @@
 #include <torch/nn/pimpl.h>
 
 namespace vidgraph::wan {
+
+// fp32, or float64 for a float64 input: the accumulation type of the fp32 parts of the model.
+inline at::ScalarType at_least_fp32(at::ScalarType type) {
+  return type == at::kDouble ? at::kDouble : at::kFloat;
+}
+
+// A low-rank adapter on a WanLinear (LoRA): y += scale * (x down^T) up^T. The tensors are not
+// registered parameters, so checkpoints and wan_named_parameters never see them; whoever attaches
+// an adapter owns its tensors (models/train trains them, a LoRA loader fills them).
+struct WanLinearAdapter {
+  at::Tensor down;     // [rank, in] (fp32 for training)
+  at::Tensor up;       // [out, rank]
+  double scale = 1.0;  // strength * alpha / rank
+  bool attached() const { return down.defined(); }
+};
 
 struct WanLinearOptions {
   WanLinearOptions(int64_t in, int64_t out) : in_features(in), out_features(out) {}
@@ -29,12 +45,13 @@ class WanLinearImpl : public torch::nn::Cloneable<WanLinearImpl> {
  public:
   explicit WanLinearImpl(const WanLinearOptions& options);
   void reset() override;
-  // x: [..., in] any float dtype -> [..., out] in the weight's dtype.
+  // x: [..., in] any float dtype -> [..., out] in the weight's dtype (+ the adapter's term).
   at::Tensor forward(const at::Tensor& x);
 
   WanLinearOptions options;
   at::Tensor weight;
   at::Tensor bias;
+  WanLinearAdapter adapter;  // none unless attached
 };
 TORCH_MODULE(WanLinear);
 

@@ -69,7 +69,7 @@ void WanTimeProjectionImpl::reset() {
 }
 
 at::Tensor WanTimeProjectionImpl::forward(const at::Tensor& e) {
-  return fc1(at::silu(e)).to(at::kFloat);
+  return fc1(at::silu(e)).to(at_least_fp32(e.scalar_type()));
 }
 
 WanHeadImpl::WanHeadImpl(const WanConfig& config_, const at::TensorOptions& compute, const at::TensorOptions& fp32)
@@ -90,8 +90,9 @@ void WanHeadImpl::reset() {
 }
 
 at::Tensor WanHeadImpl::forward(const at::Tensor& x, const at::Tensor& e) {
-  at::Tensor m = modulation.to(at::kFloat).unsqueeze(0) + e.unsqueeze(2);  // [B, G, 2, dim]
-  return head(modulate_groups(norm(x), m.select(2, 0), m.select(2, 1))).to(at::kFloat);
+  const at::ScalarType acc = at_least_fp32(x.scalar_type());
+  at::Tensor m = modulation.to(acc).unsqueeze(0) + e.unsqueeze(2);  // [B, G, 2, dim]
+  return head(modulate_groups(norm(x), m.select(2, 0), m.select(2, 1))).to(acc);
 }
 
 WanModelImpl::WanModelImpl(const WanModelOptions& options_) : options(options_) {
@@ -152,8 +153,8 @@ at::Tensor WanModelImpl::embed_text(const at::Tensor& context) {
 
 std::pair<at::Tensor, at::Tensor> WanModelImpl::embed_time(const at::Tensor& t) {
   const int64_t dim = options.config.dim;
-  at::Tensor e = time_embedding(sinusoidal_embedding(t.to(options.device), options.config.freq_dim))
-                     .to(at::kFloat);                                       // [B, G, dim]
+  at::Tensor e = time_embedding(sinusoidal_embedding(t.to(options.device), options.config.freq_dim));
+  e = e.to(at_least_fp32(e.scalar_type()));                                 // [B, G, dim]
   at::Tensor e0 = time_projection(e).view({t.size(0), t.size(1), 6, dim});  // [B, G, 6, dim]
   return {e, e0};
 }
@@ -179,7 +180,8 @@ at::Tensor WanModelImpl::forward(const at::Tensor& x, const at::Tensor& t, const
   const RopeTables rope = rope_for(grid);
   auto [e, e0] = embed_time(tg);
   at::Tensor ctx = embed_text(context);
-  at::Tensor h = patch_embedding(x.to(options.device)).to(at::kFloat);  // [B, L, dim] fp32
+  at::Tensor h = patch_embedding(x.to(options.device));
+  h = h.to(at_least_fp32(h.scalar_type()));  // [B, L, dim] fp32
   for (const auto& block : *blocks) {
     h = block->as<WanAttentionBlock>()->forward(h, e0, ctx, grid, rope, run);
   }

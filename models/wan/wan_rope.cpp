@@ -10,6 +10,8 @@
 #include <ATen/ops/view_as_real.h>
 #include <c10/util/Exception.h>
 
+#include "models/wan/wan_layers.h"  // at_least_fp32
+
 namespace vidgraph::wan {
 
 std::array<int64_t, 3> rope_axis_pairs(int64_t head_dim) {
@@ -52,7 +54,8 @@ at::Tensor rope_apply(const at::Tensor& x, const RopeTables& tables) {
               " but x is ", x.sizes());
   // Interleaved pairs are (real, imaginary) parts: one complex multiply (a single pass over x)
   // gives (x0 c - x1 s, x0 s + x1 c).
-  const at::Tensor xc = at::view_as_complex(x.to(at::kFloat).contiguous().view({B, L, H, D / 2, 2}));
+  const at::Tensor xr = x.to(at_least_fp32(x.scalar_type())).contiguous();
+  const at::Tensor xc = at::view_as_complex(xr.view({B, L, H, D / 2, 2}));
   const at::Tensor r = xc * tables.rotation.view({1, L, 1, D / 2});
   return at::view_as_real(r).view({B, L, H, D});  // [B, L, H, D] fp32
 }
