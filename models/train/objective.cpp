@@ -1,0 +1,39 @@
+#include "models/train/objective.h"
+
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/rand.h>
+#include <ATen/ops/randn.h>
+#include <ATen/ops/square.h>
+
+#include "models/sampling/flow_schedule.h"
+
+namespace vidgraph::train {
+
+FlowExample make_flow_example(const at::Tensor& latent, bool image_to_video, double shift, int64_t patch_t,
+                              at::Generator& gen) {
+  const auto f32 = at::TensorOptions().dtype(at::kFloat);
+  const at::Tensor x0 = latent.to(at::kCPU, at::kFloat);
+  const double s = at::rand({1}, gen, at::TensorOptions().dtype(at::kDouble)).item<double>();
+  const at::Tensor noise = at::randn(x0.sizes(), gen, f32);
+  FlowExample ex;
+  ex.sigma = sampling::flow_shift(s, shift);
+  ex.x_t = x0 * (1.0 - ex.sigma) + noise * ex.sigma;
+  ex.target = noise - x0;
+  ex.t = at::full({x0.size(1) / patch_t}, 1000.0 * ex.sigma, f32);
+  if (image_to_video) {
+    ex.x_t.select(1, 0).copy_(x0.select(1, 0));
+    ex.t.select(0, 0).fill_(0.0);
+    ex.first_loss_frame = 1;
+  }
+  return ex;
+}
+
+at::Tensor flow_loss(const at::Tensor& prediction, const FlowExample& example) {
+  const int64_t f0 = example.first_loss_frame;
+  const int64_t frames = example.target.size(1) - f0;
+  const at::Tensor target = example.target.narrow(1, f0, frames).to(prediction.device(), prediction.scalar_type());
+  return (prediction.narrow(1, f0, frames) - target).square().mean();
+}
+
+}  // namespace vidgraph::train

@@ -1,0 +1,32 @@
+// The flow-matching training objective of Wan2.2 (rectified flow, velocity prediction):
+//   s ~ U(0, 1), sigma = shift*s / (1 + (shift-1)*s)   (the sampler's shift map, default shift 5)
+//   t = 1000 * sigma                                     (the timestep the DiT receives)
+//   noise ~ N(0, I), x_t = (1 - sigma) * x0 + sigma * noise, target v = noise - x0
+//   loss = mean over (channels, loss frames, h, w) of (v_pred - v)^2
+// Image-to-video samples keep latent frame 0 clean (x_t[:, 0] = x0[:, 0]), give it timestep 0 in
+// the per-frame timestep vector, and leave it out of the loss.
+// The draws come from a CPU generator (s first, then the noise), so they are the same on any device.
+#pragma once
+
+#include <ATen/core/Generator.h>
+#include <ATen/core/Tensor.h>
+
+namespace vidgraph::train {
+
+struct FlowExample {
+  at::Tensor x_t;     // [C, F, h, w] fp32, CPU
+  at::Tensor target;  // [C, F, h, w] fp32: noise - x0
+  at::Tensor t;       // [F / patch_t] fp32 per-frame timesteps
+  double sigma = 0;
+  int64_t first_loss_frame = 0;  // 1 for image-to-video, else 0
+};
+
+// latent: [C, F, h, w] fp32 x0. patch_t: the model's temporal patch (frames per timestep group).
+FlowExample make_flow_example(const at::Tensor& latent, bool image_to_video, double shift, int64_t patch_t,
+                              at::Generator& gen);
+
+// MSE of `prediction` [C, F, h, w] against the example's target over the loss frames (a scalar
+// tensor carrying autograd).
+at::Tensor flow_loss(const at::Tensor& prediction, const FlowExample& example);
+
+}  // namespace vidgraph::train

@@ -1,0 +1,123 @@
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <type_traits>
+
+#include <c10/core/GradMode.h>
+#include <nlohmann/json.hpp>
+
+#include "models/io/safetensors.h"
+#include "models/train/trainer_parts.h"
+
+namespace vidgraph::train {
+
+namespace {
+
+constexpr const char* kStateKey = "vidgraph_train_state";
+
+// AdamW keys its per-parameter state by the parameter's TensorImpl: a string of the pointer in
+// LibTorch 1.x, the pointer itself in later versions. Build whichever this LibTorch uses.
+using StateMap = std::decay_t<decltype(std::declval<torch::optim::AdamW&>().state())>;
+using StateKey = StateMap::key_type;
+
+template <typename Key = StateKey>
+Key state_key(const at::Tensor& param) {
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream s;
+    s << param.unsafeGetTensorImpl();
+    return s.str();
+  } else {
+    return static_cast<Key>(param.unsafeGetTensorImpl());
+  }
+}
+
+nlohmann::json options_that_must_match(const TrainOptions& o, size_t sample_count) {
+  return {{"mode", o.mode == TrainMode::Lora ? "lora" : "full"},
+          {"lora_rank", o.lora.rank},
+          {"lora_alpha", o.lora.alpha},
+          {"lora_targets", o.lora.targets},
+          {"method", o.method},
+          {"seed", o.seed},
+          {"batch", o.batch},
+          {"accumulation", o.accumulation},
+          {"shift", o.shift},
+          {"samples", sample_count}};
+}
+
+}  // namespace
+
+void write_train_state(const std::string& path, const std::vector<Trainable>& trained,
+                       torch::optim::AdamW& optimizer, const TrainOptions& options, size_t sample_count, int step,
+                       const std::vector<double>& losses) {
+  model_io::NamedTensors tensors;
+  nlohmann::json adam_steps = nlohmann::json::object();
+  for (const Trainable& t : trained) {
+    tensors.emplace_back("trained." + t.name, t.master.detach());
+    auto it = optimizer.state().find(state_key(t.master));
+    if (it == optimizer.state().end()) {
+      continue;  // not stepped yet (no gradient so far)
+    }
+    const auto& s = static_cast<const torch::optim::AdamWParamState&>(*it->second);
+    tensors.emplace_back("adamw." + t.name + ".exp_avg", s.exp_avg());
+    tensors.emplace_back("adamw." + t.name + ".exp_avg_sq", s.exp_avg_sq());
+    adam_steps[t.name] = s.step();
+  }
+  nlohmann::json meta = {{"format", "vidgraph-train-state"},
+                         {"version", 1},
+                         {"step", step},
+                         {"steps", options.steps},
+                         {"losses", losses},
+                         {"adamw_steps", adam_steps},
+                         {"options", options_that_must_match(options, sample_count)}};
+  model_io::save_safetensors(path, tensors, {{kStateKey, meta.dump()}, {"format", "pt"}});
+}
+
+ResumedState read_train_state(const std::string& path, const std::vector<Trainable>& trained,
+                              torch::optim::AdamW& optimizer, const TrainOptions& options, size_t sample_count) {
+  const model_io::SafetensorsFile file = model_io::SafetensorsFile::open(path);
+  const auto it = file.metadata().find(kStateKey);
+  if (it == file.metadata().end()) {
+    throw std::runtime_error("'" + path + "' is not a training checkpoint written by Vidgraph (no " + kStateKey +
+                             " metadata); resume from a train-step-*.safetensors file of the checkpoint folder.");
+  }
+  const nlohmann::json meta = nlohmann::json::parse(it->second);
+  const nlohmann::json expected = options_that_must_match(options, sample_count);
+  for (const auto& [key, value] : expected.items()) {
+    if (!meta["options"].contains(key) || meta["options"][key] != value) {
+      throw std::runtime_error("Cannot resume from '" + path + "': it was trained with " + key + " = " +
+                               meta["options"].value(key, nlohmann::json()).dump() + ", these options have " +
+                               value.dump() + ". Use the same options or start a new run.");
+    }
+  }
+  c10::NoGradGuard no_grad;
+  const nlohmann::json& adam_steps = meta["adamw_steps"];
+  for (const Trainable& t : trained) {
+    const std::string key = "trained." + t.name;
+    if (!file.contains(key)) {
+      throw std::runtime_error("Cannot resume from '" + path + "': it has no tensor '" + key +
+                               "'; it was written for another model or LoRA target set.");
+    }
+    const at::Tensor value = file.load(key, t.master.device(), at::kFloat);
+    if (value.sizes() != t.master.sizes()) {
+      throw std::runtime_error("Cannot resume from '" + path + "': tensor '" + key + "' has another shape than " +
+                               "the model's; it was written for another model.");
+    }
+    t.master.copy_(value);
+    if (!t.model.is_same(t.master)) {
+      t.model.copy_(t.master);
+    }
+    if (adam_steps.contains(t.name)) {
+      auto state = std::make_unique<torch::optim::AdamWParamState>();
+      state->step(adam_steps[t.name].get<int64_t>());
+      state->exp_avg(file.load("adamw." + t.name + ".exp_avg", t.master.device(), at::kFloat));
+      state->exp_avg_sq(file.load("adamw." + t.name + ".exp_avg_sq", t.master.device(), at::kFloat));
+      optimizer.state()[state_key(t.master)] = std::move(state);
+    }
+  }
+  ResumedState r;
+  r.step = meta.at("step").get<int>();
+  r.losses = meta.at("losses").get<std::vector<double>>();
+  return r;
+}
+
+}  // namespace vidgraph::train

@@ -1,0 +1,110 @@
+#include <filesystem>
+#include <stdexcept>
+
+#include <c10/core/DeviceType.h>
+
+#include "models/train/trainer_parts.h"
+
+namespace vidgraph::train {
+
+namespace {
+
+void require(bool ok, const std::string& sentence) {
+  if (!ok) {
+    throw std::invalid_argument(sentence);
+  }
+}
+
+std::string shape_text(const at::Tensor& t) {
+  std::string s = "[";
+  for (int64_t i = 0; i < t.dim(); ++i) {
+    s += (i ? ", " : "") + std::to_string(t.size(i));
+  }
+  return s + "]";
+}
+
+void validate_sample(const wan::WanConfig& c, const TrainingSample& s, size_t index) {
+  const std::string who = "Training sample " + std::to_string(index) + (s.name.empty() ? "" : " ('" + s.name + "')");
+  require(s.latent.defined() && s.latent.dim() == 4 && s.latent.is_floating_point(),
+          who + " needs a floating-point latent [C, F, h, w]" +
+              (s.latent.defined() ? ", got " + shape_text(s.latent) : ", got none") + ".");
+  const auto& p = c.patch_size;
+  require(s.latent.size(0) == c.in_dim, who + " has " + std::to_string(s.latent.size(0)) +
+                                            " latent channels; the model takes " + std::to_string(c.in_dim) + ".");
+  require(s.latent.size(1) % p[0] == 0 && s.latent.size(2) % p[1] == 0 && s.latent.size(3) % p[2] == 0 &&
+              s.latent.size(2) > 0 && s.latent.size(3) > 0,
+          who + " latent " + shape_text(s.latent) + " is not a whole number of patches (" + std::to_string(p[0]) +
+              ", " + std::to_string(p[1]) + ", " + std::to_string(p[2]) + ") in frames, height and width.");
+  require(s.context.defined() && s.context.dim() == 2 && s.context.size(1) == c.text_dim &&
+              s.context.size(0) >= 1 && s.context.size(0) <= c.text_len,
+          who + " needs a text context [L, " + std::to_string(c.text_dim) + "] with 1 <= L <= " +
+              std::to_string(c.text_len) + ", got " + (s.context.defined() ? shape_text(s.context) : "none") + ".");
+  if (s.image_to_video) {
+    require(s.latent.size(1) >= 2,
+            who + " is image-to-video but has 1 latent frame: frame 0 is the clean image, so nothing is left to "
+                  "learn from; give it at least 2 latent frames.");
+    require(p[0] == 1, who + " is image-to-video, which needs a model with temporal patch 1.");
+  }
+}
+
+void validate_method(const wan::WanModelImpl& model, plugin::AttentionBackend* backend, const TrainOptions& o) {
+  if (backend == nullptr) {
+    require(o.method == "full", "Training method '" + o.method +
+                                    "' needs the attention plugin; none was given (only 'full' runs without one).");
+    return;
+  }
+  const auto methods = backend->methods();
+  const plugin::MethodInfo* info = plugin::find_method(methods, o.method);
+  require(info != nullptr, "The attention plugin has no method '" + o.method + "'; use full, vsa or sla_star.");
+  const std::string device = c10::DeviceTypeName(model.device().type(), /*lower_case=*/true);
+  require(backend->supports(o.method, device),
+          "Attention method '" + o.method + "' is not available on device " + device + ".");
+  plugin::ParamMap params = o.method_params;
+  if (sparse_extras_method(o.method)) {
+    require(params.count("sparsity") == 0,
+            "Set the sparsity of '" + o.method + "' through TrainOptions::sparsity (a schedule), not method_params.");
+    require(o.sparsity.start >= 0 && o.sparsity.start < 1 && o.sparsity.target >= 0 && o.sparsity.target < 1,
+            "The sparsity schedule's start and target must lie in [0, 1).");
+    require(o.sparsity.steps >= 0, "The sparsity schedule's steps must be 0 or more.");
+    params["sparsity"] = o.sparsity.target;
+  }
+  plugin::resolve_params(*info, params);  // throws std::invalid_argument naming the parameter
+}
+
+}  // namespace
+
+bool sparse_extras_method(const std::string& method) {
+  return method == "vsa" || method == "sla_star";
+}
+
+void validate_training(const wan::WanModelImpl& model, plugin::AttentionBackend* backend,
+                       const std::vector<TrainingSample>& samples, const TrainOptions& o) {
+  require(o.steps >= 1, "Training needs at least 1 step, got " + std::to_string(o.steps) + ".");
+  require(o.batch >= 1, "The batch size must be at least 1, got " + std::to_string(o.batch) + ".");
+  require(o.accumulation >= 1, "Gradient accumulation must be at least 1, got " + std::to_string(o.accumulation) + ".");
+  require(o.warmup_steps >= 0 && o.warmup_steps <= o.steps,
+          "Warm-up steps must lie in [0, steps = " + std::to_string(o.steps) + "], got " +
+              std::to_string(o.warmup_steps) + ".");
+  require(o.lr_schedule == "constant" || o.lr_schedule == "cosine",
+          "Unknown learning-rate schedule '" + o.lr_schedule + "'; use constant or cosine.");
+  require(o.lr > 0, "The learning rate must be positive.");
+  require(o.weight_decay >= 0, "Weight decay must be 0 or more.");
+  require(o.shift > 0, "The timestep shift must be positive.");
+  require(o.save_every >= 0, "save_every must be 0 or more.");
+  require(o.save_every == 0 || !o.checkpoint_dir.empty(),
+          "save_every is set but checkpoint_dir is empty: name a folder for the checkpoints.");
+  if (o.mode == TrainMode::Lora) {
+    require(o.lora.rank >= 1, "LoRA rank must be at least 1, got " + std::to_string(o.lora.rank) + ".");
+    require(o.lora.alpha > 0, "LoRA alpha must be positive.");
+    lora_target_modules(model, o.lora);  // throws for a pattern that matches nothing
+  }
+  validate_method(model, backend, o);
+  require(!samples.empty(), "Training needs at least one sample; none were given.");
+  for (size_t i = 0; i < samples.size(); ++i) {
+    validate_sample(model.config(), samples[i], i);
+  }
+  require(o.resume_from.empty() || std::filesystem::is_regular_file(o.resume_from),
+          "The checkpoint to resume from, '" + o.resume_from + "', does not exist or is not a file.");
+}
+
+}  // namespace vidgraph::train

@@ -1,0 +1,269 @@
+#include "models/train/trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/cat.h>
+#include <ATen/ops/randperm.h>
+#include <ATen/ops/stack.h>
+#include <ATen/ops/zeros.h>
+#include <c10/core/GradMode.h>
+#include <spdlog/spdlog.h>
+
+#include "models/train/block_checkpoint.h"
+#include "models/train/objective.h"
+#include "models/train/sparse_extras.h"
+#include "models/train/train_seed.h"
+#include "models/train/trainer_parts.h"
+#include "models/wan/wan_log.h"
+
+namespace vidgraph::train {
+
+namespace {
+
+// What the run trains, with fp32 masters (lora.h adapters are fp32 already).
+std::vector<Trainable> collect_trainables(wan::WanModelImpl& model, const TrainOptions& o) {
+  std::vector<std::pair<std::string, at::Tensor>> tensors;
+  if (o.mode == TrainMode::Full) {
+    tensors = wan::wan_named_parameters(model);
+  } else {
+    for (const auto& m : attach_lora(model, o.lora, o.seed)) {
+      tensors.emplace_back(m.name + ".lora_down", m.linear->adapter.down);
+      tensors.emplace_back(m.name + ".lora_up", m.linear->adapter.up);
+    }
+    for (auto& extra : sparse_extra_parameters(model, o.method)) {
+      tensors.push_back(extra);
+    }
+  }
+  std::vector<Trainable> out;
+  for (auto& [name, t] : tensors) {
+    at::Tensor master = t.scalar_type() == at::kFloat ? t : t.detach().to(at::kFloat);
+    out.push_back({name, t, master});
+  }
+  return out;
+}
+
+// Trained tensors require grad only inside train(), also when it throws: inference elsewhere
+// must not build autograd graphs.
+class GradScope {
+ public:
+  explicit GradScope(const std::vector<Trainable>& trained) : trained_(trained) {
+    for (const Trainable& t : trained_) {
+      t.model.requires_grad_(true);
+    }
+  }
+  ~GradScope() {
+    for (const Trainable& t : trained_) {
+      t.model.requires_grad_(false);
+      t.model.mutable_grad() = at::Tensor();
+      t.master.mutable_grad() = at::Tensor();
+    }
+  }
+
+ private:
+  const std::vector<Trainable>& trained_;
+};
+
+// The sample index of each position: an epoch-wise permutation seeded by (seed, epoch).
+class SampleOrder {
+ public:
+  SampleOrder(size_t count, uint64_t seed) : count_(static_cast<int64_t>(count)), seed_(seed) {}
+  size_t at(int64_t position) {
+    const int64_t epoch = position / count_;
+    if (epoch != epoch_) {
+      at::Generator gen = at::detail::createCPUGenerator(mix_seed(seed_ ^ 0x0DE7ULL, epoch));
+      perm_ = at::randperm(count_, gen, at::TensorOptions().dtype(at::kLong));
+      epoch_ = epoch;
+    }
+    return static_cast<size_t>(perm_[position % count_].item<int64_t>());
+  }
+
+ private:
+  int64_t count_;
+  uint64_t seed_;
+  int64_t epoch_ = -1;
+  at::Tensor perm_;
+};
+
+struct BatchItem {
+  const TrainingSample* sample;
+  FlowExample example;
+};
+
+// One forward + backward over items of one latent shape; returns the items' summed loss.
+double forward_backward(wan::WanModelImpl& model, const std::vector<BatchItem*>& items, const wan::AttentionRun& run,
+                        bool checkpointing, double loss_weight) {
+  std::vector<at::Tensor> xs, ts, ctxs;
+  int64_t longest = 0;
+  for (const BatchItem* it : items) {
+    longest = std::max(longest, it->sample->context.size(0));
+  }
+  for (const BatchItem* it : items) {
+    xs.push_back(it->example.x_t);
+    ts.push_back(it->example.t);
+    at::Tensor c = it->sample->context.to(at::kCPU, at::kFloat);
+    if (c.size(0) < longest) {  // zero rows: the model pads with zeros to text_len anyway
+      c = at::cat({c, at::zeros({longest - c.size(0), c.size(1)}, c.options())}, 0);
+    }
+    ctxs.push_back(c);
+  }
+  const auto dev = model.device();
+  const at::Tensor pred = training_forward(model, at::stack(xs).to(dev), at::stack(ts).to(dev), at::stack(ctxs).to(dev),
+                                           run, checkpointing);
+  at::Tensor total;
+  for (size_t i = 0; i < items.size(); ++i) {
+    at::Tensor l = flow_loss(pred[static_cast<int64_t>(i)], items[i]->example);
+    total = total.defined() ? total + l : l;
+  }
+  (total * loss_weight).backward();
+  return total.item<double>();
+}
+
+// Global L2 norm of the masters' gradients; scaled down to `clip` when above it (clip > 0).
+double clip_gradients(const std::vector<Trainable>& trained, double clip) {
+  std::vector<at::Tensor> norms;
+  for (const Trainable& t : trained) {
+    if (t.master.grad().defined()) {
+      norms.push_back(t.master.grad().norm());
+    }
+  }
+  if (norms.empty()) {
+    return 0.0;
+  }
+  const double norm = at::stack(norms).norm().item<double>();
+  if (clip > 0 && norm > clip) {
+    const double coef = clip / (norm + 1e-6);
+    for (const Trainable& t : trained) {
+      if (t.master.grad().defined()) {
+        t.master.mutable_grad().mul_(coef);
+      }
+    }
+  }
+  return norm;
+}
+
+std::string checkpoint_file(const std::string& dir, int step) {
+  char name[64];
+  std::snprintf(name, sizeof(name), "train-step-%06d.safetensors", step);
+  return (std::filesystem::path(dir) / name).string();
+}
+
+}  // namespace
+
+TrainResult train(wan::WanModelImpl& model, plugin::AttentionBackend* backend,
+                  const std::vector<TrainingSample>& samples, const TrainOptions& o) {
+  validate_training(model, backend, samples, o);
+  auto log = wan::models_logger();
+  const SparseExtrasNeeded extras = sparse_extras_for_method(o.method);
+  add_sparse_extras(model, extras.gate_compress, extras.proj_l);
+  const std::vector<Trainable> trained = collect_trainables(model, o);
+  std::vector<at::Tensor> masters;
+  for (const Trainable& t : trained) {
+    masters.push_back(t.master);
+  }
+  torch::optim::AdamW optimizer(masters, torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
+
+  TrainResult result;
+  if (!o.resume_from.empty()) {
+    ResumedState r = read_train_state(o.resume_from, trained, optimizer, o, samples.size());
+    result.steps_done = r.step;
+    result.losses = r.losses;
+    log->info("Training resumes from '{}' at step {}", o.resume_from, r.step);
+  }
+  if (!o.checkpoint_dir.empty()) {
+    std::filesystem::create_directories(o.checkpoint_dir);
+  }
+  auto save_checkpoint = [&](int step) {
+    if (o.checkpoint_dir.empty()) {
+      return;
+    }
+    result.checkpoint_path = checkpoint_file(o.checkpoint_dir, step);
+    write_train_state(result.checkpoint_path, trained, optimizer, o, samples.size(), step, result.losses);
+    log->info("Training checkpoint written: {}", result.checkpoint_path);
+  };
+
+  GradScope grad_scope(trained);
+  SampleOrder order(samples.size(), o.seed);
+  wan::AttentionRun run;
+  run.backend = backend;
+  run.method = o.method;
+  run.params = o.method_params;
+  const int64_t patch_t = model.config().patch_size[0];
+  const double loss_weight = 1.0 / (static_cast<double>(o.batch) * o.accumulation);
+  for (int step = result.steps_done + 1; step <= o.steps; ++step) {
+    if (o.is_cancelled && o.is_cancelled()) {
+      result.cancelled = true;
+      log->info("Training cancelled before step {}", step);
+      save_checkpoint(result.steps_done);
+      return result;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    StepMemory memory(model.device());
+    if (sparse_extras_method(o.method)) {
+      run.params["sparsity"] = sparsity_at(o.sparsity, step);
+    }
+    double loss_sum = 0;
+    for (int a = 0; a < o.accumulation; ++a) {
+      std::vector<BatchItem> items;
+      for (int b = 0; b < o.batch; ++b) {
+        const int64_t position = (static_cast<int64_t>(step - 1) * o.accumulation + a) * o.batch + b;
+        const TrainingSample& s = samples[order.at(position)];
+        at::Generator gen = at::detail::createCPUGenerator(mix_seed(o.seed, position));
+        items.push_back({&s, make_flow_example(s.latent, s.image_to_video, o.shift, patch_t, gen)});
+      }
+      std::map<std::vector<int64_t>, std::vector<BatchItem*>> by_shape;  // one forward per latent shape
+      for (BatchItem& it : items) {
+        by_shape[it.sample->latent.sizes().vec()].push_back(&it);
+      }
+      for (const auto& [shape, group] : by_shape) {
+        loss_sum += forward_backward(model, group, run, o.checkpointing, loss_weight);
+      }
+    }
+    for (const Trainable& t : trained) {
+      if (!t.model.is_same(t.master) && t.model.grad().defined()) {
+        t.master.mutable_grad() = t.model.grad().to(at::kFloat);
+      }
+    }
+    TrainStep report;
+    report.step = step;
+    report.steps = o.steps;
+    report.lr = learning_rate_at(o, step);
+    report.grad_norm = clip_gradients(trained, o.grad_clip);
+    for (auto& group : optimizer.param_groups()) {
+      static_cast<torch::optim::AdamWOptions&>(group.options()).lr(report.lr);
+    }
+    optimizer.step();
+    {
+      c10::NoGradGuard no_grad;
+      for (const Trainable& t : trained) {
+        if (!t.model.is_same(t.master)) {
+          t.model.copy_(t.master);
+        }
+        t.model.mutable_grad() = at::Tensor();
+        t.master.mutable_grad() = at::Tensor();
+      }
+    }
+    report.loss = loss_sum * loss_weight;
+    report.peak_bytes = memory.peak_bytes();
+    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    result.losses.push_back(report.loss);
+    result.steps_done = step;
+    if (!std::isfinite(report.loss)) {
+      log->warn("Training step {}: the loss is not finite ({}); lower the learning rate", step, report.loss);
+    }
+    if (o.on_step) {
+      o.on_step(report);
+    }
+    if (o.save_every > 0 && step % o.save_every == 0 && step < o.steps) {
+      save_checkpoint(step);
+    }
+  }
+  save_checkpoint(result.steps_done);
+  return result;
+}
+
+}  // namespace vidgraph::train

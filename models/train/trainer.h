@@ -1,0 +1,89 @@
+// Fine-tuning of the Wan DiT over prepared tensors (latents + text embeddings): flow-matching
+// objective (objective.h), LoRA adapters or full fine-tuning, LibTorch's AdamW with warm-up and a
+// constant or cosine learning rate, global-norm gradient clipping, gradient accumulation, fp32
+// master weights, per-block gradient checkpointing, the sparsity schedule of vsa / sla_star,
+// resumable checkpoints and the LoRA / full-checkpoint writers. No media, no graph: the TrainWan
+// node feeds it and reports its steps. See README.md beside this file for the formulas.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "models/train/lora.h"
+#include "models/wan/wan_model.h"
+#include "plugins/api/attention_backend.h"
+#include "plugins/api/attention_params.h"
+
+namespace vidgraph::train {
+
+struct TrainingSample {
+  at::Tensor latent;   // [C, F, h, w] fp32: the clean VAE latent x0 (C = the model's in_dim)
+  at::Tensor context;  // [L, text_dim] fp32: the text encoder output, L <= text_len
+  bool image_to_video = false;  // latent frame 0 is the conditioning image: kept clean, no loss
+  std::string name;             // for messages
+};
+
+// Sparsity of vsa / sla_star per step k (1-based): start + (target - start) * min(k - 1, steps) / steps;
+// steps = 0 means target from step 1.
+struct SparsitySchedule {
+  double start = 0.0, target = 0.875;
+  int steps = 0;
+};
+
+enum class TrainMode { Lora, Full };
+
+struct TrainStep {
+  int step = 0, steps = 0;  // step just done (1-based) of steps
+  double loss = 0, lr = 0, grad_norm = 0, seconds = 0;  // grad_norm: global norm before clipping
+  int64_t peak_bytes = 0;  // the step's peak memory: GPU allocator peak, or the process's peak RSS on CPU
+};
+
+struct TrainOptions {
+  TrainMode mode = TrainMode::Lora;
+  LoraOptions lora;
+  // Self-attention method of the backend: "full", "vsa" or "sla_star". vsa trains to_gate_compress,
+  // sla_star also proj_l (zero-initialised when the model has none), in both modes.
+  std::string method = "full";
+  plugin::ParamMap method_params;  // other method params; the sparsity comes from `sparsity`
+  SparsitySchedule sparsity;
+  int steps = 100, batch = 1, accumulation = 1, warmup_steps = 0;
+  std::string lr_schedule = "constant";  // or "cosine": lr * (1 + cos(pi * (k-1-warmup) / (steps-warmup))) / 2
+  double lr = 1e-4, weight_decay = 0.0, grad_clip = 1.0, shift = 5.0;  // grad_clip <= 0: no clipping
+  uint64_t seed = 0;
+  bool checkpointing = false;  // gradient checkpointing per DiT block
+  int save_every = 0;          // write a resumable checkpoint every N steps (0: only at the end / cancel)
+  std::string checkpoint_dir;  // resumable checkpoints go here ("" = none are written)
+  std::string resume_from;     // a checkpoint file written by train(), or ""
+  std::function<void(const TrainStep&)> on_step;
+  std::function<bool()> is_cancelled;  // polled before every step; true stops and writes a checkpoint
+};
+
+struct TrainResult {
+  int steps_done = 0;  // the last step done, counting the steps of a resumed checkpoint
+  bool cancelled = false;
+  std::vector<double> losses;   // one per step done (a resumed run includes the checkpoint's)
+  std::string checkpoint_path;  // the last resumable checkpoint written, or ""
+};
+
+// Trains `model` in place: LoRA mode attaches adapters (lora.h) and leaves them attached with their
+// trained values; full mode updates every parameter. Trained tensors get requires_grad only while
+// training. Throws std::invalid_argument with a sentence for bad options or samples, before any
+// work; std::runtime_error for a checkpoint that cannot be read or does not match the options.
+TrainResult train(wan::WanModelImpl& model, plugin::AttentionBackend* backend,
+                  const std::vector<TrainingSample>& samples, const TrainOptions& options);
+
+// The attached adapters in ComfyUI's layout: diffusion_model.<module>.lora_down.weight [r, in],
+// .lora_up.weight [out, r], .alpha (scalar, = scale * rank), and the sparse extras that are
+// present and non-zero as plain tensors (diffusion_model.blocks.N.self_attn.to_gate_compress.weight ...).
+// Atomic write. Throws std::invalid_argument when the model has no adapter.
+void save_lora(const wan::WanModelImpl& model, const std::string& path);
+
+// Every parameter in the official key layout (one .safetensors, no prefix, config metadata that
+// wan_load_model reads), attached adapters merged into their weights (W + scale * up down).
+void save_full_checkpoint(const wan::WanModelImpl& model, const std::string& path);
+
+}  // namespace vidgraph::train

@@ -1,0 +1,47 @@
+// The fine-tuning library (models/train) on the tiny DiT on the CPU: gradients against finite
+// differences in float64, LoRA == merged weights, checkpointing == no checkpointing, overfitting,
+// bit-identical resume and cancel, the LoRA / full checkpoint files, and option errors.
+#pragma once
+
+#include <memory>
+
+#include "plugins/api/plugin_loader.h"
+
+#include <QtTest/QtTest>
+
+class tst_train : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase();
+  void cleanupTestCase();
+
+  // tst_train_grad.cpp
+  void loraLayerEqualsMergedWeights();
+  void loraModelEqualsMergedModel();
+  void loraTargetsByPattern();
+  void gradientsMatchFiniteDifferences_data();
+  void gradientsMatchFiniteDifferences();
+  void checkpointingGivesSameGradients_data();
+  void checkpointingGivesSameGradients();
+  void objectiveFormulas();
+
+  // tst_train_loop.cpp
+  void overfitDropsLoss_data();
+  void overfitDropsLoss();
+  void resumeIsBitIdentical();
+  void cancelLeavesLoadableCheckpoint();
+  void stepReportsAndSchedules();
+  void badOptionsAreRejected_data();
+  void badOptionsAreRejected();
+
+  // tst_train_files.cpp
+  void saveLoraWritesComfyLayout();
+  void fullCheckpointRoundTrips();
+
+ public:
+  static vidgraph::plugin::AttentionBackend* backend();
+
+ private:
+  static std::unique_ptr<vidgraph::plugin::LoadedPlugin> plugin_;
+};

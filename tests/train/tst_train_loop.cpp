@@ -1,0 +1,263 @@
+// The training loop: overfitting, resume / cancel, step reports and schedules, option errors.
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/TensorOperators.h>
+#include <c10/core/GradMode.h>
+#include <filesystem>
+#include <map>
+
+#include "models/io/safetensors.h"
+#include "models/train/block_checkpoint.h"
+#include "models/train/objective.h"
+#include "models/wan/wan_tiny.h"
+#include "train_fixtures.h"
+#include "tst_train.h"
+
+using namespace vidgraph;
+using namespace train_test;
+
+namespace {
+
+train::TrainOptions base_options(const std::string& method) {
+  train::TrainOptions o;
+  o.method = method;
+  if (method != "full") {
+    o.method_params = small_tiles();
+    o.sparsity = {0.0, 0.5, 4};
+  }
+  o.seed = 3;
+  return o;
+}
+
+// Mean flow loss of the samples at fixed (t, noise) draws: the same before and after training.
+double eval_loss(wan::WanModelImpl& model, const std::vector<train::TrainingSample>& samples,
+                 const train::TrainOptions& o) {
+  c10::NoGradGuard no_grad;
+  wan::AttentionRun run;
+  run.backend = tst_train::backend();
+  run.method = o.method;
+  run.params = o.method_params;
+  if (o.method != "full") run.params["sparsity"] = o.sparsity.target;
+  double sum = 0;
+  int n = 0;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    for (int draw = 0; draw < 4; ++draw) {
+      at::Generator gen = at::detail::createCPUGenerator(9000 + 10 * i + draw);
+      const auto ex = train::make_flow_example(samples[i].latent, samples[i].image_to_video, o.shift, 1, gen);
+      const at::Tensor pred = model.forward(ex.x_t.unsqueeze(0), ex.t.unsqueeze(0),
+                                            samples[i].context.unsqueeze(0), run);
+      sum += train::flow_loss(pred[0], ex).item<double>();
+      ++n;
+    }
+  }
+  return sum / n;
+}
+
+std::vector<at::Tensor> adapter_tensors(wan::WanModelImpl& model) {
+  std::vector<at::Tensor> out;
+  for (const auto& m : train::attached_lora_modules(model)) {
+    out.push_back(m.linear->adapter.down.clone());
+    out.push_back(m.linear->adapter.up.clone());
+  }
+  for (auto& [name, p] : wan::wan_named_parameters(model)) {
+    if (name.find("to_gate_compress") != std::string::npos || name.find("proj_l") != std::string::npos) {
+      out.push_back(p.detach().clone());
+    }
+  }
+  return out;
+}
+
+train::TrainOptions resume_options(const std::string& dir) {
+  train::TrainOptions o = base_options("vsa");
+  o.steps = 6;
+  o.batch = 2;
+  o.accumulation = 2;
+  o.warmup_steps = 2;
+  o.lr_schedule = "cosine";
+  o.lr = 5e-3;
+  o.lora.rank = 4;
+  o.lora.alpha = 4;
+  o.checkpointing = true;
+  o.checkpoint_dir = dir;
+  return o;
+}
+
+}  // namespace
+
+void tst_train::overfitDropsLoss_data() {
+  QTest::addColumn<QString>("method");
+  QTest::newRow("full") << "full";
+  QTest::newRow("vsa") << "vsa";
+  QTest::newRow("sla_star") << "sla_star";
+}
+
+void tst_train::overfitDropsLoss() {
+  QFETCH(QString, method);
+  const auto samples = make_samples(2);
+  wan::WanModel model = wan::wan_make_model(small_config(), 5);
+  train::TrainOptions o = base_options(method.toStdString());
+  o.mode = train::TrainMode::Full;
+  o.steps = 150;
+  o.batch = 2;
+  o.lr = 2e-3;
+  o.warmup_steps = 10;
+  o.lr_schedule = "cosine";
+  const double before = eval_loss(*model, samples, o);
+  const train::TrainResult r = train::train(*model, backend(), samples, o);
+  const double after = eval_loss(*model, samples, o);
+  qInfo("%s: evaluation loss %.4f -> %.4f", qPrintable(method), before, after);
+  QCOMPARE(r.steps_done, 150);
+  QCOMPARE(static_cast<int>(r.losses.size()), 150);
+  QVERIFY2(after < 0.2 * before, qPrintable(QString("loss %1 -> %2").arg(before).arg(after)));
+  for (const auto& [name, p] : wan::wan_named_parameters(*model)) {
+    QVERIFY2(!p.requires_grad(), name.c_str());  // inference after training builds no graph
+  }
+}
+
+void tst_train::resumeIsBitIdentical() {
+  const auto samples = make_samples(3);
+  const std::string dir_a = temp_dir("resume-a"), dir_b = temp_dir("resume-b");
+  wan::WanModel straight = wan::wan_make_model(small_config(), 4);
+  const train::TrainResult a = train::train(*straight, backend(), samples, resume_options(dir_a));
+
+  wan::WanModel first = wan::wan_make_model(small_config(), 4);
+  train::TrainOptions o = resume_options(dir_b);
+  o.save_every = 3;
+  int calls = 0;
+  o.on_step = [&](const train::TrainStep&) { ++calls; };
+  o.is_cancelled = [&] { return calls == 4; };  // stop after step 4
+  const train::TrainResult b = train::train(*first, backend(), samples, o);
+  QVERIFY(b.cancelled);
+  QCOMPARE(b.steps_done, 4);
+  QVERIFY(std::filesystem::exists(dir_b + "/train-step-000003.safetensors"));
+  QCOMPARE(QString::fromStdString(b.checkpoint_path), QString::fromStdString(dir_b + "/train-step-000004.safetensors"));
+
+  for (const std::string& from : {dir_b + "/train-step-000003.safetensors", b.checkpoint_path}) {
+    wan::WanModel resumed = wan::wan_make_model(small_config(), 4);
+    train::TrainOptions ro = resume_options(temp_dir("resume-c"));
+    ro.resume_from = from;
+    const train::TrainResult c = train::train(*resumed, backend(), samples, ro);
+    QCOMPARE(c.steps_done, 6);
+    QCOMPARE(c.losses, a.losses);  // bit for bit, including the restored history
+    const auto x = adapter_tensors(*straight), y = adapter_tensors(*resumed);
+    QCOMPARE(x.size(), y.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      QVERIFY2(x[i].equal(y[i]), qPrintable(QString("tensor %1 differs after resuming from %2").arg(i).arg(from.c_str())));
+    }
+  }
+}
+
+void tst_train::cancelLeavesLoadableCheckpoint() {
+  const auto samples = make_samples(2);
+  const std::string dir = temp_dir("cancel");
+  wan::WanModel model = wan::wan_make_model(small_config(), 4);
+  train::TrainOptions o = base_options("sla_star");
+  o.steps = 5;
+  o.checkpoint_dir = dir;
+  o.is_cancelled = [] { return true; };  // before the first step
+  const train::TrainResult r = train::train(*model, backend(), samples, o);
+  QVERIFY(r.cancelled);
+  QCOMPARE(r.steps_done, 0);
+  QVERIFY(r.losses.empty());
+  const auto file = model_io::SafetensorsFile::open(r.checkpoint_path);
+  QVERIFY(file.metadata().count("vidgraph_train_state") == 1);
+  QVERIFY(file.contains("trained.blocks.0.self_attn.q.lora_down"));
+  QVERIFY(file.contains("trained.blocks.1.self_attn.proj_l.weight"));
+  // It resumes, and a checkpoint for other options is refused with the reason.
+  o.is_cancelled = nullptr;
+  o.resume_from = r.checkpoint_path;
+  o.checkpoint_dir = temp_dir("cancel-2");
+  wan::WanModel again = wan::wan_make_model(small_config(), 4);
+  QCOMPARE(train::train(*again, backend(), samples, o).steps_done, 5);
+  o.lora.rank = 8;
+  try {
+    train::train(*again, backend(), samples, o);
+    QFAIL("a checkpoint of another LoRA rank was accepted");
+  } catch (const std::runtime_error& e) {
+    QVERIFY2(std::string(e.what()).find("lora_rank") != std::string::npos, e.what());
+  }
+}
+
+void tst_train::stepReportsAndSchedules() {
+  const auto samples = make_samples(2);
+  wan::WanModel model = wan::wan_make_model(small_config(), 4);
+  train::TrainOptions o = base_options("vsa");
+  o.steps = 5;
+  o.warmup_steps = 2;
+  o.lr = 1e-3;
+  o.lr_schedule = "cosine";
+  o.grad_clip = 1e-4;  // always clips
+  std::vector<train::TrainStep> steps;
+  o.on_step = [&](const train::TrainStep& s) { steps.push_back(s); };
+  std::map<std::string, at::Tensor> before;
+  for (const auto& [name, p] : wan::wan_named_parameters(*model)) before[name] = p.detach().clone();
+  train::train(*model, backend(), samples, o);
+  QCOMPARE(static_cast<int>(steps.size()), 5);
+  const double expected_lr[] = {5e-4, 1e-3, 1e-3, 0.5e-3 * (1 + std::cos(M_PI / 3)), 0.5e-3 * (1 + std::cos(2 * M_PI / 3))};
+  for (int i = 0; i < 5; ++i) {
+    QCOMPARE(steps[i].step, i + 1);
+    QCOMPARE(steps[i].steps, 5);
+    QVERIFY2(std::abs(steps[i].lr - expected_lr[i]) < 1e-12, qPrintable(QString::number(steps[i].lr)));
+    QVERIFY(steps[i].grad_norm > 1e-4 && std::isfinite(steps[i].loss) && steps[i].seconds > 0);
+    QVERIFY2(steps[i].peak_bytes > 0, "no peak memory reported");
+  }
+  // LoRA mode leaves the base weights untouched; the gate (added, as the tiny model has none) trains.
+  int gates = 0;
+  for (const auto& [name, p] : wan::wan_named_parameters(*model)) {
+    if (before.count(name)) {
+      QVERIFY2(p.equal(before[name]), name.c_str());
+    } else {
+      QVERIFY2(name.find("to_gate_compress") != std::string::npos, name.c_str());
+      gates += p.abs().sum().item<double>() > 0;
+    }
+  }
+  QCOMPARE(gates, 4);  // weight and bias of 2 blocks
+}
+
+void tst_train::badOptionsAreRejected_data() {
+  QTest::addColumn<int>("which");
+  QTest::addColumn<QString>("message");
+  QTest::newRow("rank") << 0 << "LoRA rank must be at least 1";
+  QTest::newRow("steps") << 1 << "at least 1 step";
+  QTest::newRow("no samples") << 2 << "at least one sample";
+  QTest::newRow("channels") << 3 << "latent channels; the model takes 4";
+  QTest::newRow("context") << 4 << "needs a text context [L, 16]";
+  QTest::newRow("i2v one frame") << 5 << "has 1 latent frame";
+  QTest::newRow("schedule") << 6 << "Unknown learning-rate schedule 'linear'";
+  QTest::newRow("no plugin") << 7 << "needs the attention plugin";
+  QTest::newRow("sparsity param") << 8 << "through TrainOptions::sparsity";
+  QTest::newRow("target") << 9 << "matches no linear layer";
+  QTest::newRow("save_every") << 10 << "checkpoint_dir is empty";
+  QTest::newRow("resume") << 11 << "does not exist";
+  QTest::newRow("odd width") << 12 << "whole number of patches";
+}
+
+void tst_train::badOptionsAreRejected() {
+  QFETCH(int, which);
+  QFETCH(QString, message);
+  auto samples = make_samples(2);
+  train::TrainOptions o = base_options("vsa");
+  plugin::AttentionBackend* b = backend();
+  switch (which) {
+    case 0: o.lora.rank = 0; break;
+    case 1: o.steps = 0; break;
+    case 2: samples.clear(); break;
+    case 3: samples[0].latent = samples[0].latent.repeat({2, 1, 1, 1}); break;
+    case 4: samples[1].context = samples[1].context.narrow(1, 0, 8); break;
+    case 5: samples[1].latent = samples[1].latent.narrow(1, 0, 1); break;
+    case 6: o.lr_schedule = "linear"; break;
+    case 7: b = nullptr; break;
+    case 8: o.method_params["sparsity"] = 0.5; break;
+    case 9: o.lora.targets = {"attn.q"}; break;
+    case 10: o.save_every = 2; break;
+    case 11: o.resume_from = "/nonexistent/train-step-000001.safetensors"; break;
+    case 12: samples[0].latent = samples[0].latent.narrow(3, 0, 7); break;
+  }
+  wan::WanModel model = wan::wan_make_model(small_config(), 4);
+  try {
+    train::train(*model, b, samples, o);
+    QFAIL("bad options were accepted");
+  } catch (const std::invalid_argument& e) {
+    QVERIFY2(QString(e.what()).contains(message), e.what());
+  }
+  QVERIFY(train::attached_lora_modules(*model).empty());  // nothing was done before the check
+}
