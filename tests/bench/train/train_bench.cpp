@@ -1,0 +1,169 @@
+// vidgraph-train-bench: time and peak memory of one training step (forward + backward + AdamW)
+// of the Wan DiT per attention method, with random weights made on the device and one random
+// sample of the grid's shape. Prints one JSON object on stdout (also to --out); logs go to stderr.
+// Needs only LibTorch (no Qt), so it builds on the GPU machine too.
+// Exit status: 0 all measured, 1 bad options or no plugin, 3 some method failed (its entry says why).
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/randn.h>
+#include <torch/version.h>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <array>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench_weights.h"
+#include "models/train/trainer.h"
+#include "models/wan/wan_tiny.h"
+#include "plugins/api/plugin_loader.h"
+
+namespace {
+
+using namespace vidgraph;
+using nlohmann::json;
+
+struct Options {
+  std::string config = "tiny", device = "cpu", dtype = "fp32", grid, mode = "lora", plugin, out;
+  std::vector<std::string> methods{"full", "vsa", "sla_star"};
+  int rank = 32, warmup = 1, repeats = 5, text_len = 0;
+  double sparsity = 0.875;
+  bool checkpointing = false;
+};
+
+at::ScalarType parse_dtype(const std::string& s) {
+  if (s == "bf16") return at::kBFloat16;
+  if (s == "fp16") return at::kHalf;
+  if (s == "fp32") return at::kFloat;
+  throw std::invalid_argument("unknown --dtype '" + s + "': use bf16, fp16 or fp32");
+}
+
+std::array<int64_t, 3> parse_grid(const std::string& text) {
+  std::array<int64_t, 3> g{};
+  char c1 = 0, c2 = 0;
+  std::istringstream ss(text);
+  if (!(ss >> g[0] >> c1 >> g[1] >> c2 >> g[2]) || c1 != ',' || c2 != ',' || !ss.eof() || g[0] < 1 || g[1] < 1 ||
+      g[2] < 1) {
+    throw std::invalid_argument("--grid '" + text + "' is not three positive integers F,H,W (e.g. 31,22,40)");
+  }
+  return g;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : (v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]));
+}
+
+// One method: warmup + repeats training steps on a fresh random model.
+json bench_method(const Options& o, const std::string& method, const wan::WanConfig& config,
+                  const std::array<int64_t, 3>& grid, plugin::AttentionBackend& backend) {
+  wan::WanModelOptions mo;
+  mo.config = config;
+  mo.device = c10::Device(o.device);
+  mo.compute_dtype = parse_dtype(o.dtype);
+  wan::WanModel model(mo);
+  bench::fill_random_parameters(*model);
+  const auto& p = config.patch_size;
+  train::TrainingSample s;
+  s.latent = at::randn({config.in_dim, grid[0] * p[0], grid[1] * p[1], grid[2] * p[2]});
+  s.context = at::randn({o.text_len > 0 ? o.text_len : config.text_len, config.text_dim});
+  s.name = "random";
+  train::TrainOptions t;
+  t.mode = o.mode == "full" ? train::TrainMode::Full : train::TrainMode::Lora;
+  t.lora.rank = o.rank;
+  t.lora.alpha = o.rank;
+  t.method = method;
+  t.sparsity = {o.sparsity, o.sparsity, 0};
+  t.steps = o.warmup + o.repeats;
+  t.lr = 1e-5;
+  t.checkpointing = o.checkpointing;
+  std::vector<double> ms, peak;
+  double loss = 0;
+  t.on_step = [&](const train::TrainStep& step) {
+    if (step.step > o.warmup) {
+      ms.push_back(step.seconds * 1e3);
+      peak.push_back(static_cast<double>(step.peak_bytes));
+    }
+    loss = step.loss;
+  };
+  train::train(*model, &backend, {s}, t);
+  return json{{"median_ms", median(ms)},
+              {"min_ms", *std::min_element(ms.begin(), ms.end())},
+              {"max_ms", *std::max_element(ms.begin(), ms.end())},
+              {"steps", ms.size()},
+              {"peak_gib", *std::max_element(peak.begin(), peak.end()) / (1 << 30)},
+              {"peak_kind", mo.device.is_cuda() ? "cuda allocator peak" : "process peak RSS"},
+              {"last_loss", loss},
+              {"finite", std::isfinite(loss)}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  spdlog::set_default_logger(spdlog::stderr_color_mt("train-bench"));
+  Options o;
+  CLI::App app{"vidgraph-train-bench: time and peak memory of a Wan DiT training step per attention method"};
+  app.add_option("--config", o.config, "tiny or 5b")->check(CLI::IsMember({"tiny", "5b"}));
+  app.add_option("--device", o.device, "cpu or cuda[:N]");
+  app.add_option("--dtype", o.dtype, "matmul weight dtype: fp32, bf16 or fp16");
+  app.add_option("--grid", o.grid, "token grid F,H,W (default: 4,4,8 tiny; 31,22,40 for 5b)");
+  app.add_option("--methods", o.methods, "attention methods")->delimiter(',');
+  app.add_option("--mode", o.mode, "lora or full")->check(CLI::IsMember({"lora", "full"}));
+  app.add_option("--rank", o.rank, "LoRA rank");
+  app.add_option("--sparsity", o.sparsity, "vsa / sla_star sparsity");
+  app.add_flag("--checkpointing", o.checkpointing, "gradient checkpointing per block");
+  app.add_option("--warmup", o.warmup, "untimed steps");
+  app.add_option("--repeats", o.repeats, "timed steps")->check(CLI::PositiveNumber);
+  app.add_option("--text-len", o.text_len, "context tokens (default: the config's text_len)");
+  app.add_option("--plugin", o.plugin, "plugin folder (default: the program's search path)");
+  app.add_option("--out", o.out, "also write the JSON here");
+  CLI11_PARSE(app, argc, argv);
+  json result;
+  int status = 0;
+  try {
+    const wan::WanConfig config = o.config == "tiny" ? wan::wan_tiny_config() : wan::WanConfig::ti2v_5b();
+    const auto grid = parse_grid(o.grid.empty() ? (o.config == "tiny" ? "4,4,8" : "31,22,40") : o.grid);
+    parse_dtype(o.dtype);
+    auto report = o.plugin.empty() ? plugin::load_attention_plugin() : plugin::load_attention_plugin_from({o.plugin});
+    if (!report.plugin) {
+      std::cerr << report.message() << "\n";
+      return 1;
+    }
+    result = json{{"program", "vidgraph-train-bench"},
+                  {"torch", TORCH_VERSION},
+                  {"config", o.config},
+                  {"grid", grid},
+                  {"device", o.device},
+                  {"dtype", o.dtype},
+                  {"mode", o.mode},
+                  {"rank", o.rank},
+                  {"checkpointing", o.checkpointing},
+                  {"sparsity", o.sparsity},
+                  {"warmup", o.warmup},
+                  {"repeats", o.repeats},
+                  {"methods", json::object()}};
+    for (const std::string& method : o.methods) {
+      try {
+        result["methods"][method] = bench_method(o, method, config, grid, report.plugin->backend());
+      } catch (const std::exception& e) {
+        result["methods"][method] = json{{"error", e.what()}};
+        status = 3;
+      }
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "vidgraph-train-bench: " << e.what() << "\n";
+    return 1;
+  }
+  std::cout << result.dump(2) << "\n";
+  if (!o.out.empty()) {
+    std::ofstream(o.out) << result.dump(2) << "\n";
+  }
+  return status;
+}
