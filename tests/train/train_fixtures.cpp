@@ -7,9 +7,10 @@
 #include <ATen/ops/arange.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/sin.h>
-#include <unistd.h>
 
 #include "models/wan/wan_tiny.h"
+
+#include <QtCore/QTemporaryDir>
 
 namespace train_test {
 
@@ -62,9 +63,10 @@ double rel_err(const at::Tensor& a, const at::Tensor& b) {
 }
 
 std::string temp_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("vidgraph-tst-train-" + std::to_string(::getpid()) + "-" + name);
-  std::filesystem::remove_all(dir);
+  // QTemporaryDir removes the tree at exit; every call gets a fresh folder.
+  static QTemporaryDir root;
+  static int counter = 0;
+  const auto dir = std::filesystem::path(root.path().toStdString()) / (name + "-" + std::to_string(++counter));
   std::filesystem::create_directories(dir);
   return dir.string();
 }
