@@ -103,7 +103,7 @@ std::string file_kind_sentence(FileKind kind) {
     case FileKind::Zip:
       return "a zip archive";
     case FileKind::Gguf:
-      return "a GGUF file (llama.cpp / ggml weights), which is not supported yet";
+      return "a GGUF file (llama.cpp / ggml weights)";
     case FileKind::LegacyPickle:
       return "a legacy (non-zip) PyTorch pickle, which is not supported: it may run code when opened; "
              "re-save it with a current torch.save or as .safetensors";

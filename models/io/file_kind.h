@@ -30,7 +30,7 @@ FileKind sniff_file_kind(const std::string& head);
 // The first `kSniffBytes` bytes of `path` (fewer for a short file); throws std::runtime_error naming
 // the file when it cannot be opened or is not a regular file.
 std::string read_file_head(const std::string& path);
-// "a GGUF file (llama.cpp / ggml weights), which is not supported yet": what the kind is, as the
+// "a GGUF file (llama.cpp / ggml weights)": what the kind is, as the
 // second half of "'x' is <sentence>".
 std::string file_kind_sentence(FileKind kind);
 

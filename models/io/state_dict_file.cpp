@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "file_kind.h"
+#include "gguf.h"
 #include "pth_reader.h"
 #include "scaled_fp8.h"
 
@@ -17,13 +18,21 @@ WeightFormat detect_weight_format(const std::string& path) {
   if (kind == FileKind::Safetensors) {
     return WeightFormat::Safetensors;
   }
+  if (kind == FileKind::Gguf) {
+    return WeightFormat::Gguf;
+  }
   throw std::runtime_error("'" + path + "' is " + file_kind_sentence(kind) +
-                           "; expected a PyTorch zip .pth state dict or a .safetensors file");
+                           "; expected a PyTorch zip .pth state dict, a .safetensors or a .gguf file");
 }
 
 NamedTensors load_state_dict_file(const std::string& path, c10::Device device, std::optional<at::ScalarType> dtype) {
-  if (detect_weight_format(path) == WeightFormat::Pth) {
-    return pth_load_state_dict(path, device, dtype);
+  switch (detect_weight_format(path)) {
+    case WeightFormat::Pth:
+      return pth_load_state_dict(path, device, dtype);
+    case WeightFormat::Gguf:
+      return load_gguf_tensors(GgufFile::open(path), device, dtype);
+    case WeightFormat::Safetensors:
+      break;
   }
   return load_safetensors_weights(SafetensorsFile::open(path), device, dtype);
 }

@@ -1,6 +1,6 @@
 // One entry point for a weight file whatever its format: a PyTorch zip `.pth` state dict (read by
-// pth_reader.h) or a `.safetensors` file (safetensors.h). The format is told by the file's first
-// bytes, not its name. Errors are std::runtime_error (SafetensorsError for safetensors) naming the file.
+// pth_reader.h), a `.safetensors` file (safetensors.h) or a `.gguf` file (gguf.h, dequantised).
+// The format is told by the file's first bytes, not its name. Errors are std::runtime_error (SafetensorsError for safetensors) naming the file.
 #pragma once
 
 #include <optional>
@@ -13,13 +13,14 @@
 
 namespace vidgraph::model_io {
 
-enum class WeightFormat { Pth, Safetensors };
+enum class WeightFormat { Pth, Safetensors, Gguf };
 
 // Throws when the file cannot be opened or is neither format.
 WeightFormat detect_weight_format(const std::string& path);
 
 // Every tensor of the file on `device`, converted to `dtype` when given, in the file's order; fp8
-// safetensors weights are dequantised and their scales and markers dropped (scaled_fp8.h).
+// safetensors weights are dequantised and their scales and markers dropped (scaled_fp8.h); GGUF
+// tensors are decoded (gguf.h: quantised ones to fp32 unless `dtype` is given).
 NamedTensors load_state_dict_file(const std::string& path, c10::Device device = c10::Device(c10::kCPU),
                                   std::optional<at::ScalarType> dtype = std::nullopt);
 

@@ -12,6 +12,7 @@
 #include <ATen/ops/randn.h>
 #include <c10/core/GradMode.h>
 
+#include "models/io/gguf.h"
 #include "models/io/scaled_fp8.h"
 #include "models/io/state_dict_file.h"
 
@@ -38,6 +39,17 @@ const std::vector<std::pair<std::string, std::string>>& block_renames() {
       {"ffn.gate.0.weight", "layer.1.DenseReluDense.wi_0.weight"},
       {"ffn.fc1.weight", "layer.1.DenseReluDense.wi_1.weight"},
       {"ffn.fc2.weight", "layer.1.DenseReluDense.wo.weight"}};
+  return r;
+}
+
+// llama.cpp's T5 encoder names (city96's umt5-xxl-encoder GGUF files), after "enc.blk.{i}.".
+const std::vector<std::pair<std::string, std::string>>& llama_block_renames() {
+  static const std::vector<std::pair<std::string, std::string>> r = {
+      {"norm1.weight", "attn_norm.weight"},     {"attn.q.weight", "attn_q.weight"},
+      {"attn.k.weight", "attn_k.weight"},       {"attn.v.weight", "attn_v.weight"},
+      {"attn.o.weight", "attn_o.weight"},       {"pos_embedding.embedding.weight", "attn_rel_b.weight"},
+      {"norm2.weight", "ffn_norm.weight"},      {"ffn.gate.0.weight", "ffn_gate.weight"},
+      {"ffn.fc1.weight", "ffn_up.weight"},      {"ffn.fc2.weight", "ffn_down.weight"}};
   return r;
 }
 
@@ -117,34 +129,63 @@ std::string umt5_key_from_hf(const std::string& key) {
   return key;
 }
 
+std::string umt5_key_from_llama(const std::string& key) {
+  if (key == "token_embd.weight") {
+    return "token_embedding.weight";
+  }
+  if (key == "enc.output_norm.weight") {
+    return "norm.weight";
+  }
+  if (starts_with(key, "enc.blk.")) {
+    const size_t dot = key.find('.', 8);
+    const std::string index = key.substr(8, dot - 8);
+    const std::string rest = dot == std::string::npos ? "" : key.substr(dot + 1);
+    for (const auto& [official, llama] : llama_block_renames()) {
+      if (rest == llama) {
+        return "blocks." + index + "." + official;
+      }
+    }
+  }
+  return key;
+}
+
 NamedTensors umt5_official_tensors(NamedTensors tensors, const std::string& origin) {
+  enum class Naming { Official, HuggingFace, Llama };
   std::string prefix;
-  bool hf = false, found = false;
+  Naming naming = Naming::Official;
+  bool found = false;
+  const std::pair<const char*, Naming> anchors[] = {{"blocks.0.attn.q.weight", Naming::Official},
+                                                    {"encoder.block.0.layer.0.SelfAttention.q.weight", Naming::HuggingFace},
+                                                    {"enc.blk.0.attn_q.weight", Naming::Llama}};
   for (const auto& [k, t] : tensors) {
-    for (const std::string anchor : {"blocks.0.attn.q.weight", "encoder.block.0.layer.0.SelfAttention.q.weight"}) {
+    for (const auto& [anchor_text, anchor_naming] : anchors) {
+      const std::string anchor = anchor_text;
       if (k.size() >= anchor.size() && k.compare(k.size() - anchor.size(), anchor.size(), anchor) == 0 &&
           (k.size() == anchor.size() || k[k.size() - anchor.size() - 1] == '.')) {
         prefix = k.substr(0, k.size() - anchor.size());
-        hf = anchor[0] == 'e';
+        naming = anchor_naming;
         found = true;
       }
     }
   }
   if (!found) {
     throw std::runtime_error("'" + origin +
-                             "' does not hold a umT5 encoder: no 'blocks.0.attn.q.weight' (official) or "
-                             "'encoder.block.0.layer.0.SelfAttention.q.weight' (Hugging Face) tensor");
+                             "' does not hold a umT5 encoder: no 'blocks.0.attn.q.weight' (official), "
+                             "'encoder.block.0.layer.0.SelfAttention.q.weight' (Hugging Face) or "
+                             "'enc.blk.0.attn_q.weight' (llama.cpp GGUF) tensor");
   }
+  const bool hf = naming == Naming::HuggingFace;
   NamedTensors out;
   for (auto& [k, t] : tensors) {
     if (!starts_with(k, prefix)) {
       continue;
     }
     std::string key = k.substr(prefix.size());
-    if (hf && (starts_with(key, "decoder.") || starts_with(key, "lm_head."))) {
+    if ((hf && (starts_with(key, "decoder.") || starts_with(key, "lm_head."))) ||
+        (naming == Naming::Llama && (starts_with(key, "dec.") || starts_with(key, "output.")))) {
       continue;  // a full T5: the decoder is not ours
     }
-    key = hf ? umt5_key_from_hf(key) : key;
+    key = hf ? umt5_key_from_hf(key) : naming == Naming::Llama ? umt5_key_from_llama(key) : key;
     if (!model_io::find_tensor(out, key)) {  // HF files may hold the tied embedding twice
       out.emplace_back(key, std::move(t));
     }
@@ -217,9 +258,18 @@ std::shared_ptr<Umt5Encoder> load_umt5(const std::string& path, c10::Device devi
   NamedTensors all;
   for (const std::string& f : files) {
     NamedTensors part;
-    if (model_io::detect_weight_format(f) == model_io::WeightFormat::Safetensors) {
+    const model_io::WeightFormat format = model_io::detect_weight_format(f);
+    if (format == model_io::WeightFormat::Safetensors) {
       const auto st = model_io::SafetensorsFile::open(f);
       part = model_io::load_safetensors_weights(st, device, dtype, embedded_tokenizer_names(st));
+    } else if (format == model_io::WeightFormat::Gguf) {
+      const auto gguf = model_io::GgufFile::open(f);
+      const std::string arch = gguf.architecture();
+      if (!arch.empty() && arch != "t5" && arch != "t5encoder") {
+        throw std::runtime_error("'" + f + "' is a GGUF of a '" + arch +
+                                 "' model (general.architecture), not a umT5 text encoder ('t5' or 't5encoder')");
+      }
+      part = model_io::load_gguf_tensors(gguf, device, dtype);
     } else {
       part = model_io::load_state_dict_file(f, device, dtype);
     }

@@ -1,5 +1,8 @@
 // Loading and saving umT5 encoder weights and the tokenizer in the layouts users have:
 // - official (`models_t5_umt5-xxl-enc-bf16.pth`): our module keys (umt5_encoder.h);
+// - llama.cpp GGUF (city96's `umt5-xxl-encoder-Q8_0.gguf`, ...): names as umt5_key_from_llama maps
+//   them, quantised tensors dequantised (models/io/gguf.h). Its tokenizer lives in GGUF metadata
+//   (`tokenizer.ggml.*`), which Vidgraph does not turn into a SentencePiece model: give spiece.model;
 // - Hugging Face / Comfy (`text_encoder/` shards of a *-Diffusers repo, `umt5_xxl_fp16.safetensors`):
 //   `shared.weight` (or `encoder.embed_tokens.weight`), `encoder.block.{i}.layer.0.SelfAttention.
 //   {q,k,v,o,relative_attention_bias}.weight`, `layer.0.layer_norm`, `layer.1.DenseReluDense.
@@ -29,6 +32,10 @@ enum class Umt5Layout { Official, HuggingFace };
 
 std::string umt5_key_to_hf(const std::string& official);
 std::string umt5_key_from_hf(const std::string& hf);
+// llama.cpp names (city96's `umt5-xxl-encoder-*.gguf`): `token_embd.weight`, `enc.blk.{i}.attn_q`,
+// `attn_k`, `attn_v`, `attn_o`, `attn_rel_b`, `attn_norm`, `ffn_gate` (gate), `ffn_up` (fc1),
+// `ffn_down` (fc2), `ffn_norm`, `enc.output_norm` -> official; other names are returned unchanged.
+std::string umt5_key_from_llama(const std::string& llama);
 
 // Official-key tensors of any layout. `origin` names the file in errors.
 model_io::NamedTensors umt5_official_tensors(model_io::NamedTensors tensors, const std::string& origin);

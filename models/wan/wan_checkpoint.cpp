@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/io/safetensors.h"
-#include "models/io/scaled_fp8.h"
+#include "models/io/tensor_file.h"
 #include "models/wan/wan_log.h"
 
 namespace fs = std::filesystem;
@@ -105,6 +105,17 @@ std::vector<std::string> folder_shards(const fs::path& dir) {
   return out;
 }
 
+// A GGUF names its model; ComfyUI-GGUF's converter writes `wan` for Wan DiTs (stable-diffusion.cpp
+// files may have none).
+void check_gguf_architecture(const model_io::TensorFile& tf) {
+  const auto it = tf.metadata().find("general.architecture");
+  if (it != tf.metadata().end() && it->second != "wan") {
+    throw std::runtime_error("'" + tf.path() + "' is a GGUF of a '" + it->second +
+                             "' model (general.architecture), not a Wan DiT ('wan'); use a Wan2.2-TI2V-5B GGUF "
+                             "such as QuantStack's Wan2.2-TI2V-5B-GGUF.");
+  }
+}
+
 }  // namespace
 
 const char* wan_layout_name(WanLayout layout) {
@@ -140,23 +151,21 @@ WanCheckpointInfo wan_inspect_checkpoint(const std::string& path) {
   std::vector<std::string> stored_names;
   std::map<std::string, WanTensorSource> by_stored;
   for (const auto& file : info.files) {
-    const auto st = model_io::SafetensorsFile::open(file);
-    const model_io::ScaledFp8Layout fp8 = model_io::scaled_fp8_layout(st);  // validates scales and markers
-    for (const auto& name : st.names()) {
-      if (fp8.auxiliary.count(name)) {
-        continue;  // fp8 scales and markers: applied to their weights at load
+    const auto tf = model_io::TensorFile::open(file);
+    if (tf.is_gguf()) {
+      check_gguf_architecture(tf);
+    }
+    for (const model_io::TensorFileEntry& e : tf.entries()) {
+      if (by_stored.count(e.name)) {
+        throw std::runtime_error("Tensor '" + e.name + "' appears in both '" + by_stored[e.name].file + "' and '" +
+                                 file + "'.");
       }
-      const auto& e = st.entry(name);
-      if (by_stored.count(name)) {
-        throw std::runtime_error("Tensor '" + name + "' appears in both '" + by_stored[name].file + "' and '" + file +
-                                 "'.");
-      }
-      by_stored[name] = WanTensorSource{file, name, e.shape, e.dtype};
-      stored_names.push_back(name);
+      by_stored[e.name] = WanTensorSource{file, e.name, e.shape, e.dtype, e.is_float, e.unreadable};
+      stored_names.push_back(e.name);
     }
     if (!hint) {
-      auto it = st.metadata().find("vidgraph_wan_config");
-      if (it != st.metadata().end()) {
+      auto it = tf.metadata().find("vidgraph_wan_config");
+      if (it != tf.metadata().end()) {
         hint = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
         if (hint->is_discarded()) {
           hint.reset();
@@ -214,10 +223,12 @@ void wan_load_weights(WanModelImpl& model, const WanCheckpointInfo& info) {
                                name + "') has shape " + shape_str(src.shape) + ", expected " +
                                shape_str(param.sizes().vec()) + ".");
     }
-    if (src.dtype != "F32" && src.dtype != "F16" && src.dtype != "BF16" && src.dtype != "F64" &&
-        !model_io::fp8_format_of(src.dtype)) {
+    if (!src.unreadable.empty()) {
+      throw std::runtime_error("Wan DiT checkpoint: " + src.unreadable + ".");
+    }
+    if (!src.is_float) {
       throw std::runtime_error("Wan DiT checkpoint '" + src.file + "': tensor '" + src.stored_name + "' has dtype " +
-                               src.dtype + ", expected a float type (F32, F16, BF16, F64, F8_E4M3 or F8_E5M2).");
+                               src.dtype + ", expected a float type (F32, F16, BF16, F64, F8_E4M3, F8_E5M2 or a GGUF quantisation).");
     }
     per_file[src.file].emplace_back(name, param);
   }
@@ -238,11 +249,10 @@ void wan_load_weights(WanModelImpl& model, const WanCheckpointInfo& info) {
     if (it == per_file.end()) {
       continue;
     }
-    const auto st = model_io::SafetensorsFile::open(file);
-    const model_io::ScaledFp8Layout fp8 = model_io::scaled_fp8_layout(st);
+    const auto tf = model_io::TensorFile::open(file);
     for (auto& [name, param] : it->second) {
       const WanTensorSource& src = info.tensors.at(name);
-      param.set_data(model_io::load_dequantized(st, fp8, src.stored_name, param.device(), param.scalar_type()));
+      param.set_data(tf.load(src.stored_name, param.device(), param.scalar_type()));
     }
     log->debug("Wan DiT: loaded {} tensors from '{}'", it->second.size(), file);
   }

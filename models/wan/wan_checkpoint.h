@@ -7,7 +7,10 @@
 //   - a folder with *.safetensors files and no index (all of them are read);
 //   - one .safetensors file (single-file repacks, official or diffusers names, any prefix such as
 //     `model.diffusion_model.`, fp32/fp16/bf16, or fp8: plain F8_E4M3/F8_E5M2 or Kijai's / ComfyUI's
-//     scaled fp8 with `<name>.scale_weight` / `weight_scale`, dequantised at load: scaled_fp8.h).
+//     scaled fp8 with `<name>.scale_weight` / `weight_scale`, dequantised at load: scaled_fp8.h);
+//   - one .gguf file (QuantStack's Wan2.2-TI2V-5B-GGUF, made by ComfyUI-GGUF: official names,
+//     `general.architecture` = wan, Q8_0 / Q4_K_M / ... dequantised at load: models/io/gguf.h).
+// Files are told apart by their first bytes, not their names.
 // The config comes from the tensor shapes, with config.json beside the weights (or our writer's
 // `vidgraph_wan_config` metadata) as a hint for the head count.
 //
@@ -42,7 +45,9 @@ struct WanTensorSource {
   std::string file;         // the .safetensors file holding it
   std::string stored_name;  // its name in that file
   std::vector<int64_t> shape;
-  std::string dtype;  // safetensors dtype string
+  std::string dtype;        // as the file names it: "BF16", "F8_E4M3", GGUF "Q8_0", ...
+  bool is_float = true;     // decodes to floats
+  std::string unreadable;   // why it cannot be loaded (a GGUF type Vidgraph does not decode), or ""
 };
 
 struct WanCheckpointInfo {

@@ -351,8 +351,9 @@ void tst_ModelIo::wrongFileKinds_data() {
   auto row = [](const char* tag, const std::string& bytes, const char* expected) {
     QTest::newRow(tag) << QByteArray(bytes.data(), int(bytes.size())) << expected;
   };
-  row("GGUF", std::string("GGUF\x03\x00\x00\x00\x10\x00\x00\x00\x00\x00\x00\x00", 16) + std::string(64, '\0'),
-      "GGUF file (llama.cpp / ggml weights), which is not supported yet");
+  // A GGUF is read as one (tests/gguf): a damaged one says so as a GGUF.
+  row("damaged GGUF", std::string("GGUF\x03\x00\x00\x00\x10\x00\x00\x00\x00\x00\x00\x00", 16) + std::string(64, '\0'),
+      "invalid GGUF file");
   row("HTML page", "<!DOCTYPE html>\n<html><head><title>404</title></head></html>", "an HTML page");
   row("Git LFS pointer", "version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 10\n", "a text file");
   row("legacy pickle", std::string("\x80\x02}q\x00.", 6), "legacy (non-zip) PyTorch pickle");

@@ -293,7 +293,7 @@ class tst_safetensors : public QObject {
     QTest::addColumn<QByteArray>("bytes");
     QTest::addColumn<QString>("expected");
     QTest::newRow("GGUF") << QByteArray("GGUF\x03\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00", 16)
-                          << "is a GGUF file (llama.cpp / ggml weights), which is not supported yet";
+                          << "is a GGUF file (llama.cpp / ggml weights); expected a .safetensors file";
     QTest::newRow("HTML page") << QByteArray("<!doctype html><html><body>Sign in</body></html>") << "is an HTML page";
     QTest::newRow("zip") << QByteArray("PK\x03\x04\x14\x00\x00\x00\x00\x00\x00\x00", 12) << "is a zip archive";
     QTest::newRow("binary junk") << QByteArray("\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a", 10)

@@ -119,10 +119,10 @@ engine::NodeType load_wan_model_node() {
       ParamSpec::folder_path("model_path", "",
                              "Folder holding the model (e.g. Wan2.2-TI2V-5B); set it with --set "
                              "model.model_path=DIR."),
-      ParamSpec::file_path("dit", "", "", "DiT folder or .safetensors; empty = found in model_path."),
+      ParamSpec::file_path("dit", "", "", "DiT folder, .safetensors or .gguf; empty = found in model_path."),
       ParamSpec::file_path("vae", "", "Weights (*.pth *.safetensors)",
                            "VAE file; empty = found in model_path."),
-      ParamSpec::file_path("text_encoder", "", "Weights (*.pth *.safetensors)",
+      ParamSpec::file_path("text_encoder", "", "Weights (*.pth *.safetensors *.gguf)",
                            "umT5 encoder file or folder; empty = found in model_path."),
       ParamSpec::file_path("tokenizer", "", "SentencePiece (*.model)",
                            "Tokenizer spiece.model; empty = found in model_path."),

@@ -2,10 +2,12 @@
 // reloads on the next encode after a release.
 #include "nodes/types/text_encoder_loader.h"
 
+#include <filesystem>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
 
+#include "models/io/state_dict_file.h"
 #include "models/t5/umt5_checkpoint.h"
 #include "models/t5/umt5_prompt.h"
 #include "nodes/nodes_log.h"
@@ -29,6 +31,12 @@ struct EncoderState {
   }
 };
 
+bool is_gguf(const std::string& weights) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(weights, ec) &&
+         model_io::detect_weight_format(weights) == model_io::WeightFormat::Gguf;
+}
+
 }  // namespace
 
 TextEncoderHandle load_text_encoder(const std::string& weights, const std::string& tokenizer,
@@ -41,6 +49,11 @@ TextEncoderHandle load_text_encoder(const std::string& weights, const std::strin
   // No tokenizer given: the one ComfyUI's umT5 files carry (`spiece_model`).
   std::optional<t5::Umt5Tokenizer> tok =
       tokenizer.empty() ? t5::load_umt5_embedded_tokenizer(weights) : t5::load_umt5_tokenizer(tokenizer);
+  if (!tok && is_gguf(weights)) {
+    throw std::runtime_error("no tokenizer was given and the text encoder '" + weights +
+                             "' is a GGUF, whose tokenizer (tokenizer.ggml.* metadata) Vidgraph does not read; set "
+                             "the tokenizer param to umT5's spiece.model (google/umt5-xxl)");
+  }
   if (!tok) {
     throw std::runtime_error("no tokenizer was given and the text encoder '" + weights +
                              "' carries none (no 'spiece_model' tensor); set the tokenizer param to the umT5 "

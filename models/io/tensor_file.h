@@ -1,0 +1,50 @@
+// One weight file read tensor by tensor, whatever its format: a .safetensors file (plain, or fp8
+// with ComfyUI's scales: scaled_fp8.h) or a .gguf file (gguf.h), told apart by the first bytes.
+// Loaders that pick tensors by name (the Wan DiT) use this instead of one reader per format.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace vidgraph::model_io {
+
+struct TensorFileEntry {
+  std::string name;
+  std::vector<int64_t> shape;  // torch order
+  std::string dtype;           // as the file names it: "BF16", "F8_E4M3", "Q4_K", ...
+  bool is_float = false;       // a float type this reader decodes to floats
+  std::string unreadable;      // why this tensor cannot be loaded ("" when it can)
+};
+
+class TensorFile {
+ public:
+  // Throws std::runtime_error (SafetensorsError / GgufError) naming the file.
+  static TensorFile open(const std::string& path);
+
+  TensorFile(TensorFile&&) noexcept;
+  TensorFile& operator=(TensorFile&&) noexcept;
+  ~TensorFile();
+
+  const std::string& path() const;
+  bool is_gguf() const;
+  // The model tensors (fp8 scales and markers left out), in file order.
+  const std::vector<TensorFileEntry>& entries() const;
+  // String metadata: the safetensors `__metadata__`, or the string-valued GGUF keys.
+  const std::map<std::string, std::string>& metadata() const;
+  // `name` dequantised on `device` in `dtype` (when none: as stored for plain floats, else fp32).
+  at::Tensor load(const std::string& name, c10::Device device, std::optional<at::ScalarType> dtype) const;
+
+ private:
+  struct Impl;
+  explicit TensorFile(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vidgraph::model_io
