@@ -38,10 +38,18 @@ GraphScene::~GraphScene() {
   // emitted while the scene is half destroyed must not reach listeners.
   blockSignals(true);
   disconnect(controller_, nullptr, this, nullptr);
-  for (auto& [key, wire] : wires_) delete wire;
+  clearItems();
+}
+
+void GraphScene::clearItems() {
+  // Out of the maps before deletion: deleting a selected item emits selectionChanged at once, and
+  // its listeners look items up by id (after a load, the new document's ids).
+  auto wires = std::move(wires_);
+  auto nodes = std::move(nodes_);
   wires_.clear();
-  for (auto& [id, item] : nodes_) delete item;
   nodes_.clear();
+  for (auto& [key, wire] : wires) delete wire;
+  for (auto& [id, item] : nodes) delete item;
 }
 
 void GraphScene::setRunController(RunController* run) {
@@ -119,17 +127,14 @@ void GraphScene::onDocumentChanged(const engine::DocumentChange& change) {
       break;
     case engine::ChangeKind::ParamChanged: refreshProblems(change.node_id); break;  // values: the inspector
     case engine::ChangeKind::NodeRenamed:
-    case engine::ChangeKind::NodeUpdated:
-    case engine::ChangeKind::Reset: rebuild(); break;
+    case engine::ChangeKind::NodeUpdated: rebuild(); break;
+    case engine::ChangeKind::Reset: rebuild(false); break;  // another document: same ids, other nodes
   }
 }
 
-void GraphScene::rebuild() {
-  const std::vector<std::string> selected = selectedNodeIds();
-  for (auto& [key, wire] : wires_) delete wire;
-  wires_.clear();
-  for (auto& [id, item] : nodes_) delete item;
-  nodes_.clear();
+void GraphScene::rebuild(bool keepSelection) {
+  const std::vector<std::string> selected = keepSelection ? selectedNodeIds() : std::vector<std::string>{};
+  clearItems();
   const auto& nodes = controller_->document().nodes();
   for (std::size_t i = 0; i < nodes.size(); ++i) addNodeItem(nodes[i], i);
   for (const auto& n : nodes) {
@@ -174,8 +179,9 @@ void GraphScene::removeNodeItem(const std::string& id) {
       ++w;
     }
   }
-  delete it->second;
-  nodes_.erase(it);
+  NodeItem* item = it->second;
+  nodes_.erase(it);  // first: deleting a selected item notifies selection listeners
+  delete item;
 }
 
 void GraphScene::addWire(const std::string& toNode, const std::string& input) {

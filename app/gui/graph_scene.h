@@ -78,7 +78,8 @@ class GraphScene : public QGraphicsScene {
 
  private:
   void onDocumentChanged(const engine::DocumentChange& change);
-  void rebuild();
+  void rebuild(bool keepSelection = true);
+  void clearItems();
   void addNodeItem(const engine::Node& node, std::size_t index);
   void removeNodeItem(const std::string& id);
   void addWire(const std::string& toNode, const std::string& input);

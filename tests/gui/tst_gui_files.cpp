@@ -29,6 +29,7 @@
 #include "gui/autosave.h"
 #include "gui/document_controller.h"
 #include "gui/graph_scene.h"
+#include "gui/graph_view.h"
 #include "gui/inspector_editors.h"
 #include "gui/inspector_panel.h"
 #include "gui/log_panel.h"
@@ -276,6 +277,51 @@ class tst_GuiFiles : public QObject {
     QCOMPARE(other.controller()->filePath(), QFileInfo(path).absoluteFilePath());
     QCOMPARE(saved(other.controller()->document()), saved(window.controller()->document()));
     QCOMPARE(other.scene()->nodeItemCount(), std::size_t(3));
+  }
+
+  // Dropping a file while a node of the current document is selected: the old items go (no crash
+  // from selection listeners looking them up), nothing stays selected (the new document has a node
+  // of the same id), the inspector is empty, and no pixel of the old nodes is left on the canvas.
+  void dropOpenLeavesNoGhost() {
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-ghost"), 3600000, false});
+    window.resize(1024, 700);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    buildChain(*window.controller());
+    const QString a = tmp_.filePath(QStringLiteral("ghost-a.vgflow"));
+    QVERIFY(window.saveTo(a));
+    DocumentController other(registry_);
+    QVERIFY(other.addNode("Number", {2000, 900}).ok());
+    const QString b = tmp_.filePath(QStringLiteral("ghost-b.vgflow"));
+    QVERIFY(other.save(b).ok());
+    QVERIFY(window.openFile(a));
+    window.scene()->selectNodes({"Number", "Scale"});
+    QCOMPARE(window.inspector()->nodeId(), std::string("Number"));
+    const QRectF oldScale = window.scene()->nodeItem("Scale")->sceneBoundingRect();
+    dropFile(window, b);
+    QCOMPARE(window.controller()->filePath(), QFileInfo(b).absoluteFilePath());
+    QCOMPARE(window.scene()->nodeItemCount(), std::size_t(1));
+    QCOMPARE(window.scene()->connectionItemCount(), std::size_t(0));
+    QVERIFY(window.scene()->selectedNodeIds().empty());
+    QVERIFY(window.scene()->selectedItems().isEmpty());
+    QCOMPARE(window.inspector()->nodeId(), std::string());
+    int nodeItems = 0;
+    for (QGraphicsItem* item : window.scene()->items()) nodeItems += item->type() == gui::NodeItem::Type ? 1 : 0;
+    QCOMPARE(nodeItems, 1);
+    // Where Scale was drawn, the canvas shows only background now.
+    window.view()->centerOn(oldScale.center());
+    QApplication::processEvents();
+    const QImage shot = window.view()->viewport()->grab().toImage();
+    const QRect where = window.view()->mapFromScene(oldScale).boundingRect();
+    const QColor body(0x2b, 0x2d, 0x33);
+    int bodyPixels = 0;
+    for (int y = where.top(); y <= where.bottom(); y += 2) {
+      for (int x = where.left(); x <= where.right(); x += 2) {
+        const QPoint p(int(x * shot.devicePixelRatio()), int(y * shot.devicePixelRatio()));
+        if (shot.rect().contains(p) && shot.pixelColor(p) == body) ++bodyPixels;
+      }
+    }
+    QCOMPARE(bodyPixels, 0);
   }
 
   // ---- files with problems open, with the problems marked
