@@ -286,6 +286,9 @@ RunStatus Runner::run_node(const GraphDocument& doc, const Node& n, NodeRunStat&
       stat.outcome = NodeOutcome::Cached;
       release_inputs(n, request.keep_outputs);
       post(EventKind::NodeCached, n.id, n.type);
+      for (const Value& v : cache_.previews(key)) {
+        post(EventKind::Preview, n.id, n.type, [&](Event& e) { e.preview = v; });
+      }
       return RunStatus::Succeeded;
     }
   }
@@ -305,7 +308,11 @@ RunStatus Runner::run_node(const GraphDocument& doc, const Node& n, NodeRunStat&
       e.text = line;
     });
   };
-  hooks.preview = [&](const Value& v) { post(EventKind::Preview, n.id, n.type, [&](Event& e) { e.preview = v; }); };
+  std::vector<Value> previews;  // kept with the cached result, posted again on a cache hit
+  hooks.preview = [&](const Value& v) {
+    previews.push_back(v);
+    post(EventKind::Preview, n.id, n.type, [&](Event& e) { e.preview = v; });
+  };
   NodeContext ctx(n.id, type.name, std::move(inputs), params, request.options, std::move(hooks));
   Result<ValueMap> out = make_error("");
   try {
@@ -336,7 +343,7 @@ RunStatus Runner::run_node(const GraphDocument& doc, const Node& n, NodeRunStat&
                                "' needs; this is a bug in the node type " + type.name, t0);
     }
   }
-  if (!type.always_run) cache_.put(key, values);
+  if (!type.always_run) cache_.put(key, values, std::move(previews));
   outputs_[n.id] = std::move(values);
   stat.outcome = NodeOutcome::Finished;
   stat.seconds = seconds_since(t0);

@@ -2,7 +2,7 @@
 // consumers).
 //
 // Order within a run: RunStarted; NodeQueued for every planned node (plan order); then per node in
-// plan order either NodeCached, or NodeStarted → NodeProgress* / Log* / Preview* → one of
+// plan order either NodeCached → Preview* (the previews it posted when computed), or NodeStarted → NodeProgress* / Log* / Preview* → one of
 // NodeFinished / NodeFailed / NodeCancelled; finally RunFinished (status). After a failure or cancel,
 // nodes not yet run get no further events. Log events can also come from outside runs (run_id 0)
 // through the spdlog sink in event_bus_sink.h.

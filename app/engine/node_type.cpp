@@ -43,7 +43,27 @@ Status check_range(const ParamSpec& spec, double v) {
   return {};
 }
 
+// Int params with a step: (value - min) must be a multiple of it.
+Status check_step(const ParamSpec& spec, const json& value) {
+  if (spec.kind != ParamKind::Int || spec.step <= 0 || !value.is_number_integer()) return {};
+  const auto base = static_cast<std::int64_t>(spec.min.value_or(0.0));
+  const auto v = value.is_number_unsigned() ? static_cast<std::int64_t>(value.get<std::uint64_t>())
+                                            : value.get<std::int64_t>();
+  const std::int64_t offset = v - base;
+  if (offset % spec.step == 0) return {};
+  const std::int64_t below = base + (offset / spec.step) * spec.step;
+  return make_error("param '" + spec.name + "' is " + std::to_string(v) + "; it must be " + std::to_string(base) +
+                    " plus a multiple of " + std::to_string(spec.step) + " (e.g. " + std::to_string(below) +
+                    " or " + std::to_string(below + spec.step) + ")");
+}
+
 }  // namespace
+
+ParamSpec ParamSpec::with_step(std::int64_t every) const {
+  ParamSpec p = *this;
+  p.step = every;
+  return p;
+}
 
 const char* to_string(ParamKind kind) { return kKindNames[static_cast<int>(kind)]; }
 
@@ -114,8 +134,12 @@ Status ParamSpec::check(const json& value) const {
       if (!value.is_number_integer()) {
         return make_error("param '" + name + "' must be an integer, got " + describe_value(value));
       }
-      return check_range(*this, value.is_number_unsigned() ? static_cast<double>(value.get<std::uint64_t>())
-                                                           : static_cast<double>(value.get<std::int64_t>()));
+      if (auto range = check_range(*this, value.is_number_unsigned() ? static_cast<double>(value.get<std::uint64_t>())
+                                                                     : static_cast<double>(value.get<std::int64_t>()));
+          !range.ok()) {
+        return range;
+      }
+      return check_step(*this, value);
     case ParamKind::Float: {
       if (!value.is_number()) {
         return make_error("param '" + name + "' must be a number, got " + std::string(value.type_name()));
@@ -208,6 +232,7 @@ json describe_node_type(const NodeType& type) {
             {"advanced", p.advanced}};
     if (p.min) pj["min"] = *p.min;
     if (p.max) pj["max"] = *p.max;
+    if (p.step > 0) pj["step"] = p.step;
     if (p.kind == ParamKind::Enum) pj["choices"] = p.choices;
     if (!p.file_filter.empty()) pj["file_filter"] = p.file_filter;
     params.push_back(pj);

@@ -50,6 +50,7 @@ struct ParamSpec {
   nlohmann::json default_value;     // must itself be valid for the spec
   std::optional<double> min;        // Int, Float, Seed
   std::optional<double> max;
+  std::int64_t step = 0;            // Int: > 0 = only min + k·step is valid (frames 4k + 1: min 1, step 4)
   std::vector<std::string> choices; // Enum
   std::string description;
   std::string display_name;         // empty = name
@@ -70,6 +71,9 @@ struct ParamSpec {
                              std::string description = {});
   static ParamSpec folder_path(std::string name, std::string def, std::string description = {});
   static ParamSpec seed(std::string name, std::int64_t def = 0, std::string description = {});
+
+  // This spec with `step` set (ParamSpec::integer("frames", 121, 1, 1025).with_step(4)).
+  ParamSpec with_step(std::int64_t every) const;
 
   // Checks one value against this spec; the error message names the param (caller adds the node).
   Status check(const nlohmann::json& value) const;

@@ -1,6 +1,8 @@
 // LRU result cache with a byte budget (see result_cache.h).
 #include "result_cache.h"
 
+#include <algorithm>
+
 namespace vidgraph::engine {
 
 ResultCache::ResultCache(std::size_t budget_bytes) : budget_(budget_bytes) {}
@@ -28,8 +30,18 @@ bool ResultCache::contains(CacheKey key) const {
   return index_.count(key) != 0;
 }
 
-bool ResultCache::put(CacheKey key, ValueMap values) {
-  const std::size_t bytes = size_of(values);
+std::vector<Value> ResultCache::previews(CacheKey key) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = index_.find(key);
+  return it == index_.end() ? std::vector<Value>{} : it->second->previews;
+}
+
+bool ResultCache::put(CacheKey key, ValueMap values, std::vector<Value> previews) {
+  std::size_t bytes = size_of(values);
+  for (const Value& p : previews) {
+    const bool shared = std::any_of(values.begin(), values.end(), [&](const auto& v) { return v.second.data == p.data; });
+    if (!shared) bytes += p.bytes;
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = index_.find(key);
   if (it != index_.end()) {
@@ -39,7 +51,7 @@ bool ResultCache::put(CacheKey key, ValueMap values) {
   }
   if (bytes > budget_) return false;
   evict_to_fit(bytes);
-  lru_.push_front(Entry{key, std::move(values), bytes});
+  lru_.push_front(Entry{key, std::move(values), std::move(previews), bytes});
   index_[key] = lru_.begin();
   bytes_ += bytes;
   return true;

@@ -1,7 +1,11 @@
 // The result cache: node outputs keyed by a 64-bit content key (see cache_key.h), bounded by a byte
 // budget with least-recently-used eviction.
 //
-// Contract: the byte size of an entry is the sum of its values' `bytes`. An entry larger than the
+// An entry also keeps the previews the node posted while computing it, so a node served from the
+// cache can post them again (a second identical Preview Video node still shows its video).
+//
+// Contract: the byte size of an entry is the sum of its values' `bytes` (plus previews that share no
+// data with a value). An entry larger than the
 // whole budget is not stored. Storing evicts the least recently used entries until the total fits.
 // Entries live across runs (a loaded model stays cached while it fits and is used). Thread-safe.
 #pragma once
@@ -12,6 +16,7 @@
 #include <mutex>
 #include <optional>
 #include <unordered_map>
+#include <vector>
 
 #include "value.h"
 
@@ -34,8 +39,10 @@ class ResultCache {
 
   std::optional<ValueMap> get(CacheKey key);  // marks the entry most recently used
   bool contains(CacheKey key) const;          // no LRU update, no stats
+  // The previews stored with the entry (empty when none or absent); no LRU update, no stats.
+  std::vector<Value> previews(CacheKey key) const;
   // Stores (or replaces) an entry; returns false when it is larger than the budget.
-  bool put(CacheKey key, ValueMap values);
+  bool put(CacheKey key, ValueMap values, std::vector<Value> previews = {});
   void erase(CacheKey key);
   void clear();
   void set_budget(std::size_t budget_bytes);  // evicts down to the new budget
@@ -47,6 +54,7 @@ class ResultCache {
   struct Entry {
     CacheKey key;
     ValueMap values;
+    std::vector<Value> previews;
     std::size_t bytes;
   };
   void evict_to_fit(std::size_t incoming);  // lock held

@@ -45,7 +45,8 @@ class NumberEditor : public ParamEditor {
     spin_ = new QDoubleSpinBox(this);
     spin_->setRange(lo, hi);
     spin_->setDecimals(isInt ? 0 : 4);
-    spin_->setSingleStep(isInt ? 1.0 : std::max(0.0001, (spec.min && spec.max) ? (hi - lo) / 100.0 : 0.1));
+    const double intStep = spec.step > 0 ? double(spec.step) : 1.0;
+    spin_->setSingleStep(isInt ? intStep : std::max(0.0001, (spec.min && spec.max) ? (hi - lo) / 100.0 : 0.1));
     spin_->setKeyboardTracking(false);
     auto* layout = rowLayout(this);
     // A slider only where each of its positions is a useful step: a 1–1000 steps slider is not.
@@ -54,7 +55,7 @@ class NumberEditor : public ParamEditor {
       slider_->setRange(0, isInt ? int(hi - lo) : 1000);
       layout->addWidget(slider_, 2);
       QObject::connect(slider_, &QSlider::valueChanged, this, [this, lo, hi, isInt](int v) {
-        const double value = isInt ? lo + v : lo + (hi - lo) * v / 1000.0;
+        const double value = onStep(isInt ? lo + v : lo + (hi - lo) * v / 1000.0);
         spin_->blockSignals(true);
         spin_->setValue(value);
         spin_->blockSignals(false);
@@ -63,6 +64,11 @@ class NumberEditor : public ParamEditor {
     }
     layout->addWidget(spin_, 1);
     QObject::connect(spin_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+      const double snapped = onStep(v);
+      if (!updating_ && snapped != v) {  // a typed 24 for frames (4k + 1) becomes 25; the re-set value commits
+        spin_->setValue(snapped);
+        return;
+      }
       syncSlider(v);
       emitValue(v);
     });
@@ -89,6 +95,14 @@ class NumberEditor : public ParamEditor {
   void emitValue(double v) {
     if (spec().kind == ParamKind::Int) commit(json(static_cast<std::int64_t>(std::llround(v))));
     else commit(json(v));
+  }
+  // The nearest value min + k·step within the range (Int params with a step), else v.
+  double onStep(double v) const {
+    if (spec().kind != ParamKind::Int || spec().step <= 0) return v;
+    const double lo = spin_->minimum(), step = double(spec().step);
+    double snapped = lo + std::round((v - lo) / step) * step;
+    if (snapped > spin_->maximum()) snapped -= step;
+    return snapped;
   }
   void syncSlider(double v) {
     if (!slider_) return;

@@ -110,6 +110,27 @@ class tst_Engine : public QObject {
     QCOMPARE((*kinds)["params"][5]["choices"], json({"fast", "slow"}));
     QCOMPARE((*kinds)["params"][0]["max"].get<double>(), 10.0);
   }
+  // An Int param with a step accepts only min + k·step (frames: 1, 5, 9, ...); describe() says so.
+  void intStepsAreChecked() {
+    const ParamSpec frames = ParamSpec::integer("frames", 121, 1, 1025).with_step(4);
+    QVERIFY(frames.check(121).ok());
+    QVERIFY(frames.check(1).ok());
+    QVERIFY(frames.check(25).ok());
+    const auto bad = frames.check(24);
+    QVERIFY(!bad.ok());
+    QVERIFY2(QString::fromStdString(bad.error().message).contains("multiple of 4 (e.g. 21 or 25)"),
+             bad.error().message.c_str());
+    QVERIFY(!frames.check(1029).ok());  // the range still applies
+    QVERIFY(ParamSpec::integer("n", 3, 1, 10).check(4).ok());  // no step: any integer
+    NodeType t;
+    t.name = "Stepped";
+    t.category = "test";
+    t.params = {frames};
+    t.compute = [](NodeContext&) -> Result<ValueMap> { return ValueMap{}; };
+    Registry local;
+    QVERIFY(local.add(t).ok());
+    QCOMPARE(local.describe()["node_types"][0]["params"][0]["step"].get<int>(), 4);
+  }
   void registryRefuses_data() {
     QTest::addColumn<int>("which");
     QTest::addColumn<QString>("fragment");
@@ -401,6 +422,56 @@ class tst_Engine : public QObject {
     QCOMPARE(vidgraph::test::total_compute_count(), 4);  // nothing re-ran
     for (const auto& n : r2.nodes) QCOMPARE(n.outcome, NodeOutcome::Cached);
     QCOMPARE(number_out(r2, "t", "sum"), 12.0);
+  }
+  // A node served from the cache posts again the previews it posted when computed: a second
+  // identical preview node (same key) and a re-run both show the picture.
+  void cachedNodesPostTheirPreviewsAgain() {
+    Registry local;
+    vidgraph::test::register_engine_test_nodes(local);
+    NodeType shows;
+    shows.name = "Shows";
+    shows.category = "test";
+    shows.inputs = {{"x", "NUMBER", false, ""}};
+    shows.outputs = {{"out", "NUMBER", false, ""}};
+    shows.compute = [](NodeContext& ctx) -> Result<ValueMap> {
+      const Value& in = *ctx.input("x");
+      ctx.emit_preview(in);
+      return ValueMap{{"out", in}};
+    };
+    QVERIFY(local.add(shows).ok());
+    Engine engine(local);
+    auto doc = GraphDocument::build({make_node("a", "Number", {{"value", 3.0}}),
+                                     make_node("p1", "Shows", json::object(), {{"x", {"a", "value"}}}),
+                                     make_node("p2", "Shows", json::object(), {{"x", {"a", "value"}}})},
+                                    json::object(), json::object(), &local);
+    QVERIFY(doc.ok());
+    auto previews = [](Recorder& rec) {
+      std::lock_guard<std::mutex> lock(rec.mutex);
+      std::vector<std::string> out;
+      for (const auto& e : rec.events) {
+        if (e.kind != EventKind::Preview) continue;
+        const double* v = value_as<double>(e.preview);
+        out.push_back(e.node_id + "=" + (v ? std::to_string(int(*v)) : "?"));
+      }
+      return out;
+    };
+    {
+      Recorder rec(engine.events());
+      QCOMPARE(engine.run(doc.value(), {}).status, RunStatus::Succeeded);
+      QCOMPARE(to_qt(previews(rec)), QStringList({"p1=3", "p2=3"}));
+      const auto lines = rec.lines();
+      QVERIFY(std::find(lines.begin(), lines.end(), "node_cached:p2") != lines.end());
+    }
+    {
+      Recorder rec(engine.events());
+      QCOMPARE(engine.run(doc.value(), {}).status, RunStatus::Succeeded);
+      QCOMPARE(to_qt(previews(rec)), QStringList({"p1=3", "p2=3"}));
+      const auto lines = rec.lines();
+      // Order: node_cached, then its preview.
+      auto cached = std::find(lines.begin(), lines.end(), "node_cached:p1");
+      QVERIFY(cached != lines.end() && std::next(cached) != lines.end());
+      QCOMPARE(*std::next(cached), std::string("preview:p1"));
+    }
   }
   void paramChangeRerunsExactlyDownstream() {
     Engine engine(reg_);

@@ -14,6 +14,8 @@
 #include <QtWidgets/QLabel>
 #include <QtWidgets/QSlider>
 #include <QtWidgets/QStatusBar>
+#include <QtWidgets/QToolBar>
+#include <QtWidgets/QToolButton>
 
 #include "engine/operations.h"
 #include "gui/about_dialog.h"
@@ -376,6 +378,69 @@ class tst_Gui : public QObject {
     QVERIFY(!run->isRunning());
   }
 
+  // The Run toolbar holds the Run menu's actions and the run state. Run during a run queues (the
+  // label counts it; the queued run keeps the document as it was then); each queued run starts when
+  // the previous one ends; Cancel stops only the current one; Clear Queue drops the waiting ones.
+  void toolbarQueuesRuns() {
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-queue"), 3600000, false});
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    DocumentController* c = window.controller();
+    QVERIFY(c->addNode("Slow", {0, 0}).ok());
+    QVERIFY(c->setParam("Slow", "steps", 2000).ok());
+    QVERIFY(c->setParam("Slow", "step_ms", 5).ok());
+    auto* bar = window.findChild<QToolBar*>(QStringLiteral("runToolBar"));
+    auto* label = window.findChild<QLabel*>(QStringLiteral("runStateLabel"));
+    QVERIFY(bar && label);
+    QCOMPARE(label->text(), QStringLiteral("Idle"));
+    auto button = [&](const QString& text) -> QToolButton* {
+      for (QAction* a : bar->actions()) {
+        if (a->text() == text) return qobject_cast<QToolButton*>(bar->widgetForAction(a));
+      }
+      return nullptr;
+    };
+    QToolButton* runButton = button(QStringLiteral("&Run"));
+    QToolButton* cancelButton = button(QStringLiteral("&Cancel"));
+    QVERIFY(runButton && cancelButton && button(QStringLiteral("Run to &Selected")));
+    QVERIFY(!cancelButton->isEnabled());
+    gui::RunController* run = window.runController();
+    QSignalSpy finished(run, &gui::RunController::runFinished);
+    QTest::mouseClick(runButton, Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(run->nodeStatus("Slow").state == gui::NodeRunState::Running && run->nodeStatus("Slow").value > 0, 5000);
+    QTRY_VERIFY(label->text().startsWith(QLatin1String("Running Slow (")));
+    QVERIFY(cancelButton->isEnabled());
+    QVERIFY(c->setParam("Slow", "steps", 3).ok());  // the queued runs are quick
+    QTest::mouseClick(runButton, Qt::LeftButton);
+    QTest::mouseClick(runButton, Qt::LeftButton);
+    QCOMPARE(run->queuedCount(), 2);
+    QVERIFY2(label->text().endsWith(QStringLiteral("· 2 queued")), qPrintable(label->text()));
+    QTest::mouseClick(cancelButton, Qt::LeftButton);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 3, 10000);
+    QCOMPARE(finished.at(0).at(0).toString(), QStringLiteral("cancelled"));
+    QCOMPARE(finished.at(1).at(0).toString(), QStringLiteral("succeeded"));
+    QCOMPARE(finished.at(2).at(0).toString(), QStringLiteral("succeeded"));
+    QCOMPARE(run->queuedCount(), 0);
+    QTRY_COMPARE(label->text(), QStringLiteral("Idle"));
+    // Clear Queue drops the waiting run; cancelling the current one then leaves nothing to run.
+    QVERIFY(c->setParam("Slow", "steps", 2000).ok());
+    finished.clear();
+    QVERIFY(window.runWorkflow());
+    QVERIFY(window.runWorkflow());
+    QCOMPARE(run->queuedCount(), 1);
+    QAction* clear = nullptr;
+    for (QAction* a : window.findChildren<QAction*>()) {
+      if (a->text() == QLatin1String("Clear &Queue")) clear = a;
+    }
+    QVERIFY(clear && clear->isEnabled());
+    clear->trigger();
+    QCOMPARE(run->queuedCount(), 0);
+    window.cancelRun();
+    QVERIFY(waitFinished(finished, 5000));
+    QTest::qWait(200);
+    QCOMPARE(finished.count(), 1);
+    QVERIFY(!run->isRunning());
+  }
+
   void runDemoWorkflow() {
 #ifndef VIDGRAPH_GUI_HAVE_NODES
     QSKIP("built without the built-in nodes (VIDGRAPH_GUI_NODES=OFF or app/nodes absent)");
@@ -654,6 +719,72 @@ class tst_Gui : public QObject {
     QVERIFY(!steps->findChild<QSlider*>());
     std::unique_ptr<gui::ParamEditor> count(gui::createParamEditor(engine::ParamSpec::integer("count", 3, 1, 10), nullptr));
     QVERIFY(count->findChild<QSlider*>());
+  }
+
+  // Frames are 4k + 1: the spin box steps by 4 from 1 and a typed 24 becomes 25; a file's 24 is
+  // shown as it is, marked invalid, and not rewritten.
+  void framesSpinBoxStepsByFour() {
+    engine::ParamSpec spec = engine::ParamSpec::integer("frames", 121, 1, 1025).with_step(4);
+#ifdef VIDGRAPH_GUI_HAVE_NODES
+    const engine::NodeType* sampler = registry_.find("WanSampler");
+    QVERIFY(sampler);
+    for (const auto& p : sampler->params) {
+      if (p.name == "frames") spec = p;
+    }
+    QCOMPARE(spec.step, std::int64_t(4));
+#endif  // VIDGRAPH_GUI_HAVE_NODES
+    std::unique_ptr<gui::ParamEditor> editor(gui::createParamEditor(spec, nullptr));
+    std::vector<json> commits;
+    editor->setCommit([&](json v) { commits.push_back(v); });
+    editor->showValue(121);
+    auto* spin = editor->findChild<QDoubleSpinBox*>();
+    QVERIFY(spin);
+    editor->show();
+    QVERIFY(QTest::qWaitForWindowExposed(editor.get()));
+    spin->setFocus();
+    QTest::keyClick(spin, Qt::Key_Up);
+    QCOMPARE(spin->value(), 125.0);
+    QCOMPARE(commits.back(), json(125));
+    spin->selectAll();
+    QTest::keyClicks(spin, QStringLiteral("24"));
+    QTest::keyClick(spin, Qt::Key_Return);
+    QCOMPARE(spin->value(), 25.0);
+    QCOMPARE(commits.back(), json(25));
+    for (const json& v : commits) QVERIFY2(spec.check(v).ok(), v.dump().c_str());
+    commits.clear();
+    editor->showValue(24);
+    QCOMPARE(spin->value(), 24.0);
+    QVERIFY(editor->isInvalid());
+    QVERIFY2(editor->invalidReason().contains(QLatin1String("multiple of 4")), qPrintable(editor->invalidReason()));
+    QVERIFY(commits.empty());
+  }
+
+  // A second Preview node identical to the first is served from the cache; it still gets its
+  // thumbnail, and a re-run served wholly from the cache still fills the player.
+  void cachedPreviewNodeShowsItsVideo() {
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-cached-preview"), 3600000, false});
+    DocumentController* c = window.controller();
+    QVERIFY(c->addNode("GuiPreview", {0, 0}).ok());
+    QVERIFY(c->addNode("GuiPreview", {300, 0}).ok());
+    QCOMPARE(c->document().nodes().size(), std::size_t(2));
+    const std::string first = c->document().nodes()[0].id, second = c->document().nodes()[1].id;
+    gui::RunController* run = window.runController();
+    QSignalSpy finished(run, &gui::RunController::runFinished);
+    QSignalSpy previews(run, &gui::RunController::previewReceived);
+    QVERIFY(window.runWorkflow());
+    QVERIFY(waitFinished(finished, 10000));
+    QCOMPARE(int(run->nodeStatus(second).state), int(gui::NodeRunState::Cached));
+    QCOMPARE(previews.count(), 2);
+    QVERIFY(window.scene()->nodeItem(first)->hasThumbnail());
+    QVERIFY(window.scene()->nodeItem(second)->hasThumbnail());
+    window.player()->setClip({}, {});
+    finished.clear();
+    previews.clear();
+    QVERIFY(window.runWorkflow());
+    QVERIFY(waitFinished(finished, 10000));
+    QCOMPARE(int(run->nodeStatus(first).state), int(gui::NodeRunState::Cached));
+    QCOMPARE(previews.count(), 2);
+    QCOMPARE(window.player()->frameCount(), 4);
   }
 
   // Hues hashed from names are fixed values (FNV-1a), not a per-process or per-machine hash.
