@@ -13,8 +13,10 @@
 #include <QtGui/QGuiApplication>
 #include <QtWidgets/QApplication>
 #include <QtWidgets/QDockWidget>
+#include <QtWidgets/QLabel>
 #include <QtWidgets/QMenuBar>
 #include <QtWidgets/QStatusBar>
+#include <QtWidgets/QToolBar>
 
 #include "gui/about_dialog.h"
 #include "gui/app_icon.h"
@@ -168,6 +170,23 @@ void MainWindow::buildRunMenu() {
   runSelectedAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Return));
   cancelAction_ = runMenu->addAction(tr("&Cancel"), this, &MainWindow::cancelRun);
   cancelAction_->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_Period), QKeySequence(Qt::SHIFT | Qt::Key_F5)});
+  clearQueueAction_ = runMenu->addAction(tr("Clear &Queue"), run_, &RunController::clearQueue);
+  runAction_->setToolTip(tr("Run every output (Ctrl+Return); during a run, queues another"));
+  runSelectedAction_->setToolTip(tr("Run the selected nodes and what they need (Ctrl+Shift+Return)"));
+  cancelAction_->setToolTip(tr("Cancel the current run (Ctrl+.); queued runs follow"));
+
+  QToolBar* bar = addToolBar(tr("Run"));
+  bar->setObjectName(QStringLiteral("runToolBar"));
+  bar->setMovable(false);
+  bar->setToolButtonStyle(Qt::ToolButtonTextOnly);
+  bar->addAction(runAction_);
+  bar->addAction(runSelectedAction_);
+  bar->addAction(cancelAction_);
+  bar->addSeparator();
+  runStateLabel_ = new QLabel(bar);
+  runStateLabel_->setObjectName(QStringLiteral("runStateLabel"));
+  runStateLabel_->setContentsMargins(8, 0, 8, 0);
+  bar->addWidget(runStateLabel_);
 }
 
 void MainWindow::connectSignals() {
@@ -192,6 +211,8 @@ void MainWindow::connectSignals() {
   connect(palette_, &NodePalette::nodeChosen, this, &MainWindow::onNodeChosen);
   connect(run_, &RunController::logLine, log_, &LogPanel::appendLine);
   connect(run_, &RunController::runStarted, this, [this] { updateRunActions(); });
+  connect(run_, &RunController::queueChanged, this, [this] { updateRunActions(); });
+  connect(run_, &RunController::nodeStatusChanged, this, [this] { updateRunActions(); });
   connect(run_, &RunController::previewReceived, this, [this](const QString& id, const PreviewClip& clip) {
     player_->setClip(id, clip);
     previewDock_->show();
@@ -299,12 +320,16 @@ bool MainWindow::runWorkflow(const QStringList& targets) {
   // existing file fails that node with a message saying so.
   options.overwrite = false;
   QDir().mkpath(QString::fromStdString(options.output_dir));
-  auto status = run_->start(controller_->document(), targets, options);
-  if (!status.ok()) {
-    statusBar()->showMessage(QString::fromStdString(status.error().message), 6000);
+  auto place = run_->enqueue(controller_->document(), targets, options);
+  if (!place.ok()) {
+    statusBar()->showMessage(QString::fromStdString(place.error().message), 6000);
     return false;
   }
   updateRunActions();
+  if (place.value() > 0) {
+    statusBar()->showMessage(tr("Queued: starts when the %n run(s) before it end.", nullptr, place.value()), 6000);
+    return true;
+  }
   statusBar()->showMessage(targets.isEmpty() ? tr("Running…") : tr("Running up to %1…").arg(targets.join(QStringLiteral(", "))));
   return true;
 }
@@ -320,8 +345,11 @@ bool MainWindow::runToSelected() {
 }
 
 void MainWindow::cancelRun() {
+  if (!run_->isRunning()) return;
   run_->cancel();
-  statusBar()->showMessage(tr("Cancelling…"));
+  statusBar()->showMessage(run_->queuedCount() == 0
+                               ? tr("Cancelling…")
+                               : tr("Cancelling the current run; %n queued run(s) follow.", nullptr, run_->queuedCount()));
 }
 
 void MainWindow::fitView() {
@@ -329,10 +357,25 @@ void MainWindow::fitView() {
 }
 
 void MainWindow::updateRunActions() {
+  // Run stays enabled during a run: a second run is queued behind it.
   const bool running = run_->isRunning();
-  runAction_->setEnabled(!running);
-  runSelectedAction_->setEnabled(!running);
+  const int queued = run_->queuedCount();
   cancelAction_->setEnabled(running);
+  clearQueueAction_->setEnabled(queued > 0);
+  QString state;
+  if (!running) {
+    state = tr("Idle");
+  } else {
+    state = tr("Running");
+    for (const auto& [id, s] : run_->nodeStatuses()) {
+      if (s.state != NodeRunState::Running) continue;
+      state = s.max > 0 ? tr("Running %1 (%2/%3)").arg(QString::fromStdString(id)).arg(s.value).arg(s.max)
+                        : tr("Running %1").arg(QString::fromStdString(id));
+      break;
+    }
+  }
+  if (queued > 0) state += tr(" · %n queued", nullptr, queued);
+  runStateLabel_->setText(state);
 }
 
 }  // namespace vidgraph::gui

@@ -20,6 +20,7 @@
 
 class QAction;
 class QDockWidget;
+class QLabel;
 class QMenu;
 
 namespace vidgraph::gui {
@@ -77,7 +78,8 @@ class MainWindow : public QMainWindow {
   void pasteClipboard();
   void duplicateSelection();
   void deleteSelection();
-  // Runs the document (targets empty = every output); runToSelected runs up to the selected nodes.
+  // Runs the document (targets empty = every output), or queues the run behind the one in progress;
+  // runToSelected runs up to the selected nodes. Cancel stops the current run; queued ones follow.
   bool runWorkflow(const QStringList& targets = {});
   bool runToSelected();
   void cancelRun();
@@ -127,6 +129,8 @@ class MainWindow : public QMainWindow {
   QAction* runAction_ = nullptr;
   QAction* runSelectedAction_ = nullptr;
   QAction* cancelAction_ = nullptr;
+  QAction* clearQueueAction_ = nullptr;
+  QLabel* runStateLabel_ = nullptr;
   QPointF paletteScenePos_;
   std::optional<WireDrop> paletteWire_;
 };

@@ -51,6 +51,7 @@ RunController::RunController(const engine::Registry& registry, QObject* parent)
 }
 
 RunController::~RunController() {
+  queue_.clear();
   engine_->events().unsubscribe(subscription_);
   engine_.reset();  // cancels and joins the worker
 }
@@ -71,6 +72,34 @@ engine::Status RunController::start(const engine::GraphDocument& doc, const QStr
   running_ = true;
   runId_ = id.value();
   return {};
+}
+
+engine::Result<int> RunController::enqueue(const engine::GraphDocument& doc, const QStringList& targets,
+                                           engine::RunOptions options) {
+  if (!running_) {
+    auto status = start(doc, targets, std::move(options));
+    if (!status.ok()) return status.error();
+    return 0;
+  }
+  queue_.push_back(QueuedRun{doc, targets, std::move(options)});
+  Q_EMIT queueChanged(queuedCount());
+  return queuedCount();
+}
+
+void RunController::clearQueue() {
+  if (queue_.empty()) return;
+  queue_.clear();
+  Q_EMIT queueChanged(0);
+}
+
+void RunController::startNext() {
+  while (!running_ && !queue_.empty()) {
+    QueuedRun next = std::move(queue_.front());
+    queue_.pop_front();
+    Q_EMIT queueChanged(queuedCount());
+    auto status = start(next.doc, next.targets, std::move(next.options));
+    if (!status.ok()) Q_EMIT runFinished(QStringLiteral("invalid"), QString::fromStdString(status.error().message));
+  }
 }
 
 void RunController::cancel() {
@@ -163,6 +192,7 @@ void RunController::finishRun(const engine::Event& e) {
   }
   guiLogger()->info("run {} {} in {:.2f} s", e.run_id, engine::to_string(e.status), e.seconds);
   Q_EMIT runFinished(QString::fromLatin1(engine::to_string(e.status)), message);
+  startNext();
 }
 
 }  // namespace vidgraph::gui

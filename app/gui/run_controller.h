@@ -9,10 +9,14 @@
 //     thread never touches engine-owned buffers;
 //   - errors (validation errors and node failures) land on the node they name (state Failed with the
 //     message) and in runFinished's message;
-//   - the destructor cancels a run in progress and joins the worker.
+//   - enqueue() starts a run, or queues it behind the run in progress (the document is copied then,
+//     so later edits do not change it); each queued run starts when the previous one ends, also
+//     when it was cancelled (cancel stops the current run only; clearQueue drops the waiting ones);
+//   - the destructor drops the queue, cancels a run in progress and joins the worker.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -55,6 +59,11 @@ class RunController : public QObject {
   // Starts a run of `doc` (targets empty = every sink node). Refused while a run is in progress.
   engine::Status start(const engine::GraphDocument& doc, const QStringList& targets = {},
                        engine::RunOptions options = {});
+  // Starts now (returns 0) or after the runs already waiting (returns its place: 1 = next).
+  engine::Result<int> enqueue(const engine::GraphDocument& doc, const QStringList& targets = {},
+                              engine::RunOptions options = {});
+  int queuedCount() const { return static_cast<int>(queue_.size()); }
+  void clearQueue();
   void cancel();
   bool isRunning() const { return running_; }
 
@@ -76,11 +85,20 @@ class RunController : public QObject {
   void previewReceived(const QString& nodeId, const vidgraph::gui::PreviewClip& clip);
   // status: "succeeded", "failed", "cancelled", "invalid"; message: the first error, if any.
   void runFinished(const QString& status, const QString& message);
+  void queueChanged(int waiting);
 
  private:
   void handleEvent(const engine::Event& event, const PreviewClip& preview);
   void finishRun(const engine::Event& event);
   void setStatus(const std::string& nodeId, NodeStatus status);
+  void startNext();
+
+  struct QueuedRun {
+    engine::GraphDocument doc;
+    QStringList targets;
+    engine::RunOptions options;
+  };
+  std::deque<QueuedRun> queue_;
 
   std::unique_ptr<engine::Engine> engine_;
   engine::EventBus::SubscriptionId subscription_ = 0;
