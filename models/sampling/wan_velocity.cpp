@@ -32,28 +32,30 @@ VelocityFn make_wan_velocity(wan::WanModel model, WanVelocityOptions options) {
   at::Tensor uncond = options.context_null.defined()
                           ? pad_context(options.context_null, text_len, "negative prompt").to(model->device())
                           : at::Tensor();
-  return [model, options, cond, uncond](const at::Tensor& x, const at::Tensor& t,
-                                        bool need_uncond) mutable -> std::vector<at::Tensor> {
+  int calls = 0;
+  return [model, options, cond, uncond, calls](const at::Tensor& x, const at::Tensor& t,
+                                               bool need_uncond) mutable -> std::vector<at::Tensor> {
     if (need_uncond && !uncond.defined()) {
       throw std::invalid_argument("Guidance is on but no negative-prompt context was given.");
     }
+    const wan::AttentionRun& attention = calls++ < options.dense_steps ? options.dense_attention : options.attention;
     // The sampler's device may differ from the model's: run on the model's, answer on x's.
     const c10::Device out_device = x.device();
     at::Tensor xb = x.unsqueeze(0).to(model->device());  // [1, C, F, H, W]
     at::Tensor tb = t.unsqueeze(0).to(model->device());  // [1, F]
     if (!need_uncond) {
-      return {model->forward(xb, tb, cond, options.attention).squeeze(0).to(out_device)};
+      return {model->forward(xb, tb, cond, attention).squeeze(0).to(out_device)};
     }
     if (options.batch_cfg) {
       at::Tensor out =
           model
               ->forward(at::cat({xb, xb}, 0), at::cat({tb, tb}, 0), at::cat({cond, uncond.to(cond.scalar_type())}, 0),
-                        options.attention)
+                        attention)
               .to(out_device);  // [2, C, F, H, W]
       return {out.select(0, 0), out.select(0, 1)};
     }
-    return {model->forward(xb, tb, cond, options.attention).squeeze(0).to(out_device),
-            model->forward(xb, tb, uncond, options.attention).squeeze(0).to(out_device)};
+    return {model->forward(xb, tb, cond, attention).squeeze(0).to(out_device),
+            model->forward(xb, tb, uncond, attention).squeeze(0).to(out_device)};
   };
 }
 

@@ -1,6 +1,7 @@
 // Adapts a Wan DiT to the sampler's VelocityFn: per-frame timesteps, the text contexts of the
 // prompt and the negative prompt, the self-attention run; both CFG branches in one batch of 2
-// (or two calls when batch_cfg is false, to halve peak activation memory).
+// (or two calls when batch_cfg is false, to halve peak activation memory); optionally another
+// attention run for the first steps.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -16,6 +17,10 @@ struct WanVelocityOptions {
   at::Tensor context_null;  // same for the negative prompt (needed when guidance is on)
   wan::AttentionRun attention;
   bool batch_cfg = true;
+  // The first `dense_steps` calls (the sampler calls once per step) use `dense_attention` instead
+  // of `attention`: dense early steps, where the layout of the video forms, then the sparse method.
+  int dense_steps = 0;
+  wan::AttentionRun dense_attention;
 };
 
 // The model is shared (not copied): keep it alive while the function is in use.

@@ -20,6 +20,8 @@ namespace vidgraph::nodes_test {
 
 struct Recorder {
   std::vector<std::pair<std::int64_t, std::int64_t>> progress;
+  std::vector<std::string> progress_text;
+  std::vector<std::string> logs;
   std::vector<engine::Value> previews;
   bool cancel = false;
 };
@@ -28,12 +30,13 @@ inline engine::NodeContext make_context(const engine::NodeType& type, const nloh
                                         engine::ValueMap inputs, engine::RunOptions options,
                                         Recorder* recorder) {
   engine::NodeContext::Hooks hooks;
-  hooks.progress = [recorder](std::int64_t v, std::int64_t m, const std::string&) {
+  hooks.progress = [recorder](std::int64_t v, std::int64_t m, const std::string& text) {
     recorder->progress.emplace_back(v, m);
+    recorder->progress_text.push_back(text);
   };
   hooks.cancelled = [recorder] { return recorder->cancel; };
   hooks.preview = [recorder](const engine::Value& v) { recorder->previews.push_back(v); };
-  hooks.log = [](engine::LogLevel, const std::string&) {};
+  hooks.log = [recorder](engine::LogLevel, const std::string& line) { recorder->logs.push_back(line); };
   return engine::NodeContext("n1", type.name, std::move(inputs), type.params_with_defaults(params),
                              std::move(options), hooks);
 }

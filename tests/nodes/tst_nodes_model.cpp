@@ -70,6 +70,8 @@ class tst_nodes_model : public QObject {
   void samplerRejectsBadSettings();
   void samplerTinyRunIsDeterministic();
   void samplerCancels();
+  void samplerDmdRun();
+  void samplerDenseSteps();
   void modelFilesLocated();
   void loadModelErrors_data();
   void loadModelErrors();
@@ -94,6 +96,10 @@ void tst_nodes_model::samplerRejectsBadSettings_data() {
   QTest::newRow("width not x32") << QByteArray(R"({"width": 80, "height": 32})") << "multiples of 32";
   QTest::newRow("unknown method")
       << QByteArray(R"({"attention": "nope"})") << "no method 'nope'";
+  QTest::newRow("dmd steps not a list")
+      << QByteArray(R"({"scheduler": "dmd", "dmd_timesteps": "1000,abc"})") << "'abc' is not a number";
+  QTest::newRow("dmd steps increase")
+      << QByteArray(R"({"scheduler": "dmd", "dmd_timesteps": "500,757"})") << "strictly decrease";
 }
 
 void tst_nodes_model::samplerRejectsBadSettings() {
@@ -140,6 +146,71 @@ void tst_nodes_model::samplerCancels() {
   QVERIFY(!out.ok());
   QVERIFY2(out.error().message.find("cancelled") != std::string::npos, out.error().message.c_str());
   QVERIFY(rec.progress.empty());
+}
+
+// scheduler dmd: one progress step and one model call per listed timestep, recorded with the
+// latent; the same settings give the same latent, a different list another one.
+void tst_nodes_model::samplerDmdRun() {
+  const engine::NodeType& t = type("WanSampler");
+  nlohmann::json p = tiny_sampler_params();
+  p["scheduler"] = "dmd";
+  p["guidance"] = 1.0;
+  p["dmd_timesteps"] = "1000, 757, 522";
+  const engine::ValueMap inputs = tiny_model_inputs();  // one prompt embedding for every run
+  Recorder rec;
+  auto ctx = make_context(t, p, inputs, {}, &rec);
+  auto out = t.compute(ctx);
+  QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
+  const Latent* three = engine::value_as<Latent>(out->at("latent"));
+  QCOMPARE(int(rec.progress.size()), 3);
+  QCOMPARE(three->info.at("steps"), std::string("3"));
+  QCOMPARE(three->info.at("scheduler"), std::string("dmd"));
+  QCOMPARE(three->info.at("dmd_timesteps"), std::string("1000, 757, 522"));
+  Recorder again_rec;
+  auto again = make_context(t, p, inputs, {}, &again_rec);
+  auto out_again = t.compute(again);
+  QVERIFY(out_again.ok());
+  QVERIFY(at::equal(engine::value_as<Latent>(out_again->at("latent"))->samples, three->samples));
+  p["dmd_timesteps"] = "1000,500";
+  Recorder rec2;
+  auto ctx2 = make_context(t, p, inputs, {}, &rec2);
+  auto out2 = t.compute(ctx2);
+  QVERIFY2(out2.ok(), out2.ok() ? "" : out2.error().message.c_str());
+  QCOMPARE(int(rec2.progress.size()), 2);
+  QVERIFY(!at::equal(engine::value_as<Latent>(out2->at("latent"))->samples, three->samples));
+}
+
+// dense_steps: with every step dense, a vsa run equals the full-attention run; with none it
+// differs; the dense steps are named in the progress text and logged once.
+void tst_nodes_model::samplerDenseSteps() {
+  const engine::NodeType& t = type("WanSampler");
+  const engine::ValueMap inputs = tiny_model_inputs();  // one prompt embedding for every run
+  auto run = [&](const std::string& method, int dense, Recorder& rec) {
+    nlohmann::json p = tiny_sampler_params();
+    p["attention"] = method;
+    p["sparsity"] = 0.9;
+    p["width"] = 256;  // 2 latent frames of 8x16: two VSA tiles, so vsa skips one
+    p["height"] = 128;
+    p["dense_steps"] = dense;
+    auto ctx = make_context(t, p, inputs, {}, &rec);
+    auto out = t.compute(ctx);
+    if (!out.ok()) qFatal("%s", out.error().message.c_str());
+    return engine::value_as<Latent>(out->at("latent"))->samples;
+  };
+  Recorder full_rec, dense_rec, sparse_rec, one_rec;
+  const at::Tensor full = run("full", 0, full_rec);
+  const at::Tensor all_dense = run("vsa", 1000, dense_rec);
+  const at::Tensor sparse = run("vsa", 0, sparse_rec);
+  const at::Tensor one = run("vsa", 1, one_rec);
+  QVERIFY(at::equal(all_dense, full));
+  QVERIFY(!at::equal(sparse, full));
+  QVERIFY(!at::equal(one, full) && !at::equal(one, sparse));
+  QCOMPARE(one_rec.progress_text.size(), size_t(2));
+  QCOMPARE(one_rec.progress_text[0], std::string("sampling (full attention)"));
+  QCOMPARE(one_rec.progress_text[1], std::string("sampling"));
+  bool logged = false;
+  for (const auto& line : one_rec.logs) logged = logged || line.find("Steps 1-1 of 2 use full attention") != std::string::npos;
+  QVERIFY(logged);
 }
 
 void tst_nodes_model::modelFilesLocated() {

@@ -5,6 +5,7 @@
 #include "nodes/types/attention_plugin.h"
 #include "nodes/types/latent.h"
 #include "nodes/types/node_util.h"
+#include "nodes/types/sampler_dmd.h"
 #include "nodes/value_types.h"
 #include "plugins/api/attention_params.h"
 
@@ -115,6 +116,7 @@ engine::Result<SamplerSetup> make_sampler_setup(const engine::NodeContext& ctx, 
             {"width", std::to_string(s.width)},
             {"height", std::to_string(s.height)},
             {"frames", std::to_string(s.frames)}};
+  if (auto st = apply_dmd_params(ctx, s); !st.ok()) return st.error();
   return s;
 }
 

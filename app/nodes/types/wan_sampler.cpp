@@ -1,6 +1,7 @@
 // Wan Sampler: flow-matching sampling of the Wan2.2 DiT for text-to-video and image-to-video (the
-// image's VAE latent as a clean first frame), with classifier-free guidance, UniPC or Euler, the
-// attention plugin's method and sparsity, an optional initial latent, progress per step and
+// image's VAE latent as a clean first frame), with classifier-free guidance, UniPC, Euler or DMD
+// few-step (sampler_dmd.h), the attention plugin's method and sparsity (optionally full attention
+// for the first steps: sampler_dense.h), an optional initial latent, progress per step and
 // cancellation between steps.
 #include <algorithm>
 
@@ -16,6 +17,7 @@
 #include "nodes/types/model_handles.h"
 #include "nodes/types/node_types.h"
 #include "nodes/types/node_util.h"
+#include "nodes/types/sampler_dense.h"
 #include "nodes/types/sampler_setup.h"
 #include "nodes/types/stage_memory.h"
 #include "nodes/value_types.h"
@@ -73,9 +75,12 @@ engine::Result<engine::ValueMap> compute_sampler(engine::NodeContext& ctx) {
   velocity_options.context_null = fit(cond.context_null);
   velocity_options.attention = s.attention;
   velocity_options.batch_cfg = ctx.param_bool("batch_cfg");
+  const int dense = apply_dense_steps(ctx, s, velocity_options);
   const sampling::VelocityFn velocity =
       sampling::make_wan_velocity(wan::WanModel(dit.model), std::move(velocity_options));
-  s.options.on_step = [&ctx](int done, int total) { ctx.progress(done, total, "sampling"); };
+  s.options.on_step = [&ctx, dense](int done, int total) {
+    ctx.progress(done, total, done <= dense ? "sampling (full attention)" : "sampling");
+  };
   s.options.is_cancelled = [&ctx] { return ctx.cancelled(); };
   at::Tensor result;
   try {
@@ -101,8 +106,9 @@ engine::NodeType wan_sampler_node(const std::vector<std::string>& attention_meth
   t.category = "sampling";
   t.description = "Samples a video latent with the Wan2.2 DiT: text-to-video, or image-to-video when "
                   "an image is connected (its VAE latent is the clean first frame). Classifier-free "
-                  "guidance with the negative prompt, UniPC or Euler, the attention plugin's method "
-                  "and sparsity. Progress per step; cancel stops before the next step.";
+                  "guidance with the negative prompt, UniPC, Euler or DMD few-step (distilled "
+                  "models such as FastWan2.2), the attention plugin's method and sparsity. Progress "
+                  "per step; cancel stops before the next step.";
   t.version = 1;
   t.inputs = {{"model", kModelType, false, "The DiT from Load Wan Model."},
               {"conditioning", kConditioningType, false, "Prompt embeddings from Encode Text."},
@@ -125,8 +131,10 @@ engine::NodeType wan_sampler_node(const std::vector<std::string>& attention_meth
                       "per step."),
       ParamSpec::real("shift", 5.0, 0.1, 20.0, "Sigma shift of the schedule (Wan2.2: 5)."),
       ParamSpec::seed("seed", 0, "Noise seed; the same seed gives the same video on any device."),
-      ParamSpec::enumeration("scheduler", {"unipc", "euler"}, "unipc",
-                             "UniPC (the reference's solver) or Euler."),
+      ParamSpec::enumeration("scheduler", {"unipc", "euler", "dmd"}, "unipc",
+                             "UniPC (the reference's solver), Euler, or DMD few-step sampling for "
+                             "distilled models such as FastWan2.2 (steps and shift unused: see "
+                             "dmd_timesteps)."),
       ParamSpec::enumeration("attention", attention_methods, default_method,
                              "Self-attention method of the attention plugin."),
       ParamSpec::real("sparsity", 0.875, 0.0, 1.0,
@@ -134,6 +142,13 @@ engine::NodeType wan_sampler_node(const std::vector<std::string>& attention_meth
       ParamSpec::boolean("batch_cfg", true,
                          "Run both guidance branches as one batch of 2 (faster); off halves peak "
                          "activation memory."),
+      ParamSpec::string("dmd_timesteps", "1000,757,522",
+                        "scheduler dmd: the step timesteps out of 1000, decreasing (FastWan2.2-TI2V-5B: "
+                        "1000,757,522); each step predicts the clean latent and re-noises it at the "
+                        "next timestep with seeded noise."),
+      ParamSpec::integer("dense_steps", 0, 0, 1000,
+                         "The first N steps use full attention, the rest the chosen method (the "
+                         "early steps set the layout); 0 = the chosen method throughout."),
   };
   t.compute = compute_sampler;
   return t;
