@@ -39,6 +39,7 @@ std::vector<engine::NodeType> builtin_types(const BuiltinNodeOptions& options) {
   types.push_back(encode_text_node());
   types.push_back(wan_sampler_node(methods));
   types.push_back(vae_decode_node());
+  types.push_back(light_vae_decode_node());
   types.push_back(save_latent_node());
   types.push_back(load_latent_node());
   types.push_back(preview_video_node());

@@ -30,6 +30,10 @@
 #include "nodes/types/stage_memory.h"
 #include "nodes/value_types.h"
 #include "nodes_test_fixture.h"
+#include "model_io_pth_writer.h"
+#include "models/vae/taehv.h"
+#include "nodes/types/video_frames.h"
+#include "taehv_test_weights.h"
 #ifdef VIDGRAPH_HAVE_RANDOM_MODEL
 #include "models/io/safetensors.h"
 #include "nodes/demo/random_model.h"
@@ -72,6 +76,7 @@ class tst_nodes_model : public QObject {
   void samplerCancels();
   void samplerDmdRun();
   void samplerDenseSteps();
+  void lightVaeDecode();
   void modelFilesLocated();
   void loadModelErrors_data();
   void loadModelErrors();
@@ -211,6 +216,45 @@ void tst_nodes_model::samplerDenseSteps() {
   bool logged = false;
   for (const auto& line : one_rec.logs) logged = logged || line.find("Steps 1-1 of 2 use full attention") != std::string::npos;
   QVERIFY(logged);
+}
+
+// Light VAE Decode on a taew2_2-shaped .pth: the decoder's frames (1 + 4(T - 1), 16x), progress per
+// chunk; errors name the path or the latent shape.
+void tst_nodes_model::lightVaeDecode() {
+  QTemporaryDir dir;
+  const std::string path = dir.filePath("taew2_2.pth").toStdString();
+  vidgraph::test::write_pth(path, vidgraph::test::taew2_2_weights(11));
+  const engine::NodeType& t = type("LightVAEDecode");
+  Latent latent;
+  latent.samples = at::randn({1, 48, 2, 2, 3});
+  const std::size_t bytes = latent.bytes();
+  engine::ValueMap inputs{{"latent", engine::make_value(kLatentType, latent, bytes)}};
+  Recorder rec;
+  auto ctx = make_context(t, {{"path", path}, {"device", "cpu"}, {"chunk_frames", 1}, {"fps", 16.0}}, inputs, {}, &rec);
+  auto out = t.compute(ctx);
+  QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
+  const Video* video = engine::value_as<Video>(out->at("video"));
+  QCOMPARE(video->frames.count, 5);
+  QCOMPARE(video->frames.width, 48);
+  QCOMPARE(video->frames.height, 32);
+  QCOMPARE(video->fps, 16.0);
+  QCOMPARE(int(rec.progress.size()), 2);
+  const Frames direct = video_to_frames(vae::TaehvDecoder::load(path)->decode(latent.samples));
+  QVERIFY(direct.rgb == video->frames.rgb);
+
+  Recorder missing_rec;
+  auto missing = make_context(t, {{"path", "/nonexistent/taew2_2.pth"}}, inputs, {}, &missing_rec);
+  auto bad = t.compute(missing);
+  QVERIFY(!bad.ok());
+  QVERIFY2(bad.error().message.find("/nonexistent/taew2_2.pth") != std::string::npos, bad.error().message.c_str());
+  Latent wrong;
+  wrong.samples = at::randn({1, 16, 2, 2, 3});
+  engine::ValueMap wrong_inputs{{"latent", engine::make_value(kLatentType, wrong, wrong.bytes())}};
+  Recorder wrong_rec;
+  auto wrong_ctx = make_context(t, {{"path", path}, {"device", "cpu"}}, wrong_inputs, {}, &wrong_rec);
+  auto refused = t.compute(wrong_ctx);
+  QVERIFY(!refused.ok());
+  QVERIFY2(refused.error().message.find("[1, 16, 2, 2, 3]") != std::string::npos, refused.error().message.c_str());
 }
 
 void tst_nodes_model::modelFilesLocated() {

@@ -22,6 +22,7 @@
 #include <QtTest/QtTest>
 
 #include "model_io_pth_writer.h"
+#include "taehv_test_weights.h"
 #include "models/vae/taehv.h"
 
 using namespace vidgraph;
@@ -29,43 +30,11 @@ using namespace vidgraph::vae;
 
 namespace {
 
-using Weights = std::vector<std::pair<std::string, at::Tensor>>;
+using vidgraph::test::Weights;
+using vidgraph::test::taew2_2_weights;
 
 constexpr int64_t kLatent = 48;
 const std::vector<int64_t> kWidths{256, 128, 64, 64};
-
-// taew2_2's decoder state dict: decoder.<i>.* at the reference's indices and shapes. The stride-1
-// TGrow (decoder.7) is written twice as wide, as a checkpoint trained with stride 2 would be.
-Weights taew2_2_weights(uint64_t seed) {
-  at::Generator g = at::detail::createCPUGenerator(seed);
-  Weights w;
-  // Variance-keeping scales (the residual sums of 9 MemBlocks still grow a little); the last conv
-  // smaller, so that most output pixels land inside (0, 1) rather than on the clamp.
-  auto conv = [&](const std::string& name, int64_t out, int64_t in, int64_t k, bool bias, double bias_value = 0.0,
-                  double gain = 1.0) {
-    const double scale = gain * std::sqrt(1.0 / double(in * k * k));
-    w.emplace_back(name + ".weight", at::randn({out, in, k, k}, g) * scale);
-    if (bias) w.emplace_back(name + ".bias", at::randn({out}, g) * 0.05 + bias_value);
-  };
-  w.emplace_back("encoder.0.weight", at::randn({64, 12, 3, 3}, g));  // ignored by the decoder
-  conv("decoder.1", kWidths[0], kLatent, 3, true);
-  const int first[3] = {3, 9, 15}, grow[3] = {7, 13, 19}, proj[3] = {8, 14, 20};
-  const int64_t grow_rows[3] = {2, 2, 2};
-  for (int s = 0; s < 3; ++s) {
-    const int64_t n = kWidths[s];
-    for (int b = 0; b < 3; ++b) {
-      const std::string p = "decoder." + std::to_string(first[s] + b) + ".conv.";
-      conv(p + "0", n, 2 * n, 3, true);
-      conv(p + "2", n, n, 3, true);
-      conv(p + "4", n, n, 3, true);
-    }
-    w.emplace_back("decoder." + std::to_string(grow[s]) + ".conv.weight",
-                   at::randn({n * grow_rows[s], n, 1, 1}, g) * std::sqrt(1.0 / double(n)));
-    conv("decoder." + std::to_string(proj[s]), kWidths[s + 1], n, 3, false);
-  }
-  conv("decoder.22", 12, kWidths[3], 3, true, 0.5, 0.05);
-  return w;
-}
 
 // The reference's decoder written from its definition, in float64, all frames at once: z [T, C, h, w]
 // -> frames [T', 3, H, W] in [0, 1] after dropping the first 3.

@@ -15,6 +15,7 @@ engine::NodeType load_wan_model_node();
 engine::NodeType encode_text_node();
 engine::NodeType wan_sampler_node(const std::vector<std::string>& attention_methods);
 engine::NodeType vae_decode_node();
+engine::NodeType light_vae_decode_node();
 engine::NodeType save_latent_node();
 engine::NodeType load_latent_node();
 engine::NodeType preview_video_node();

@@ -1,8 +1,6 @@
 // VAE Decode: normalised latents [1, z, T, h, w] -> RGB frames (uint8, [F, H, W, 3]) through the
 // Wan2.2 VAE, one latent frame per chunk (progress per chunk, cancel between chunks), optionally
 // tiled over space to bound memory.
-#include <ATen/ops/clamp.h>
-#include <ATen/ops/round.h>
 #include <c10/util/Exception.h>
 #include <unistd.h>
 
@@ -17,6 +15,7 @@
 #include "nodes/types/node_types.h"
 #include "nodes/types/node_util.h"
 #include "nodes/types/stage_memory.h"
+#include "nodes/types/video_frames.h"
 #include "nodes/value_types.h"
 
 namespace vidgraph::nodes {
@@ -24,24 +23,6 @@ namespace vidgraph::nodes {
 using engine::ParamSpec;
 
 namespace {
-
-// video [1, 3, F, H, W] in [-1, 1] -> uint8 RGB frames [F, H, W, 3].
-Frames to_frames(const at::Tensor& video) {
-  // [1, 3, F, H, W] -> [F, H, W, 3] uint8
-  const at::Tensor pixels = ((video[0].to(c10::Device(c10::kCPU), at::kFloat) + 1.0) * 127.5)
-                                .round()
-                                .clamp(0, 255)
-                                .to(at::kByte)
-                                .permute({1, 2, 3, 0})
-                                .contiguous();
-  Frames frames;
-  frames.count = static_cast<int>(pixels.size(0));
-  frames.height = static_cast<int>(pixels.size(1));
-  frames.width = static_cast<int>(pixels.size(2));
-  const auto* data = pixels.data_ptr<std::uint8_t>();
-  frames.rgb.assign(data, data + pixels.numel());
-  return frames;
-}
 
 std::string gib(int64_t bytes) {
   char text[32];
@@ -152,7 +133,7 @@ engine::Result<engine::ValueMap> compute_vae_decode(engine::NodeContext& ctx) {
   }
   memory.report(ctx, "VAE Decode");
   Video out;
-  out.frames = to_frames(video);
+  out.frames = video_to_frames(video);
   out.fps = ctx.param_float("fps");
   const std::size_t bytes = out.frames.rgb.size();
   return engine::ValueMap{{"video", engine::make_value(kVideoType, std::move(out), bytes)}};
