@@ -6,7 +6,7 @@
 
 namespace vidgraph::cli {
 
-enum class RunCommand { None, Run, Validate, Nodes };
+enum class RunCommand { None, Run, Validate, Nodes, Compare };
 
 struct RunArgs {
   RunCommand command = RunCommand::None;
@@ -21,6 +21,10 @@ struct RunArgs {
   bool json_events = false;          // run --json-events
   bool json = false;                 // validate/nodes --json
   bool verbose = false;              // --verbose: debug log lines
+  std::string compare_a, compare_b;  // compare A B
+  std::string side_by_side;          // compare --side-by-side OUT
+  std::string difference;            // compare --difference OUT
+  double gain = 4.0;                 // compare --gain: difference video amplification
 };
 
 }  // namespace vidgraph::cli

@@ -4,7 +4,9 @@
 // Commands: run FLOW [--set NODE.PARAM=VALUE]... [--target NODE]... [--sweep NODE.PARAM=V1,V2,...]...
 //           [--output-dir DIR] [--resources DIR] [--overwrite] [--json-events] (sweeps: sweep_command.h);
 //           validate FLOW [--set ...] [--target NODE]... [--json];
-//           nodes [--json]; --help; --version.
+//           nodes [--json];
+//           compare A B [--json] [--side-by-side OUT] [--difference OUT] [--gain G] (compare_command.h);
+//           --help; --version.
 // Exit codes: 0 success, 2 invalid workflow or arguments, 3 a node failed, 130 cancelled.
 #pragma once
 
@@ -12,6 +14,7 @@
 #include <string>
 
 #include "engine/registry.h"
+#include "run_args.h"
 
 namespace vidgraph::cli {
 
@@ -27,6 +30,8 @@ struct RunnerConfig {
   std::function<void(engine::Registry&)> register_nodes;
   // Extra lines for --version (e.g. the attention plugin loaded); may be empty.
   std::function<std::string()> version_details;
+  // The compare command (it needs the media layer); unset = "not in this build".
+  std::function<int(const RunArgs&)> compare;
 };
 
 int run_cli_main(int argc, char** argv, const RunnerConfig& config);

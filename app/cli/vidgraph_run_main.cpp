@@ -12,6 +12,9 @@
 #include "nodes/build_info.h"
 #include "nodes/register_nodes.h"
 #endif  // VIDGRAPH_HAVE_NODES
+#ifdef VIDGRAPH_HAVE_COMPARE
+#include "compare_command.h"
+#endif  // VIDGRAPH_HAVE_COMPARE
 #ifdef VIDGRAPH_HAVE_PLUGIN_API
 #include "plugins/api/plugin_loader.h"
 #endif  // VIDGRAPH_HAVE_PLUGIN_API
@@ -23,6 +26,9 @@ int main(int argc, char** argv) {
 #endif  // VIDGRAPH_HAVE_PLUGIN_API
   vidgraph::cli::RunnerConfig config;
   config.version = VIDGRAPH_VERSION;
+#ifdef VIDGRAPH_HAVE_COMPARE
+  config.compare = vidgraph::cli::command_compare;
+#endif  // VIDGRAPH_HAVE_COMPARE
   config.register_nodes = [&](vidgraph::engine::Registry& registry) {
 #ifdef VIDGRAPH_HAVE_NODES
     vidgraph::nodes::BuiltinNodeOptions options;

@@ -1,0 +1,129 @@
+// Implements compare_command.h.
+#include "compare_command.h"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "nodes/media/frame_metrics.h"
+#include "nodes/media/video_export.h"
+#include "nodes/media/video_probe.h"
+#include "nodes/output_path.h"
+#include "run_cli.h"
+
+namespace vidgraph::cli {
+namespace {
+
+namespace media = nodes::media;
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  return kExitInvalid;
+}
+
+// The writer format an output name asks for: .mp4 or .webm.
+bool output_format(const std::string& path, media::VideoFormat* format) {
+  auto ends_with = [&](const char* ext) {
+    const std::string e(ext);
+    return path.size() > e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;
+  };
+  if (ends_with(".mp4")) *format = media::VideoFormat::Mp4;
+  else if (ends_with(".webm")) *format = media::VideoFormat::WebM;
+  else return false;
+  return true;
+}
+
+// "" or why `path` cannot be an output (wrong extension, something already there).
+std::string check_output(const std::string& option, const std::string& path) {
+  media::VideoFormat format;
+  if (!output_format(path, &format)) return option + " " + path + ": give a .mp4 or .webm file name.";
+  const std::string conflict =
+      nodes::check_output_target({path, nodes::Naming::Fail, media::video_output_kind(format)});
+  return conflict.empty() ? "" : option + ": " + conflict;
+}
+
+std::string write_output(const nodes::Frames& frames, const std::string& path, double fps) {
+  media::ExportOptions options;
+  options.path = path;
+  output_format(path, &options.format);
+  options.fps = fps > 0.0 && fps <= 240.0 ? fps : 24.0;
+  options.crf = options.format == media::VideoFormat::Mp4 ? 12 : 20;  // near-lossless: a visual check
+  options.naming = nodes::Naming::Fail;
+  std::string error;
+  return media::export_video(frames, options, &error) ? "" : error;
+}
+
+nlohmann::json number_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+void print_text(const RunArgs& args, const media::CompareResult& r) {
+  std::printf("comparing %s with %s: %zu frames\n", args.compare_a.c_str(), args.compare_b.c_str(), r.frames.size());
+  std::printf("%6s %10s %8s\n", "frame", "PSNR dB", "SSIM");
+  for (size_t i = 0; i < r.frames.size(); ++i) {
+    const auto& f = r.frames[i];
+    if (std::isfinite(f.psnr)) std::printf("%6zu %10.3f %8.5f\n", i + 1, f.psnr, f.ssim);
+    else std::printf("%6zu %10s %8.5f\n", i + 1, "identical", f.ssim);
+  }
+  if (r.identical()) std::printf("overall: identical (PSNR inf, SSIM 1)\n");
+  else std::printf("overall: PSNR %.3f dB, SSIM %.5f\n", r.psnr, r.ssim);
+}
+
+nlohmann::json to_json(const RunArgs& args, const media::CompareResult& r, const media::VideoInfo& a,
+                       const media::VideoInfo& b, const std::string& warning) {
+  nlohmann::json frames = nlohmann::json::array();
+  for (const auto& f : r.frames) frames.push_back({{"psnr", number_or_null(f.psnr)}, {"ssim", f.ssim}, {"mse", f.mse}});
+  nlohmann::json j = {{"a", args.compare_a}, {"b", args.compare_b}, {"frames_a", a.frame_count},
+                      {"frames_b", b.frame_count}, {"compared_frames", r.frames.size()},
+                      {"width", a.width}, {"height", a.height}, {"identical", r.identical()},
+                      {"psnr", number_or_null(r.psnr)}, {"ssim", r.ssim}, {"mse", r.mse},
+                      {"ssim_definition", "luma BT.601, 11x11 Gaussian window sigma 1.5, K1 0.01, K2 0.03"},
+                      {"frames", frames}};
+  if (!warning.empty()) j["warning"] = warning;
+  if (!args.side_by_side.empty()) j["side_by_side"] = args.side_by_side;
+  if (!args.difference.empty()) j["difference"] = args.difference;
+  return j;
+}
+
+}  // namespace
+
+int command_compare(const RunArgs& args) {
+  if (!(args.gain > 0.0 && std::isfinite(args.gain))) return fail("--gain must be a positive number.");
+  for (const auto& [option, path] : {std::pair<std::string, std::string>{"--side-by-side", args.side_by_side},
+                                     {"--difference", args.difference}}) {
+    if (path.empty()) continue;
+    const std::string bad = check_output(option, path);
+    if (!bad.empty()) return fail(bad);
+  }
+  media::VideoInfo a, b;
+  std::string error;
+  if (!media::probe_video(args.compare_a, &a, &error, true)) return fail(error);
+  if (!media::probe_video(args.compare_b, &b, &error, true)) return fail(error);
+  media::CompareResult result;
+  try {
+    result = media::compare_frames(a.frames, b.frames);
+  } catch (const std::invalid_argument& e) {
+    return fail(std::string(e.what()));
+  }
+  std::string warning;
+  if (a.frame_count != b.frame_count) {
+    warning = "the videos have " + std::to_string(a.frame_count) + " and " + std::to_string(b.frame_count) +
+              " frames; compared the first " + std::to_string(result.frames.size());
+    std::fprintf(stderr, "warning: %s.\n", warning.c_str());
+  }
+  if (!args.side_by_side.empty()) {
+    const std::string bad = write_output(media::side_by_side(a.frames, b.frames), args.side_by_side, a.fps);
+    if (!bad.empty()) return fail(bad);
+  }
+  if (!args.difference.empty()) {
+    const std::string bad = write_output(media::difference(a.frames, b.frames, args.gain), args.difference, a.fps);
+    if (!bad.empty()) return fail(bad);
+  }
+  if (args.json) std::printf("%s\n", to_json(args, result, a, b, warning).dump(2).c_str());
+  else print_text(args, result);
+  return kExitOk;
+}
+
+}  // namespace vidgraph::cli
