@@ -32,6 +32,7 @@ class tst_train : public QObject {
   void resumeIsBitIdentical();
   void cancelLeavesLoadableCheckpoint();
   void stepReportsAndSchedules();
+  void bf16WeightsTrainThroughFp32Masters();
   void badOptionsAreRejected_data();
   void badOptionsAreRejected();
 

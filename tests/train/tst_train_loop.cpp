@@ -8,6 +8,7 @@
 #include "models/io/safetensors.h"
 #include "models/train/block_checkpoint.h"
 #include "models/train/objective.h"
+#include "models/wan/wan_block.h"
 #include "models/wan/wan_tiny.h"
 #include "train_fixtures.h"
 #include "tst_train.h"
@@ -211,6 +212,32 @@ void tst_train::stepReportsAndSchedules() {
     }
   }
   QCOMPARE(gates, 4);  // weight and bias of 2 blocks
+}
+
+void tst_train::bf16WeightsTrainThroughFp32Masters() {
+  // bf16 matmul weights (as on a GPU): AdamW steps fp32 masters and copies them back; every
+  // weight must move, the loss must fall, and the dtypes stay as the model was built.
+  const auto samples = make_samples(2);
+  wan::WanModelOptions mo;
+  mo.config = small_config();
+  mo.compute_dtype = at::kBFloat16;
+  wan::WanModel model(mo);
+  wan::wan_init_weights(*model, 5);
+  std::map<std::string, at::Tensor> before;
+  for (const auto& [name, p] : wan::wan_named_parameters(*model)) before[name] = p.detach().clone();
+  train::TrainOptions o = base_options("full");
+  o.mode = train::TrainMode::Full;
+  o.steps = 30;
+  o.batch = 2;
+  o.lr = 4e-3;
+  const train::TrainResult r = train::train(*model, backend(), samples, o);
+  QCOMPARE(model->patch_embedding->weight.scalar_type(), at::kBFloat16);
+  QCOMPARE(model->blocks[0]->as<wan::WanAttentionBlockImpl>()->modulation.scalar_type(), at::kFloat);
+  int moved = 0;
+  for (const auto& [name, p] : wan::wan_named_parameters(*model)) moved += !p.equal(before[name]);
+  QCOMPARE(moved, static_cast<int>(before.size()));
+  const double first = (r.losses[0] + r.losses[1]) / 2, last = (r.losses[28] + r.losses[29]) / 2;
+  QVERIFY2(last < 0.7 * first, qPrintable(QString("loss %1 -> %2").arg(first).arg(last)));
 }
 
 void tst_train::badOptionsAreRejected_data() {
