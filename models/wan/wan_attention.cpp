@@ -13,6 +13,8 @@
 #include <ATen/ops/scaled_dot_product_attention.h>
 #endif
 
+#include "models/parallel/sequence_parallel.h"
+
 namespace vidgraph::wan {
 
 at::Tensor dense_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
@@ -98,7 +100,14 @@ at::Tensor WanSelfAttentionImpl::forward(const at::Tensor& x_in, const std::arra
   at::Tensor qh = rope_apply(norm_q(q(x)).view({B, L, H, D}), rope).to(dtype);
   at::Tensor kh = rope_apply(norm_k(k(x)).view({B, L, H, D}), rope).to(dtype);
   at::Tensor vh = v(x).view({B, L, H, D});
-  at::Tensor out;  // [B, L, H, D]
+  // Sequence-parallel: L local tokens of every head -> all grid tokens of this rank's heads.
+  parallel::SequenceParallel* sp = run.sequence_parallel;
+  const int64_t S = grid[0] * grid[1] * grid[2];
+  auto to_heads = [&](const at::Tensor& t) { return sp != nullptr ? sp->tokens_to_heads(t, S) : t; };
+  qh = to_heads(qh);
+  kh = to_heads(kh);
+  vh = to_heads(vh);
+  at::Tensor out;  // [B, S, H / world, D]
   if (run.backend == nullptr) {
     TORCH_CHECK(run.method == "full", "Self-attention method '", run.method,
                 "' needs an attention plugin; none was given (only 'full' runs without one).");
@@ -114,7 +123,7 @@ at::Tensor WanSelfAttentionImpl::forward(const at::Tensor& x_in, const std::arra
     // Dense attention has no extras: skip the gate projection for "full".
     const bool sparse = run.method != "full";
     if (sparse && !to_gate_compress.is_empty()) {
-      call.extras.gate = to_gate_compress(x).view({B, L, H, D});
+      call.extras.gate = to_heads(to_gate_compress(x).view({B, L, H, D}));
     }
     if (sparse && !proj_l.is_empty()) {
       call.extras.proj_l_weight = proj_l->weight;
@@ -122,6 +131,7 @@ at::Tensor WanSelfAttentionImpl::forward(const at::Tensor& x_in, const std::arra
     }
     out = run.backend->forward(call);
   }
+  if (sp != nullptr) out = sp->heads_to_tokens(out);  // [B, L, H, D]
   return o(out.reshape({B, L, H * D}));  // [B, L, dim]
 }
 

@@ -20,14 +20,22 @@
 #include "plugins/api/attention_backend.h"
 #include "plugins/api/attention_params.h"
 
+namespace vidgraph::parallel {
+class SequenceParallel;
+}
+
 namespace vidgraph::wan {
 
 // How self-attention runs for one forward. backend == nullptr selects the model's own dense
 // attention, which accepts only method "full" (used by tests and by tools without a plugin).
+// sequence_parallel != nullptr runs the forward sequence-parallel over its process group: each
+// rank holds its slice of the tokens, and self-attention exchanges tokens for heads around the
+// backend call (models/parallel/sequence_parallel.h); the caller keeps it alive.
 struct AttentionRun {
   plugin::AttentionBackend* backend = nullptr;
   std::string method = "full";
   plugin::ParamMap params;
+  parallel::SequenceParallel* sequence_parallel = nullptr;
 };
 
 // Dense softmax attention, scale 1/sqrt(D). q: [B, Lq, H, D], k, v: [B, Lk, H, D] (same dtype)

@@ -13,6 +13,8 @@
 #include <ATen/ops/zeros.h>
 #include <c10/util/Exception.h>
 
+#include "models/parallel/sequence_parallel.h"
+
 namespace vidgraph::wan {
 
 at::Tensor sinusoidal_embedding(const at::Tensor& t, int64_t dim) {
@@ -177,15 +179,26 @@ at::Tensor WanModelImpl::forward(const at::Tensor& x, const at::Tensor& t, const
               " tokens, got ", t.sizes());
   TORCH_CHECK(context.size(0) == B, "WanModel: context batch ", context.size(0), " != x batch ", B);
 
-  const RopeTables rope = rope_for(grid);
+  parallel::SequenceParallel* sp = run.sequence_parallel;
+  if (sp != nullptr) sp->check_heads(c.num_heads);  // before any work
+
+  RopeTables rope = rope_for(grid);
   auto [e, e0] = embed_time(tg);
   at::Tensor ctx = embed_text(context);
   at::Tensor h = patch_embedding(x.to(options.device));
   h = h.to(at_least_fp32(h.scalar_type()));  // [B, L, dim] fp32
+  if (sp != nullptr) {
+    // This rank keeps its slice of the tokens, with their RoPE rows and modulation, up to the head.
+    rope = RopeTables{sp->shard(rope.cos, 0, L), sp->shard(rope.sin, 0, L), sp->shard(rope.rotation, 0, L)};
+    e = sp->shard_groups(e, L);
+    e0 = sp->shard_groups(e0, L);
+    h = sp->shard(h, 1, L);
+  }
   for (const auto& block : *blocks) {
     h = block->as<WanAttentionBlock>()->forward(h, e0, ctx, grid, rope, run);
   }
-  at::Tensor y = head(h, e);                 // [B, L, out_dim * pv]
+  at::Tensor y = head(h, e);  // [B, L (or this rank's tokens), out_dim * pv]
+  if (sp != nullptr) y = sp->gather(y, L);
   return unpatchify(y, grid, p, c.out_dim);  // [B, out_dim, F, H, W] fp32
 }
 

@@ -1,0 +1,74 @@
+// A c10d process group for one run: the rank, the world size and the collectives the sequence
+// parallelism needs. Built from a TCPStore (rank 0 hosts it) on the master address and port, either
+// given explicitly or read from the torchrun environment. Backend: Gloo on the CPU, NCCL on CUDA
+// when this LibTorch has it ("auto" picks by the device of the tensors).
+//
+// Every collective waits at most `timeout`; a peer that stopped or stalled makes the call throw a
+// std::runtime_error naming the collective, this rank and the cause, so no rank hangs forever.
+// The c10d calls all live in process_group.cpp, the one file that differs between LibTorch versions.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+namespace vidgraph::parallel {
+
+struct ProcessGroupOptions {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;  // the GPU index on this machine (LOCAL_RANK)
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+  std::string backend = "auto";  // "auto", "gloo" or "nccl"
+  c10::Device device = c10::Device(c10::kCPU);  // where the exchanged tensors live
+  std::chrono::milliseconds timeout{60000};
+};
+
+// Reads RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT (as torchrun sets them) into
+// `base`; returns nullopt when WORLD_SIZE is unset. Throws std::invalid_argument naming the
+// variable when one is present but malformed or out of range.
+std::optional<ProcessGroupOptions> process_group_options_from_env(ProcessGroupOptions base = {});
+
+// The backends this LibTorch build offers ("gloo", "nccl").
+std::vector<std::string> available_backends();
+
+class ProcessGroupHandle {
+ public:
+  // Joins the group: blocks until every rank has connected (or `timeout` passes: then throws).
+  static std::shared_ptr<ProcessGroupHandle> create(const ProcessGroupOptions& options);
+  ~ProcessGroupHandle();
+  ProcessGroupHandle(const ProcessGroupHandle&) = delete;
+  ProcessGroupHandle& operator=(const ProcessGroupHandle&) = delete;
+
+  int rank() const { return options_.rank; }
+  int world_size() const { return options_.world_size; }
+  const std::string& backend() const { return backend_; }
+  const ProcessGroupOptions& options() const { return options_; }
+
+  // Equal chunks along dim 0: chunk j of `input` goes to rank j, chunk j of `output` comes from
+  // rank j. Both contiguous, same shape, dtype and device.
+  void all_to_all(at::Tensor& output, at::Tensor& input);
+  // Every rank's `input` (contiguous, same shape everywhere), in rank order.
+  std::vector<at::Tensor> all_gather(const at::Tensor& input);
+  // In place: the sum over ranks.
+  void all_reduce_sum(at::Tensor& tensor);
+  // In place: rank `root`'s tensor on every rank.
+  void broadcast(at::Tensor& tensor, int root);
+  void barrier();
+
+ private:
+  struct Impl;
+  ProcessGroupHandle(const ProcessGroupOptions& options, std::unique_ptr<Impl> impl, std::string backend);
+  ProcessGroupOptions options_;
+  std::unique_ptr<Impl> impl_;
+  std::string backend_;
+};
+
+}  // namespace vidgraph::parallel

@@ -1,0 +1,82 @@
+// The DiT case both the suite (single process) and its workers (one process per rank) run: a tiny
+// Wan DiT with both sparse extras, a batch of 2 with per-frame timesteps, a 5 x 5 x 7 token grid
+// (175 tokens: divides by neither 2 nor 3; 8 ragged VSA tiles), forward plus the backward of a fixed
+// random projection of the output.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/cat.h>
+#include <ATen/ops/randn.h>
+#include <ATen/ops/tensor.h>
+#include <ATen/ops/zeros.h>
+
+#include "models/parallel/sequence_parallel.h"
+#include "models/wan/wan_model.h"
+#include "models/wan/wan_tiny.h"
+#include "plugins/api/attention_backend.h"
+
+namespace parallel_case {
+
+inline at::Tensor randn_seeded(at::IntArrayRef shape, uint64_t seed) {
+  at::Generator g = at::detail::createCPUGenerator(seed);
+  return at::randn(shape, g, at::TensorOptions().dtype(at::kFloat));
+}
+
+// head_dim 16 with `heads` heads.
+inline vidgraph::wan::WanConfig config(int64_t heads) {
+  vidgraph::wan::WanConfig c = vidgraph::wan::wan_tiny_config();
+  c.num_heads = heads;
+  c.dim = 16 * heads;
+  c.ffn_dim = 2 * c.dim;
+  c.in_dim = 4;
+  c.out_dim = 4;
+  c.text_len = 8;
+  c.text_dim = 16;
+  c.with_gate_compress = true;
+  c.with_proj_l = true;
+  return c;
+}
+
+struct Result {
+  at::Tensor out;          // [2, 4, 5, 10, 14]
+  at::Tensor x_grad;       // same shape
+  at::Tensor param_grads;  // every parameter's gradient, flattened and concatenated in name order
+};
+
+// Runs the case; with `sp`, sequence-parallel, the gradients summed over ranks.
+inline Result run(const std::string& method, vidgraph::plugin::AttentionBackend* backend,
+                  vidgraph::parallel::SequenceParallel* sp, int64_t heads = 6) {
+  vidgraph::wan::WanModel model = vidgraph::wan::wan_make_model(config(heads), 7);
+  std::vector<at::Tensor> params;
+  for (auto& [name, p] : vidgraph::wan::wan_named_parameters(*model)) {
+    p.requires_grad_(true);
+    params.push_back(p);
+  }
+  at::Tensor x = randn_seeded({2, 4, 5, 10, 14}, 1).requires_grad_(true);
+  at::Tensor t = at::tensor({100.0f, 300.0f, 500.0f, 700.0f, 900.0f, 950.0f, 800.0f, 600.0f, 400.0f, 200.0f})
+                     .view({2, 5});
+  at::Tensor ctx = randn_seeded({2, 3, 16}, 2);
+  vidgraph::wan::AttentionRun attention;
+  attention.backend = backend;
+  attention.method = method;
+  if (method != "full") attention.params = {{"sparsity", 0.5}};
+  attention.sequence_parallel = sp;
+  at::Tensor out = model->forward(x, t, ctx, attention);
+  (out * randn_seeded(out.sizes(), 3)).sum().backward();
+  std::vector<at::Tensor> grads;
+  if (sp != nullptr) {
+    params.push_back(x);
+    sp->all_reduce_gradients(params);
+    params.pop_back();
+  }
+  for (const at::Tensor& p : params) {  // "full" leaves the sparse extras without a gradient
+    grads.push_back(p.grad().defined() ? p.grad().reshape({-1}) : at::zeros({p.numel()}));
+  }
+  return Result{out.detach(), x.grad(), at::cat(grads)};
+}
+
+}  // namespace parallel_case

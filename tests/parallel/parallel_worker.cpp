@@ -1,0 +1,67 @@
+// One rank of the tests/parallel suite: joins a real Gloo process group over a TCPStore on
+// loopback and runs the DiT case sequence-parallel.
+//   parallel_worker MODE RANK WORLD PORT OUT_DIR TIMEOUT_S
+// MODE dit:   the case for full, vsa and sla_star; rank 0 writes OUT_DIR/<method>.safetensors
+//             (out, x_grad, param_grads), then OUT_DIR/heads_error.txt with the error a model of
+//             WORLD + 1 heads gives.
+// MODE fail:  rank 1 leaves right after joining; the others run the forward, which must fail
+//             within the timeout; they print the error and exit 1.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "models/io/safetensors.h"
+#include "parallel_case.h"
+#include "plugins/api/plugin_loader.h"
+
+using namespace vidgraph;
+
+int main(int argc, char** argv) {
+  if (argc != 7) {
+    std::fprintf(stderr, "usage: parallel_worker MODE RANK WORLD PORT OUT_DIR TIMEOUT_S\n");
+    return 2;
+  }
+  const std::string mode = argv[1], out_dir = argv[5];
+  parallel::ProcessGroupOptions o;
+  o.rank = std::atoi(argv[2]);
+  o.world_size = std::atoi(argv[3]);
+  o.master_port = std::atoi(argv[4]);
+  o.backend = "gloo";
+  o.timeout = std::chrono::milliseconds(std::atoi(argv[6]) * 1000);
+  try {
+    parallel::SequenceParallel sp(parallel::ProcessGroupHandle::create(o));
+    if (mode == "fail") {
+      if (sp.rank() == 1) {
+        std::fprintf(stderr, "rank 1 stops on purpose\n");
+        return 3;
+      }
+      parallel_case::run("full", nullptr, &sp);
+      std::fprintf(stderr, "rank %d: the forward did not fail\n", sp.rank());
+      return 0;
+    }
+    auto report = plugin::load_attention_plugin_from({VIDGRAPH_BINARY_DIR "/lib/vidgraph/plugins"});
+    if (report.plugin == nullptr) throw std::runtime_error(report.message());
+    for (const std::string method : {"full", "vsa", "sla_star"}) {
+      const parallel_case::Result r = parallel_case::run(method, &report.plugin->backend(), &sp);
+      if (sp.rank() == 0) {
+        model_io::save_safetensors(out_dir + "/" + method + ".safetensors",
+                                   {{"out", r.out}, {"x_grad", r.x_grad}, {"param_grads", r.param_grads}});
+      }
+    }
+    std::string heads_error = "no error";
+    try {
+      parallel_case::run("full", nullptr, &sp, o.world_size + 1);
+    } catch (const std::exception& e) {
+      heads_error = e.what();
+    }
+    if (sp.rank() == 0) std::ofstream(out_dir + "/heads_error.txt") << heads_error;
+    sp.group().barrier();  // rank 0 hosts the store: leave together
+    report.plugin.reset();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rank %d: %s\n", o.rank, e.what());
+    return 1;
+  }
+  return 0;
+}
