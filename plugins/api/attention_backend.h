@@ -12,13 +12,18 @@
 //    "method X is not available on device Y" (never a silent copy to the CPU).
 //  - Errors (bad shapes, unknown method/param, out-of-range value) throw c10::Error / std::exception
 //    with a sentence naming the tensor or parameter, what was expected and what was got.
+//  - Prepare once, run many: prepare() checks the method, params, device, dtype, head dim and grid
+//    of a run and returns a PreparedAttention (or an error message); calls carrying it skip those
+//    checks and the per-call set-up (param resolution, layout lookup, device settings).
 #pragma once
 
 #include "plugins/api/attention_params.h"
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -46,6 +51,31 @@ struct AttentionExtras {
   at::Tensor proj_l_bias;    // [D]
 };
 
+// What prepare() settles once for many calls of one shape.
+struct PrepareRequest {
+  std::string method = "full";  // "full", "vsa", "sla_star", ... (see AttentionBackend::methods())
+  ParamMap params;              // missing params take their defaults
+  c10::Device device = c10::kCPU;      // where q, k, v will be
+  at::ScalarType dtype = at::kFloat;   // of q, k, v
+  int64_t head_dim = 0;                // D
+  TokenGrid grid;                      // S = grid.size()
+};
+
+// A preparation: the request with its params completed and checked, what the method reads, and the
+// backend's own state for it (layouts, device path settings), opaque to callers. Immutable; share it
+// between calls and threads. It refers to the plugin's code: release it before the plugin.
+struct PreparedAttention {
+  PrepareRequest request;
+  bool uses_gate = false;    // MethodInfo::uses_gate of the method
+  bool uses_proj_l = false;  // MethodInfo::uses_proj_l
+  std::shared_ptr<const void> state;
+};
+
+struct PrepareResult {
+  std::shared_ptr<const PreparedAttention> prepared;  // null when refused
+  std::string error;  // why: a sentence naming the method, param, device, dtype, head dim or grid
+};
+
 // One self-attention call.
 struct AttentionCall {
   at::Tensor q;  // [B, S, H, D]
@@ -55,6 +85,10 @@ struct AttentionCall {
   std::string method = "full";  // "full", "vsa", "sla_star", ... (see AttentionBackend::methods())
   ParamMap params;              // missing params take their defaults
   AttentionExtras extras;
+  // From prepare(): its method, params and grid are used (method, params and grid above are not
+  // read) and the tensors must match its device, dtype, head dim and token count. Null: the call is
+  // prepared on the fly (the same checks, every call).
+  std::shared_ptr<const PreparedAttention> prepared;
 };
 
 // What the sparse selection did in one call (filled by sparse methods; empty for dense ones).
@@ -82,7 +116,12 @@ class AttentionBackend {
   // The methods this backend offers, with their parameters.
   virtual std::vector<MethodInfo> methods() const = 0;
 
-  // Runs the call; the result is autograd-capable.
+  // Checks a method, its params and the shape of the calls to come, and does once what every call
+  // would otherwise redo. A refusal (unknown method or param, a value out of range, a device without
+  // a path, a dtype, head dim or tile the kernels do not take, a bad grid) is an error, never a throw.
+  virtual PrepareResult prepare(const PrepareRequest& request) = 0;
+
+  // Runs the call; the result is autograd-capable. No statistics are gathered.
   virtual at::Tensor forward(const AttentionCall& call) = 0;
 
   // Same as forward, plus the selection statistics.

@@ -8,8 +8,8 @@
 namespace vidgraph::plugin {
 namespace {
 
-std::string where(const MethodInfo& m, const ParamDescriptor& d) {
-  return "parameter '" + d.name + "' of method '" + m.name + "'";
+std::string where(const std::string& method, const ParamDescriptor& d) {
+  return "parameter '" + d.name + "'" + (method.empty() ? "" : " of method '" + method + "'");
 }
 
 std::string bound_text(const ParamDescriptor& d) {
@@ -23,7 +23,7 @@ bool in_range(const ParamDescriptor& d, double x) {
   return d.max_exclusive ? x < d.max : x <= d.max;
 }
 
-ParamValue checked(const MethodInfo& m, const ParamDescriptor& d, const ParamValue& v) {
+ParamValue checked(const std::string& m, const ParamDescriptor& d, const ParamValue& v) {
   const std::string got = param_value_to_string(v);
   switch (d.type) {
     case ParamType::Bool:
@@ -139,6 +139,15 @@ ParamValue param_value_from_string(const ParamDescriptor& desc, const std::strin
   throw std::invalid_argument(bad);
 }
 
+ParamValue check_param_value(const ParamDescriptor& desc, const ParamValue& value, const std::string& method) {
+  return checked(method, desc, value);
+}
+
+bool same_param_rules(const ParamDescriptor& a, const ParamDescriptor& b) {
+  return a.type == b.type && a.default_value == b.default_value && a.min == b.min && a.max == b.max &&
+         a.max_exclusive == b.max_exclusive && a.list_size == b.list_size && a.choices == b.choices;
+}
+
 ParamMap resolve_params(const MethodInfo& method, const ParamMap& given) {
   for (const auto& [name, value] : given) {
     bool known = false;
@@ -153,7 +162,7 @@ ParamMap resolve_params(const MethodInfo& method, const ParamMap& given) {
   ParamMap out;
   for (const auto& d : method.params) {
     const auto it = given.find(d.name);
-    out[d.name] = checked(method, d, it == given.end() ? d.default_value : it->second);
+    out[d.name] = checked(method.name, d, it == given.end() ? d.default_value : it->second);
   }
   return out;
 }

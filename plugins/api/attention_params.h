@@ -34,6 +34,9 @@ struct MethodInfo {
   std::string name;
   std::string description;
   std::vector<ParamDescriptor> params;
+  // The layer extras the method reads (AttentionExtras): callers compute and pass only these.
+  bool uses_gate = false;    // the VSA gate (to_gate_compress output)
+  bool uses_proj_l = false;  // the SLA* linear-branch projection
 };
 
 const char* param_type_name(ParamType type);
@@ -44,6 +47,15 @@ std::string param_value_to_string(const ParamValue& value);
 // Parses text (from a command line) as a value of `desc`'s type; throws std::invalid_argument naming
 // the parameter when the text does not parse.
 ParamValue param_value_from_string(const ParamDescriptor& desc, const std::string& text);
+
+// Checks one value against `desc` and returns it normalised (an int64 given to a Float param becomes
+// a double). Throws std::invalid_argument naming the parameter (and `method` when not empty) for a
+// wrong type, a value out of range, a list of the wrong length or a string not among the choices.
+ParamValue check_param_value(const ParamDescriptor& desc, const ParamValue& value, const std::string& method = {});
+
+// Whether two descriptors accept the same values with the same default (names and descriptions
+// aside): what lets two methods share one workflow param.
+bool same_param_rules(const ParamDescriptor& a, const ParamDescriptor& b);
 
 // Returns `given` completed with the defaults of `method`. Throws std::invalid_argument naming the
 // method and the parameter for an unknown name, a wrong type, a value out of range or not a choice.

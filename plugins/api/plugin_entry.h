@@ -13,8 +13,9 @@
 
 #include <cstdint>
 
-// Bump on any change to AttentionBackend, AttentionCall, ParamValue or this struct.
-#define VIDGRAPH_PLUGIN_ABI_VERSION 1u
+// Bump on any change to AttentionBackend, AttentionCall, PreparedAttention, MethodInfo, ParamValue or
+// this struct.
+#define VIDGRAPH_PLUGIN_ABI_VERSION 2u
 
 #define VIDGRAPH_PLUGIN_ENTRY_SYMBOL "vidgraph_plugin_entry"
 

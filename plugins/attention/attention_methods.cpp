@@ -28,11 +28,6 @@ at::ScalarType accumulation_type(const at::Tensor& x) {
   return x.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
 }
 
-std::array<int64_t, 3> tile_param(const plugin::ParamMap& params) {
-  const auto t = plugin::param_as_int_list(params, "tile");
-  return {t.at(0), t.at(1), t.at(2)};
-}
-
 // Fills the statistics of a selection.
 plugin::SelectionStats stats_of(const TopkSelection& sel, const TileLayout& layout, bool sparse) {
   plugin::SelectionStats s;
@@ -68,10 +63,11 @@ struct VsaParts {
   DevicePath* path = nullptr;
 };
 
-VsaParts vsa_parts(const AttentionCall& call, const plugin::ParamMap& params, const std::string& method) {
+VsaParts vsa_parts(const AttentionCall& call, const PreparedState& prepared, bool want_stats) {
   const at::Tensor& q = call.q;
+  const std::string& method = prepared.method;
   DevicePath& path = require_device_path(q.device().type(), method);
-  const auto layout = tile_layout(call.grid, tile_param(params), q.device());
+  const TileLayout* layout = prepared.layout.get();
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
   // [B, S, H, D] -> [B, H, Sp, D]
   const at::Tensor q_t = path.tile(q, *layout), k_t = path.tile(call.k, *layout), v_t = path.tile(call.v, *layout);
@@ -87,10 +83,9 @@ VsaParts vsa_parts(const AttentionCall& call, const plugin::ParamMap& params, co
     // well formed; the NaNs still reach the output, where the sampler reports a non-finite latent.
     detached = at::nan_to_num(detached);
   }
-  const int64_t topk = topk_for_sparsity(plugin::param_as_double(params, "sparsity"), layout->num_tiles);
   BlockSparsePlan plan;
   plan.path = &path;
-  plan.selection = path.select_topk(detached, topk);
+  plan.selection = path.select_topk(detached, prepared.topk);
   plan.tile_sizes = layout->tile_sizes_i32;
   plan.tile_volume = layout->tile_volume;
   plan.scale = scale;
@@ -100,7 +95,7 @@ VsaParts vsa_parts(const AttentionCall& call, const plugin::ParamMap& params, co
   if (call.extras.gate.defined()) coarse = at::matmul(at::softmax(scores, -1), path.tile_mean(v_t, *layout));
   // [B, H, Sp, D] -> [B, S, H, D], plus coarse * gate
   const at::Tensor out = path.untile(fine, *layout, coarse, call.extras.gate);
-  return {out, stats_of(plan.selection, *layout, true), &path};
+  return {out, want_stats ? stats_of(plan.selection, *layout, true) : plugin::SelectionStats{}, &path};
 }
 
 }  // namespace
@@ -112,12 +107,11 @@ at::Tensor feature_map(const at::Tensor& x, const std::string& map) {
   TORCH_CHECK(false, "unknown feature map '", map, "' (softmax, elu or relu)");
 }
 
-AttentionResult run_full(const AttentionCall& call) {
+AttentionResult run_full(const AttentionCall& call, const PreparedState& prepared, bool want_stats) {
   const at::Tensor& q = call.q;
   DevicePath& path = require_device_path(q.device().type(), "full");
   // 1-D tiling of the S tokens into 64-token blocks; every block attends to every block.
-  const int64_t s = q.size(1);
-  const auto layout = tile_layout({1, 1, s}, {1, 1, 64}, q.device());
+  const TileLayout* layout = prepared.layout.get();
   const int64_t n = layout->num_tiles;
   BlockSparsePlan plan;
   plan.path = &path;
@@ -128,7 +122,7 @@ AttentionResult run_full(const AttentionCall& call) {
     // Dense form: the [B, S, H, D] tensors in and out, no lists, no copies.
     plan.dense = true;
     r.out = block_sparse_attention(q, call.k, call.v, plan);
-    r.stats = dense_stats(q, *layout);
+    if (want_stats) r.stats = dense_stats(q, *layout);
     return r;
   }
   const auto opts = q.options().dtype(at::kInt);
@@ -139,12 +133,12 @@ AttentionResult run_full(const AttentionCall& call) {
   r.out = untile_tokens(
       block_sparse_attention(tile_tokens(q, *layout), tile_tokens(call.k, *layout), tile_tokens(call.v, *layout), plan),
       *layout);
-  r.stats = stats_of(plan.selection, *layout, false);
+  if (want_stats) r.stats = stats_of(plan.selection, *layout, false);
   return r;
 }
 
-AttentionResult run_vsa(const AttentionCall& call, const plugin::ParamMap& params) {
-  VsaParts parts = vsa_parts(call, params, "vsa");
+AttentionResult run_vsa(const AttentionCall& call, const PreparedState& prepared, bool want_stats) {
+  VsaParts parts = vsa_parts(call, prepared, want_stats);
   return {parts.out, parts.stats};
 }
 
@@ -161,14 +155,13 @@ at::Tensor linear_branch(const at::Tensor& q, const at::Tensor& k, const at::Ten
   return (num / den).permute({0, 2, 1, 3});                             // [B, S, H, D]
 }
 
-AttentionResult run_sla_star(const AttentionCall& call, const plugin::ParamMap& params) {
-  VsaParts parts = vsa_parts(call, params, "sla_star");
+AttentionResult run_sla_star(const AttentionCall& call, const PreparedState& prepared, bool want_stats) {
+  VsaParts parts = vsa_parts(call, prepared, want_stats);
   const auto& w = call.extras.proj_l_weight;
   const auto& b = call.extras.proj_l_bias;
   if (w.defined() || b.defined()) {
     if (w.defined()) {
-      parts.out = parts.path->add_linear_branch(parts.out, call.q, call.k, call.v,
-                                                plugin::param_as_string(params, "feature_map"), w, b);
+      parts.out = parts.path->add_linear_branch(parts.out, call.q, call.k, call.v, prepared.feature_map, w, b);
     } else {
       parts.out = parts.out + b.to(parts.out.scalar_type());  // a zero weight: proj_l(o_lin) is the bias
     }

@@ -1,5 +1,6 @@
 // The three methods over the shared stages: `full`, `vsa` and `sla_star` (DESIGN.md "Data contracts",
-// vsa.md, sla.md). Each takes a validated AttentionCall (see attention_checks.h) and returns
+// vsa.md, sla.md). Each takes a checked AttentionCall and its preparation (attention_checks.h,
+// attention_prepare.h) and returns
 // out [B, S, H, D] in q's dtype and device, differentiable in q, k, v, gate and proj_l, plus the
 // selection statistics.
 //
@@ -14,12 +15,16 @@
 #pragma once
 
 #include "plugins/api/attention_backend.h"
+#include "plugins/attention/attention_prepare.h"
 
 namespace vidgraph::attention {
 
-plugin::AttentionResult run_full(const plugin::AttentionCall& call);
-plugin::AttentionResult run_vsa(const plugin::AttentionCall& call, const plugin::ParamMap& params);
-plugin::AttentionResult run_sla_star(const plugin::AttentionCall& call, const plugin::ParamMap& params);
+// `prepared` holds the method's params, layout and topk; the statistics are gathered only when
+// `want_stats` (they cost device work: counts over the selection lists).
+plugin::AttentionResult run_full(const plugin::AttentionCall& call, const PreparedState& prepared, bool want_stats);
+plugin::AttentionResult run_vsa(const plugin::AttentionCall& call, const PreparedState& prepared, bool want_stats);
+plugin::AttentionResult run_sla_star(const plugin::AttentionCall& call, const PreparedState& prepared,
+                                     bool want_stats);
 
 // The feature map phi of the linear branch, over the last dim, in x's dtype: "softmax", "elu" (elu + 1)
 // or "relu"; anything else is an error.

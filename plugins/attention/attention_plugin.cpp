@@ -55,23 +55,17 @@ plugin::ParamDescriptor feature_map_param() {
   return d;
 }
 
-int64_t tile_volume_of(const plugin::ParamMap& params) {
-  const auto it = params.find("tile");
-  if (it == params.end()) return 64;
-  const auto t = plugin::param_as_int_list(params, "tile");
-  return t.at(0) * t.at(1) * t.at(2);
-}
-
 }  // namespace
 
 std::vector<plugin::MethodInfo> attention_methods() {
-  return {
-      {"full", "dense softmax attention (scale 1/sqrt(D))", {}},
-      {"vsa", "video sparse attention: coarse tile attention + top-k block-sparse fine attention, gated",
-       {sparsity_param(), tile_param()}},
-      {"sla_star", "VSA plus a linear-attention branch over all tokens through proj_l",
-       {sparsity_param(), tile_param(), feature_map_param()}},
-  };
+  plugin::MethodInfo full{"full", "dense softmax attention (scale 1/sqrt(D))", {}};
+  plugin::MethodInfo vsa{"vsa", "video sparse attention: coarse tile attention + top-k block-sparse fine attention, gated",
+                         {sparsity_param(), tile_param()}};
+  vsa.uses_gate = true;
+  plugin::MethodInfo sla_star{"sla_star", "VSA plus a linear-attention branch over all tokens through proj_l",
+                              {sparsity_param(), tile_param(), feature_map_param()}};
+  sla_star.uses_gate = sla_star.uses_proj_l = true;
+  return {full, vsa, sla_star};
 }
 
 AttentionPluginBackend::AttentionPluginBackend() : methods_(attention_methods()) {
@@ -90,24 +84,64 @@ AttentionPluginBackend::~AttentionPluginBackend() {
 
 std::vector<plugin::MethodInfo> AttentionPluginBackend::methods() const { return methods_; }
 
-at::Tensor AttentionPluginBackend::forward(const plugin::AttentionCall& call) {
-  return forward_with_stats(call).out;
+plugin::PrepareResult AttentionPluginBackend::prepare(const plugin::PrepareRequest& request) {
+  plugin::PrepareResult result;
+  if (shut_down_) {
+    result.error = "the attention plugin was shut down; load it again";
+    return result;
+  }
+  std::shared_ptr<const PreparedState> state = prepare_state(methods_, request, true, &result.error);
+  if (!state) return result;
+  const plugin::MethodInfo* method = plugin::find_method(methods_, request.method);
+  auto prepared = std::make_shared<plugin::PreparedAttention>();
+  prepared->request = request;
+  prepared->request.params = state->params;
+  prepared->uses_gate = method->uses_gate;
+  prepared->uses_proj_l = method->uses_proj_l;
+  prepared->state = state;
+  result.prepared = std::move(prepared);
+  return result;
 }
 
+at::Tensor AttentionPluginBackend::forward(const plugin::AttentionCall& call) { return run(call, false).out; }
+
 plugin::AttentionResult AttentionPluginBackend::forward_with_stats(const plugin::AttentionCall& call) {
-  TORCH_CHECK(!shut_down_, "the attention plugin was shut down; load it again");
-  const plugin::MethodInfo* method = plugin::find_method(methods_, call.method);
-  if (method == nullptr)
-    throw std::invalid_argument("unknown attention method '" + call.method + "' (full, vsa, sla_star)");
-  const plugin::ParamMap params = plugin::resolve_params(*method, call.params);
+  return run(call, true);
+}
+
+std::shared_ptr<const PreparedState> AttentionPluginBackend::state_for(const plugin::AttentionCall& call) const {
+  if (call.prepared) {
+    TORCH_CHECK(call.prepared->state != nullptr, "method ", call.prepared->request.method,
+                ": the preparation was not made by this plugin's prepare()");
+    return std::static_pointer_cast<const PreparedState>(call.prepared->state);
+  }
   TORCH_CHECK(call.q.defined(), "method ", call.method, ": q must be given");
-  DevicePath& path = require_device_path(call.q.device().type(), call.method);
-  check_attention_call(call, path, call.method == "full" ? 64 : tile_volume_of(params));
-  SPDLOG_LOGGER_DEBUG(attention_logger(), "{} on {} ({}): q {}", call.method, path.name(),
-                      c10::toString(call.q.scalar_type()), c10::str(call.q.sizes()));
-  if (call.method == "full") return run_full(call);
-  if (call.method == "vsa") return run_vsa(call, params);
-  return run_sla_star(call, params);
+  TORCH_CHECK(call.q.dim() == 4, "method ", call.method, ": q must be [B, S, H, D], got ", call.q.sizes());
+  plugin::PrepareRequest request;
+  request.method = call.method;
+  request.params = call.params;
+  request.device = call.q.device();
+  request.dtype = call.q.scalar_type();
+  request.head_dim = call.q.size(3);
+  request.grid = call.grid;
+  std::string error;
+  std::shared_ptr<const PreparedState> state = prepare_state(methods_, request, false, &error);
+  if (!state) throw std::invalid_argument(error);
+  return state;
+}
+
+plugin::AttentionResult AttentionPluginBackend::run(const plugin::AttentionCall& call, bool want_stats) {
+  TORCH_CHECK(!shut_down_, "the attention plugin was shut down; load it again");
+  const std::shared_ptr<const PreparedState> state = state_for(call);
+  check_attention_call(call, *state);
+  SPDLOG_LOGGER_DEBUG(attention_logger(), "{} ({}): q {}", state->method, c10::toString(call.q.scalar_type()),
+                      c10::str(call.q.sizes()));
+  switch (state->kind) {
+    case MethodKind::Full: return run_full(call, *state, want_stats);
+    case MethodKind::Vsa: return run_vsa(call, *state, want_stats);
+    case MethodKind::SlaStar: return run_sla_star(call, *state, want_stats);
+  }
+  return run_full(call, *state, want_stats);
 }
 
 bool AttentionPluginBackend::supports(const std::string& method, const std::string& device_type) const {

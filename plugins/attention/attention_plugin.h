@@ -1,16 +1,18 @@
-// The attention plugin's backend: method table (full, vsa, sla_star and their params), dispatch to
-// the method implementations after the door checks, and shutdown (device paths drained, layout
-// cache freed). create_attention_plugin_backend() is what the entry symbol's factory returns.
+// The attention plugin's backend: method table (full, vsa, sla_star and their params), prepare
+// (attention_prepare.h), dispatch to the method implementations after the door checks, and shutdown
+// (device paths drained, layout cache freed). create_attention_plugin_backend() is what the entry symbol's factory returns.
 #pragma once
 
 #include "plugins/api/attention_backend.h"
+#include "plugins/attention/attention_prepare.h"
 
 #include <memory>
 
 namespace vidgraph::attention {
 
 // The methods and parameters: full (none); vsa: sparsity (float in [0, 1), default 0.875), tile
-// (3 ints in [1, 64], default 4,4,4); sla_star: those plus feature_map (softmax | elu | relu).
+// (3 ints in [1, 64], default 4,4,4), uses the gate; sla_star: those plus feature_map (softmax | elu |
+// relu), uses the gate and proj_l.
 std::vector<plugin::MethodInfo> attention_methods();
 
 class AttentionPluginBackend : public plugin::AttentionBackend {
@@ -19,12 +21,17 @@ class AttentionPluginBackend : public plugin::AttentionBackend {
   ~AttentionPluginBackend() override;
 
   std::vector<plugin::MethodInfo> methods() const override;
+  plugin::PrepareResult prepare(const plugin::PrepareRequest& request) override;
   at::Tensor forward(const plugin::AttentionCall& call) override;
   plugin::AttentionResult forward_with_stats(const plugin::AttentionCall& call) override;
   bool supports(const std::string& method, const std::string& device_type) const override;
   void shutdown() override;
 
  private:
+  plugin::AttentionResult run(const plugin::AttentionCall& call, bool want_stats);
+  // The call's preparation, or one made on the fly from its method, params, grid and tensors.
+  std::shared_ptr<const PreparedState> state_for(const plugin::AttentionCall& call) const;
+
   std::vector<plugin::MethodInfo> methods_;
   bool shut_down_ = false;
 };

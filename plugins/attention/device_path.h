@@ -39,6 +39,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 #include <c10/core/DeviceType.h>
 
 #include <memory>
@@ -128,6 +129,11 @@ class DevicePath {
   virtual at::Tensor add_linear_branch(const at::Tensor& out, const at::Tensor& q, const at::Tensor& k,
                                        const at::Tensor& v, const std::string& feature_map, const at::Tensor& weight,
                                        const at::Tensor& bias);
+
+  // (optional) Settles what this path needs per device once, before calls on `device` (the GPU path:
+  // the kernels' tuning row, so launches do not read the environment or query the device). Called
+  // by prepare; a path must also work for calls nobody prepared.
+  virtual void prepare(c10::Device device) { (void)device; }
 
   // (optional) Drains queued device work and frees scratch buffers; called at plugin shutdown.
   virtual void shutdown() {}

@@ -253,7 +253,9 @@ void tst_AttentionGpu::tuning_variants_agree() {
   const TiledCase c = make_case(1, 3, 18, 128, at::kBFloat16, 4.0, 0.7, true);
   const SparseForwardArgs f = forward_args(c, true, at::kBFloat16);
   const QByteArray caller = qgetenv("VIDGRAPH_ATTENTION_TUNING");
+  const c10::Device device = f.q.device();
   qunsetenv("VIDGRAPH_ATTENTION_TUNING");
+  gpu_->prepare(device);  // the path reads the row at prepare, not per launch
   const auto o = gpu_->sparse_forward(f);
   const auto g = gpu_->sparse_backward(backward_args(c, f, o.out, o.lse, true, at::kBFloat16));
   // The 7th and 8th fields switch the sm_90a wgmma forward and backward (ignored where they
@@ -261,6 +263,7 @@ void tst_AttentionGpu::tuning_variants_agree() {
   for (const char* row : {"1,1,0,0,0,0,0,0", "2,2,0,1,0,0,0,0", "1,2,1,1,1,1,0,1", "2,1,0,1,1,0,1,0",
                           "1,1,1,0,0,1,1,1", "1,1,0,1,1,1,1,1", "1,1,0,0,1,1,0,1"}) {
     qputenv("VIDGRAPH_ATTENTION_TUNING", row);
+    gpu_->prepare(device);
     const auto o2 = gpu_->sparse_forward(f);
     const auto g2 = gpu_->sparse_backward(backward_args(c, f, o2.out, o2.lse, true, at::kBFloat16));
     QVERIFY2(at::equal(o.out, o2.out) && at::equal(o.lse, o2.lse), row);
@@ -270,6 +273,7 @@ void tst_AttentionGpu::tuning_variants_agree() {
     qunsetenv("VIDGRAPH_ATTENTION_TUNING");
   else
     qputenv("VIDGRAPH_ATTENTION_TUNING", caller);
+  gpu_->prepare(device);
 }
 
 void tst_AttentionGpu::select_topk_matches_aten() {

@@ -8,6 +8,7 @@
 #include <c10/core/DeviceGuard.h>
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <utility>
 
 namespace vidgraph::attention {
@@ -87,13 +88,14 @@ vk::TensorView bshd_view(const at::Tensor& t) {
   return gpu::rows_view(t, 1, 2);
 }
 
-SparseForwardResult dense_forward(const SparseForwardArgs& a) {
+SparseForwardResult dense_forward(const SparseForwardArgs& a, const vk::AttentionTuning* tuning) {
   const DenseGeometry g = dense_geometry(a.q, {{&a.k, "k"}, {&a.v, "v"}});
   const at::Tensor q = gpu::rows_ready_or_copy(a.q), k = gpu::rows_ready_or_copy(a.k), v = gpu::rows_ready_or_copy(a.v);
   SparseForwardResult r;
   r.out = at::empty(q.sizes(), q.options());
   r.lse = at::empty({g.batch, g.heads, g.seq}, q.options().dtype(at::kFloat));
   auto p = launch_params<vk::FlashForwardParams>(q, g.batch, g.heads, g.seq, g.dim, a.scale);
+  p.tuning = tuning;
   p.q = bshd_view(q);
   p.k = bshd_view(k);
   p.v = bshd_view(v);
@@ -103,7 +105,7 @@ SparseForwardResult dense_forward(const SparseForwardArgs& a) {
   return r;
 }
 
-SparseBackwardResult dense_backward(const SparseBackwardArgs& a) {
+SparseBackwardResult dense_backward(const SparseBackwardArgs& a, const vk::AttentionTuning* tuning) {
   const DenseGeometry g = dense_geometry(a.q, {{&a.k, "k"}, {&a.v, "v"}, {&a.out, "out"}, {&a.dout, "dout"}});
   TORCH_CHECK(
       a.lse.scalar_type() == at::kFloat && a.lse.is_contiguous() && a.lse.numel() == int64_t(g.batch) * g.heads * g.seq,
@@ -116,6 +118,7 @@ SparseBackwardResult dense_backward(const SparseBackwardArgs& a) {
   r.dv = at::empty(q.sizes(), q.options());
   const at::Tensor delta = at::empty({g.batch, g.heads, g.seq}, q.options().dtype(at::kFloat));
   auto p = launch_params<vk::FlashBackwardParams>(q, g.batch, g.heads, g.seq, g.dim, a.scale);
+  p.tuning = tuning;
   p.q = bshd_view(q);
   p.k = bshd_view(k);
   p.v = bshd_view(v);
@@ -131,6 +134,38 @@ SparseBackwardResult dense_backward(const SparseBackwardArgs& a) {
 }
 
 }  // namespace
+
+GpuPath::GpuPath() {
+  for (auto& row : tuning_) row.store(nullptr);
+}
+
+const vk::AttentionTuning* GpuPath::read_tuning(c10::Device device) {
+  const int index = device.has_index() ? device.index() : 0;
+  TORCH_CHECK(index >= 0 && index < kMaxDevices, "attention GPU path: device index ", index, " is beyond ",
+              kMaxDevices);
+  std::lock_guard<std::mutex> lock(tuning_mutex_);
+  const c10::DeviceGuard guard(c10::Device(device.type(), static_cast<c10::DeviceIndex>(index)));
+  const vk::AttentionTuning row = vk::default_tuning();  // the row of the current (guarded) device
+  const auto same = [&row](const vk::AttentionTuning& t) {
+    return t.fwd_stages == row.fwd_stages && t.bwd_stages == row.bwd_stages && t.kv_evict_first == row.kv_evict_first &&
+           t.index_in_shared == row.index_in_shared && t.fwd_q_in_shared == row.fwd_q_in_shared &&
+           t.bwd_q_in_shared == row.bwd_q_in_shared && t.fwd_wgmma == row.fwd_wgmma && t.bwd_wgmma == row.bwd_wgmma;
+  };
+  auto it = std::find_if(tuning_rows_.begin(), tuning_rows_.end(), same);
+  if (it == tuning_rows_.end()) it = tuning_rows_.insert(tuning_rows_.end(), row);
+  tuning_[index].store(&*it, std::memory_order_release);
+  return &*it;
+}
+
+const vk::AttentionTuning* GpuPath::tuning_for(c10::Device device) {
+  const int index = device.has_index() ? device.index() : 0;
+  if (index >= 0 && index < kMaxDevices) {
+    if (const vk::AttentionTuning* row = tuning_[index].load(std::memory_order_acquire)) return row;
+  }
+  return read_tuning(device);
+}
+
+void GpuPath::prepare(c10::Device device) { read_tuning(device); }
 
 std::string GpuPath::name() const {
 #if defined(USE_ROCM)
@@ -156,7 +191,8 @@ bool GpuPath::supports(int64_t d, int64_t tile_volume, at::ScalarType dtype, std
 
 SparseForwardResult GpuPath::sparse_forward(const SparseForwardArgs& a) {
   const c10::DeviceGuard device(a.q.device());  // launches and allocations on the tensors' GPU
-  if (!a.q2k.defined()) return dense_forward(a);
+  const vk::AttentionTuning* tuning = tuning_for(a.q.device());
+  if (!a.q2k.defined()) return dense_forward(a, tuning);
   const Geometry g = geometry(a.q, a.q2k, a.tile_sizes, a.tile_volume);
   check_tiled(a.k, "k", a.q);
   check_tiled(a.v, "v", a.q);
@@ -167,6 +203,7 @@ SparseForwardResult GpuPath::sparse_forward(const SparseForwardArgs& a) {
   r.out = at::empty(a.q.sizes(), a.q.options());
   r.lse = at::empty({g.batch, g.heads, g.seq}, a.q.options().dtype(at::kFloat));
   auto p = launch_params<vk::FlashForwardParams>(a.q, g.batch, g.heads, g.seq, g.dim, a.scale);
+  p.tuning = tuning;
   p.q = bhsd_view(a.q);
   p.k = bhsd_view(a.k);
   p.v = bhsd_view(a.v);
@@ -183,7 +220,8 @@ SparseForwardResult GpuPath::sparse_forward(const SparseForwardArgs& a) {
 
 SparseBackwardResult GpuPath::sparse_backward(const SparseBackwardArgs& a) {
   const c10::DeviceGuard device(a.q.device());
-  if (!a.q2k.defined()) return dense_backward(a);
+  const vk::AttentionTuning* tuning = tuning_for(a.q.device());
+  if (!a.q2k.defined()) return dense_backward(a, tuning);
   const Geometry g = geometry(a.q, a.q2k, a.tile_sizes, a.tile_volume);
   for (const auto& [t, name] :
        {std::pair<const at::Tensor*, const char*>{&a.k, "k"}, {&a.v, "v"}, {&a.out, "out"}, {&a.dout, "dout"}})
@@ -200,6 +238,7 @@ SparseBackwardResult GpuPath::sparse_backward(const SparseBackwardArgs& a) {
   r.dv = at::empty(a.q.sizes(), a.q.options());
   const at::Tensor delta = at::empty({g.batch, g.heads, g.seq}, a.q.options().dtype(at::kFloat));
   auto p = launch_params<vk::FlashBackwardParams>(a.q, g.batch, g.heads, g.seq, g.dim, a.scale);
+  p.tuning = tuning;
   p.q = bhsd_view(a.q);
   p.k = bhsd_view(a.k);
   p.v = bhsd_view(a.v);

@@ -1,0 +1,40 @@
+// Preparation of a method for calls of one shape (AttentionBackend::prepare): every check that needs
+// no tensor, done once, and the set-up every call would otherwise redo: params resolved, the tile
+// layout built (its index tensors on the device), topk computed from the sparsity, the device path's
+// per-device settings made (the GPU path's kernel tuning row). The state is immutable and shared by
+// the calls that carry it (PreparedAttention::state).
+#pragma once
+
+#include "plugins/api/attention_backend.h"
+#include "plugins/attention/tile_layout.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace vidgraph::attention {
+
+enum class MethodKind { Full, Vsa, SlaStar };
+
+struct PreparedState {
+  std::string method;
+  MethodKind kind = MethodKind::Full;
+  plugin::ParamMap params;                   // resolved: defaults filled, values checked
+  c10::Device device = c10::kCPU;
+  at::ScalarType dtype = at::kFloat;
+  int64_t head_dim = 0;
+  plugin::TokenGrid grid;
+  std::shared_ptr<const TileLayout> layout;  // vsa, sla_star: the grid's tiles; full: 64-token blocks of S
+  int64_t topk = 0;                          // vsa, sla_star: KV tiles kept per query tile
+  std::string feature_map;                   // sla_star
+};
+
+// The state for `request`, or null with *error set to a sentence naming what was refused (method,
+// param, device, dtype, head dim, tile or grid). `settle_device`: also let the device path settle its
+// per-device work (DevicePath::prepare); false for a call prepared on the fly, whose path then uses
+// what it settled before (or settles it at its first launch).
+std::shared_ptr<const PreparedState> prepare_state(const std::vector<plugin::MethodInfo>& methods,
+                                                   const plugin::PrepareRequest& request, bool settle_device,
+                                                   std::string* error);
+
+}  // namespace vidgraph::attention
