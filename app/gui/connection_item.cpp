@@ -16,7 +16,8 @@ ConnectionItem::ConnectionItem(std::string fromNode, QString fromOutput, std::st
     : fromNode_(std::move(fromNode)),
       fromOutput_(std::move(fromOutput)),
       toNode_(std::move(toNode)),
-      toInput_(std::move(toInput)) {
+      toInput_(std::move(toInput)),
+      valueType_(valueType) {
   QPen pen(portTypeColor(valueType), 2.4);
   pen.setCapStyle(Qt::RoundCap);
   setPen(pen);
@@ -27,6 +28,12 @@ ConnectionItem::ConnectionItem(std::string fromNode, QString fromOutput, std::st
                    .arg(QString::fromStdString(fromNode_), fromOutput_, QString::fromStdString(toNode_), toInput_,
                         valueType));
   }
+}
+
+QPainterPath ConnectionItem::shape() const {
+  QPainterPathStroker stroker;
+  stroker.setWidth(10);
+  return stroker.createStroke(path());
 }
 
 void ConnectionItem::setEnds(QPointF start, QPointF end) {

@@ -19,6 +19,10 @@ class ConnectionItem : public QGraphicsPathItem {
   const QString& fromOutput() const { return fromOutput_; }
   const std::string& toNode() const { return toNode_; }
   const QString& toInput() const { return toInput_; }
+  const QString& valueType() const { return valueType_; }
+
+  // Hit area: a band along the curve (not the area the open curve encloses), for clicks on wires.
+  QPainterPath shape() const override;
 
   // Re-routes the curve between two scene points (start = output side).
   void setEnds(QPointF start, QPointF end);
@@ -28,6 +32,7 @@ class ConnectionItem : public QGraphicsPathItem {
   QString fromOutput_;
   std::string toNode_;
   QString toInput_;
+  QString valueType_;
 };
 
 }  // namespace vidgraph::gui

@@ -59,6 +59,12 @@ class DocumentController : public QObject {
                               const std::string& toNode, const std::string& input);
   engine::Status disconnectInput(const std::string& toNode, const std::string& input);
   engine::Status removeNodes(const std::vector<std::string>& ids);
+  // Removes every link into and out of `ids`, as one step.
+  engine::Status disconnectNodes(const std::vector<std::string>& ids);
+  // Puts a new node of `type` on the link into toNode.toInput, as one step: the link's source feeds
+  // the new node's `newInput`, the new node's first output of a fitting type feeds toNode.toInput.
+  engine::Result<std::string> insertNode(const std::string& type, QPointF pos, const std::string& toNode,
+                                         const std::string& toInput, const std::string& newInput);
   // Moves nodes to new positions as one step (one step per call: separate drags never merge).
   engine::Status moveNodes(const std::map<std::string, QPointF>& positions);
   // Sets one param; consecutive edits of the same param merge into one undo step.

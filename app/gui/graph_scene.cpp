@@ -7,6 +7,7 @@
 #include "engine/registry.h"
 #include "gui/connection_item.h"
 #include "gui/document_controller.h"
+#include "gui/node_summary.h"
 #include "gui/run_controller.h"
 
 namespace vidgraph::gui {
@@ -125,7 +126,10 @@ void GraphScene::onDocumentChanged(const engine::DocumentChange& change) {
         item->setPos(controller_->nodePosition(change.node_id, item->pos()));
       }
       break;
-    case engine::ChangeKind::ParamChanged: refreshProblems(change.node_id); break;  // values: the inspector
+    case engine::ChangeKind::ParamChanged:
+      refreshProblems(change.node_id);
+      refreshSummary(change.node_id);
+      break;
     case engine::ChangeKind::NodeRenamed:
     case engine::ChangeKind::NodeUpdated: rebuild(); break;
     case engine::ChangeKind::Reset: rebuild(false); break;  // another document: same ids, other nodes
@@ -161,6 +165,7 @@ void GraphScene::addNodeItem(const engine::Node& node, std::size_t index) {
     }
     item = new NodeItem(node.id, QString::fromStdString(node.type), QStringLiteral("unknown"), {}, inputs, outputs, true);
   }
+  if (type) item->setSummary(nodeSummary(*type, node));
   addItem(item);
   item->setPos(controller_->nodePosition(node.id, defaultPosition(index)));
   nodes_[node.id] = item;
@@ -223,6 +228,13 @@ void GraphScene::syncNodeWires(const std::string& id) {
 
 void GraphScene::nodeGeometryChanged(NodeItem* item) {
   syncNodeWires(item->nodeId());
+}
+
+void GraphScene::refreshSummary(const std::string& id) {
+  NodeItem* item = nodeItem(id);
+  const engine::Node* node = controller_->document().find_node(id);
+  const engine::NodeType* type = node ? controller_->registry().find(node->type) : nullptr;
+  if (item && type) item->setSummary(nodeSummary(*type, *node));
 }
 
 void GraphScene::refreshProblems(const std::string& id) {

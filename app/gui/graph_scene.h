@@ -88,6 +88,7 @@ class GraphScene : public QGraphicsScene {
   void syncNodeWires(const std::string& id);
   void refreshStatus(const std::string& id);
   void refreshProblems(const std::string& id);
+  void refreshSummary(const std::string& id);
   void showRefusal(const QString& reason, QPointF scenePos);
   void setHighlight(const QString& type, bool outputs);
   void finishMove();

@@ -103,6 +103,8 @@ void GraphView::mousePressEvent(QMouseEvent* event) {
   if (pan) {
     panning_ = true;
     lastPanPos_ = event->pos();
+    rightPress_ = event->button() == Qt::RightButton;
+    rightPressPos_ = event->pos();
     viewport()->setCursor(Qt::ClosedHandCursor);
     event->accept();
     return;
@@ -112,6 +114,7 @@ void GraphView::mousePressEvent(QMouseEvent* event) {
 
 void GraphView::mouseMoveEvent(QMouseEvent* event) {
   if (panning_) {
+    if ((event->pos() - rightPressPos_).manhattanLength() > 4) rightPress_ = false;
     const QPointF delta = mapToScene(event->pos()) - mapToScene(lastPanPos_);
     lastPanPos_ = event->pos();
     translate(delta.x(), delta.y());
@@ -126,6 +129,8 @@ void GraphView::mouseReleaseEvent(QMouseEvent* event) {
     panning_ = false;
     viewport()->unsetCursor();
     event->accept();
+    if (rightPress_ && event->button() == Qt::RightButton) Q_EMIT contextMenuRequested(event->pos());
+    rightPress_ = false;
     return;
   }
   QGraphicsView::mouseReleaseEvent(event);

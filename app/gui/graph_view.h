@@ -1,6 +1,7 @@
 // GraphView: the canvas widget over a GraphScene: smooth zoom under the cursor (wheel, Ctrl +/-),
 // pan (middle or right button drag, or Space + left drag), a grid background, fit-to-view,
-// rubber-band selection. Tab or a double-click on empty canvas asks for the node palette.
+// rubber-band selection. Tab or a double-click on empty canvas asks for the node palette; a right
+// click (no drag) asks for the context menu.
 #pragma once
 
 #include <QtWidgets/QGraphicsView>
@@ -23,6 +24,8 @@ class GraphView : public QGraphicsView {
 
  Q_SIGNALS:
   void paletteRequested(QPointF scenePos);
+  // A right click without a drag (a right drag pans).
+  void contextMenuRequested(QPoint viewPos);
 
  protected:
   void drawBackground(QPainter* painter, const QRectF& rect) override;
@@ -39,6 +42,8 @@ class GraphView : public QGraphicsView {
   bool panning_ = false;
   bool spaceHeld_ = false;
   QPoint lastPanPos_;
+  QPoint rightPressPos_;
+  bool rightPress_ = false;  // a right press that has not moved (yet): a click opens the menu
 };
 
 }  // namespace vidgraph::gui

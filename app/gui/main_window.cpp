@@ -207,6 +207,7 @@ void MainWindow::connectSignals() {
     inspector_->setNode(ids.empty() ? std::string() : ids.front());
   });
   connect(view_, &GraphView::paletteRequested, this, [this](QPointF p) { openPalette(p, std::nullopt); });
+  connect(view_, &GraphView::contextMenuRequested, this, &MainWindow::showContextMenu);
   connect(scene_, &GraphScene::wireDroppedOnCanvas, this, [this](const WireDrop& d) { openPalette(d.scenePos, d); });
   connect(palette_, &NodePalette::nodeChosen, this, &MainWindow::onNodeChosen);
   connect(run_, &RunController::logLine, log_, &LogPanel::appendLine);
@@ -227,9 +228,11 @@ void MainWindow::connectSignals() {
   });
 }
 
-void MainWindow::openPalette(QPointF scenePos, const std::optional<WireDrop>& wire) {
+void MainWindow::openPalette(QPointF scenePos, const std::optional<WireDrop>& wire,
+                             std::optional<std::pair<std::string, QString>> insertInto) {
   paletteScenePos_ = scenePos;
   paletteWire_ = wire;
+  paletteInsert_ = std::move(insertInto);
   std::optional<PortFilter> filter;
   if (wire) filter = PortFilter{wire->type, wire->fromOutput};
   const QPoint global = view_->viewport()->mapToGlobal(view_->mapFromScene(scenePos));
@@ -237,6 +240,18 @@ void MainWindow::openPalette(QPointF scenePos, const std::optional<WireDrop>& wi
 }
 
 void MainWindow::onNodeChosen(const QString& type, const QString& port) {
+  if (paletteInsert_) {
+    const auto [toNode, toInput] = *paletteInsert_;
+    paletteInsert_.reset();
+    paletteWire_.reset();
+    auto id = controller_->insertNode(type.toStdString(), paletteScenePos_, toNode, toInput.toStdString(), port.toStdString());
+    if (!id.ok()) {
+      statusBar()->showMessage(QString::fromStdString(id.error().message), 8000);
+      return;
+    }
+    scene_->selectNodes({id.value()});
+    return;
+  }
   std::optional<PendingLink> link;
   if (paletteWire_ && !port.isEmpty()) {
     link = PendingLink{paletteWire_->node, paletteWire_->port.toStdString(), paletteWire_->fromOutput, port.toStdString()};
@@ -267,6 +282,10 @@ void MainWindow::cutSelection() {
 }
 
 void MainWindow::pasteClipboard() {
+  pasteClipboardAt(view_->cursorScenePos());
+}
+
+void MainWindow::pasteClipboardAt(QPointF scenePos) {
   const QMimeData* mime = QGuiApplication::clipboard()->mimeData();
   if (!mime) return;
   const QString json = mime->hasFormat(QString::fromLatin1(kWorkflowMimeType))
@@ -286,7 +305,7 @@ void MainWindow::pasteClipboard() {
       topLeft.setY(std::min(topLeft.y(), pos[1].get<double>()));
     }
   }
-  const QPointF offset = topLeft.x() > 1e299 ? QPointF(30, 30) : view_->cursorScenePos() - topLeft;
+  const QPointF offset = topLeft.x() > 1e299 ? QPointF(30, 30) : scenePos - topLeft;
   auto added = controller_->pasteJson(json, offset);
   if (!added.ok()) {
     statusBar()->showMessage(QString::fromStdString(added.error().message), 6000);
@@ -313,9 +332,7 @@ bool MainWindow::runWorkflow(const QStringList& targets) {
   if (!controller_->filePath().isEmpty()) {
     options.workflow_dir = QFileInfo(controller_->filePath()).absolutePath().toStdString();
   }
-  QString out = QStandardPaths::writableLocation(QStandardPaths::MoviesLocation);
-  if (out.isEmpty()) out = QDir::homePath();
-  options.output_dir = QDir(out).filePath(QStringLiteral("Vidgraph")).toStdString();
+  options.output_dir = outputDir().toStdString();
   // Never replace an earlier output silently: a node's own `overwrite` param opts in, otherwise an
   // existing file fails that node with a message saying so.
   options.overwrite = false;
@@ -332,6 +349,12 @@ bool MainWindow::runWorkflow(const QStringList& targets) {
   }
   statusBar()->showMessage(targets.isEmpty() ? tr("Running…") : tr("Running up to %1…").arg(targets.join(QStringLiteral(", "))));
   return true;
+}
+
+QString MainWindow::outputDir() const {
+  QString out = QStandardPaths::writableLocation(QStandardPaths::MoviesLocation);
+  if (out.isEmpty()) out = QDir::homePath();
+  return QDir(out).filePath(QStringLiteral("Vidgraph"));
 }
 
 bool MainWindow::runToSelected() {

@@ -1,7 +1,8 @@
 // MainWindow: one document per window. The canvas in the centre; docks for the inspector, the
 // preview player and the log. Menus with standard shortcuts for files (new, open, recent, save,
 // save as), edits (undo, redo, cut, copy, paste, duplicate, delete, select all, add node), view
-// (fit, zoom) and runs (run, run to selected, cancel). Drag-and-drop of .vgflow files, an
+// (fit, zoom) and runs (run, run to selected, cancel, clear queue; also on the Run toolbar with the
+// run state), right-click menus on nodes, wires and the canvas. Drag-and-drop of .vgflow files, an
 // unsaved-changes prompt, autosave with a restore offer, window state kept in QSettings.
 //
 // Contract: the window owns its DocumentController, RunController, scene and Autosave; every edit
@@ -10,6 +11,7 @@
 
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include <QtCore/QStringList>
 #include <QtWidgets/QMainWindow>
@@ -26,6 +28,7 @@ class QMenu;
 namespace vidgraph::gui {
 
 class Autosave;
+class ConnectionItem;
 class GraphView;
 class InspectorPanel;
 class LogPanel;
@@ -84,6 +87,16 @@ class MainWindow : public QMainWindow {
   bool runToSelected();
   void cancelRun();
   void fitView();
+  void pasteClipboardAt(QPointF scenePos);
+  // Where runs write ({output}): ~/Videos/Vidgraph, or ~/Vidgraph without a videos folder.
+  QString outputDir() const;
+  // The folder of a node's first non-empty file param ({output} and relative paths resolved as a
+  // run resolves them), or "" when it has none. Node menu: Show in Folder.
+  QString fileFolderOf(const std::string& id) const;
+  // The right-click menu at a view position: on a node (it joins the selection; the actions apply to
+  // the selection: run to here, duplicate, disconnect all, delete), on a wire (insert a node, delete
+  // the link) or on the canvas (add node there, paste there, fit). The caller shows or deletes it.
+  QMenu* contextMenuAt(QPoint viewPos);
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -98,7 +111,12 @@ class MainWindow : public QMainWindow {
   void buildViewMenu(QMenu* docks);
   void buildRunMenu();
   void connectSignals();
-  void openPalette(QPointF scenePos, const std::optional<WireDrop>& wire);
+  void openPalette(QPointF scenePos, const std::optional<WireDrop>& wire,
+                   std::optional<std::pair<std::string, QString>> insertInto = std::nullopt);
+  void showContextMenu(QPoint viewPos);
+  QMenu* nodeMenu();
+  QMenu* wireMenu(ConnectionItem* wire, QPointF scenePos);
+  QMenu* canvasMenu(QPointF scenePos);
   void onNodeChosen(const QString& type, const QString& port);
   void updateTitle();
   void updateRunActions();
@@ -133,6 +151,7 @@ class MainWindow : public QMainWindow {
   QLabel* runStateLabel_ = nullptr;
   QPointF paletteScenePos_;
   std::optional<WireDrop> paletteWire_;
+  std::optional<std::pair<std::string, QString>> paletteInsert_;  // the link (to node, input) to insert into
 };
 
 }  // namespace vidgraph::gui

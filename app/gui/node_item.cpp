@@ -21,6 +21,7 @@ constexpr qreal kTitleHeight = 26;
 constexpr qreal kRowHeight = 22;
 constexpr qreal kStatusHeight = 20;
 constexpr qreal kThumbHeight = 118;
+constexpr qreal kSummaryRow = 15;
 constexpr qreal kPortRadius = 5.5;
 constexpr qreal kHitRadius = 11;
 
@@ -47,7 +48,12 @@ bool NodeItem::drawsTitleAt(qreal levelOfDetail) {
 
 qreal NodeItem::bodyHeight() const {
   const auto rows = static_cast<qreal>(std::max<std::size_t>(std::max(inputs_.size(), outputs_.size()), 1));
-  return kTitleHeight + rows * kRowHeight + 6 + (thumbnail_.isNull() ? 0 : kThumbHeight) + kStatusHeight;
+  return kTitleHeight + rows * kRowHeight + 6 + summaryHeight() + (thumbnail_.isNull() ? 0 : kThumbHeight) +
+         kStatusHeight;
+}
+
+qreal NodeItem::summaryHeight() const {
+  return summary_.isEmpty() ? 0 : summary_.size() * kSummaryRow + 4;
 }
 
 QRectF NodeItem::boundingRect() const {
@@ -101,6 +107,14 @@ void NodeItem::setProblems(const QStringList& problems) {
   if (problems == problems_) return;
   problems_ = problems;
   updateToolTip();
+  update();
+}
+
+void NodeItem::setSummary(const QStringList& lines) {
+  if (lines == summary_) return;
+  prepareGeometryChange();
+  summary_ = lines;
+  if (auto* s = dynamic_cast<GraphScene*>(scene())) s->nodeGeometryChanged(this);
   update();
 }
 
@@ -171,6 +185,20 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   paintPorts(painter);
 
   qreal y = kTitleHeight + std::max<std::size_t>(std::max(inputs_.size(), outputs_.size()), 1) * kRowHeight + 6;
+  if (!summary_.isEmpty()) {
+    painter->save();
+    painter->setPen(QColor(0xa8, 0xab, 0xb3));
+    QFont f = painter->font();
+    f.setPointSizeF(f.pointSizeF() * 0.85);
+    painter->setFont(f);
+    for (const QString& line : summary_) {
+      painter->drawText(QRectF(10, y, kWidth - 20, kSummaryRow), Qt::AlignVCenter | Qt::AlignLeft,
+                        painter->fontMetrics().elidedText(line, Qt::ElideRight, int(kWidth - 20)));
+      y += kSummaryRow;
+    }
+    painter->restore();
+    y += 4;
+  }
   if (!thumbnail_.isNull()) {
     const QRectF area(6, y, kWidth - 12, kThumbHeight - 6);
     const QPointF topLeft(area.center().x() - thumbnail_.width() / 2.0, area.center().y() - thumbnail_.height() / 2.0);

@@ -1,6 +1,7 @@
 // NodeItem: how one document node looks on the canvas: title (category colour), typed ports (colour
 // per value type, inputs left, outputs right), inline run state (queued, running with a progress
-// bar, cached, done, failed with the message on hover) and, for preview nodes, a thumbnail.
+// bar, cached, done, failed with the message on hover), key params (seed, steps, a prompt's first
+// words, file names) and, for preview nodes, a thumbnail.
 //
 // Contract: a NodeItem only displays; it never edits the document. The scene creates it from the
 // document (ports from the node type, or from the links when the type is unknown) and keeps it in
@@ -66,6 +67,9 @@ class NodeItem : public QGraphicsItem {
   // red outline and its status line reads "error: …" (a run's state, when there is one, wins).
   void setProblems(const QStringList& problems);
   const QStringList& problems() const { return problems_; }
+  // Key params drawn under the ports (see node_summary.h).
+  void setSummary(const QStringList& lines);
+  const QStringList& summary() const { return summary_; }
   void setThumbnail(const QImage& image);
   bool hasThumbnail() const { return !thumbnail_.isNull(); }
   // Ports that accept the wire being dragged are drawn larger; empty type = no highlight.
@@ -80,6 +84,7 @@ class NodeItem : public QGraphicsItem {
   void paintPorts(QPainter* painter) const;
   void paintStatus(QPainter* painter, const QRectF& area) const;
   qreal bodyHeight() const;
+  qreal summaryHeight() const;
 
   std::string id_;
   QString title_;
@@ -90,6 +95,7 @@ class NodeItem : public QGraphicsItem {
   bool unknownType_ = false;
   NodeStatus status_;
   QStringList problems_;
+  QStringList summary_;
   QImage thumbnail_;
   QString highlightType_;
   bool highlightOutputs_ = false;

@@ -7,11 +7,13 @@
 #include <QtCore/QElapsedTimer>
 #include <QtCore/QFile>
 #include <QtCore/QTemporaryDir>
+#include <QtGui/QDesktopServices>
 #include <QtTest/QSignalSpy>
 #include <QtTest/QtTest>
 #include <QtWidgets/QApplication>
 #include <QtWidgets/QDoubleSpinBox>
 #include <QtWidgets/QLabel>
+#include <QtWidgets/QMenu>
 #include <QtWidgets/QSlider>
 #include <QtWidgets/QStatusBar>
 #include <QtWidgets/QToolBar>
@@ -62,6 +64,17 @@ void saveScreenshot(gui::MainWindow& window) {
   QVERIFY(QDir().mkpath(QFileInfo(kScreenshot).absolutePath()));
   QVERIFY(shot.save(kScreenshot));
 }
+
+// Receives the URLs QDesktopServices would open (Show in Folder).
+class UrlCatcher : public QObject {
+  Q_OBJECT
+
+ public:
+  QList<QUrl> urls;
+
+ public Q_SLOTS:
+  void open(const QUrl& url) { urls << url; }
+};
 
 }  // namespace
 
@@ -785,6 +798,135 @@ class tst_Gui : public QObject {
     QCOMPARE(int(run->nodeStatus(first).state), int(gui::NodeRunState::Cached));
     QCOMPARE(previews.count(), 2);
     QCOMPARE(window.player()->frameCount(), 4);
+  }
+
+  // Right-click menus through the canvas: a right click (no drag) on a node, a wire or the canvas
+  // opens the matching popup; each action is one undo step.
+  void contextMenus() {
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-context"), 3600000, false});
+    window.resize(1024, 700);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    DocumentController* c = window.controller();
+    buildChain(*c);
+    window.fitView();
+    QApplication::processEvents();
+    auto rightClick = [&](QPointF scenePos) -> QMenu* {
+      QTest::mouseClick(window.view()->viewport(), Qt::RightButton, Qt::NoModifier, window.view()->mapFromScene(scenePos));
+      for (int i = 0; i < 200 && !qobject_cast<QMenu*>(QApplication::activePopupWidget()); ++i) QTest::qWait(10);
+      return qobject_cast<QMenu*>(QApplication::activePopupWidget());
+    };
+    auto choose = [](QMenu* menu, const QString& text) {
+      for (QAction* a : menu->actions()) {
+        if (a->text() != text) continue;
+        menu->close();
+        a->trigger();
+        return true;
+      }
+      menu->close();
+      return false;
+    };
+    auto linkOf = [&](const std::string& node, const std::string& input) {
+      const auto& inputs = c->document().find_node(node)->inputs;
+      auto it = inputs.find(input);
+      return it == inputs.end() ? std::string("-") : it->second.node + "." + it->second.output;
+    };
+    // On a node: it becomes the selection; Disconnect All cuts its links in and out.
+    gui::NodeItem* scale = window.scene()->nodeItem("Scale");
+    QMenu* menu = rightClick(scale->mapToScene(QPointF(100, 13)));
+    QVERIFY(menu);
+    QCOMPARE(window.scene()->selectedNodeIds(), std::vector<std::string>{"Scale"});
+    QStringList texts;
+    for (QAction* a : menu->actions()) texts << a->text();
+    for (const char* t : {"Run to &Here", "&Duplicate", "Dis&connect All", "De&lete"}) {
+      QVERIFY2(texts.contains(QString::fromUtf8(t)), qPrintable(texts.join(QLatin1Char('|'))));
+    }
+    QVERIFY(choose(menu, QStringLiteral("Dis&connect All")));
+    QCOMPARE(linkOf("Scale", "x"), std::string("-"));
+    QCOMPARE(linkOf("Sink", "value"), std::string("-"));
+    c->undoStack()->undo();
+    QCOMPARE(linkOf("Scale", "x"), std::string("Number.value"));
+    QCOMPARE(linkOf("Sink", "value"), std::string("Scale.out"));
+    // On a wire: Insert Node puts the chosen type on the link, one undo step.
+    auto wireMiddle = [&] {
+      gui::ConnectionItem* wire = window.scene()->connectionItem("Scale", QStringLiteral("x"));
+      return wire->mapToScene(wire->path().pointAtPercent(0.5));
+    };
+    QApplication::processEvents();
+    menu = rightClick(wireMiddle());
+    QVERIFY(choose(menu, QStringLiteral("&Insert Node…")));
+    QTRY_VERIFY(window.palette()->isVisible());
+    window.palette()->setQuery(QStringLiteral("Scale"));
+    window.palette()->chooseCurrent();
+    QCOMPARE(c->document().nodes().size(), std::size_t(4));
+    QCOMPARE(linkOf("Scale", "x"), std::string("Scale_2.out"));
+    QCOMPARE(linkOf("Scale_2", "x"), std::string("Number.value"));
+    c->undoStack()->undo();
+    QCOMPARE(c->document().nodes().size(), std::size_t(3));
+    QCOMPARE(linkOf("Scale", "x"), std::string("Number.value"));
+    QApplication::processEvents();
+    menu = rightClick(wireMiddle());
+    QVERIFY(choose(menu, QStringLiteral("&Delete Link")));
+    QCOMPARE(linkOf("Scale", "x"), std::string("-"));
+    // On the canvas: Add Node places the chosen type where the click was; Paste pastes there.
+    const QPointF empty = scale->mapToScene(QPointF(0, 300));
+    menu = rightClick(empty);
+    QVERIFY(choose(menu, QStringLiteral("&Add Node…")));
+    QTRY_VERIFY(window.palette()->isVisible());
+    window.palette()->setQuery(QStringLiteral("Number"));
+    window.palette()->chooseCurrent();
+    QVERIFY(c->document().find_node("Number_2"));
+    QVERIFY(QLineF(c->nodePosition("Number_2"), empty).length() < 2.0);
+    window.scene()->selectNodes({"Sink"});
+    window.copySelection();
+    const QPointF there = empty + QPointF(0, 250);
+    menu = rightClick(there);
+    QVERIFY(choose(menu, QStringLiteral("&Paste")));
+    QVERIFY(c->document().find_node("Sink_2"));
+    QVERIFY(QLineF(c->nodePosition("Sink_2"), there).length() < 2.0);
+  }
+
+  // Key params are drawn on the node (seed, the prompt's first words, file names) and follow edits;
+  // the node menu's Show in Folder opens the folder of its file param (resolved as a run would).
+  void nodesShowKeyParamsAndTheirFolder() {
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-summary"), 3600000, false});
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    DocumentController* c = window.controller();
+    QVERIFY(c->addNode("Kinds", {0, 0}).ok());
+    gui::NodeItem* item = window.scene()->nodeItem("Kinds");
+    QCOMPARE(item->summary(), QStringList({QStringLiteral("seed 42"), QStringLiteral("“a cat”"), QStringLiteral("file: in.png")}));
+    const qreal height = item->boundingRect().height();
+    QVERIFY(c->setParam("Kinds", "prompt", std::string("a very long prompt about a red fox")).ok());
+    QCOMPARE(item->summary().at(1), QStringLiteral("“a very long prompt about a r…”"));
+    QVERIFY(c->setParam("Kinds", "seed", 7).ok());
+    QCOMPARE(item->summary().front(), QStringLiteral("seed 7"));
+    QCOMPARE(item->boundingRect().height(), height);
+    c->undoStack()->undo();
+    QCOMPARE(item->summary().front(), QStringLiteral("seed 42"));
+#ifdef VIDGRAPH_GUI_HAVE_NODES
+    QVERIFY(c->addNode("WanSampler", {300, 0}).ok());
+    QVERIFY2(window.scene()->nodeItem("WanSampler")->summary().join(QLatin1Char(' ')).contains(QLatin1String("frames 121")),
+             qPrintable(window.scene()->nodeItem("WanSampler")->summary().join(QLatin1Char('|'))));
+#endif  // VIDGRAPH_GUI_HAVE_NODES
+    const QString path = tmp_.filePath(QStringLiteral("kinds.vgflow"));
+    QVERIFY(window.saveTo(path));
+    UrlCatcher catcher;
+    QDesktopServices::setUrlHandler(QStringLiteral("file"), &catcher, "open");
+    window.fitView();
+    QApplication::processEvents();
+    std::unique_ptr<QMenu> menu(window.contextMenuAt(window.view()->mapFromScene(item->mapToScene(QPointF(100, 13)))));
+    QAction* show = nullptr;
+    for (QAction* a : menu->actions()) {
+      if (a->text() == QLatin1String("Show in &Folder")) show = a;
+    }
+    QVERIFY(show);
+    show->trigger();
+    QDesktopServices::unsetUrlHandler(QStringLiteral("file"));
+    QCOMPARE(catcher.urls.size(), 1);
+    QCOMPARE(catcher.urls.front().toLocalFile(), QFileInfo(path).absolutePath());
   }
 
   // Hues hashed from names are fixed values (FNV-1a), not a per-process or per-machine hash.

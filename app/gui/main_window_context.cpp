@@ -1,0 +1,128 @@
+// MainWindow: the canvas's right-click menus (see main_window.h): on a node, on a wire, on the canvas.
+#include <QtGui/QClipboard>
+#include <QtGui/QGuiApplication>
+#include <QtCore/QDir>
+#include <QtCore/QFileInfo>
+#include <QtCore/QMimeData>
+#include <QtCore/QUrl>
+#include <QtGui/QDesktopServices>
+#include <QtWidgets/QMenu>
+#include <QtWidgets/QStatusBar>
+
+#include "gui/clipboard_json.h"
+#include "engine/node_type.h"
+#include "gui/connection_item.h"
+#include "gui/document_controller.h"
+#include "gui/graph_scene.h"
+#include "gui/graph_view.h"
+#include "gui/main_window.h"
+#include "gui/node_palette.h"
+
+namespace vidgraph::gui {
+
+namespace {
+
+// The node or wire item at a view position (a node's child items count as the node).
+QGraphicsItem* topItemAt(GraphView* view, QPoint viewPos) {
+  for (QGraphicsItem* item : view->items(QRect(viewPos - QPoint(3, 3), QSize(7, 7)))) {
+    for (QGraphicsItem* i = item; i; i = i->parentItem()) {
+      if (i->type() == NodeItem::Type || i->type() == ConnectionItem::Type) return i;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+QMenu* MainWindow::contextMenuAt(QPoint viewPos) {
+  const QPointF scenePos = view_->mapToScene(viewPos);
+  QGraphicsItem* item = topItemAt(view_, viewPos);
+  QMenu* menu = nullptr;
+  if (item && item->type() == NodeItem::Type) {
+    auto* node = static_cast<NodeItem*>(item);
+    if (!node->isSelected()) scene_->selectNodes({node->nodeId()});
+    menu = nodeMenu();
+  } else if (item && item->type() == ConnectionItem::Type) {
+    menu = wireMenu(static_cast<ConnectionItem*>(item), scenePos);
+  } else {
+    menu = canvasMenu(scenePos);
+  }
+  menu->setObjectName(QStringLiteral("canvasContextMenu"));
+  menu->setAttribute(Qt::WA_DeleteOnClose);
+  return menu;
+}
+
+void MainWindow::showContextMenu(QPoint viewPos) {
+  contextMenuAt(viewPos)->popup(view_->viewport()->mapToGlobal(viewPos));
+}
+
+QMenu* MainWindow::nodeMenu() {
+  auto* menu = new QMenu(this);
+  const auto ids = scene_->selectedNodeIds();
+  menu->addAction(tr("Run to &Here"), this, [this] { runToSelected(); });
+  menu->addSeparator();
+  menu->addAction(tr("&Duplicate"), this, &MainWindow::duplicateSelection);
+  menu->addAction(tr("Dis&connect All"), this, [this] {
+    auto status = controller_->disconnectNodes(scene_->selectedNodeIds());
+    if (!status.ok()) statusBar()->showMessage(QString::fromStdString(status.error().message), 6000);
+  });
+  if (ids.size() == 1) {
+    const QString folder = fileFolderOf(ids.front());
+    if (!folder.isEmpty()) {
+      menu->addAction(tr("Show in &Folder"), this, [folder] { QDesktopServices::openUrl(QUrl::fromLocalFile(folder)); })
+          ->setToolTip(folder);
+    }
+  }
+  menu->addSeparator();
+  menu->addAction(tr("De&lete"), this, &MainWindow::deleteSelection);
+  return menu;
+}
+
+QString MainWindow::fileFolderOf(const std::string& id) const {
+  const engine::Node* node = controller_->document().find_node(id);
+  const engine::NodeType* type = node ? registry_.find(node->type) : nullptr;
+  if (!type) return {};
+  const nlohmann::json params = type->params_with_defaults(node->params);
+  for (const engine::ParamSpec& spec : type->params) {
+    if (spec.kind != engine::ParamKind::FilePath) continue;
+    auto it = params.find(spec.name);
+    if (it == params.end() || !it->is_string() || it->get<std::string>().empty()) continue;
+    QString path = QString::fromStdString(it->get<std::string>());
+    path.replace(QStringLiteral("{output}"), outputDir());
+    if (QFileInfo(path).isRelative()) {
+      const QString base = controller_->filePath().isEmpty() ? QDir::currentPath()
+                                                              : QFileInfo(controller_->filePath()).absolutePath();
+      path = QDir(base).filePath(path);
+    }
+    return QFileInfo(path).absolutePath();
+  }
+  return {};
+}
+
+QMenu* MainWindow::wireMenu(ConnectionItem* wire, QPointF scenePos) {
+  auto* menu = new QMenu(this);
+  const std::string toNode = wire->toNode();
+  const QString toInput = wire->toInput();
+  const QString type = wire->valueType();
+  menu->addAction(tr("&Insert Node…"), this, [this, toNode, toInput, type, scenePos] {
+    openPalette(scenePos, WireDrop{{}, {}, type, true, scenePos}, std::make_pair(toNode, toInput));
+  });
+  menu->addAction(tr("&Delete Link"), this, [this, toNode, toInput] {
+    auto status = controller_->disconnectInput(toNode, toInput.toStdString());
+    if (!status.ok()) statusBar()->showMessage(QString::fromStdString(status.error().message), 6000);
+  });
+  return menu;
+}
+
+QMenu* MainWindow::canvasMenu(QPointF scenePos) {
+  auto* menu = new QMenu(this);
+  menu->addAction(tr("&Add Node…"), this, [this, scenePos] { openPalette(scenePos, std::nullopt); });
+  const QMimeData* mime = QGuiApplication::clipboard()->mimeData();
+  QAction* paste = menu->addAction(tr("&Paste"), this, [this, scenePos] { pasteClipboardAt(scenePos); });
+  paste->setEnabled(mime && (mime->hasFormat(QString::fromLatin1(kWorkflowMimeType)) || mime->hasText()));
+  menu->addSeparator();
+  menu->addAction(tr("&Fit to Nodes"), this, &MainWindow::fitView);
+  return menu;
+}
+
+}  // namespace vidgraph::gui
