@@ -36,6 +36,7 @@ std::vector<engine::NodeType> builtin_types(const BuiltinNodeOptions& options) {
 #endif  // VIDGRAPH_HAVE_MEDIA
   types.push_back(prompt_node());
   types.push_back(load_wan_model_node());
+  types.push_back(load_lora_node());
   types.push_back(encode_text_node());
   types.push_back(wan_sampler_node(methods));
   types.push_back(vae_decode_node());

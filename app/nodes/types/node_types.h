@@ -12,6 +12,7 @@ namespace vidgraph::nodes {
 
 engine::NodeType prompt_node();
 engine::NodeType load_wan_model_node();
+engine::NodeType load_lora_node();
 engine::NodeType encode_text_node();
 engine::NodeType wan_sampler_node(const std::vector<std::string>& attention_methods);
 engine::NodeType vae_decode_node();

@@ -1,0 +1,92 @@
+// Reading a LoRA file into per-module tensors. See wan_lora.h.
+#include <stdexcept>
+#include <utility>
+
+#include "models/io/state_dict_file.h"
+#include "models/wan/wan_lora.h"
+
+namespace vidgraph::wan {
+namespace {
+
+enum class Part { Down, Up, Alpha, Diff, DiffB, Weight, Bias };
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// LoRA suffixes first: a plain `.weight` is only a full tensor when no LoRA suffix matches.
+const std::vector<std::pair<std::string, Part>>& suffixes() {
+  static const std::vector<std::pair<std::string, Part>> s = {
+      {".lora_down.weight", Part::Down},      {".lora_up.weight", Part::Up},
+      {".lora_A.default.weight", Part::Down}, {".lora_B.default.weight", Part::Up},
+      {".lora_A.weight", Part::Down},         {".lora_B.weight", Part::Up},
+      {".lora.down.weight", Part::Down},      {".lora.up.weight", Part::Up},
+      {".alpha", Part::Alpha},                {".diff_b", Part::DiffB},
+      {".diff", Part::Diff},                  {".weight", Part::Weight},
+      {".bias", Part::Bias},
+  };
+  return s;
+}
+
+// Prefixes of the layouts users have (PEFT nests two: base_model.model.transformer.).
+std::string strip_prefixes(std::string key) {
+  static const char* prefixes[] = {"base_model.model.", "model.diffusion_model.", "diffusion_model.", "transformer.",
+                                   "model."};
+  for (bool stripped = true; stripped;) {
+    stripped = false;
+    for (const char* p : prefixes) {
+      const std::string prefix = p;
+      if (key.compare(0, prefix.size(), prefix) == 0 && key.size() > prefix.size()) {
+        key = key.substr(prefix.size());
+        stripped = true;
+      }
+    }
+  }
+  return key;
+}
+
+at::Tensor& slot(WanLoraModule& m, Part part) {
+  switch (part) {
+    case Part::Down: return m.down;
+    case Part::Up: return m.up;
+    case Part::Alpha: return m.alpha;
+    case Part::Diff: return m.diff;
+    case Part::DiffB: return m.diff_b;
+    case Part::Weight: return m.weight;
+    case Part::Bias: break;
+  }
+  return m.bias;
+}
+
+}  // namespace
+
+WanLora wan_read_lora(const std::string& path) {
+  WanLora lora;
+  lora.path = path;
+  model_io::NamedTensors tensors = model_io::load_state_dict_file(path, c10::Device(c10::kCPU), at::kFloat);
+  for (auto& [key, tensor] : tensors) {
+    bool placed = false;
+    for (const auto& [suffix, part] : suffixes()) {
+      if (!ends_with(key, suffix)) continue;
+      const std::string module = strip_prefixes(key.substr(0, key.size() - suffix.size()));
+      WanLoraModule& m = lora.modules[module];
+      if (m.first_key.empty()) m.first_key = key;
+      at::Tensor& target = slot(m, part);
+      if (target.defined()) {
+        throw std::runtime_error("LoRA '" + path + "' holds two tensors for '" + module + suffix +
+                                 "' (under different prefixes?); the file is inconsistent.");
+      }
+      target = std::move(tensor);
+      placed = true;
+      break;
+    }
+    if (!placed) lora.other_keys.push_back(key);
+  }
+  if (lora.modules.empty()) {
+    throw std::runtime_error("'" + path + "' holds no LoRA tensors (lora_down / lora_up, lora_A / lora_B, diff); " +
+                             std::to_string(lora.other_keys.size()) + " other tensor(s). Is it a LoRA file?");
+  }
+  return lora;
+}
+
+}  // namespace vidgraph::wan
