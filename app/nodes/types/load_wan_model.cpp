@@ -108,16 +108,19 @@ engine::NodeType load_wan_model_node() {
   t.display_name = "Load Wan Model";
   t.category = "model";
   t.description = "Loads a Wan2.2 model: the DiT, the VAE and the umT5 text encoder with its "
-                  "tokenizer, from one folder (official Wan2.2-TI2V-5B release, a diffusers repo, or "
-                  "the tiny demo model; the layout is detected) or from explicit files. Models stay "
-                  "loaded between runs while these params and the files are unchanged.";
+                  "tokenizer, from one folder (official Wan2.2-TI2V-5B release, a diffusers repo, "
+                  "the tiny demo model, or ComfyUI's models folder, where the files are picked by "
+                  "what they hold), from the folders of ComfyUI's extra_model_paths.yaml, or from "
+                  "explicit files. Models stay loaded between runs while these params and the "
+                  "files are unchanged.";
   t.version = 1;
   t.outputs = {{"model", kModelType, false, "The DiT."},
                {"vae", kVaeType, false, "The VAE (fp32)."},
                {"text_encoder", kTextEncoderType, false, "The umT5 encoder and tokenizer."}};
   t.params = {
       ParamSpec::folder_path("model_path", "",
-                             "Folder holding the model (e.g. Wan2.2-TI2V-5B); set it with --set "
+                             "Folder holding the model: Wan2.2-TI2V-5B, a diffusers repo, or ComfyUI's "
+                             "models folder (files picked by content); set it with --set "
                              "model.model_path=DIR."),
       ParamSpec::file_path("dit", "", "", "DiT folder, .safetensors or .gguf; empty = found in model_path."),
       ParamSpec::file_path("vae", "", "Weights (*.pth *.safetensors)",
@@ -125,7 +128,11 @@ engine::NodeType load_wan_model_node() {
       ParamSpec::file_path("text_encoder", "", "Weights (*.pth *.safetensors *.gguf)",
                            "umT5 encoder file or folder; empty = found in model_path."),
       ParamSpec::file_path("tokenizer", "", "SentencePiece (*.model)",
-                           "Tokenizer spiece.model; empty = found in model_path."),
+                           "Tokenizer spiece.model; empty = found in model_path, or the one the "
+                           "text encoder file carries (ComfyUI's umT5 files)."),
+      ParamSpec::file_path("model_paths_file", "", "YAML (*.yaml *.yml)",
+                           "ComfyUI's extra_model_paths.yaml: more folders to pick the files from; "
+                           "empty = $VIDGRAPH_MODEL_PATHS when set."),
       ParamSpec::enumeration("device", {"auto", "cpu", "cuda"}, "auto",
                              "Where the DiT and VAE run; auto = the GPU when there is one."),
       ParamSpec::enumeration("dtype", {"auto", "float32", "bfloat16", "float16"}, "auto",

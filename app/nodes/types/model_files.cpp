@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <utility>
 
 #include "nodes/input_file.h"
+#include "nodes/types/model_folder_pick.h"
 
 namespace vidgraph::nodes {
 namespace fs = std::filesystem;
@@ -163,7 +165,8 @@ std::vector<std::string> part_files(const std::string& path, Which which) {
 
 }  // namespace
 
-engine::Result<ModelFiles> locate_model_files(const std::string& folder, ModelFiles given) {
+engine::Result<ModelFiles> locate_model_files(const std::string& folder, ModelFiles given,
+                                              const model_io::ModelFolders& folders) {
   std::error_code ec;
   if (!folder.empty() && !fs::is_directory(folder, ec)) {
     const std::string bad = check_utf8_param("model_path", folder);
@@ -174,9 +177,12 @@ engine::Result<ModelFiles> locate_model_files(const std::string& folder, ModelFi
   struct Slot {
     std::string* value;
     const Part* part;
+    std::optional<model_io::ModelKind> kind;  // what ComfyUI-style folders hold for it
   };
-  for (Slot slot : {Slot{&given.dit, &kDit}, Slot{&given.vae, &kVae},
-                    Slot{&given.text_encoder, &kTextEncoder}, Slot{&given.tokenizer, &kTokenizer}}) {
+  for (Slot slot : {Slot{&given.dit, &kDit, model_io::ModelKind::Dit},
+                    Slot{&given.vae, &kVae, model_io::ModelKind::Vae},
+                    Slot{&given.text_encoder, &kTextEncoder, model_io::ModelKind::TextEncoder},
+                    Slot{&given.tokenizer, &kTokenizer, std::nullopt}}) {
     if (!slot.value->empty()) {
       if (std::string bad = check_utf8_param(slot.part->param, *slot.value); !bad.empty()) {
         return engine::make_error(bad);
@@ -190,13 +196,28 @@ engine::Result<ModelFiles> locate_model_files(const std::string& folder, ModelFi
       if (!bad.empty()) return engine::make_error(bad);
       continue;
     }
-    if (folder.empty()) {
-      return engine::make_error(std::string("No model folder and no ") + slot.part->param +
-                                " path were given; set model_path (or " + slot.part->param + ").");
+    // ComfyUI's umT5 files carry their tokenizer; the loader reads it from there.
+    const bool embedded = !slot.kind && carries_tokenizer(given.text_encoder);
+    const bool in_folders = slot.kind && folders.folders.count(*slot.kind) > 0;
+    std::optional<engine::Error> not_found;
+    if (!folder.empty()) {
+      auto found = find(folder, *slot.part);
+      if (found.ok()) {
+        *slot.value = *found;
+        continue;
+      }
+      not_found = found.error();
     }
-    auto found = find(folder, *slot.part);
-    if (!found.ok()) return found.error();
-    *slot.value = *found;
+    if (embedded) continue;
+    if (in_folders) {
+      auto picked = pick_model_file(folders, *slot.kind, slot.part->param);
+      if (!picked.ok()) return picked.error();
+      *slot.value = *picked;
+      continue;
+    }
+    if (not_found) return *not_found;
+    return engine::make_error(std::string("No model folder and no ") + slot.part->param +
+                              " path were given; set model_path (or " + slot.part->param + ").");
   }
   return given;
 }
@@ -208,7 +229,11 @@ engine::Result<ModelFiles> model_files_from_params(const nlohmann::json& params,
     return value.empty() ? value : options.resolve_path(value);
   };
   ModelFiles given{path_of("dit"), path_of("vae"), path_of("text_encoder"), path_of("tokenizer")};
-  return locate_model_files(path_of("model_path"), given);
+  const std::string folder = path_of("model_path");
+  std::error_code ec;
+  auto folders = search_folders(fs::is_directory(folder, ec) ? folder : std::string(), path_of("model_paths_file"));
+  if (!folders.ok()) return folders.error();
+  return locate_model_files(folder, given, *folders);
 }
 
 std::vector<std::string> model_read_files(const ModelFiles& files) {

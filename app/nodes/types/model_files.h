@@ -13,6 +13,7 @@
 
 #include "engine/result.h"
 #include "engine/run_options.h"
+#include "models/io/model_folders.h"
 
 namespace vidgraph::nodes {
 
@@ -23,13 +24,16 @@ struct ModelFiles {
   std::string tokenizer;     // SentencePiece .model
 };
 
-// Fills every empty field of `given` from `folder`. An error names what is missing, the places
-// looked at, and the param to set instead; an explicit path that is a FIFO, device or socket is
-// refused naming its param.
-engine::Result<ModelFiles> locate_model_files(const std::string& folder, ModelFiles given);
+// Fills every empty field of `given` from `folder` (its fixed layouts first), then from
+// ComfyUI-style `folders` (model_folder_pick.h: picked by content). The tokenizer stays empty when
+// none is found and the text encoder file carries one (`spiece_model`). An error names what is
+// missing, the places looked at, and the param to set instead; an explicit path that is a FIFO,
+// device or socket is refused naming its param.
+engine::Result<ModelFiles> locate_model_files(const std::string& folder, ModelFiles given,
+                                              const model_io::ModelFolders& folders = {});
 
-// locate_model_files over Load Wan Model's params (model_path, dit, vae, text_encoder, tokenizer),
-// resolved with the run's path rules.
+// locate_model_files over Load Wan Model's params (model_path, dit, vae, text_encoder, tokenizer,
+// model_paths_file), resolved with the run's path rules; model_path may be a ComfyUI models folder.
 engine::Result<ModelFiles> model_files_from_params(const nlohmann::json& params,
                                                    const engine::RunOptions& options);
 

@@ -1,0 +1,34 @@
+// What a weight file holds, told cheaply from its header (safetensors JSON header, the .pth
+// pickle, the GGUF magic) without reading any tensor data: format, main dtype, and which Wan2.2
+// part it is by its tensor names and shapes. For listing model folders and picking files in them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "model_folders.h"
+
+namespace vidgraph::model_io {
+
+struct ModelFileInfo {
+  std::string path;
+  std::uint64_t bytes = 0;
+  std::string format;       // "safetensors", "pth", "gguf", or "unknown"
+  std::string dtype;        // the dtype most of its tensor elements have ("F16", "BF16", "F8_E4M3"), or ""
+  std::int64_t tensors = 0;
+  // What it is, from tensor names and shapes (empty when not told):
+  //   "wan2.2-ti2v-5b" (DiT: head.modulation, patch_embedding [3072, 48, 1, 2, 2]), "wan-dit" (another
+  //   Wan DiT), "wan2.2-vae" (decoder input z_dim 48), "wan2.1-vae" (z_dim 16), "umt5-xxl"
+  //   (vocab 256,384 x 4096), "t5" (another T5 encoder), "lora".
+  std::string detected;
+  bool has_tokenizer = false;  // carries ComfyUI's `spiece_model` tensor
+  std::string error;           // why the header could not be read ("" when it could)
+};
+
+// Never throws: a file that cannot be read is returned with `error` set.
+ModelFileInfo inspect_model_file(const std::string& path);
+
+// The kind of part `info.detected` names; false when nothing was detected.
+bool detected_kind(const ModelFileInfo& info, ModelKind* kind);
+
+}  // namespace vidgraph::model_io

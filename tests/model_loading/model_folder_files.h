@@ -1,0 +1,67 @@
+// Writes weight files whose headers are the real ones (names, dtypes, shapes) but whose data is a
+// hole: the file is extended with ftruncate, so a 2 GB umT5 embedding costs no disk and no time.
+// Enough for everything that reads headers only (model_io/model_file_info.h).
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+struct HeaderTensor {
+  std::string name;
+  std::string dtype;  // "F16", "U8", ...
+  std::vector<int64_t> shape;
+};
+
+inline int64_t element_bytes(const std::string& dtype) {
+  if (dtype == "F32" || dtype == "I32") return 4;
+  if (dtype == "F16" || dtype == "BF16") return 2;
+  return 1;
+}
+
+inline void write_sparse_safetensors(const std::string& path, const std::vector<HeaderTensor>& tensors) {
+  nlohmann::json header = nlohmann::json::object();
+  uint64_t offset = 0;
+  for (const HeaderTensor& t : tensors) {
+    int64_t n = element_bytes(t.dtype);
+    for (const int64_t d : t.shape) n *= d;
+    header[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + uint64_t(n)}}};
+    offset += uint64_t(n);
+  }
+  std::string json = header.dump();
+  while (json.size() % 8 != 0) json += ' ';
+  {
+    std::ofstream out(path, std::ios::binary);
+    const uint64_t size = json.size();
+    for (int i = 0; i < 8; ++i) out.put(char((size >> (8 * i)) & 0xFF));
+    out << json;
+  }
+  if (::truncate(path.c_str(), off_t(8 + json.size() + offset)) != 0) throw std::runtime_error("truncate " + path);
+}
+
+// The Wan2.2-TI2V-5B DiT's identifying tensors (ComfyUI's fp16 file names: no prefix).
+inline std::vector<HeaderTensor> dit_5b_tensors() {
+  return {{"patch_embedding.weight", "F16", {3072, 48, 1, 2, 2}},
+          {"head.modulation", "F32", {1, 2, 3072}},
+          {"blocks.0.self_attn.q.weight", "F16", {3072, 3072}}};
+}
+
+inline std::vector<HeaderTensor> vae_tensors(int64_t z_dim) {
+  return {{"encoder.conv1.weight", "F32", {160, z_dim == 48 ? 12 : 3, 3, 3, 3}},
+          {"decoder.conv1.weight", "F32", {1024, z_dim, 3, 3, 3}},
+          {"conv2.weight", "F32", {z_dim, z_dim, 1, 1, 1}}};
+}
+
+// ComfyUI's umt5_xxl_fp16: HF names, optionally the `spiece_model` bytes.
+inline std::vector<HeaderTensor> umt5_tensors(bool with_tokenizer) {
+  std::vector<HeaderTensor> t = {{"shared.weight", "F16", {256384, 4096}},
+                                 {"encoder.block.0.layer.0.SelfAttention.q.weight", "F16", {4096, 4096}}};
+  if (with_tokenizer) t.push_back({"spiece_model", "U8", {4548313}});
+  return t;
+}
