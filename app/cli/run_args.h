@@ -25,6 +25,8 @@ struct RunArgs {
   std::string side_by_side;          // compare --side-by-side OUT
   std::string difference;            // compare --difference OUT
   double gain = 4.0;                 // compare --gain: difference video amplification
+  std::vector<std::string> model_folders;  // models FOLDER...
+  std::string model_paths;                 // models --model-paths FILE
 };
 
 }  // namespace vidgraph::cli

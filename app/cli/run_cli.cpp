@@ -34,7 +34,8 @@ const char* kFooter =
     "  vidgraph-run run flow.vgflow --sweep sampler.seed=1,2,3 --sweep sampler.attention=full,vsa --output-dir out/\n"
     "  vidgraph-run validate flow.vgflow\n"
     "  vidgraph-run nodes --json\n"
-    "  vidgraph-run compare full.mp4 light.mp4 --side-by-side both.mp4 --difference diff.mp4\n";
+    "  vidgraph-run compare full.mp4 light.mp4 --side-by-side both.mp4 --difference diff.mp4\n"
+    "  vidgraph-run models ~/ComfyUI/models --json\n";
 
 void add_flow_options(CLI::App* cmd, RunArgs& args) {
   cmd->add_option("flow", args.flow, "Workflow file (.vgflow)")->required();
@@ -93,6 +94,17 @@ int run_cli_main(int argc, char** argv, const RunnerConfig& config) {
       ->type_name("G")
       ->check(finite_number(0.0, 1000.0, true));
 
+  CLI::App* models = nullptr;
+  if (config.list_models) {
+    models = app.add_subcommand("models", "List the model files of ComfyUI-style folders, by kind");
+    models->add_option("folders", args.model_folders, "ComfyUI models folders (ComfyUI/models)")
+        ->type_name("FOLDER");
+    models->add_option("--model-paths", args.model_paths,
+                       "ComfyUI's extra_model_paths.yaml (default: $VIDGRAPH_MODEL_PATHS)")
+        ->type_name("FILE");
+    models->add_flag("--json", args.json, "Print the list as JSON");
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -114,8 +126,11 @@ int run_cli_main(int argc, char** argv, const RunnerConfig& config) {
   if (validate->parsed()) args.command = RunCommand::Validate;
   if (nodes->parsed()) args.command = RunCommand::Nodes;
   if (compare->parsed()) args.command = RunCommand::Compare;
+  if (models != nullptr && models->parsed()) {  // reads files only: no node registry needed
+    return config.list_models(args.model_folders, args.model_paths, args.json);
+  }
   if (args.command == RunCommand::None) {
-    std::fprintf(stderr, "%s: choose a command: run, validate, nodes or compare\nRun '%s --help' for usage.\n",
+    std::fprintf(stderr, "%s: choose a command: run, validate, nodes, compare or models\nRun '%s --help' for usage.\n",
                  config.program.c_str(), config.program.c_str());
     return kExitInvalid;
   }

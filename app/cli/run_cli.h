@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "engine/registry.h"
 #include "run_args.h"
@@ -32,6 +33,8 @@ struct RunnerConfig {
   std::function<std::string()> version_details;
   // The compare command (it needs the media layer); unset = "not in this build".
   std::function<int(const RunArgs&)> compare;
+  // `models [--json] [--model-paths FILE] [FOLDER]...` (run_models.h); unset: no such command.
+  std::function<int(const std::vector<std::string>& folders, const std::string& model_paths, bool json)> list_models;
 };
 
 int run_cli_main(int argc, char** argv, const RunnerConfig& config);

@@ -7,6 +7,9 @@
 #include <spdlog/spdlog.h>
 
 #include "run_cli.h"
+#ifdef VIDGRAPH_HAVE_MODEL_IO
+#include "run_models.h"
+#endif
 
 #ifdef VIDGRAPH_HAVE_NODES
 #include "nodes/build_info.h"
@@ -61,5 +64,8 @@ int main(int argc, char** argv) {
 #endif  // VIDGRAPH_HAVE_PLUGIN_API
     return lines;
   };
+#ifdef VIDGRAPH_HAVE_MODEL_IO
+  config.list_models = vidgraph::cli::command_models;
+#endif
   return vidgraph::cli::run_cli_main(argc, argv, config);
 }

@@ -1,6 +1,6 @@
 // CLI suite: vidgraph-run-test as a child process (same sources as vidgraph-run, test node types).
 // Exit codes, --set parsing and its errors, --json-events line by line, validate on good and bad
-// files, nodes [--json], Ctrl-C (cancel → 130), output folder, overwrite, path rules; run --sweep:
+// files, nodes [--json], models --json, Ctrl-C (cancel → 130), output folder, overwrite, path rules; run --sweep:
 // option errors (exit 2, nothing written), combinations in order with a shared cache, per-run folders
 // and sweep.json, stop at the first failure, Ctrl-C.
 #include <QtCore/QDir>
@@ -16,6 +16,8 @@
 #include <map>
 
 #include <nlohmann/json.hpp>
+
+#include "../model_loading/model_folder_files.h"
 
 using nlohmann::json;
 
@@ -202,6 +204,52 @@ class tst_Cli : public QObject {
     QVERIFY(!o.out.contains("\033["));  // no terminal control codes in a pipe
     QVERIFY(o.out.contains("Summary: succeeded"));
     QVERIFY(o.out.contains(QRegularExpression("sink\\s+Sink\\s+finished")));
+  }
+
+  // `models --json` on a ComfyUI models folder the test writes: files by kind, told by content.
+  // The product runner has the command (the test runner has no model readers).
+  void modelsListsComfyFolder() {
+    const QString product = QFileInfo(QStringLiteral(VIDGRAPH_RUN_TEST)).absoluteDir().filePath("../bin/vidgraph-run");
+    if (!QFileInfo::exists(product)) QSKIP("vidgraph-run is not built (no models layer)");
+    auto run_product = [&](const QStringList& args) {
+      QProcess p;
+      p.start(product, args);
+      p.waitForFinished(60000);
+      return Output{p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+                    QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
+    };
+    const std::string models = tmp_.filePath("ComfyUI/models").toStdString();
+    for (const char* sub : {"diffusion_models", "vae", "text_encoders"}) QDir().mkpath(QString::fromStdString(models + "/" + sub));
+    write_sparse_safetensors(models + "/diffusion_models/wan2.2_ti2v_5B_fp16.safetensors", dit_5b_tensors());
+    write_sparse_safetensors(models + "/vae/wan2.2_vae.safetensors", vae_tensors(48));
+    write_sparse_safetensors(models + "/text_encoders/umt5_xxl_fp16.safetensors", umt5_tensors(true));
+    QFile notes(QString::fromStdString(models + "/vae/notes.txt"));
+    QVERIFY(notes.open(QIODevice::WriteOnly));
+    const Output o = run_product({"models", "--json", tmp_.filePath("ComfyUI")});
+    QCOMPARE(o.code, 0);
+    const json out = json::parse(o.out.toStdString());
+    QCOMPARE(out["folders"]["vae"].size(), size_t(1));
+    QCOMPARE(out["folders"]["loras"].size(), size_t(0));
+    std::map<std::string, json> by_kind;
+    for (const json& f : out["files"]) by_kind[f["kind"].get<std::string>()] = f;
+    QCOMPARE(out["files"].size(), size_t(3));  // notes.txt is no weight file
+    QCOMPARE(by_kind["diffusion_models"]["detected"].get<std::string>(), std::string("wan2.2-ti2v-5b"));
+    QCOMPARE(by_kind["diffusion_models"]["dtype"].get<std::string>(), std::string("F16"));
+    QCOMPARE(by_kind["vae"]["detected"].get<std::string>(), std::string("wan2.2-vae"));
+    QCOMPARE(by_kind["text_encoders"]["detected"].get<std::string>(), std::string("umt5-xxl"));
+    QVERIFY(by_kind["text_encoders"]["has_tokenizer"].get<bool>());
+    QVERIFY(by_kind["text_encoders"]["bytes"].get<uint64_t>() > uint64_t(256384) * 4096 * 2);
+    // The same through extra_model_paths.yaml; a folder that is no models folder exits 2.
+    QFile yaml(tmp_.filePath("extra_model_paths.yaml"));
+    QVERIFY(yaml.open(QIODevice::WriteOnly));
+    yaml.write("comfy:\n  base_path: ComfyUI/models\n  vae: vae\n");
+    yaml.close();
+    const Output y = run_product({"models", "--json", "--model-paths", tmp_.filePath("extra_model_paths.yaml")});
+    QCOMPARE(y.code, 0);
+    QCOMPARE(json::parse(y.out.toStdString())["files"].size(), size_t(1));
+    const Output bad = run_product({"models", tmp_.filePath("ComfyUI/models/vae")});
+    QCOMPARE(bad.code, 2);
+    QVERIFY2(bad.err.contains("is not a ComfyUI models folder"), qPrintable(bad.err));
   }
 
   // `nodes` prints integer ranges as integers.

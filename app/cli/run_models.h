@@ -1,0 +1,14 @@
+// vidgraph-run models: the model files found in ComfyUI-style folders, by kind, with what each
+// holds (models/io/model_file_info.h), so that a user sees what Load Wan Model will pick.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace vidgraph::cli {
+
+// `folders`: ComfyUI models folders (or ComfyUI install folders); `model_paths`: ComfyUI's
+// extra_model_paths.yaml (empty: $VIDGRAPH_MODEL_PATHS when set). Returns the exit code.
+int command_models(const std::vector<std::string>& folders, const std::string& model_paths, bool json);
+
+}  // namespace vidgraph::cli
