@@ -44,6 +44,7 @@ std::vector<engine::NodeType> builtin_types(const BuiltinNodeOptions& options) {
   types.push_back(save_latent_node());
   types.push_back(load_latent_node());
   types.push_back(preview_video_node());
+  types.push_back(train_wan_node(methods));
 #ifdef VIDGRAPH_HAVE_MEDIA
   types.push_back(export_video_node());
   types.push_back(load_video_dataset_node());

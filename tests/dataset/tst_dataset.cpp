@@ -1,9 +1,11 @@
-// Tests the training-data nodes on real files: clips written with our FFmpeg encoder, the demo
-// model's VAE and text encoder (loaded by Load Wan Model). Load Video Dataset names bad clips
-// (corrupt, uncaptioned, too short, empty caption) and skips or fails as asked; captions come from
-// .txt files and manifests; Encode Dataset validates frames, writes samples of the right shapes,
-// reuses its cache and re-encodes when a setting changes.
+// Tests the training nodes on real files: clips written with our FFmpeg encoder, the demo model
+// (loaded by Load Wan Model). Load Video Dataset names bad clips (corrupt, uncaptioned, too short,
+// empty caption) and skips or fails as asked; captions come from .txt files and manifests; Encode
+// Dataset validates frames, writes samples of the right shapes, reuses its cache and re-encodes
+// when a setting changes; Make Demo Dataset never replaces files; Train Wan lowers the loss on a
+// copy of the model, writes a LoRA with ComfyUI names, and a cancel leaves a checkpoint to resume.
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/equal.h>
 
 #include <filesystem>
 #include <fstream>
@@ -15,8 +17,13 @@
 #include <QtTest/QtTest>
 
 #include "dataset_fixture.h"
+#include "engine/engine.h"
 #include "engine/registry.h"
+#include "engine/workflow_file.h"
 #include "nodes/register_nodes.h"
+#include "models/io/safetensors.h"
+#include "models/train/lora.h"
+#include "nodes/types/model_handles.h"
 #include "nodes/types/training_set.h"
 #include "nodes/types/video_dataset.h"
 #include "nodes/value_types.h"
@@ -32,6 +39,21 @@ using dataset_test::write_text;
 namespace {
 
 const char* kDemoModel = VIDGRAPH_BINARY_DIR "/share/vidgraph/models/wan22-tiny";
+
+// The losses posted in Train Wan's progress texts ("loss 0.123456 lr 0.001").
+std::vector<double> losses_of(const Recorder& recorder) {
+  std::vector<double> losses;
+  for (const std::string& text : recorder.progress_text) {
+    if (text.rfind("loss ", 0) == 0) losses.push_back(std::stod(text.substr(5)));
+  }
+  return losses;
+}
+
+double mean(const std::vector<double>& v, std::size_t begin, std::size_t end) {
+  double sum = 0;
+  for (std::size_t i = begin; i < end; ++i) sum += v[i];
+  return sum / double(end - begin);
+}
 
 std::set<std::string> files_in(const fs::path& dir) {
   std::set<std::string> names;
@@ -56,6 +78,9 @@ class tst_dataset : public QObject {
   void encodeWritesSamplesAndReusesCache();
   void shortClipsForStrideAreNamed();
   void demoDatasetIsSeededAndNeverReplaces();
+  void trainReducesLossAndWritesLora();
+  void trainCancelLeavesResumableCheckpoint();
+  void shippedWorkflowRuns();
 
  private:
   engine::Result<engine::ValueMap> run(const char* type, const nlohmann::json& params,
@@ -65,6 +90,7 @@ class tst_dataset : public QObject {
   engine::Result<engine::ValueMap> encode(const engine::Value& dataset, const nlohmann::json& params,
                                           Recorder* recorder);
   fs::path good_dataset(const char* name);
+  engine::Value training_set(const char* name);
 
   QTemporaryDir dir_;
   engine::Registry registry_;
@@ -355,6 +381,107 @@ void tst_dataset::demoDatasetIsSeededAndNeverReplaces() {
   other["folder"] = mine.string();
   QVERIFY(!run("MakeDemoDataset", other, {}, &recorder).ok());
   QCOMPARE(files_in(mine), std::set<std::string>{"notes.txt"});
+}
+
+engine::Value tst_dataset::training_set(const char* name) {
+  Recorder recorder;
+  auto dataset = load_dataset(good_dataset(name), {{"frames", 5}}, &recorder);
+  if (!dataset.ok()) qFatal("%s", dataset.error().message.c_str());
+  auto out = encode(dataset->at("dataset"), {{"width", 64}, {"height", 32}, {"frames", 5}}, &recorder);
+  if (!out.ok()) qFatal("%s", out.error().message.c_str());
+  return out->at("training_set");
+}
+
+void tst_dataset::trainReducesLossAndWritesLora() {
+  const engine::Value set = training_set("train");
+  const auto& input = *engine::value_as<DitHandle>(model_.at("model"));
+  const at::Tensor before = input.model->named_parameters()["blocks.0.self_attn.q.weight"].clone();
+  const std::size_t parameters_before = input.model->parameters().size();
+  Recorder recorder;
+  const nlohmann::json params = {{"steps", 40}, {"lr", 2e-3}, {"lora_rank", 4}, {"lora_alpha", 4},
+                                 {"seed", 3}, {"output", "{output}/train/lora.safetensors"}};
+  auto out = run("TrainWan", params, {{"model", model_.at("model")}, {"training_set", set}}, &recorder);
+  QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
+  const std::vector<double> losses = losses_of(recorder);
+  QCOMPARE(losses.size(), std::size_t(40));
+  const double first = mean(losses, 0, 10), last = mean(losses, 30, 40);
+  QVERIFY2(last < first * 0.95, (std::to_string(first) + " -> " + std::to_string(last)).c_str());
+  // The LoRA file: ComfyUI names, rank 4.
+  const std::string path = *engine::value_as<std::string>(out->at("path"));
+  QCOMPARE(path, dir_.path().toStdString() + "/train/lora.safetensors");
+  const auto file = model_io::SafetensorsFile::open(path);
+  QVERIFY(file.contains("diffusion_model.blocks.0.self_attn.q.lora_down.weight"));
+  QVERIFY(file.contains("diffusion_model.blocks.0.self_attn.q.lora_up.weight"));
+  QVERIFY(file.contains("diffusion_model.blocks.0.self_attn.q.alpha"));
+  QCOMPARE(file.entry("diffusion_model.blocks.0.self_attn.q.lora_down.weight").shape.at(0), int64_t(4));
+  // The input model is untouched; the output is another model.
+  QVERIFY(input.model->named_parameters()["blocks.0.self_attn.q.weight"].equal(before));
+  QCOMPARE(input.model->parameters().size(), parameters_before);
+  const auto& trained = *engine::value_as<DitHandle>(out->at("model"));
+  QVERIFY(trained.model.get() != input.model.get());
+  QVERIFY(!train::attached_lora_modules(*trained.model).empty());
+  QVERIFY(train::attached_lora_modules(*input.model).empty());
+  // A second run with the same output: the first file is kept (naming increment).
+  nlohmann::json again = params;
+  again["steps"] = 2;
+  out = run("TrainWan", again, {{"model", model_.at("model")}, {"training_set", set}}, &recorder);
+  QVERIFY(out.ok());
+  QCOMPARE(*engine::value_as<std::string>(out->at("path")), dir_.path().toStdString() + "/train/lora_00002.safetensors");
+}
+
+void tst_dataset::trainCancelLeavesResumableCheckpoint() {
+  const engine::Value set = training_set("cancel");
+  const std::string checkpoints = dir_.path().toStdString() + "/checkpoints";
+  Recorder recorder;
+  recorder.cancel_after_progress = 3;
+  nlohmann::json params = {{"steps", 8}, {"lr", 1e-3}, {"lora_rank", 4}, {"checkpoint_folder", checkpoints},
+                           {"output", "{output}/cancel/lora.safetensors"}};
+  auto out = run("TrainWan", params, {{"model", model_.at("model")}, {"training_set", set}}, &recorder);
+  QVERIFY(!out.ok());
+  const std::string& message = out.error().message;
+  QVERIFY2(message.find("Training cancelled after step 3") != std::string::npos, message.c_str());
+  const auto quote = message.find("checkpoint '");
+  QVERIFY2(quote != std::string::npos, message.c_str());
+  const std::string checkpoint = message.substr(quote + 12, message.find('\'', quote + 12) - quote - 12);
+  QVERIFY2(fs::is_regular_file(checkpoint), checkpoint.c_str());
+  QVERIFY(!fs::exists(dir_.path().toStdString() + "/cancel/lora.safetensors"));
+  // Resumed: steps 4..8 only, then the LoRA is written.
+  Recorder resumed;
+  params["resume"] = checkpoint;
+  out = run("TrainWan", params, {{"model", model_.at("model")}, {"training_set", set}}, &resumed);
+  QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
+  QCOMPARE(resumed.progress.front().first, std::int64_t(4));
+  QCOMPARE(resumed.progress.back(), std::make_pair(std::int64_t(8), std::int64_t(8)));
+  QVERIFY(fs::is_regular_file(dir_.path().toStdString() + "/cancel/lora.safetensors"));
+}
+
+// finetune-demo.vgflow end to end, with fewer steps: dataset made, encoded, a LoRA trained and
+// written, a clip sampled with the trained model and exported.
+void tst_dataset::shippedWorkflowRuns() {
+  engine::LoadOptions load;
+  load.registry = &registry_;
+  auto loaded = engine::load_workflow_file(VIDGRAPH_SOURCE_DIR "/resources/workflows/finetune-demo.vgflow", load);
+  QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().to_string().c_str());
+  QTemporaryDir out;
+  engine::RunRequest request;
+  request.options.output_dir = out.path().toStdString();
+  request.options.resources_dir = VIDGRAPH_BINARY_DIR "/share/vidgraph";
+  request.overrides = {"train.steps=4", "train.warmup=0", "sampler.steps=2", "make_dataset.clips=2"};
+  engine::Engine engine(registry_);
+  std::vector<std::string> train_progress;
+  engine.events().subscribe([&train_progress](const engine::Event& e) {
+    if (e.kind == engine::EventKind::NodeProgress && e.node_id == "train") train_progress.push_back(e.text);
+  });
+  const engine::RunResult result = engine.run(loaded->document, request);
+  QVERIFY2(result.status == engine::RunStatus::Succeeded,
+           result.errors.empty() ? "failed" : result.errors.front().to_string().c_str());
+  QCOMPARE(train_progress.size(), std::size_t(4));
+  QVERIFY2(train_progress.back().rfind("loss ", 0) == 0 && train_progress.back().find(" lr ") != std::string::npos,
+           train_progress.back().c_str());
+  for (const char* file : {"lora.safetensors", "finetuned.mp4", "demo-dataset/demo_1.txt"}) {
+    QVERIFY2(fs::is_regular_file(out.filePath(file).toStdString()), file);
+  }
+  QCOMPARE(files_in(out.filePath("dataset-cache").toStdString()).size(), std::size_t(2));
 }
 
 QTEST_GUILESS_MAIN(tst_dataset)

@@ -20,8 +20,11 @@ std::string joined(const std::vector<std::string>& lines) {
 }
 
 engine::Result<engine::ValueMap> compute_load_dataset(engine::NodeContext& ctx) {
-  const std::string folder =
-      ctx.has_input("folder") ? ctx.input_as<std::string>("folder") : ctx.param_path("folder");
+  // A folder param that is set wins over the input, so `--set dataset.folder=DIR` retargets a
+  // workflow whose dataset comes from Make Demo Dataset.
+  const std::string folder = !ctx.param_string("folder").empty() || !ctx.has_input("folder")
+                                 ? ctx.param_path("folder")
+                                 : ctx.input_as<std::string>("folder");
   if (folder.empty()) return node_error(ctx, "Set folder to a dataset folder of captioned clips.");
   const std::string bad_path = check_input_path("folder", folder, InputKind::Folder,
                                                 "a folder of clips with captions");
@@ -63,11 +66,13 @@ engine::NodeType load_video_dataset_node() {
                   "caption) before anything is encoded; bad clips are named.";
   t.version = 1;
   t.inputs = {{"folder", kPathType, true,
-               "Optional: the dataset folder from another node (e.g. Make Demo Dataset); replaces the "
-               "folder param."}};
+               "Optional: the dataset folder from another node (e.g. Make Demo Dataset), used while "
+               "the folder param is empty."}};
   t.outputs = {{"dataset", kDatasetType, false, "The checked clips and captions."}};
   t.params = {
-      ParamSpec::folder_path("folder", "", "The dataset folder (clips and captions at its top level)."),
+      ParamSpec::folder_path("folder", "",
+                             "The dataset folder (clips and captions at its top level); when set, it "
+                             "wins over the folder input."),
       ParamSpec::integer("frames", 17, 1, 100000,
                          "Source frames a clip needs at least (Encode Dataset's frames x stride)."),
       ParamSpec::enumeration("on_bad_clip", {"fail", "skip"}, "fail",

@@ -20,6 +20,7 @@ engine::NodeType light_vae_decode_node();
 engine::NodeType save_latent_node();
 engine::NodeType load_latent_node();
 engine::NodeType preview_video_node();
+engine::NodeType train_wan_node(const std::vector<std::string>& attention_methods);
 #ifdef VIDGRAPH_HAVE_MEDIA
 engine::NodeType load_image_node();
 engine::NodeType export_video_node();
