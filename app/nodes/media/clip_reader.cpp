@@ -18,11 +18,6 @@ namespace {
 
 using namespace ffmpeg;
 
-bool fail(std::string* error, std::string message) {
-  if (error) *error = std::move(message);
-  return false;
-}
-
 std::vector<fs::path> png_frames(const fs::path& dir) {
   std::vector<fs::path> files;
   std::error_code ec;

@@ -48,6 +48,12 @@ inline std::string error_text(int code) {
 }
 
 // Keeps FFmpeg's and the codecs' chatter (x264's statistics) off the terminal; errors stay.
+// Sets *error (when asked for) and returns false: the error style of the media readers.
+inline bool fail(std::string* error, std::string message) {
+  if (error) *error = std::move(message);
+  return false;
+}
+
 inline void quiet_logs() {
   static std::once_flag once;
   std::call_once(once, [] { av_log_set_level(AV_LOG_ERROR); });
