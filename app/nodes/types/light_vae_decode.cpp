@@ -60,11 +60,7 @@ engine::Result<engine::ValueMap> compute_light_vae_decode(engine::NodeContext& c
   } catch (const std::exception& e) {
     return node_error(ctx, std::string("Could not use the light VAE: ") + e.what());
   }
-  Video out;
-  out.frames = video_to_frames(video);
-  out.fps = ctx.param_float("fps");
-  const std::size_t bytes = out.frames.rgb.size();
-  return engine::ValueMap{{"video", engine::make_value(kVideoType, std::move(out), bytes)}};
+  return video_output(video, ctx.param_float("fps"));
 }
 
 }  // namespace

@@ -132,11 +132,7 @@ engine::Result<engine::ValueMap> compute_vae_decode(engine::NodeContext& ctx) {
                            e.what_without_backtrace() + "; turn tiling on or lower tile_size.");
   }
   memory.report(ctx, "VAE Decode");
-  Video out;
-  out.frames = video_to_frames(video);
-  out.fps = ctx.param_float("fps");
-  const std::size_t bytes = out.frames.rgb.size();
-  return engine::ValueMap{{"video", engine::make_value(kVideoType, std::move(out), bytes)}};
+  return video_output(video, ctx.param_float("fps"));
 }
 
 }  // namespace

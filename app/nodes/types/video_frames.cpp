@@ -5,6 +5,8 @@
 #include <ATen/ops/clamp.h>
 #include <ATen/ops/round.h>
 
+#include "nodes/value_types.h"
+
 namespace vidgraph::nodes {
 
 Frames video_to_frames(const at::Tensor& video) {
@@ -22,6 +24,14 @@ Frames video_to_frames(const at::Tensor& video) {
   const auto* data = pixels.data_ptr<std::uint8_t>();
   frames.rgb.assign(data, data + pixels.numel());
   return frames;
+}
+
+engine::ValueMap video_output(const at::Tensor& video, double fps) {
+  Video out;
+  out.frames = video_to_frames(video);
+  out.fps = fps;
+  const std::size_t bytes = out.frames.rgb.size();
+  return engine::ValueMap{{"video", engine::make_value(kVideoType, std::move(out), bytes)}};
 }
 
 }  // namespace vidgraph::nodes
