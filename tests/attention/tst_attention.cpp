@@ -2,6 +2,7 @@
 // gate, selection, tiling), SLA* (linear branch, proj_l), gradients (dense autograd and finite
 // differences) and the errors for bad input; the DevicePath seam (dense form of `full`, staging hooks)
 // through test-only CPU paths.
+#include "error_of.h"
 #include "attention_reference.h"
 #include "attention_test_paths.h"
 #include "plugins/attention/attention_methods.h"
@@ -59,17 +60,6 @@ plugin::AttentionCall make_call(const std::string& method, const at::Tensor& q, 
 std::vector<at::Tensor> grads_of(const at::Tensor& out, const at::Tensor& weight,
                                  const std::vector<at::Tensor>& inputs) {
   return torch::autograd::grad({(out * weight).sum()}, inputs);
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const c10::Error& e) {
-    return e.what_without_backtrace();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return {};
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // a prepared call gives the bits of an unprepared one and takes its method and params from the
 // preparation, a call whose tensors do not match the preparation is refused, and a plugin that was
 // shut down prepares nothing.
+#include "error_of.h"
 #include "plugins/attention/attention_plugin.h"
 
 #include <ATen/ops/equal.h>
@@ -36,17 +37,6 @@ plugin::AttentionCall call_of(const at::Tensor& q, const at::Tensor& k, const at
   c.v = v;
   c.grid = {5, 6, 7};
   return c;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const c10::Error& e) {
-    return e.what_without_backtrace();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return {};
 }
 
 }  // namespace

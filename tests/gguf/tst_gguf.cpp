@@ -10,6 +10,7 @@
 #include <cstring>
 #include <random>
 
+#include "error_of.h"
 #include "gguf_test_writer.h"
 #include "model_io_pth_writer.h"
 #include "models/io/gguf.h"
@@ -129,15 +130,6 @@ const std::vector<BlockCase>& block_cases() {
       {kTQ5_K, GgmlType::Q5_K, 256, 176, {0, 2}, ref_q5_k},  {kTQ6_K, GgmlType::Q6_K, 256, 210, {208}, ref_q6_k},
   };
   return cases;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return {};
 }
 
 #define EXPECT_ERROR(call, needle)                                                        \

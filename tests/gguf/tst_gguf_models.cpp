@@ -17,6 +17,7 @@
 
 #include <functional>
 
+#include "error_of.h"
 #include "gguf_test_writer.h"
 #include "model_io_pth_writer.h"
 #include "models/io/safetensors.h"
@@ -31,15 +32,6 @@ using namespace vidgraph;
 using namespace vidgraph::test;
 
 namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return {};
-}
 
 double rel_l2(const at::Tensor& a, const at::Tensor& b) {
   return (a - b).norm().item<double>() / b.norm().item<double>();

@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 
+#include "error_of.h"
 #include "models/io/safetensors.h"
 #include "models/wan/wan_lora.h"
 #include "models/wan/wan_tiny.h"
@@ -28,15 +29,6 @@ using namespace vidgraph;
 using namespace vidgraph::wan;
 
 namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return {};
-}
 
 std::map<std::string, at::Tensor> params_of(WanModelImpl& m) {
   std::map<std::string, at::Tensor> out;

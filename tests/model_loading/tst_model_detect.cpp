@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "error_of.h"
 #include "models/io/safetensors.h"
 #include "models/vae/vae_checkpoint.h"
 #include "models/wan/wan_checkpoint.h"
@@ -18,15 +19,6 @@
 using namespace vidgraph;
 
 namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return {};
-}
 
 // `tensors` with the tensor `name` replaced by zeros of `shape`; fails the test if it is absent.
 model_io::NamedTensors with_shape(model_io::NamedTensors tensors, const std::string& name,

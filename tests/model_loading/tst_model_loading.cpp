@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "error_of.h"
 #include "models/device/device_memory.h"
 #include "models/io/safetensors.h"
 #include "models/io/scaled_fp8.h"
@@ -50,15 +51,6 @@ void expect_same_weights(WanModelImpl& a, WanModelImpl& b, double tol) {
     const bool ok = tol == 0 ? at::equal(x, y) : at::allclose(x, y, tol, tol);
     QVERIFY2(ok, pa[i].first.c_str());
   }
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return {};
 }
 
 // Rewrites a single-file checkpoint with a transform on (name, tensor); returns the new path.
