@@ -30,6 +30,7 @@
 #include "dit_bench.h"
 #include "models/wan/wan_tiny.h"
 #include "plugins/api/plugin_loader.h"
+#include "taehv_bench.h"
 #include "vae_bench.h"
 
 namespace vidgraph::bench {
@@ -46,7 +47,7 @@ struct Options {
   double sparsity = 0.875;
   int warmup = 1, repeats = 5, vae_warmup = 1, vae_repeats = 2;
   std::vector<std::string> vae_dtypes;  // default: --dtype
-  bool skip_vae = false, vae_tiled = false;
+  bool skip_vae = false, vae_tiled = false, taehv = false;
   double time_limit_s = 0;
   std::string plugin;
   std::string out;
@@ -190,6 +191,17 @@ int run(const Options& o) {
   write_json(o.out, result);  // a run cut short during the VAE keeps the DiT results
 
   if (!o.skip_vae) result["vae"] = run_vae_bench(vae_options(o, dit, start));
+  if (o.taehv) {
+    TaehvBenchOptions t;
+    const auto& p = dit.config.patch_size;
+    t.latent_thw = {dit.grid[0] * p[0], dit.grid[1] * p[1], dit.grid[2] * p[2]};
+    t.device = device;
+    t.dtype = device.is_cpu() ? at::kFloat : at::kHalf;
+    t.chunk_frames = {4, t.latent_thw[0]};
+    t.warmup = o.vae_warmup;
+    t.repeats = o.vae_repeats;
+    result["taehv"] = run_taehv_bench(t);
+  }
   result["elapsed_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!write_json(o.out, result)) {
     log->error("could not write '{}': check that its folder exists and is writable", o.out);
@@ -227,6 +239,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
   app.add_flag("--vae-tiled", o.vae_tiled, "also time a spatially tiled decode");
   app.add_flag("--skip-vae", o.skip_vae, "time the DiT only");
+  app.add_flag("--taehv", o.taehv, "also time the TAEHV light decoder (taew2_2 layout) on the same latent");
   app.add_option("--time-limit-s", o.time_limit_s, "skip VAE variants that would start after this many seconds");
   app.add_option("--plugin", o.plugin, "attention plugin name (default: the first usable one)");
   app.add_option("--out", o.out, "also write the JSON to this file");
