@@ -116,6 +116,7 @@ class tst_e2e : public QObject {
  private Q_SLOTS:
   void initTestCase();
   void demoWritesMp4();
+  void fastWorkflowRuns();
   void changedParamRerunsDownstream();
   void cancelDuringSampling();
   void sweepRerunsOnlyDownstream();
@@ -153,6 +154,31 @@ void tst_e2e::demoWritesMp4() {
   QVERIFY(ids.count("sampler") && ids.count("export") && ids.count("image"));
   // Only the video remains in the output folder: no temporary files.
   QCOMPARE(files_in(out.path()), std::vector<std::string>{"demo.mp4"});
+}
+
+// The shipped FastWan workflow (DMD, 3 steps, guidance 1) on the tiny demo model, text-to-video.
+void tst_e2e::fastWorkflowRuns() {
+  QTemporaryDir out;
+  const QString flow = kBinary + "/share/vidgraph/workflows/wan22-ti2v-5b-fast.vgflow";
+  const RunOutcome r = run_runner({"run", flow, "--output-dir", out.path(), "--json-events",
+                                   "--set", "model.model_path={resources}/models/wan22-tiny",
+                                   "--set", "model.device=cpu", "--set", "model.dtype=float32",
+                                   "--set", "sampler.width=160", "--set", "sampler.height=96",
+                                   "--set", "sampler.frames=5"});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+  int sampler_steps = 0;
+  for (const auto& e : json_lines(r.out)) {
+    if (e.is_object() && e.value("event", "") == "node_progress" && e.value("node", "") == "sampler") {
+      sampler_steps = e.value("max", 0);
+    }
+  }
+  QCOMPARE(sampler_steps, 3);
+  media::VideoInfo info;
+  std::string error;
+  QVERIFY2(media::probe_video(out.filePath("wan22-ti2v-5b-fast.mp4").toStdString(), &info, &error), error.c_str());
+  QCOMPARE(info.frame_count, 5);
+  QCOMPARE(info.width, 160);
+  QCOMPARE(info.height, 96);
 }
 
 void tst_e2e::changedParamRerunsDownstream() {
