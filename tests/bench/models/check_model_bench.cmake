@@ -1,6 +1,6 @@
 # CTest smoke run of vidgraph-model-bench (cmake -DPROGRAM=... -DOUT=... -P this file): the tiny
 # config on the CPU must exit 0 and write JSON with a finite forward and a breakdown for every
-# method, and a timed VAE decode (untiled and tiled); a bad --grid must fail with a message.
+# method, and a timed VAE decode (untiled and tiled) and TAEHV decode; a bad --grid must fail with a message.
 foreach(var PROGRAM OUT)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "check_model_bench.cmake needs -D${var}=...")
@@ -10,7 +10,7 @@ endforeach()
 file(REMOVE "${OUT}")
 execute_process(
   COMMAND "${PROGRAM}" --config tiny --device cpu --repeats 1 --warmup 0 --vae-repeats 1 --vae-warmup 0
-          --vae-tiled --out "${OUT}"
+          --vae-tiled --taehv --out "${OUT}"
   RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "vidgraph-model-bench exited with ${rc}\n${stderr}")
@@ -46,6 +46,12 @@ expect_number("${json}" vae decode bf16 tiled median_ms)
 string(JSON frames GET "${json}" vae decode bf16 untiled video 2)
 if(NOT frames EQUAL 13)
   message(FATAL_ERROR "VAE decode of 4 latent frames gave ${frames} frames, expected 13")
+endif()
+
+expect_number("${json}" taehv chunks 4 median_ms)
+string(JSON taehv_frames GET "${json}" taehv chunks 4 video 2)
+if(NOT taehv_frames EQUAL 13)
+  message(FATAL_ERROR "TAEHV decode of 4 latent frames gave ${taehv_frames} frames, expected 13")
 endif()
 
 execute_process(COMMAND "${PROGRAM}" --config tiny --device cpu --grid 4,6 --skip-vae
