@@ -10,6 +10,8 @@
 #include <utility>
 
 #include <ATen/ops/empty_like.h>
+#include <c10/core/InferenceMode.h>
+#include <c10/util/Exception.h>
 #include <torch/version.h>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/csrc/distributed/c10d/Types.hpp>
@@ -103,11 +105,18 @@ struct ProcessGroupHandle::Impl {
   void wait(const char* what, const std::function<c10::intrusive_ptr<c10d::Work>()>& start) const {
     try {
       start()->wait(timeout);
+    } catch (const c10::Error& e) {  // without LibTorch's C++ backtrace
+      fail(what, e.what_without_backtrace());
     } catch (const std::exception& e) {
-      throw std::runtime_error(std::string("The ") + what + " on rank " + std::to_string(rank) + " of " +
-                               std::to_string(world) + " failed: another rank stopped or did not answer within " +
-                               std::to_string(timeout.count() / 1000.0) + " s (" + e.what() + ").");
+      fail(what, e.what());
     }
+  }
+
+  [[noreturn]] void fail(const char* what, const std::string& cause) const {
+    throw std::runtime_error(std::string("The ") + what + " on rank " + std::to_string(rank) + " of " +
+                             std::to_string(world) + " failed: " + cause + " (a rank that stops, or does not answer " +
+                             "within " + std::to_string((timeout.count() + 999) / 1000) +
+                             " s, fails every rank's collectives).");
   }
 };
 
@@ -187,7 +196,12 @@ void ProcessGroupHandle::all_to_all(at::Tensor& output, at::Tensor& input) {
 std::vector<at::Tensor> ProcessGroupHandle::all_gather(const at::Tensor& input) {
   std::vector<at::Tensor> in{input};
   std::vector<std::vector<at::Tensor>> out(1);
-  for (int r = 0; r < world_size(); ++r) out[0].push_back(at::empty_like(input));
+  {
+    // Gloo copies into the outputs on its own thread, outside any InferenceMode of the caller, and
+    // an inference tensor may not be written there: the outputs are ordinary tensors.
+    c10::InferenceMode ordinary(false);
+    for (int r = 0; r < world_size(); ++r) out[0].push_back(at::empty_like(input));
+  }
   impl_->wait("all-gather", [&] { return impl_->group->allgather(out, in, c10d::AllgatherOptions()); });
   return out[0];
 }
