@@ -27,6 +27,9 @@ struct RunArgs {
   double gain = 4.0;                 // compare --gain: difference video amplification
   std::vector<std::string> model_folders;  // models FOLDER...
   std::string model_paths;                 // models --model-paths FILE
+  int nproc = 1;                     // run --nproc N: N ranks on this machine, the DiT sequence-parallel
+  std::string dist_backend = "auto"; // run --dist-backend auto|gloo|nccl
+  int dist_timeout_s = 60;           // run --dist-timeout S: how long a collective waits for the others
 };
 
 }  // namespace vidgraph::cli

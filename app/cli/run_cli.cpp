@@ -8,6 +8,8 @@
 #include "cli_checks.h"
 #include "run_args.h"
 #include "run_commands.h"
+#include "run_driver.h"
+#include "run_launch.h"
 #include "run_logging.h"
 
 namespace vidgraph::cli {
@@ -31,6 +33,7 @@ const char* kFooter =
     "\nExamples:\n"
     "  vidgraph-run run flow.vgflow --set sampler.steps=4 --output-dir out/\n"
     "  vidgraph-run run flow.vgflow --json-events > events.jsonl\n"
+    "  vidgraph-run run flow.vgflow --nproc 4    # 4 GPUs, the DiT sequence-parallel (README: Several GPUs)\n"
     "  vidgraph-run run flow.vgflow --sweep sampler.seed=1,2,3 --sweep sampler.attention=full,vsa --output-dir out/\n"
     "  vidgraph-run validate flow.vgflow\n"
     "  vidgraph-run nodes --json\n"
@@ -74,6 +77,18 @@ int run_cli_main(int argc, char** argv, const RunnerConfig& config) {
                   "the model's size so that it is loaded once")
       ->type_name("GIB")
       ->check(finite_number(0.0, kMaxCacheBudgetGib, true));
+  run->add_option("--nproc", args.nproc,
+                  "Run as N processes on this machine, one GPU each, the DiT sequence-parallel over them; "
+                  "rank 0 prints and writes the outputs")
+      ->type_name("N")
+      ->check(CLI::Range(1, 256));
+  run->add_option("--dist-backend", args.dist_backend, "Process-group backend: auto (nccl on GPUs, gloo on CPU), gloo or nccl")
+      ->type_name("NAME")
+      ->check(CLI::IsMember({"auto", "gloo", "nccl"}));
+  run->add_option("--dist-timeout", args.dist_timeout_s,
+                  "Seconds a rank waits for the others in a collective before it stops (default 60)")
+      ->type_name("S")
+      ->check(CLI::Range(1, 86400));
 
   CLI::App* validate = app.add_subcommand("validate", "Check a workflow without running it");
   add_flow_options(validate, args);
@@ -135,12 +150,33 @@ int run_cli_main(int argc, char** argv, const RunnerConfig& config) {
     return kExitInvalid;
   }
 
+  const bool several_ranks = args.nproc > 1 || running_as_rank();
+  if (args.command == RunCommand::Run && several_ranks && !args.sweeps.empty()) {
+    std::fprintf(stderr, "error: --sweep cannot run as several processes (--nproc, torchrun); run the sweep's "
+                         "runs one by one.\n");
+    return kExitInvalid;
+  }
+  if (args.command == RunCommand::Run && args.nproc > 1 && !running_as_rank()) {
+    return launch_ranks(argv, args.nproc, args.dist_timeout_s + 10);
+  }
   setup_logging(args.verbose);
   if (args.command == RunCommand::Compare) {  // needs no node types
     if (config.compare) return config.compare(args);
     std::fprintf(stderr, "error: this build of %s has no media support, so it cannot compare videos.\n",
                  config.program.c_str());
     return kExitInvalid;
+  }
+  if (args.command == RunCommand::Run && running_as_rank()) {
+    std::string error = rank_gpu_visibility();  // before anything initialises CUDA
+    if (error.empty()) {
+      error = config.join_ranks ? config.join_ranks(args.dist_backend, args.dist_timeout_s)
+                                : "this program was built without the model layer, so it cannot run as several "
+                                  "processes";
+    }
+    if (!error.empty()) {
+      report_error(args, "rank " + std::to_string(own_rank()) + ": " + error);
+      return kExitInvalid;
+    }
   }
   engine::Registry registry;
   try {

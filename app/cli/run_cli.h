@@ -2,7 +2,8 @@
 // (tests/cli builds `vidgraph-run-test` from the same sources plus the test-only node types).
 //
 // Commands: run FLOW [--set NODE.PARAM=VALUE]... [--target NODE]... [--sweep NODE.PARAM=V1,V2,...]...
-//           [--output-dir DIR] [--resources DIR] [--overwrite] [--json-events] (sweeps: sweep_command.h);
+//           [--output-dir DIR] [--resources DIR] [--overwrite] [--json-events] (sweeps: sweep_command.h)
+//           [--nproc N [--dist-backend auto|gloo|nccl] [--dist-timeout S]] (run_launch.h);
 //           validate FLOW [--set ...] [--target NODE]... [--json];
 //           nodes [--json];
 //           compare A B [--json] [--side-by-side OUT] [--difference OUT] [--gain G] (compare_command.h);
@@ -35,6 +36,10 @@ struct RunnerConfig {
   std::function<int(const RunArgs&)> compare;
   // `models [--json] [--model-paths FILE] [FOLDER]...` (run_models.h); unset: no such command.
   std::function<int(const std::vector<std::string>& folders, const std::string& model_paths, bool json)> list_models;
+  // In a rank (WORLD_SIZE set by --nproc or torchrun): joins the process group of the torchrun
+  // environment with this backend and collective timeout and makes the DiT sequence-parallel over
+  // it; returns "" or the error. Unset: this program cannot run as several processes.
+  std::function<std::string(const std::string& backend, int timeout_s)> join_ranks;
 };
 
 int run_cli_main(int argc, char** argv, const RunnerConfig& config);

@@ -2,6 +2,8 @@
 #include "run_commands.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -10,6 +12,7 @@
 #include "engine/workflow_file.h"
 #include "run_cli.h"
 #include "run_driver.h"
+#include "run_launch.h"
 #include "run_logging.h"
 #include "run_render.h"
 #include "run_signals.h"
@@ -21,10 +24,34 @@ using nlohmann::json;
 
 namespace {
 
+// The node types whose compute runs over every rank's process group.
+constexpr const char* kSequenceParallelTypes[] = {"WanSampler"};
+
 json error_list(const std::vector<engine::Error>& errors) {
   json arr = json::array();
   for (const auto& e : errors) arr.push_back({{"node", e.node_id}, {"message", e.message}});
   return arr;
+}
+
+// Ranks other than 0 run only the sequence-parallel nodes and what they need (the DiT needs every
+// rank; decoding and export are rank 0's), so rank 0 alone writes outputs. Explicit --target nodes
+// run as on rank 0. Returns false when the workflow has no such node: this rank has nothing to do.
+bool helper_rank_request(const engine::GraphDocument& doc, engine::RunRequest& request) {
+  if (!request.targets.empty()) return true;
+  for (const auto& node : doc.nodes()) {
+    for (const char* type : kSequenceParallelTypes) {
+      if (node.type == type) request.targets.push_back(node.id);
+    }
+  }
+  return !request.targets.empty();
+}
+
+// A fresh folder in TMPDIR (or /tmp), or "" when none can be made.
+std::string make_scratch_dir() {
+  std::error_code ec;
+  const std::filesystem::path tmp = std::filesystem::temp_directory_path(ec);
+  std::string pattern = ((ec ? std::filesystem::path("/tmp") : tmp) / "vidgraph-rank-XXXXXX").string();
+  return ::mkdtemp(pattern.data()) != nullptr ? pattern : std::string();
 }
 
 }  // namespace
@@ -36,15 +63,28 @@ int command_run(const RunArgs& args, const engine::Registry& registry) {
     report_error(args, doc.error().to_string());
     return kExitInvalid;
   }
-  std::string created;  // removed again when the run turns out invalid: exit 2 leaves nothing behind
-  auto out = prepare_output_dir(args, &created);
-  if (!out.ok()) {
-    report_error(args, out.error().message);
-    return kExitInvalid;
-  }
   engine::RunRequest request = base_request(args);
-  request.options.output_dir = *out;
   request.options.workflow_json = engine::save_workflow_string(*doc);
+  std::string created;  // removed again when the run turns out invalid: exit 2 leaves nothing behind
+  std::string scratch;  // where a rank above 0 writes: never the output folder
+  if (own_rank() > 0) {
+    if (!helper_rank_request(*doc, request)) return kExitOk;
+    scratch = make_scratch_dir();
+    if (scratch.empty()) {
+      report_error(args, "rank " + std::to_string(own_rank()) +
+                             " could not create a scratch folder; set TMPDIR to a writable folder.");
+      return kExitInvalid;
+    }
+    request.options.output_dir = scratch;
+  } else {
+    auto out = prepare_output_dir(args, &created);
+    if (!out.ok()) {
+      report_error(args, out.error().message);
+      return kExitInvalid;
+    }
+    request.options.output_dir = *out;
+  }
+  const std::string output_dir = request.options.output_dir;
 
   engine::Engine engine(registry, engine_config(args));
   auto renderer = pick_renderer(args);
@@ -55,9 +95,14 @@ int command_run(const RunArgs& args, const engine::Registry& registry) {
   remove_interrupt_handler();
   route_logs_to_stderr();
   engine.events().unsubscribe(subscription);
-  if (result.status == engine::RunStatus::Invalid) remove_created_output_dir(*out, created);
+  if (result.status == engine::RunStatus::Invalid && scratch.empty()) remove_created_output_dir(output_dir, created);
+  if (!scratch.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(scratch, ec);
+  }
   const int code = exit_code_for(result.status);
-  renderer->finish(result, code);
+  // An invalid workflow is invalid on every rank alike: rank 0 alone reports it.
+  if (own_rank() == 0 || result.status != engine::RunStatus::Invalid) renderer->finish(result, code);
   return code;
 }
 

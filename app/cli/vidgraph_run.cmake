@@ -5,6 +5,7 @@ add_library(vidgraph_run_lib STATIC
   ${CMAKE_CURRENT_LIST_DIR}/run_cli.cpp
   ${CMAKE_CURRENT_LIST_DIR}/run_commands.cpp
   ${CMAKE_CURRENT_LIST_DIR}/run_driver.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/run_launch.cpp
   ${CMAKE_CURRENT_LIST_DIR}/run_logging.cpp
   ${CMAKE_CURRENT_LIST_DIR}/run_render.cpp
   ${CMAKE_CURRENT_LIST_DIR}/run_signals.cpp

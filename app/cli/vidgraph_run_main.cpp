@@ -1,6 +1,8 @@
 // vidgraph-run: the product executable. Registers the built-in node types (when the nodes layer is
 // part of the build) with the attention methods of the loaded plugin, then hands over to
 // run_cli_main. Test-only node types never appear here (see tests/cli for vidgraph-run-test).
+#include <chrono>
+#include <csignal>
 #include <memory>
 #include <string>
 
@@ -12,6 +14,9 @@
 #endif
 
 #ifdef VIDGRAPH_HAVE_NODES
+#include <ATen/Context.h>
+
+#include "models/parallel/process_sequence_parallel.h"
 #include "nodes/build_info.h"
 #include "nodes/register_nodes.h"
 #endif  // VIDGRAPH_HAVE_NODES
@@ -67,5 +72,33 @@ int main(int argc, char** argv) {
 #ifdef VIDGRAPH_HAVE_MODEL_IO
   config.list_models = vidgraph::cli::command_models;
 #endif
-  return vidgraph::cli::run_cli_main(argc, argv, config);
+#ifdef VIDGRAPH_HAVE_NODES
+  config.join_ranks = [](const std::string& backend, int timeout_s) -> std::string {
+    namespace parallel = vidgraph::parallel;
+    try {
+      parallel::ProcessGroupOptions base;
+      base.backend = backend;
+      base.timeout = std::chrono::seconds(timeout_s);
+      auto options = parallel::process_group_options_from_env(base);
+      if (!options) return "WORLD_SIZE is not set";
+      // Each rank sees its own GPU as device 0 (the launcher sets CUDA_VISIBLE_DEVICES per rank).
+      if (at::hasCUDA()) options->device = c10::Device(c10::kCUDA, 0);
+      // A peer that dies closes its sockets; writing to them must fail the collective, not kill us.
+      std::signal(SIGPIPE, SIG_IGN);
+      auto group = parallel::ProcessGroupHandle::create(*options);
+      // Rank 0 speaks for the job; the others only when asked (-v).
+      spdlog::log(group->rank() == 0 ? spdlog::level::info : spdlog::level::debug, "rank {} of {} joined the {} process group",
+                  group->rank(), group->world_size(), group->backend());
+      parallel::set_process_sequence_parallel(std::make_shared<parallel::SequenceParallel>(group));
+      return "";
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+  };
+#endif  // VIDGRAPH_HAVE_NODES
+  const int code = vidgraph::cli::run_cli_main(argc, argv, config);
+#ifdef VIDGRAPH_HAVE_NODES
+  vidgraph::parallel::set_process_sequence_parallel(nullptr);  // leave the group before static teardown
+#endif  // VIDGRAPH_HAVE_NODES
+  return code;
 }

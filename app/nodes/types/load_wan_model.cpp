@@ -5,6 +5,7 @@
 #include <ATen/Context.h>
 #include <c10/util/Exception.h>
 
+#include "models/parallel/process_sequence_parallel.h"
 #include "models/vae/vae_checkpoint.h"
 #include "models/wan/wan_checkpoint.h"
 #include "nodes/build_info.h"
@@ -100,6 +101,30 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
   return out;
 }
 
+// Several ranks (vidgraph-run --nproc, torchrun): the DiT's attention heads must divide over them.
+// Checked from the checkpoint's headers before anything loads; files that cannot be inspected are
+// left to the load, whose error names the problem.
+std::string heads_divide_ranks(const nlohmann::json& params, const engine::RunOptions& options) {
+  const auto sp = parallel::process_sequence_parallel();
+  if (!sp || sp->world_size() == 1) return "";
+  auto files = model_files_from_params(params, options);
+  if (!files.ok()) return "";
+  int64_t heads = 0;
+  try {
+    heads = wan::wan_inspect_checkpoint(files->dit).config.num_heads;
+  } catch (const std::exception&) {
+    return "";
+  }
+  const int n = sp->world_size();
+  if (heads <= 0 || heads % n == 0) return "";
+  std::string counts;
+  for (int64_t d = 1; d <= heads; ++d) {
+    if (heads % d == 0) counts += (counts.empty() ? "" : ", ") + std::to_string(d);
+  }
+  return "The DiT '" + files->dit + "' has " + std::to_string(heads) + " attention heads, which do not divide over " +
+         std::to_string(n) + " processes (--nproc or WORLD_SIZE); run with " + counts + " processes.";
+}
+
 }  // namespace
 
 engine::NodeType load_wan_model_node() {
@@ -148,6 +173,7 @@ engine::NodeType load_wan_model_node() {
     if (!files.ok()) return "unresolved:" + files.error().message;
     return files_fingerprint(model_read_files(*files));
   };
+  t.preflight = heads_divide_ranks;
   t.compute = compute_load_model;
   return t;
 }

@@ -1,6 +1,7 @@
 // Implements sampler_setup.h.
 #include "nodes/types/sampler_setup.h"
 
+#include "models/parallel/process_sequence_parallel.h"
 #include "nodes/size_rules.h"
 #include "nodes/types/attention_plugin.h"
 #include "nodes/types/latent.h"
@@ -69,6 +70,19 @@ engine::Status resolve_attention(const engine::NodeContext& ctx, const DitHandle
   s.attention.method = method;
   for (const auto& p : info->params) {
     if (p.name == "sparsity") s.attention.params["sparsity"] = ctx.param_float("sparsity");
+  }
+  // Several ranks (vidgraph-run --nproc, torchrun): the DiT runs sequence-parallel over them. Load
+  // Wan Model's preflight has checked the heads already; this catches a DiT from elsewhere.
+  if (const auto sp = parallel::process_sequence_parallel(); sp && sp->world_size() > 1) {
+    const int64_t heads = dit.model->config().num_heads;
+    if (heads % sp->world_size() != 0) {
+      return node_error(ctx, "The model's " + std::to_string(heads) + " attention heads do not divide over " +
+                             std::to_string(sp->world_size()) + " processes; run with a process count that divides " +
+                             std::to_string(heads) + ".");
+    }
+    s.attention.sequence_parallel = sp.get();
+    ctx.log_info("The DiT runs sequence-parallel over " + std::to_string(sp->world_size()) + " processes, " +
+                 std::to_string(heads / sp->world_size()) + " attention heads each.");
   }
   return {};
 }

@@ -1,0 +1,213 @@
+// Implements run_launch.h with fork + exec of /proc/self/exe (the same binary, the same argv).
+#include "run_launch.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "run_cli.h"
+
+namespace vidgraph::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+volatile std::sig_atomic_t g_launcher_interrupts = 0;
+
+extern "C" void on_launcher_interrupt(int) { g_launcher_interrupts = g_launcher_interrupts + 1; }
+
+// A loopback port the kernel just handed out (free now; rank 0 binds it moments later).
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port = ntohs(a.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+std::vector<std::string> split_list(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t comma = list.find(',', start);
+    const std::size_t end = comma == std::string::npos ? list.size() : comma;
+    if (end > start) out.push_back(list.substr(start, end - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+// In the forked child, before exec: the torchrun environment, its own process group (so a Ctrl-C
+// on the terminal reaches the launcher only, which passes it on once), and SIGTERM when the
+// launcher dies.
+[[noreturn]] void exec_rank(char** argv, int rank, int nproc, int port, pid_t launcher) {
+  ::setenv("RANK", std::to_string(rank).c_str(), 1);
+  ::setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
+  ::setenv("WORLD_SIZE", std::to_string(nproc).c_str(), 1);
+  ::setenv("LOCAL_WORLD_SIZE", std::to_string(nproc).c_str(), 1);
+  ::setenv("MASTER_ADDR", "127.0.0.1", 1);
+  ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+  ::setpgid(0, 0);
+#ifdef __linux__
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != launcher) ::_exit(kExitCancelled);  // the launcher died before prctl
+#else
+  (void)launcher;
+#endif
+  if (rank > 0) {
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    if (devnull >= 0) ::dup2(devnull, STDOUT_FILENO);
+  }
+  ::execv("/proc/self/exe", argv);
+  std::fprintf(stderr, "error: rank %d could not start %s: %s\n", rank, argv[0], std::strerror(errno));
+  ::_exit(kExitNodeFailed);
+}
+
+void signal_all(const std::vector<pid_t>& pids, int sig) {
+  for (pid_t p : pids) {
+    if (p > 0) ::kill(p, sig);
+  }
+}
+
+struct Failure {
+  int rank = -1;
+  int status = 0;  // waitpid's
+};
+
+void report(const Failure& f, int nproc) {
+  if (WIFSIGNALED(f.status)) {
+    const int sig = WTERMSIG(f.status);
+    std::fprintf(stderr, "error: rank %d of %d was killed by signal %d (%s); the other ranks were stopped\n", f.rank,
+                 nproc, sig, ::strsignal(sig));
+  } else {
+    std::fprintf(stderr, "error: rank %d of %d failed with exit code %d (its message is above); the other ranks "
+                 "were stopped\n", f.rank, nproc, WEXITSTATUS(f.status));
+  }
+}
+
+}  // namespace
+
+bool running_as_rank() {
+  const char* world = std::getenv("WORLD_SIZE");
+  return world != nullptr && *world != '\0';
+}
+
+int own_rank() {
+  const char* rank = std::getenv("RANK");
+  return rank != nullptr ? std::atoi(rank) : 0;
+}
+
+std::string rank_gpu_visibility() {
+  const char* local_text = std::getenv("LOCAL_RANK");
+  const int local = local_text != nullptr && *local_text != '\0' ? std::atoi(local_text) : own_rank();
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (visible == nullptr) {
+    ::setenv("CUDA_VISIBLE_DEVICES", std::to_string(local).c_str(), 1);
+    return "";
+  }
+  const std::vector<std::string> gpus = split_list(visible);
+  if (gpus.size() <= 1) return "";  // no GPU, or the one a wrapper picked for this rank
+  if (local < 0 || static_cast<std::size_t>(local) >= gpus.size()) {
+    return "local rank " + std::to_string(local) + " has no GPU: CUDA_VISIBLE_DEVICES='" + visible + "' lists " +
+           std::to_string(gpus.size()) + "; start at most that many ranks on this machine.";
+  }
+  ::setenv("CUDA_VISIBLE_DEVICES", gpus[static_cast<std::size_t>(local)].c_str(), 1);
+  return "";
+}
+
+int launch_ranks(char** argv, int nproc, int grace_s) {
+  const int port = free_port();
+  if (port == 0) {
+    std::fprintf(stderr, "error: no free loopback port for the process group; is networking available?\n");
+    return kExitInvalid;
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  struct sigaction sa {}, old_int{}, old_term{};
+  sa.sa_handler = on_launcher_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+
+  const pid_t launcher = ::getpid();
+  std::vector<pid_t> pids;
+  for (int rank = 0; rank < nproc; ++rank) {
+    const pid_t pid = ::fork();
+    if (pid == 0) exec_rank(argv, rank, nproc, port, launcher);
+    if (pid < 0) {
+      std::fprintf(stderr, "error: could not start rank %d of %d: %s\n", rank, nproc, std::strerror(errno));
+      signal_all(pids, SIGKILL);
+      for (pid_t p : pids) ::waitpid(p, nullptr, 0);
+      return kExitNodeFailed;
+    }
+    pids.push_back(pid);
+  }
+
+  Failure failure;
+  bool all_invalid = true;  // then rank 0 has printed the problems, the same on every rank
+  int forwarded = 0;
+  std::size_t running = pids.size();
+  auto stop_at = Clock::time_point::max();  // then SIGTERM; SIGKILL 5 s later
+  int stop_signal = SIGTERM;
+  while (running > 0) {
+    for (std::size_t r = 0; r < pids.size(); ++r) {
+      int status = 0;
+      if (pids[r] <= 0 || ::waitpid(pids[r], &status, WNOHANG) != pids[r]) continue;
+      pids[r] = 0;
+      --running;
+      const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == kExitOk;
+      all_invalid = all_invalid && WIFEXITED(status) && WEXITSTATUS(status) == kExitInvalid;
+      if (!ok && failure.rank < 0) {
+        failure = Failure{static_cast<int>(r), status};
+        stop_at = std::min(stop_at, Clock::now() + std::chrono::seconds(grace_s));
+      }
+    }
+    if (g_launcher_interrupts > forwarded) {  // the first cancels every rank, a second exits them
+      ++forwarded;
+      signal_all(pids, SIGINT);
+      stop_at = std::min(stop_at, Clock::now() + std::chrono::seconds(grace_s));
+    }
+    if (running > 0 && Clock::now() >= stop_at) {
+      signal_all(pids, stop_signal);
+      stop_signal = SIGKILL;
+      stop_at = Clock::now() + std::chrono::seconds(5);
+    }
+    if (running > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  if (failure.rank < 0) return kExitOk;
+  if (forwarded > 0) return kExitCancelled;
+  if (all_invalid) return kExitInvalid;
+  report(failure, nproc);
+  return WIFEXITED(failure.status) ? WEXITSTATUS(failure.status) : kExitNodeFailed;
+}
+
+}  // namespace vidgraph::cli

@@ -1,0 +1,296 @@
+// vidgraph-run as several processes on the demo workflow (tiny generated model, Gloo on loopback,
+// real processes): `--nproc 2` and a torchrun-style pair of processes write the same frames as one
+// process and nothing else; heads that do not divide over the ranks are a validation error before
+// any model loads; a rank killed mid-run ends the job quickly with a message naming it; Ctrl-C to
+// the launcher exits 130 with no partial files. Compared against one process, never against fixed
+// values, so the test holds for any demo weights.
+#include <signal.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <QtCore/QElapsedTimer>
+#include <QtCore/QProcess>
+#include <QtCore/QTemporaryDir>
+#include <QtTest/QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include "nodes/media/image_io.h"
+
+namespace fs = std::filesystem;
+namespace media = vidgraph::nodes::media;
+
+namespace {
+
+const QString kBinary = QStringLiteral(VIDGRAPH_BINARY_DIR);
+const QString kRunner = kBinary + "/bin/vidgraph-run";
+const QString kDemo = kBinary + "/share/vidgraph/workflows/demo.vgflow";
+
+// The demo cut short, exporting PNG frames (exact pixels, no codec in the comparison).
+QStringList frames_args(const QString& out) {
+  return {"run", kDemo, "--output-dir", out, "--set", "sampler.steps=2", "--set", "sampler.frames=5",
+          "--set", "export.format=png", "--set", "export.filename={output}/frames"};
+}
+
+struct RunOutcome {
+  int exit_code = -1;
+  QString out, err;
+};
+
+// Each process gets `tmp` as TMPDIR, so the test sees any scratch folder a rank leaves behind.
+void start(QProcess& p, const QStringList& args, const QString& tmp, const QStringList& env = {}) {
+  QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+  e.insert("TMPDIR", tmp);
+  for (const QString& kv : env) e.insert(kv.section('=', 0, 0), kv.section('=', 1));
+  p.setProcessEnvironment(e);
+  p.start(kRunner, args);
+}
+
+RunOutcome finish(QProcess& p, int timeout_ms = 240000) {
+  RunOutcome r;
+  if (!p.waitForFinished(timeout_ms)) {
+    p.kill();
+    p.waitForFinished();
+    r.err = "did not finish in time";
+    return r;
+  }
+  r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+  r.out = QString::fromUtf8(p.readAllStandardOutput());
+  r.err = QString::fromUtf8(p.readAllStandardError());
+  return r;
+}
+
+RunOutcome run(const QStringList& args, const QString& tmp) {
+  QProcess p;
+  start(p, args, tmp);
+  return finish(p);
+}
+
+std::vector<std::string> tree_of(const QString& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::recursive_directory_iterator(dir.toStdString())) {
+    names.push_back(fs::relative(e.path(), dir.toStdString()).generic_string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// The largest per-channel difference between the PNG frames of two output folders (-1: not the
+// same files or sizes). `frames` gets how many were compared.
+int worst_pixel_difference(const QString& a_dir, const QString& b_dir, int* frames) {
+  if (tree_of(a_dir) != tree_of(b_dir)) return -1;
+  int worst = 0;
+  *frames = 0;
+  for (const std::string& name : tree_of(a_dir)) {
+    if (fs::path(name).extension() != ".png") continue;
+    vidgraph::nodes::Image a, b;
+    std::string error;
+    if (!media::load_image(a_dir.toStdString() + "/" + name, &a, &error) ||
+        !media::load_image(b_dir.toStdString() + "/" + name, &b, &error) || a.width != b.width ||
+        a.height != b.height || a.rgb.size() != b.rgb.size()) {
+      return -1;
+    }
+    for (std::size_t i = 0; i < a.rgb.size(); ++i) worst = std::max(worst, std::abs(int(a.rgb[i]) - int(b.rgb[i])));
+    ++*frames;
+  }
+  return worst;
+}
+
+std::vector<nlohmann::json> json_lines(const QString& text) {
+  std::vector<nlohmann::json> lines;
+  for (const QString& line : text.split('\n', Qt::SkipEmptyParts)) {
+    lines.push_back(nlohmann::json::parse(line.toStdString(), nullptr, false));
+  }
+  return lines;
+}
+
+// Reads `p`'s JSON events until the sampler reports progress (or 240 s pass, or it exits).
+bool wait_for_sampling(QProcess& p, QString& seen) {
+  QElapsedTimer timer;
+  timer.start();
+  while (timer.elapsed() < 240000 && p.state() == QProcess::Running) {
+    p.waitForReadyRead(200);
+    seen += QString::fromUtf8(p.readAllStandardOutput());
+    for (const auto& e : json_lines(seen)) {
+      if (e.is_object() && e.value("event", "") == "node_progress" && e.value("node", "") == "sampler") return true;
+    }
+  }
+  return false;
+}
+
+// The pid of the child of `parent` whose environment has RANK=`rank`, or 0.
+pid_t rank_pid(pid_t parent, int rank) {
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(line.substr(close + 2));
+    std::string state;
+    pid_t ppid = 0;
+    fields >> state >> ppid;
+    if (ppid != parent) continue;
+    std::ifstream env_file(entry.path() / "environ", std::ios::binary);
+    std::string env((std::istreambuf_iterator<char>(env_file)), std::istreambuf_iterator<char>());
+    if (env.find(std::string("\0RANK=", 6) + std::to_string(rank) + '\0') != std::string::npos ||
+        env.rfind("RANK=" + std::to_string(rank) + '\0', 0) == 0) {
+      return static_cast<pid_t>(std::stol(name));
+    }
+  }
+  return 0;
+}
+
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port = ntohs(a.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+}  // namespace
+
+class tst_parallel_run : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase();
+  void twoRanksWriteTheSameFrames();
+  void torchrunEnvironmentIsHonoured();
+  void headsNotDividingIsAValidationError();
+  void killedRankEndsTheJob();
+  void ctrlCCancelsEveryRank();
+
+ private:
+  QTemporaryDir one_;  // the one-process frames every parallel run is compared with
+  QTemporaryDir tmp_;  // TMPDIR of every process: ranks' scratch folders must not stay
+};
+
+void tst_parallel_run::initTestCase() {
+  QVERIFY2(QFile::exists(kRunner), qPrintable(kRunner + " is not built"));
+  QVERIFY2(QFile::exists(kDemo), qPrintable(kDemo + " is not staged"));
+  const RunOutcome r = run(frames_args(one_.path()), tmp_.path());
+  QVERIFY2(r.exit_code == 0, qPrintable(r.out.right(2000) + r.err));
+}
+
+void tst_parallel_run::twoRanksWriteTheSameFrames() {
+  QTemporaryDir two;
+  const RunOutcome r = run(QStringList(frames_args(two.path())) << "--nproc" << "2" << "--json-events", tmp_.path());
+  QVERIFY2(r.exit_code == 0, qPrintable(r.out.right(2000) + r.err));
+  QVERIFY2(r.err.contains("rank 0 of 2 joined the gloo process group"), qPrintable(r.err));
+  int frames = 0;
+  const int worst = worst_pixel_difference(one_.path(), two.path(), &frames);
+  QVERIFY2(worst >= 0, "the two runs wrote different files");
+  QVERIFY2(worst <= 1, qPrintable("a pixel differs by " + QString::number(worst)));
+  QCOMPARE(frames, 5);
+  // stdout is rank 0's alone: one run, one summary, every line JSON; the sampler did split the DiT.
+  int summaries = 0, starts = 0, split = 0;
+  for (const auto& e : json_lines(r.out)) {
+    QVERIFY2(e.is_object(), "every stdout line is JSON");
+    summaries += e.value("event", "") == "summary";
+    starts += e.value("event", "") == "run_started";
+    split += e.value("message", "").find("sequence-parallel over 2 processes, 1 attention heads each") !=
+             std::string::npos;
+  }
+  QCOMPARE(summaries, 1);
+  QCOMPARE(starts, 1);
+  QCOMPARE(split, 1);
+  QVERIFY2(fs::is_empty(tmp_.path().toStdString()), "rank 1's scratch folder was removed");
+}
+
+// Two processes started by hand with torchrun's variables form one job; rank 1 writes nothing.
+void tst_parallel_run::torchrunEnvironmentIsHonoured() {
+  QTemporaryDir out0, out1;
+  const QString port = QString::number(free_port());
+  QProcess rank0, rank1;
+  const QStringList common{"WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + port};
+  start(rank0, frames_args(out0.path()), tmp_.path(), QStringList(common) << "RANK=0" << "LOCAL_RANK=0");
+  start(rank1, frames_args(out1.path()), tmp_.path(), QStringList(common) << "RANK=1" << "LOCAL_RANK=1");
+  const RunOutcome r0 = finish(rank0), r1 = finish(rank1);
+  QVERIFY2(r0.exit_code == 0, qPrintable(r0.err));
+  QVERIFY2(r1.exit_code == 0, qPrintable(r1.err));
+  QVERIFY2(r0.err.contains("rank 0 of 2 joined the gloo process group"), qPrintable(r0.err));
+  QVERIFY2(r0.out.contains("sequence-parallel over 2 processes"), qPrintable(r0.out.right(3000)));
+  int frames = 0;
+  const int worst = worst_pixel_difference(one_.path(), out0.path(), &frames);
+  QVERIFY2(worst >= 0 && worst <= 1, qPrintable("rank 0's frames differ: " + QString::number(worst)));
+  QCOMPARE(frames, 5);
+  QVERIFY2(fs::is_empty(out1.path().toStdString()), "rank 1 wrote into its output folder");
+  QVERIFY2(fs::is_empty(tmp_.path().toStdString()), "rank 1's scratch folder was removed");
+}
+
+// The demo DiT has 2 heads: 4 ranks cannot split them. Exit 2 before the model loads.
+void tst_parallel_run::headsNotDividingIsAValidationError() {
+  QTemporaryDir out;
+  const RunOutcome r = run(QStringList(frames_args(out.path())) << "--nproc" << "4", tmp_.path());
+  QVERIFY2(r.exit_code == 2, qPrintable(QString::number(r.exit_code) + ": " + r.out.right(2000) + r.err));
+  QVERIFY2(r.err.contains("attention heads, which do not divide over 4 processes"), qPrintable(r.err));
+  QVERIFY2(r.err.contains("run with 1, 2 processes"), qPrintable(r.err));
+  QCOMPARE(r.err.count("do not divide"), 1);  // rank 0 speaks for the job
+  QVERIFY2(!r.out.contains("started"), qPrintable("a node ran: " + r.out));
+  QVERIFY2(fs::is_empty(out.path().toStdString()), "an invalid run leaves nothing");
+}
+
+// SIGKILL to rank 1 while it samples: the job ends well within 60 s, naming rank 1.
+void tst_parallel_run::killedRankEndsTheJob() {
+  QTemporaryDir out, tmp;  // a killed rank cannot remove its scratch folder: its own TMPDIR
+  QProcess launcher;
+  start(launcher, {"run", kDemo, "--output-dir", out.path(), "--nproc", "2", "--json-events", "--dist-timeout", "20",
+                   "--set", "sampler.steps=1000", "--set", "sampler.frames=5"},
+        tmp.path());
+  QVERIFY(launcher.waitForStarted());
+  QString seen;
+  QVERIFY2(wait_for_sampling(launcher, seen), qPrintable("never saw sampler progress: " + seen.right(2000)));
+  const pid_t victim = rank_pid(static_cast<pid_t>(launcher.processId()), 1);
+  QVERIFY2(victim > 0, "rank 1's process was not found");
+  QElapsedTimer timer;
+  timer.start();
+  ::kill(victim, SIGKILL);
+  const RunOutcome r = finish(launcher, 60000);
+  QVERIFY2(r.exit_code == 3, qPrintable(QString::number(r.exit_code) + ": " + r.err));
+  QVERIFY2(timer.elapsed() < 60000, qPrintable(QString::number(timer.elapsed()) + " ms"));
+  QVERIFY2(r.err.contains("rank 1 of 2 was killed by signal 9"), qPrintable(r.err));
+  QVERIFY2(fs::is_empty(out.path().toStdString()), "the failed job left a file");
+  qInfo("the job ended %lld ms after rank 1 was killed", static_cast<long long>(timer.elapsed()));
+}
+
+void tst_parallel_run::ctrlCCancelsEveryRank() {
+  QTemporaryDir out;
+  QProcess launcher;
+  start(launcher, {"run", kDemo, "--output-dir", out.path(), "--nproc", "2", "--json-events", "--set",
+                   "sampler.steps=1000", "--set", "sampler.frames=5"},
+        tmp_.path());
+  QVERIFY(launcher.waitForStarted());
+  QString seen;
+  QVERIFY2(wait_for_sampling(launcher, seen), qPrintable("never saw sampler progress: " + seen.right(2000)));
+  const pid_t rank1 = rank_pid(static_cast<pid_t>(launcher.processId()), 1);
+  QVERIFY2(rank1 > 0, "rank 1's process was not found");
+  ::kill(static_cast<pid_t>(launcher.processId()), SIGINT);
+  const RunOutcome r = finish(launcher, 60000);
+  QVERIFY2(r.exit_code == 130, qPrintable(QString::number(r.exit_code) + ": " + r.err));
+  QVERIFY2(fs::is_empty(out.path().toStdString()), "a cancelled run leaves no output file");
+  QVERIFY2(fs::is_empty(tmp_.path().toStdString()), "rank 1's scratch folder was removed");
+  QVERIFY2(::kill(rank1, 0) != 0, "rank 1 is still running");
+}
+
+QTEST_GUILESS_MAIN(tst_parallel_run)
+#include "tst_parallel_run.moc"
