@@ -104,11 +104,11 @@ struct Failure {
 void report(const Failure& f, int nproc) {
   if (WIFSIGNALED(f.status)) {
     const int sig = WTERMSIG(f.status);
-    std::fprintf(stderr, "error: rank %d of %d was killed by signal %d (%s); the other ranks were stopped\n", f.rank,
-                 nproc, sig, ::strsignal(sig));
+    std::fprintf(stderr, "error: rank %d of %d was killed by signal %d (%s), which stopped the job\n", f.rank, nproc,
+                 sig, ::strsignal(sig));
   } else {
-    std::fprintf(stderr, "error: rank %d of %d failed with exit code %d (its message is above); the other ranks "
-                 "were stopped\n", f.rank, nproc, WEXITSTATUS(f.status));
+    std::fprintf(stderr, "error: rank %d of %d failed with exit code %d (its message is above), which stopped the "
+                 "job\n", f.rank, nproc, WEXITSTATUS(f.status));
   }
 }
 

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nodes/media/image_io.h"
+#include "run_launch.h"
 
 namespace fs = std::filesystem;
 namespace media = vidgraph::nodes::media;
@@ -179,6 +180,7 @@ class tst_parallel_run : public QObject {
   void headsNotDividingIsAValidationError();
   void killedRankEndsTheJob();
   void ctrlCCancelsEveryRank();
+  void eachRankTakesItsGpu();
 
  private:
   QTemporaryDir one_;  // the one-process frames every parallel run is compared with
@@ -290,6 +292,45 @@ void tst_parallel_run::ctrlCCancelsEveryRank() {
   QVERIFY2(fs::is_empty(out.path().toStdString()), "a cancelled run leaves no output file");
   QVERIFY2(fs::is_empty(tmp_.path().toStdString()), "rank 1's scratch folder was removed");
   QVERIFY2(::kill(rank1, 0) != 0, "rank 1 is still running");
+}
+
+// The GPU choice of a rank, from LOCAL_RANK (else RANK) and CUDA_VISIBLE_DEVICES, as the launcher's
+// and torchrun's ranks make it before CUDA starts. Last: it edits this process's environment.
+void tst_parallel_run::eachRankTakesItsGpu() {
+  struct Case {
+    const char* rank;
+    const char* local_rank;
+    const char* visible;  // nullptr: unset
+    std::string expected_visible;
+    std::string expected_error;
+  };
+  const Case cases[] = {
+      {"3", "3", nullptr, "3", ""},              // unset: GPU LOCAL_RANK
+      {"1", "1", "4,5,6", "5", ""},              // the LOCAL_RANK-th of the list
+      {"5", "1", "4,5,6", "5", ""},              // LOCAL_RANK, not RANK (several machines)
+      {"1", nullptr, "2,3", "3", ""},            // no LOCAL_RANK: RANK
+      {"2", "2", "7", "7", ""},                  // one GPU given by a wrapper: kept
+      {"1", "1", "", "", ""},                    // no GPU at all: kept
+      {"2", "2", "0,1", "0,1", "local rank 2 has no GPU: CUDA_VISIBLE_DEVICES='0,1' lists 2"},
+  };
+  for (const Case& c : cases) {
+    ::setenv("RANK", c.rank, 1);
+    if (c.local_rank) ::setenv("LOCAL_RANK", c.local_rank, 1); else ::unsetenv("LOCAL_RANK");
+    if (c.visible) ::setenv("CUDA_VISIBLE_DEVICES", c.visible, 1); else ::unsetenv("CUDA_VISIBLE_DEVICES");
+    const std::string error = vidgraph::cli::rank_gpu_visibility();
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    const QString label = QString("RANK=%1 LOCAL_RANK=%2 CUDA_VISIBLE_DEVICES=%3")
+                              .arg(c.rank, c.local_rank ? c.local_rank : "-", c.visible ? c.visible : "-");
+    QVERIFY2(visible != nullptr && visible == c.expected_visible, qPrintable(label + " -> " + (visible ? visible : "-")));
+    if (c.expected_error.empty()) {
+      QVERIFY2(error.empty(), qPrintable(label + ": " + QString::fromStdString(error)));
+    } else {
+      QVERIFY2(error.find(c.expected_error) != std::string::npos, qPrintable(label + ": " + QString::fromStdString(error)));
+    }
+  }
+  ::unsetenv("RANK");
+  ::unsetenv("LOCAL_RANK");
+  ::unsetenv("CUDA_VISIBLE_DEVICES");
 }
 
 QTEST_GUILESS_MAIN(tst_parallel_run)
