@@ -157,7 +157,7 @@ int run_cli_main(int argc, char** argv, const RunnerConfig& config) {
     return kExitInvalid;
   }
   if (args.command == RunCommand::Run && args.nproc > 1 && !running_as_rank()) {
-    return launch_ranks(argv, args.nproc, args.dist_timeout_s + 10);
+    return launch_ranks(argv, args);
   }
   setup_logging(args.verbose);
   if (args.command == RunCommand::Compare) {  // needs no node types

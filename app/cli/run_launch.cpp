@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "run_cli.h"
+#include "run_driver.h"
 
 namespace vidgraph::cli {
 namespace {
@@ -101,15 +102,15 @@ struct Failure {
   int status = 0;  // waitpid's
 };
 
-void report(const Failure& f, int nproc) {
+// How the failing rank ended, as one sentence.
+std::string failure_message(const Failure& f, int nproc) {
+  const std::string who = "rank " + std::to_string(f.rank) + " of " + std::to_string(nproc);
   if (WIFSIGNALED(f.status)) {
     const int sig = WTERMSIG(f.status);
-    std::fprintf(stderr, "error: rank %d of %d was killed by signal %d (%s), which stopped the job\n", f.rank, nproc,
-                 sig, ::strsignal(sig));
-  } else {
-    std::fprintf(stderr, "error: rank %d of %d failed with exit code %d (its message is above), which stopped the "
-                 "job\n", f.rank, nproc, WEXITSTATUS(f.status));
+    return who + " was killed by signal " + std::to_string(sig) + " (" + ::strsignal(sig) + "), which stopped the job";
   }
+  return who + " failed with exit code " + std::to_string(WEXITSTATUS(f.status)) +
+         " (its message is above), which stopped the job";
 }
 
 }  // namespace
@@ -142,7 +143,9 @@ std::string rank_gpu_visibility() {
   return "";
 }
 
-int launch_ranks(char** argv, int nproc, int grace_s) {
+int launch_ranks(char** argv, const RunArgs& args) {
+  const int nproc = args.nproc;
+  const int grace_s = args.dist_timeout_s + 10;
   const int port = free_port();
   if (port == 0) {
     std::fprintf(stderr, "error: no free loopback port for the process group; is networking available?\n");
@@ -206,7 +209,7 @@ int launch_ranks(char** argv, int nproc, int grace_s) {
   if (failure.rank < 0) return kExitOk;
   if (forwarded > 0) return kExitCancelled;
   if (all_invalid) return kExitInvalid;
-  report(failure, nproc);
+  report_error(args, failure_message(failure, nproc));
   return WIFEXITED(failure.status) ? WEXITSTATUS(failure.status) : kExitNodeFailed;
 }
 

@@ -5,12 +5,15 @@
 //
 // Faults: when a rank fails, the others get `grace_s` seconds to stop on their own (their next
 // collective fails at once when the peer's sockets close, or within the collective timeout), then
-// SIGTERM, then SIGKILL. Ctrl-C (SIGINT or SIGTERM to the launcher) is passed on to every rank,
-// which cancel their runs. The exit code is the first failing rank's (a rank killed by a signal
-// counts as a failed node, 3), or 130 after an interrupt.
+// SIGTERM, then SIGKILL (grace: --dist-timeout + 10 s). Ctrl-C (SIGINT or SIGTERM to the launcher)
+// is passed on to every rank, which cancel their runs. The exit code is the first failing rank's (a
+// rank killed by a signal counts as a failed node, 3), or 130 after an interrupt; the failing rank
+// and how it ended are printed (with --json-events also as an {"event": "error"} line).
 #pragma once
 
 #include <string>
+
+#include "run_args.h"
 
 namespace vidgraph::cli {
 
@@ -24,6 +27,7 @@ int own_rank();
 // (a wrapper already gave the rank its GPU). Returns "" or why the rank has no GPU to take.
 std::string rank_gpu_visibility();
 
-int launch_ranks(char** argv, int nproc, int grace_s);
+// Runs args.nproc ranks of `argv`.
+int launch_ranks(char** argv, const RunArgs& args);
 
 }  // namespace vidgraph::cli

@@ -271,6 +271,11 @@ void tst_parallel_run::killedRankEndsTheJob() {
   QVERIFY2(r.exit_code == 3, qPrintable(QString::number(r.exit_code) + ": " + r.err));
   QVERIFY2(timer.elapsed() < 60000, qPrintable(QString::number(timer.elapsed()) + " ms"));
   QVERIFY2(r.err.contains("rank 1 of 2 was killed by signal 9"), qPrintable(r.err));
+  const auto lines = json_lines(seen + r.out);  // --json-events: the launcher's verdict is the last line
+  QVERIFY(!lines.empty());
+  QCOMPARE(lines.back().value("event", ""), std::string("error"));
+  QVERIFY2(lines.back().value("message", "").find("rank 1 of 2 was killed") != std::string::npos,
+           lines.back().dump().c_str());
   QVERIFY2(fs::is_empty(out.path().toStdString()), "the failed job left a file");
   qInfo("the job ended %lld ms after rank 1 was killed", static_cast<long long>(timer.elapsed()));
 }
