@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -65,10 +66,11 @@ std::vector<std::string> split_list(const std::string& list) {
   return out;
 }
 
-// In the forked child, before exec: the torchrun environment, its own process group (so a Ctrl-C
-// on the terminal reaches the launcher only, which passes it on once), and SIGTERM when the
-// launcher dies.
-[[noreturn]] void exec_rank(char** argv, int rank, int nproc, int port, pid_t launcher) {
+// In the forked child, before exec: the torchrun environment, the job's temporary folder, its own
+// process group (so a Ctrl-C on the terminal reaches the launcher only, which passes it on once),
+// and SIGTERM when the launcher dies.
+[[noreturn]] void exec_rank(char** argv, int rank, int nproc, int port, pid_t launcher, const std::string& tmp) {
+  if (!tmp.empty()) ::setenv("TMPDIR", tmp.c_str(), 1);
   ::setenv("RANK", std::to_string(rank).c_str(), 1);
   ::setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
   ::setenv("WORLD_SIZE", std::to_string(nproc).c_str(), 1);
@@ -89,6 +91,14 @@ std::vector<std::string> split_list(const std::string& list) {
   ::execv("/proc/self/exe", argv);
   std::fprintf(stderr, "error: rank %d could not start %s: %s\n", rank, argv[0], std::strerror(errno));
   ::_exit(kExitNodeFailed);
+}
+
+// A fresh folder in TMPDIR (or /tmp); "" when none can be made (the ranks keep the caller's TMPDIR).
+std::string make_job_tmp() {
+  std::error_code ec;
+  const std::filesystem::path tmp = std::filesystem::temp_directory_path(ec);
+  std::string pattern = ((ec ? std::filesystem::path("/tmp") : tmp) / "vidgraph-job-XXXXXX").string();
+  return ::mkdtemp(pattern.data()) != nullptr ? pattern : std::string();
 }
 
 void signal_all(const std::vector<pid_t>& pids, int sig) {
@@ -159,11 +169,13 @@ int launch_ranks(char** argv, const RunArgs& args) {
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
 
+  // The ranks' TMPDIR: removed when they have all ended, so even a killed rank leaves nothing.
+  const std::string job_tmp = make_job_tmp();
   const pid_t launcher = ::getpid();
   std::vector<pid_t> pids;
   for (int rank = 0; rank < nproc; ++rank) {
     const pid_t pid = ::fork();
-    if (pid == 0) exec_rank(argv, rank, nproc, port, launcher);
+    if (pid == 0) exec_rank(argv, rank, nproc, port, launcher, job_tmp);
     if (pid < 0) {
       std::fprintf(stderr, "error: could not start rank %d of %d: %s\n", rank, nproc, std::strerror(errno));
       signal_all(pids, SIGKILL);
@@ -206,6 +218,10 @@ int launch_ranks(char** argv, const RunArgs& args) {
   }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
+  if (!job_tmp.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(job_tmp, ec);
+  }
   if (failure.rank < 0) return kExitOk;
   if (forwarded > 0) return kExitCancelled;
   if (all_invalid) return kExitInvalid;

@@ -1,7 +1,8 @@
 // `vidgraph-run run FLOW --nproc N`: starts N copies of this program on this machine with the
 // torchrun environment (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR=127.0.0.1, a free MASTER_PORT),
 // rank 0 on this terminal's stdout and the others' stdout discarded (their stderr stays: errors and
-// warnings), and waits for them all. Each rank picks its GPU itself (rank_gpu_visibility).
+// warnings), TMPDIR a fresh folder removed when they have all ended, and waits for them all. Each
+// rank picks its GPU itself (rank_gpu_visibility).
 //
 // Faults: when a rank fails, the others get `grace_s` seconds to stop on their own (their next
 // collective fails at once when the peer's sockets close, or within the collective timeout), then

@@ -254,11 +254,11 @@ void tst_parallel_run::headsNotDividingIsAValidationError() {
 
 // SIGKILL to rank 1 while it samples: the job ends well within 60 s, naming rank 1.
 void tst_parallel_run::killedRankEndsTheJob() {
-  QTemporaryDir out, tmp;  // a killed rank cannot remove its scratch folder: its own TMPDIR
+  QTemporaryDir out;
   QProcess launcher;
   start(launcher, {"run", kDemo, "--output-dir", out.path(), "--nproc", "2", "--json-events", "--dist-timeout", "20",
                    "--set", "sampler.steps=1000", "--set", "sampler.frames=5"},
-        tmp.path());
+        tmp_.path());
   QVERIFY(launcher.waitForStarted());
   QString seen;
   QVERIFY2(wait_for_sampling(launcher, seen), qPrintable("never saw sampler progress: " + seen.right(2000)));
@@ -277,6 +277,8 @@ void tst_parallel_run::killedRankEndsTheJob() {
   QVERIFY2(lines.back().value("message", "").find("rank 1 of 2 was killed") != std::string::npos,
            lines.back().dump().c_str());
   QVERIFY2(fs::is_empty(out.path().toStdString()), "the failed job left a file");
+  // The killed rank could not remove its scratch folder; the launcher removed the job's TMPDIR.
+  QVERIFY2(fs::is_empty(tmp_.path().toStdString()), "the killed rank's scratch folder stayed");
   qInfo("the job ended %lld ms after rank 1 was killed", static_cast<long long>(timer.elapsed()));
 }
 
