@@ -87,7 +87,10 @@ int command_run(const RunArgs& args, const engine::Registry& registry) {
   const std::string output_dir = request.options.output_dir;
 
   engine::Engine engine(registry, engine_config(args));
-  auto renderer = pick_renderer(args);
+  // A rank above 0 prints on a discarded stdout; its errors must reach stderr even with --json-events.
+  RunArgs render_args = args;
+  if (own_rank() > 0) render_args.json_events = false;
+  auto renderer = pick_renderer(render_args);
   const auto subscription = engine.events().subscribe([&](const engine::Event& e) { renderer->on_event(e); });
   route_logs_to_bus(engine.events());
   install_interrupt_handler();

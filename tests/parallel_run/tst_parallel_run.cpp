@@ -178,6 +178,7 @@ class tst_parallel_run : public QObject {
   void twoRanksWriteTheSameFrames();
   void torchrunEnvironmentIsHonoured();
   void headsNotDividingIsAValidationError();
+  void killedRankEndsTheJob_data();
   void killedRankEndsTheJob();
   void ctrlCCancelsEveryRank();
   void eachRankTakesItsGpu();
@@ -252,8 +253,17 @@ void tst_parallel_run::headsNotDividingIsAValidationError() {
   QVERIFY2(fs::is_empty(out.path().toStdString()), "an invalid run leaves nothing");
 }
 
-// SIGKILL to rank 1 while it samples: the job ends well within 60 s, naming rank 1.
+void tst_parallel_run::killedRankEndsTheJob_data() {
+  QTest::addColumn<int>("victim");
+  QTest::newRow("rank 1") << 1;
+  QTest::newRow("rank 0 (hosts the store)") << 0;
+}
+
+// SIGKILL to one rank while it samples: the job ends well within 60 s, naming that rank; the other
+// rank's own error reaches stderr (a rank above 0 prints on stderr even with --json-events).
 void tst_parallel_run::killedRankEndsTheJob() {
+  QFETCH(int, victim);
+  const int other = 1 - victim;
   QTemporaryDir out;
   QProcess launcher;
   start(launcher, {"run", kDemo, "--output-dir", out.path(), "--nproc", "2", "--json-events", "--dist-timeout", "20",
@@ -262,24 +272,26 @@ void tst_parallel_run::killedRankEndsTheJob() {
   QVERIFY(launcher.waitForStarted());
   QString seen;
   QVERIFY2(wait_for_sampling(launcher, seen), qPrintable("never saw sampler progress: " + seen.right(2000)));
-  const pid_t victim = rank_pid(static_cast<pid_t>(launcher.processId()), 1);
-  QVERIFY2(victim > 0, "rank 1's process was not found");
+  const pid_t pid = rank_pid(static_cast<pid_t>(launcher.processId()), victim);
+  QVERIFY2(pid > 0, "the rank's process was not found");
   QElapsedTimer timer;
   timer.start();
-  ::kill(victim, SIGKILL);
+  ::kill(pid, SIGKILL);
   const RunOutcome r = finish(launcher, 60000);
   QVERIFY2(r.exit_code == 3, qPrintable(QString::number(r.exit_code) + ": " + r.err));
   QVERIFY2(timer.elapsed() < 60000, qPrintable(QString::number(timer.elapsed()) + " ms"));
-  QVERIFY2(r.err.contains("rank 1 of 2 was killed by signal 9"), qPrintable(r.err));
+  const QString verdict = QString("rank %1 of 2 was killed by signal 9").arg(victim);
+  QVERIFY2(r.err.contains(verdict), qPrintable(r.err));
   const auto lines = json_lines(seen + r.out);  // --json-events: the launcher's verdict is the last line
   QVERIFY(!lines.empty());
   QCOMPARE(lines.back().value("event", ""), std::string("error"));
-  QVERIFY2(lines.back().value("message", "").find("rank 1 of 2 was killed") != std::string::npos,
-           lines.back().dump().c_str());
+  QVERIFY2(QString::fromStdString(lines.back().value("message", "")).contains(verdict), lines.back().dump().c_str());
+  const QString other_error = QString("on rank %1 of 2 failed").arg(other);
+  QVERIFY2((other == 0 ? seen + r.out : r.err).contains(other_error), qPrintable(r.err + r.out.right(2000)));
   QVERIFY2(fs::is_empty(out.path().toStdString()), "the failed job left a file");
-  // The killed rank could not remove its scratch folder; the launcher removed the job's TMPDIR.
-  QVERIFY2(fs::is_empty(tmp_.path().toStdString()), "the killed rank's scratch folder stayed");
-  qInfo("the job ended %lld ms after rank 1 was killed", static_cast<long long>(timer.elapsed()));
+  // A killed rank 1 cannot remove its scratch folder; the launcher removed the job's TMPDIR.
+  QVERIFY2(fs::is_empty(tmp_.path().toStdString()), "a rank's scratch folder stayed");
+  qInfo("the job ended %lld ms after rank %d was killed", static_cast<long long>(timer.elapsed()), victim);
 }
 
 void tst_parallel_run::ctrlCCancelsEveryRank() {
