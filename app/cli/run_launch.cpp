@@ -101,6 +101,11 @@ std::string make_job_tmp() {
   return ::mkdtemp(pattern.data()) != nullptr ? pattern : std::string();
 }
 
+void remove_job_tmp(const std::string& dir) {
+  std::error_code ec;
+  if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+}
+
 void signal_all(const std::vector<pid_t>& pids, int sig) {
   for (pid_t p : pids) {
     if (p > 0) ::kill(p, sig);
@@ -121,6 +126,50 @@ std::string failure_message(const Failure& f, int nproc) {
   }
   return who + " failed with exit code " + std::to_string(WEXITSTATUS(f.status)) +
          " (its message is above), which stopped the job";
+}
+
+struct JobEnd {
+  Failure failure;          // the first rank that did not succeed; rank -1: none
+  bool all_invalid = true;  // every rank found the workflow invalid (rank 0 has printed why)
+  bool interrupted = false;
+};
+
+// Waits for every rank (pids: rank order). The first failure or interrupt gives the others
+// `grace_s` to end by themselves, then SIGTERM, then SIGKILL 5 s later; interrupts to the launcher
+// are passed on as SIGINT (the first cancels, a second exits them).
+JobEnd wait_for_ranks(std::vector<pid_t> pids, int grace_s) {
+  JobEnd end;
+  int forwarded = 0;
+  std::size_t running = pids.size();
+  auto stop_at = Clock::time_point::max();  // then SIGTERM; SIGKILL 5 s later
+  int stop_signal = SIGTERM;
+  while (running > 0) {
+    for (std::size_t r = 0; r < pids.size(); ++r) {
+      int status = 0;
+      if (pids[r] <= 0 || ::waitpid(pids[r], &status, WNOHANG) != pids[r]) continue;
+      pids[r] = 0;
+      --running;
+      const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == kExitOk;
+      end.all_invalid = end.all_invalid && WIFEXITED(status) && WEXITSTATUS(status) == kExitInvalid;
+      if (!ok && end.failure.rank < 0) {
+        end.failure = Failure{static_cast<int>(r), status};
+        stop_at = std::min(stop_at, Clock::now() + std::chrono::seconds(grace_s));
+      }
+    }
+    if (g_launcher_interrupts > forwarded) {  // the first cancels every rank, a second exits them
+      ++forwarded;
+      end.interrupted = true;
+      signal_all(pids, SIGINT);
+      stop_at = std::min(stop_at, Clock::now() + std::chrono::seconds(grace_s));
+    }
+    if (running > 0 && Clock::now() >= stop_at) {
+      signal_all(pids, stop_signal);
+      stop_signal = SIGKILL;
+      stop_at = Clock::now() + std::chrono::seconds(5);
+    }
+    if (running > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return end;
 }
 
 }  // namespace
@@ -158,7 +207,7 @@ int launch_ranks(char** argv, const RunArgs& args) {
   const int grace_s = args.dist_timeout_s + 10;
   const int port = free_port();
   if (port == 0) {
-    std::fprintf(stderr, "error: no free loopback port for the process group; is networking available?\n");
+    report_error(args, "no free loopback port for the process group; is networking available?");
     return kExitInvalid;
   }
   std::fflush(stdout);
@@ -177,56 +226,27 @@ int launch_ranks(char** argv, const RunArgs& args) {
     const pid_t pid = ::fork();
     if (pid == 0) exec_rank(argv, rank, nproc, port, launcher, job_tmp);
     if (pid < 0) {
-      std::fprintf(stderr, "error: could not start rank %d of %d: %s\n", rank, nproc, std::strerror(errno));
+      const std::string error = std::strerror(errno);
       signal_all(pids, SIGKILL);
       for (pid_t p : pids) ::waitpid(p, nullptr, 0);
+      remove_job_tmp(job_tmp);
+      sigaction(SIGINT, &old_int, nullptr);
+      sigaction(SIGTERM, &old_term, nullptr);
+      report_error(args, "could not start rank " + std::to_string(rank) + " of " + std::to_string(nproc) + ": " + error);
       return kExitNodeFailed;
     }
     pids.push_back(pid);
   }
 
-  Failure failure;
-  bool all_invalid = true;  // then rank 0 has printed the problems, the same on every rank
-  int forwarded = 0;
-  std::size_t running = pids.size();
-  auto stop_at = Clock::time_point::max();  // then SIGTERM; SIGKILL 5 s later
-  int stop_signal = SIGTERM;
-  while (running > 0) {
-    for (std::size_t r = 0; r < pids.size(); ++r) {
-      int status = 0;
-      if (pids[r] <= 0 || ::waitpid(pids[r], &status, WNOHANG) != pids[r]) continue;
-      pids[r] = 0;
-      --running;
-      const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == kExitOk;
-      all_invalid = all_invalid && WIFEXITED(status) && WEXITSTATUS(status) == kExitInvalid;
-      if (!ok && failure.rank < 0) {
-        failure = Failure{static_cast<int>(r), status};
-        stop_at = std::min(stop_at, Clock::now() + std::chrono::seconds(grace_s));
-      }
-    }
-    if (g_launcher_interrupts > forwarded) {  // the first cancels every rank, a second exits them
-      ++forwarded;
-      signal_all(pids, SIGINT);
-      stop_at = std::min(stop_at, Clock::now() + std::chrono::seconds(grace_s));
-    }
-    if (running > 0 && Clock::now() >= stop_at) {
-      signal_all(pids, stop_signal);
-      stop_signal = SIGKILL;
-      stop_at = Clock::now() + std::chrono::seconds(5);
-    }
-    if (running > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  const JobEnd end = wait_for_ranks(pids, grace_s);
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
-  if (!job_tmp.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(job_tmp, ec);
-  }
-  if (failure.rank < 0) return kExitOk;
-  if (forwarded > 0) return kExitCancelled;
-  if (all_invalid) return kExitInvalid;
-  report_error(args, failure_message(failure, nproc));
-  return WIFEXITED(failure.status) ? WEXITSTATUS(failure.status) : kExitNodeFailed;
+  remove_job_tmp(job_tmp);
+  if (end.failure.rank < 0) return kExitOk;
+  if (end.interrupted) return kExitCancelled;
+  if (end.all_invalid) return kExitInvalid;
+  report_error(args, failure_message(end.failure, nproc));
+  return WIFEXITED(end.failure.status) ? WEXITSTATUS(end.failure.status) : kExitNodeFailed;
 }
 
 }  // namespace vidgraph::cli
