@@ -5,6 +5,7 @@
 #include <utility>
 
 #include <ATen/ops/cat.h>
+#include <ATen/ops/matmul.h>
 #include <ATen/ops/tensor.h>
 #include <c10/core/GradMode.h>
 
@@ -104,6 +105,42 @@ at::Tensor WanVae::encode_whole(const at::Tensor& video) const {
   const at::Tensor x = patchify(video.to(w.device(), w.scalar_type()), 2);
   const at::Tensor mu = conv1_->forward(encoder_->forward(x, nullptr)).chunk(2, 1)[0];
   return normalize(mu).to(at::kFloat);
+}
+
+at::Tensor WanVae::encode_for_training(const at::Tensor& video) const {
+  check_video(video);
+  const at::Tensor& w = conv1_->weight;
+  const at::Tensor x = patchify(video.to(w.device(), w.scalar_type()), 2);
+  return normalize(conv1_->forward(encoder_->forward(x, nullptr)).chunk(2, 1)[0]);
+}
+
+at::Tensor WanVae::decode_for_training(const at::Tensor& latent) const {
+  check_latent(latent);
+  const at::Tensor& w = conv2_->weight;
+  const at::Tensor x = conv2_->forward(denormalize(latent.to(w.device(), w.scalar_type())));
+  return unpatchify(decoder_->forward(x, nullptr, true), 2);
+}
+
+void WanVae::fold_latent_statistics(const at::Tensor& mean, const at::Tensor& std) {
+  const int64_t z = config_.z_dim;
+  if (mean.numel() != z || std.numel() != z || !(std.min().item<double>() > 0.0)) {
+    throw std::invalid_argument("fold_latent_statistics needs " + std::to_string(z) +
+                                " means and as many positive stds");
+  }
+  c10::NoGradGuard no_grad;
+  const auto like = conv1_->weight.options();
+  const at::Tensor target_mean = at::tensor(config_.latent_mean).to(like);
+  const at::Tensor target_std = at::tensor(config_.latent_std).to(like);
+  const at::Tensor a = target_std / std.to(like).reshape({z});  // raw' = a raw + c
+  const at::Tensor c = target_mean - a * mean.to(like).reshape({z});
+  at::Tensor mu_w = conv1_->weight.slice(0, 0, z);
+  mu_w.mul_(a.view({z, 1, 1, 1, 1}));
+  at::Tensor mu_b = conv1_->bias.slice(0, 0, z);
+  mu_b.mul_(a).add_(c);
+  // conv2(raw) = W raw + b = (W / a) raw' + b - W (c / a)
+  const at::Tensor w2 = conv2_->weight.view({z, z});
+  conv2_->bias.sub_(at::matmul(w2, c / a));
+  conv2_->weight.div_(a.view({1, z, 1, 1, 1}));
 }
 
 at::Tensor WanVae::decode_chunks(const at::Tensor& latent, const VaeCallbacks& callbacks, int64_t done_before,

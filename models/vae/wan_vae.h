@@ -73,6 +73,16 @@ class WanVae : public torch::nn::Module {
   at::Tensor encode_whole(const at::Tensor& video) const;
   at::Tensor decode_whole(const at::Tensor& latent) const;
 
+  // Differentiable whole-sequence paths for training (autograd as the caller has it, no clamp):
+  // video -> normalised latent, and normalised latent -> video (first frame alone, as decode).
+  at::Tensor encode_for_training(const at::Tensor& video) const;
+  at::Tensor decode_for_training(const at::Tensor& latent) const;
+
+  // Folds an affine change of the raw latent into conv1 (mu rows) and conv2 so that raw latents of
+  // mean `mean` and std `std` (per channel, [z]) become the config's latent_mean / latent_std: the
+  // normalised latents of such data are then ~N(0, 1) per channel, and decode(encode(x)) is unchanged.
+  void fold_latent_statistics(const at::Tensor& mean, const at::Tensor& std);
+
   // (mu - mean) / std and back, per channel (dim 1).
   at::Tensor normalize(const at::Tensor& mu) const;
   at::Tensor denormalize(const at::Tensor& z) const;
