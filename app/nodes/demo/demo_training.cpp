@@ -1,0 +1,207 @@
+// Implements demo_training.h: VAE stage, dataset stage (latents + caption features), DiT stage.
+#include "nodes/demo/demo_training.h"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/cat.h>
+#include <ATen/ops/stack.h>
+#include <c10/core/GradMode.h>
+#include <spdlog/spdlog.h>
+
+#include "models/t5/umt5_checkpoint.h"
+#include "models/t5/umt5_prompt.h"
+#include "models/train/demo_scenes.h"
+#include "models/train/trainer.h"
+#include "models/train/vae_train.h"
+#include "models/vae/vae_checkpoint.h"
+#include "models/wan/wan_checkpoint.h"
+#include "models/wan/wan_tiny.h"
+
+namespace vidgraph::nodes {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kFrames = 25, kWidth = 160, kHeight = 96;
+constexpr int kVaeFrames = 5;  // 1 + 4: the first-frame chunk and one 4-frame chunk per clip
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double tail_mean(const std::vector<double>& v) {
+  if (v.empty()) return 0.0;
+  const size_t n = std::max<size_t>(1, v.size() / 10);
+  double sum = 0;
+  for (size_t i = v.size() - n; i < v.size(); ++i) sum += v[i];
+  return sum / n;
+}
+
+// The real VAE's topology and z 48 at small widths (channel multipliers 1,2,2,2 instead of 1,2,4,4
+// and one residual block per stage): ~2.5 M parameters, 5 MB in bf16, so the whole model folder
+// stays under 8 MB.
+vae::WanVaeConfig demo_vae_config() {
+  vae::WanVaeConfig c = vae::WanVaeConfig::wan22();
+  c.encoder_dim = 16;
+  c.decoder_dim = 32;
+  c.dim_mult = {1, 2, 2, 2};
+  c.num_res_blocks = 1;
+  return c;
+}
+
+wan::WanConfig demo_dit_config(int64_t z_dim, int64_t text_dim) {
+  wan::WanConfig c = wan::wan_tiny_config();
+  c.dim = 128;  // 2 heads of 64: the smallest head the GPU attention kernels take
+  c.num_heads = 2;
+  c.ffn_dim = 512;
+  c.num_layers = 4;
+  c.in_dim = c.out_dim = z_dim;
+  c.text_dim = text_dim;
+  c.text_len = 512;
+  return c;
+}
+
+train::SceneOptions scene_options(const DemoTrainingOptions& o, int frames) {
+  train::SceneOptions s;
+  s.frames = frames;
+  s.width = kWidth;
+  s.height = kHeight;
+  s.images = {{"landscape", o.image}, {"landscape", o.image_large}};
+  return s;
+}
+
+double psnr(const at::Tensor& a, const at::Tensor& b) {  // videos in [-1, 1]
+  const double mse = ((a - b) * 0.5).pow(2).mean().item<double>();
+  return 10.0 * std::log10(1.0 / std::max(mse, 1e-12));
+}
+
+std::shared_ptr<vae::WanVae> train_demo_vae(const DemoTrainingOptions& o, DemoTrainingReport& report) {
+  const auto start = std::chrono::steady_clock::now();
+  auto vae = vae::make_seeded_vae(demo_vae_config(), o.seed + 2);
+  vae->to(o.device);
+  std::mt19937 random(static_cast<std::uint32_t>(o.seed + 10));
+  const train::SceneOptions scenes = scene_options(o, kVaeFrames);
+  // Every batch also holds the sample image as a still frame: the demo's first frame is that image.
+  const at::Tensor still = train::scene_video(o.image.unsqueeze(0)).unsqueeze(0);
+  auto next_batch = [&](int) {
+    std::vector<at::Tensor> clips;
+    for (int i = 0; i < o.vae_batch; ++i) {
+      clips.push_back(train::scene_video(train::render_scene(train::plan_scene(random, scenes), scenes)));
+    }
+    return at::stack(clips).to(o.device);
+  };
+  train::VaeTrainOptions options;
+  options.steps = o.vae_steps;
+  options.lr = o.vae_lr;
+  options.on_step = [&](const train::VaeTrainStep& s) {
+    if (s.step % 25 == 0 || s.step == s.steps) {
+      spdlog::info("VAE step {}/{}: loss {:.4f}, lr {:.2e}, {:.2f} s/step", s.step, s.steps, s.loss, s.lr, s.seconds);
+    }
+  };
+  auto batches = [&](int step) {
+    // Every fourth step is the still image alone, so its first-frame path is trained directly.
+    return step % 4 == 0 ? still.to(o.device) : next_batch(step);
+  };
+  const train::VaeTrainResult result = train::train_vae(*vae, batches, options);
+  report.vae_loss = tail_mean(result.losses);
+
+  std::vector<at::Tensor> sample;
+  for (int i = 0; i < 16; ++i) sample.push_back(next_batch(0));
+  train::normalise_vae_latents(*vae, sample);
+  c10::NoGradGuard no_grad;
+  report.image_psnr = psnr(vae->decode(vae->encode(still.to(o.device))).cpu(), still);
+  report.seconds_vae = seconds_since(start);
+  spdlog::info("VAE trained in {:.0f} s: loss {:.4f}, sample image {:.2f} dB", report.seconds_vae, report.vae_loss,
+               report.image_psnr);
+  return vae;
+}
+
+std::vector<train::TrainingSample> demo_samples(const DemoTrainingOptions& o, const vae::WanVae& vae,
+                                                const t5::Umt5Encoder& encoder, const t5::Umt5Tokenizer& tokenizer,
+                                                DemoTrainingReport& report) {
+  const auto start = std::chrono::steady_clock::now();
+  c10::NoGradGuard no_grad;
+  std::mt19937 random(static_cast<std::uint32_t>(o.seed + 20));
+  const train::SceneOptions scenes = scene_options(o, kFrames);
+  std::vector<train::TrainingSample> samples;
+  for (int i = 0; i < o.clips; ++i) {
+    const train::ScenePlan plan = train::plan_scene(random, scenes);
+    const at::Tensor video = train::scene_video(train::render_scene(plan, scenes)).unsqueeze(0).to(o.device);
+    const at::Tensor latent = vae.encode(video).squeeze(0).cpu();
+    const at::Tensor context = t5::encode_prompts(encoder, tokenizer, {plan.caption()})[0].to(at::kCPU, at::kFloat);
+    // Each clip teaches both tasks: from the caption alone, and from its first frame + caption.
+    samples.push_back({latent, context, false, plan.caption()});
+    samples.push_back({latent, context, true, plan.caption() + " (i2v)"});
+    if ((i + 1) % 20 == 0) spdlog::info("Encoded {}/{} clips", i + 1, o.clips);
+  }
+  report.seconds_data = seconds_since(start);
+  return samples;
+}
+
+wan::WanModel train_demo_dit(const DemoTrainingOptions& o, plugin::AttentionBackend& backend,
+                             const std::vector<train::TrainingSample>& samples, int64_t text_dim,
+                             DemoTrainingReport& report) {
+  const auto start = std::chrono::steady_clock::now();
+  wan::WanModelOptions model_options;
+  model_options.config = demo_dit_config(samples.front().latent.size(0), text_dim);
+  model_options.device = o.device;
+  wan::WanModel dit(model_options);
+  wan::wan_init_weights(*dit, o.seed + 3);
+  train::TrainOptions t;
+  t.mode = train::TrainMode::Full;
+  t.method = "vsa";
+  t.sparsity = {0.0, 0.5, o.dit_steps / 4};
+  t.steps = o.dit_steps;
+  t.batch = o.dit_batch;
+  t.lr = o.dit_lr;
+  t.warmup_steps = std::min(100, o.dit_steps / 10);
+  t.lr_schedule = "cosine";
+  t.seed = o.seed + 30;
+  t.on_step = [](const train::TrainStep& s) {
+    if (s.step % 50 == 0 || s.step == s.steps) {
+      spdlog::info("DiT step {}/{}: loss {:.4f}, lr {:.2e}, {:.3f} s/step", s.step, s.steps, s.loss, s.lr, s.seconds);
+    }
+  };
+  const train::TrainResult result = train::train(*dit, &backend, samples, t);
+  report.dit_loss = tail_mean(result.losses);
+  report.seconds_dit = seconds_since(start);
+  spdlog::info("DiT trained in {:.0f} s: loss {:.4f}", report.seconds_dit, report.dit_loss);
+  return dit;
+}
+
+}  // namespace
+
+DemoTrainingReport train_demo_model(const std::string& out_dir, plugin::AttentionBackend& backend,
+                                    const DemoTrainingOptions& o) {
+  if (o.image.dim() != 3 || o.image.size(0) != kHeight || o.image.size(1) != kWidth) {
+    throw std::invalid_argument("the demo training image must be uint8 [96, 160, 3]");
+  }
+  DemoTrainingReport report;
+  const fs::path out(out_dir);
+  fs::create_directories(out);
+  fs::copy_file(o.tokenizer, out / "spiece.model");
+  const t5::Umt5Tokenizer tokenizer = t5::load_umt5_tokenizer((out / "spiece.model").string());
+  const t5::Umt5Config text_config = t5::Umt5Config::tiny(tokenizer.vocab_size());
+  const auto encoder = t5::make_seeded_umt5(text_config, o.seed + 1);
+  encoder->to(o.device);
+  t5::save_umt5_safetensors(*encoder, (out / "text_encoder.safetensors").string(), t5::Umt5Layout::Official,
+                            at::kBFloat16);
+
+  const auto vae = train_demo_vae(o, report);
+  vae::save_vae_safetensors(*vae, (out / "vae.safetensors").string(), vae::VaeLayout::Official, at::kBFloat16);
+
+  const auto samples = demo_samples(o, *vae, *encoder, tokenizer, report);
+  wan::WanModel dit = train_demo_dit(o, backend, samples, text_config.dim, report);
+  wan::WanSaveOptions save;
+  save.layout = wan::WanLayout::Official;
+  save.dtype = at::kBFloat16;
+  wan::wan_save_checkpoint(*dit, out.string(), save);
+  return report;
+}
+
+}  // namespace vidgraph::nodes
