@@ -286,8 +286,12 @@ RunStatus Runner::run_node(const GraphDocument& doc, const Node& n, NodeRunStat&
       stat.outcome = NodeOutcome::Cached;
       release_inputs(n, request.keep_outputs);
       post(EventKind::NodeCached, n.id, n.type);
-      for (const Value& v : cache_.previews(key)) {
-        post(EventKind::Preview, n.id, n.type, [&](Event& e) { e.preview = v; });
+      for (const StoredPreview& p : cache_.previews(key)) {
+        post(EventKind::Preview, n.id, n.type, [&](Event& e) {
+          e.preview = p.value;
+          e.value = p.step;
+          e.max = p.steps;
+        });
       }
       return RunStatus::Succeeded;
     }
@@ -308,10 +312,18 @@ RunStatus Runner::run_node(const GraphDocument& doc, const Node& n, NodeRunStat&
       e.text = line;
     });
   };
-  std::vector<Value> previews;  // kept with the cached result, posted again on a cache hit
+  std::vector<StoredPreview> previews;  // kept with the cached result, posted again on a cache hit
   hooks.preview = [&](const Value& v) {
-    previews.push_back(v);
+    previews.push_back(StoredPreview{v});
     post(EventKind::Preview, n.id, n.type, [&](Event& e) { e.preview = v; });
+  };
+  hooks.step_preview = [&](const Value& v, std::int64_t step, std::int64_t steps) {
+    if (step == steps) previews.push_back(StoredPreview{v, step, steps});  // the final estimate only
+    post(EventKind::Preview, n.id, n.type, [&](Event& e) {
+      e.preview = v;
+      e.value = step;
+      e.max = steps;
+    });
   };
   NodeContext ctx(n.id, type.name, std::move(inputs), params, request.options, std::move(hooks));
   Result<ValueMap> out = make_error("");

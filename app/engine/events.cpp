@@ -73,6 +73,11 @@ nlohmann::json event_to_json(const Event& e) {
     case EventKind::Preview:
       j["value_type"] = e.preview.type;
       j["bytes"] = e.preview.bytes;
+      if (e.max > 0) {
+        j["step"] = e.value;
+        j["steps"] = e.max;
+      }
+      if (!e.text.empty()) j["path"] = e.text;
       break;
     default: break;
   }

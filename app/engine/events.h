@@ -3,7 +3,8 @@
 //
 // Order within a run: RunStarted; NodeQueued for every planned node (plan order); then per node in
 // plan order either NodeCached → Preview* (the previews it posted when computed), or NodeStarted → NodeProgress* / Log* / Preview* → one of
-// NodeFinished / NodeFailed / NodeCancelled; finally RunFinished (status). After a failure or cancel,
+// NodeFinished / NodeFailed / NodeCancelled; finally RunFinished (status). A step preview (a
+// sampler's per-step image, max > 0) is replayed on a cache hit only for the last step. After a failure or cancel,
 // nodes not yet run get no further events. Log events can also come from outside runs (run_id 0)
 // through the spdlog sink in event_bus_sink.h.
 //
@@ -50,9 +51,10 @@ struct Event {
   std::uint64_t run_id = 0;   // 0 = not part of a run
   std::string node_id;        // node events, and Log/Preview from a node
   std::string node_type;
-  std::int64_t value = 0;     // NodeProgress; RunStarted: planned node count
-  std::int64_t max = 0;       // NodeProgress
-  std::string text;           // progress text, failure message, log line, run summary
+  std::int64_t value = 0;     // NodeProgress; RunStarted: planned node count; Preview: step (1-based)
+  std::int64_t max = 0;       // NodeProgress; Preview: step count (0 = not a step preview)
+  std::string text;           // progress text, failure message, log line, run summary; Preview:
+                              // the file a consumer saved it to (set by that consumer)
   double seconds = 0.0;       // NodeFinished/Failed/Cancelled: node time; RunFinished: run time
   RunStatus status = RunStatus::Succeeded;  // RunFinished
   LogLevel level = LogLevel::Info;          // Log
@@ -64,7 +66,8 @@ const char* to_string(EventKind kind);  // "run_started", "node_progress", ...
 const char* to_string(RunStatus status);  // "succeeded", "failed", "cancelled", "invalid"
 const char* to_string(LogLevel level);  // "trace" ... "error"
 // {"event": "...", "run_id": ..., ...}; only the fields that matter for the kind. A preview is
-// described by its type and bytes, never its data.
+// described by its type and bytes (plus "step"/"steps" for a step preview and "path" when a consumer
+// saved it), never its data.
 nlohmann::json event_to_json(const Event& event);
 
 class EventBus {

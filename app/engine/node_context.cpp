@@ -80,4 +80,12 @@ void NodeContext::emit_preview(const Value& preview) const {
   if (hooks_.preview) hooks_.preview(preview);
 }
 
+void NodeContext::emit_step_preview(const Value& preview, std::int64_t step, std::int64_t steps) const {
+  if (hooks_.step_preview) {
+    hooks_.step_preview(preview, step, steps);
+  } else if (hooks_.preview) {
+    hooks_.preview(preview);
+  }
+}
+
 }  // namespace vidgraph::engine

@@ -36,6 +36,8 @@ class NodeContext {
     std::function<bool()> cancelled;
     std::function<void(LogLevel level, const std::string& line)> log;
     std::function<void(const Value& preview)> preview;
+    // A preview of step `step` of `steps` (a sampler's current estimate); unset = `preview`.
+    std::function<void(const Value& preview, std::int64_t step, std::int64_t steps)> step_preview;
   };
 
   NodeContext(std::string node_id, std::string node_type, ValueMap inputs, nlohmann::json params,
@@ -85,6 +87,10 @@ class NodeContext {
   void log_info(const std::string& line) const { log(LogLevel::Info, line); }
   void log_warn(const std::string& line) const { log(LogLevel::Warn, line); }
   void emit_preview(const Value& preview) const;
+  // One preview per step of a loop (step 1..steps); only the last step's is kept with the cached
+  // result. Cheap to skip: has_preview_hook() is false when nobody listens.
+  void emit_step_preview(const Value& preview, std::int64_t step, std::int64_t steps) const;
+  bool has_preview_hook() const { return hooks_.preview || hooks_.step_preview; }
 
  private:
   const Value& require_input(const std::string& port) const;

@@ -30,15 +30,16 @@ bool ResultCache::contains(CacheKey key) const {
   return index_.count(key) != 0;
 }
 
-std::vector<Value> ResultCache::previews(CacheKey key) const {
+std::vector<StoredPreview> ResultCache::previews(CacheKey key) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = index_.find(key);
-  return it == index_.end() ? std::vector<Value>{} : it->second->previews;
+  return it == index_.end() ? std::vector<StoredPreview>{} : it->second->previews;
 }
 
-bool ResultCache::put(CacheKey key, ValueMap values, std::vector<Value> previews) {
+bool ResultCache::put(CacheKey key, ValueMap values, std::vector<StoredPreview> previews) {
   std::size_t bytes = size_of(values);
-  for (const Value& p : previews) {
+  for (const StoredPreview& stored : previews) {
+    const Value& p = stored.value;
     const bool shared = std::any_of(values.begin(), values.end(), [&](const auto& v) { return v.second.data == p.data; });
     if (!shared) bytes += p.bytes;
   }

@@ -2,7 +2,8 @@
 // budget with least-recently-used eviction.
 //
 // An entry also keeps the previews the node posted while computing it, so a node served from the
-// cache can post them again (a second identical Preview Video node still shows its video).
+// cache can post them again (a second identical Preview Video node still shows its video; a sampler
+// shows its last step's estimate).
 //
 // Contract: the byte size of an entry is the sum of its values' `bytes` (plus previews that share no
 // data with a value). An entry larger than the
@@ -24,6 +25,13 @@ namespace vidgraph::engine {
 
 using CacheKey = std::uint64_t;
 
+// A preview kept with an entry; step/steps > 0 for a step preview (NodeContext::emit_step_preview).
+struct StoredPreview {
+  Value value;
+  std::int64_t step = 0;
+  std::int64_t steps = 0;
+};
+
 struct CacheStats {
   std::size_t entries = 0;
   std::size_t bytes = 0;
@@ -40,9 +48,9 @@ class ResultCache {
   std::optional<ValueMap> get(CacheKey key);  // marks the entry most recently used
   bool contains(CacheKey key) const;          // no LRU update, no stats
   // The previews stored with the entry (empty when none or absent); no LRU update, no stats.
-  std::vector<Value> previews(CacheKey key) const;
+  std::vector<StoredPreview> previews(CacheKey key) const;
   // Stores (or replaces) an entry; returns false when it is larger than the budget.
-  bool put(CacheKey key, ValueMap values, std::vector<Value> previews = {});
+  bool put(CacheKey key, ValueMap values, std::vector<StoredPreview> previews = {});
   void erase(CacheKey key);
   void clear();
   void set_budget(std::size_t budget_bytes);  // evicts down to the new budget
@@ -54,7 +62,7 @@ class ResultCache {
   struct Entry {
     CacheKey key;
     ValueMap values;
-    std::vector<Value> previews;
+    std::vector<StoredPreview> previews;
     std::size_t bytes;
   };
   void evict_to_fit(std::size_t incoming);  // lock held

@@ -473,6 +473,45 @@ class tst_Engine : public QObject {
       QCOMPARE(*std::next(cached), std::string("preview:p1"));
     }
   }
+  // Step previews (a sampler's per-step image) carry step/steps into the event and its JSON; a
+  // cache hit posts only the last step's again.
+  void stepPreviewsReplayOnlyTheLast() {
+    Registry local;
+    vidgraph::test::register_engine_test_nodes(local);
+    NodeType steps;
+    steps.name = "Steps";
+    steps.category = "test";
+    steps.outputs = {{"out", "NUMBER", false, ""}};
+    steps.compute = [](NodeContext& ctx) -> Result<ValueMap> {
+      for (int i = 1; i <= 3; ++i) ctx.emit_step_preview(make_value("NUMBER", double(10 * i)), i, 3);
+      return ValueMap{{"out", make_value("NUMBER", 1.0)}};
+    };
+    QVERIFY(local.add(steps).ok());
+    Engine engine(local);
+    auto doc = GraphDocument::build({make_node("s", "Steps")}, json::object(), json::object(), &local);
+    QVERIFY(doc.ok());
+    auto previews = [](Recorder& rec) {
+      std::lock_guard<std::mutex> lock(rec.mutex);
+      std::vector<std::string> out;
+      for (const auto& e : rec.events) {
+        if (e.kind != EventKind::Preview) continue;
+        const json j = event_to_json(e);
+        out.push_back(std::to_string(j.value("step", 0)) + "/" + std::to_string(j.value("steps", 0)) + "=" +
+                      std::to_string(int(*value_as<double>(e.preview))));
+      }
+      return out;
+    };
+    {
+      Recorder rec(engine.events());
+      QCOMPARE(engine.run(doc.value(), {}).status, RunStatus::Succeeded);
+      QCOMPARE(to_qt(previews(rec)), QStringList({"1/3=10", "2/3=20", "3/3=30"}));
+    }
+    {
+      Recorder rec(engine.events());
+      QCOMPARE(engine.run(doc.value(), {}).status, RunStatus::Succeeded);
+      QCOMPARE(to_qt(previews(rec)), QStringList({"3/3=30"}));
+    }
+  }
   void paramChangeRerunsExactlyDownstream() {
     Engine engine(reg_);
     GraphDocument doc = chain_doc(&reg_);
