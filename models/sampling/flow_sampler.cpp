@@ -116,6 +116,7 @@ at::Tensor flow_sample(const VelocityFn& model, const FlowSampleOptions& o) {
       at::Tensor vu = v[1].to(at::kFloat);
       vel = vu + (vel - vu) * o.guide_scale;
     }
+    at::Tensor x0 = o.on_denoised ? x - vel * schedule.sigmas[i] : at::Tensor();
     x = solver->step(vel, x);
     if (!x.isfinite().all().item<bool>()) {
       throw std::runtime_error("Sampling produced non-finite values at step " + std::to_string(i + 1) + " of " +
@@ -124,6 +125,10 @@ at::Tensor flow_sample(const VelocityFn& model, const FlowSampleOptions& o) {
     }
     if (i2v) {
       x.narrow(1, 0, 1).copy_(z0);
+    }
+    if (o.on_denoised) {
+      if (i2v) x0.narrow(1, 0, 1).copy_(z0);
+      o.on_denoised(i + 1, total, x0);
     }
     if (o.on_step) {
       o.on_step(i + 1, total);

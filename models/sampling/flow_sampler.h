@@ -42,6 +42,10 @@ struct FlowSampleOptions {
   c10::Device device = c10::Device(c10::kCPU);
   // Called after each step with (steps done, total steps).
   std::function<void(int, int)> on_step;
+  // Called after each step, before on_step, with the clean-latent estimate of that step's model call,
+  // x0 = x - sigma * v (guided v; the clean first frame for image-to-video), [C, F, H, W] fp32 on
+  // the device: what a live preview shows. Not computed when unset.
+  std::function<void(int done, int total, const at::Tensor& x0)> on_denoised;
   // Polled before each step; returning true stops the run with SamplingCancelled.
   std::function<bool()> is_cancelled;
 };

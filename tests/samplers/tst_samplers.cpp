@@ -1,6 +1,7 @@
 // Flow samplers: the official UniPC schedule, Euler and UniPC against hand-computed steps,
 // exactness on straight-line flows, CFG, i2v clean first frame + per-frame timesteps, seeded noise,
-// initial latents, progress and cancellation, DMD few-step against hand-computed steps, and the Wan DiT adapter end to end.
+// initial latents, progress and cancellation, DMD few-step against hand-computed steps, the per-step
+// clean-latent estimate for previews, and the Wan DiT adapter end to end.
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/equal.h>
@@ -61,6 +62,7 @@ class tst_samplers : public QObject {
   void stepPastEnd();
   void cfgCombination();
   void imageToVideo();
+  void denoisedEstimate();
   void seededNoise();
   void dmdHandComputed();
   void dmdImageToVideo();
@@ -278,6 +280,42 @@ void tst_samplers::imageToVideo() {
   at::Tensor free = flow_sample(t2v, o);
   QCOMPARE(seen_t[0][0].item<double>(), sched.timesteps[0]);
   QVERIFY(!at::equal(free.narrow(1, 0, 1), z));
+}
+
+// on_denoised gets x0 = x - sigma_i * v(x) of every step's model call, before on_step, with the
+// clean first frame for image-to-video; CFG's combined velocity is the one used.
+void tst_samplers::denoisedEstimate() {
+  FlowSampleOptions o;
+  o.solver = SolverKind::Euler;
+  o.steps = 3;
+  o.guide_scale = 2.0;
+  o.latent_shape = {2, 3, 2, 2};
+  o.seed = 7;
+  const at::Tensor z = at::full({2, 1, 2, 2}, 0.5f);
+  o.first_frame = z;
+  const FlowSchedule sched = schedule_for(o);
+  std::vector<at::Tensor> inputs;
+  VelocityFn fn = [&](const at::Tensor& x, const at::Tensor&, bool) -> std::vector<at::Tensor> {
+    inputs.push_back(x.clone());
+    return {x * 0.3 - 0.1, x * 0.1};  // guided: 0.1x + 2 (0.2x - 0.1) = 0.5x - 0.2
+  };
+  std::vector<at::Tensor> estimates;
+  std::vector<int> order;  // +step from on_denoised, -step from on_step
+  o.on_denoised = [&](int done, int total, const at::Tensor& x0) {
+    QCOMPARE(total, 3);
+    order.push_back(done);
+    estimates.push_back(x0.clone());
+  };
+  o.on_step = [&](int done, int) { order.push_back(-done); };
+  flow_sample(fn, o);
+  QCOMPARE(order, (std::vector<int>{1, -1, 2, -2, 3, -3}));
+  QCOMPARE(int(estimates.size()), 3);
+  for (int i = 0; i < 3; ++i) {
+    const at::Tensor x = inputs[i];
+    at::Tensor want = x - (x * 0.5 - 0.2) * sched.sigmas[i];
+    want.narrow(1, 0, 1).copy_(z);
+    QVERIFY2(at::allclose(estimates[i], want, 1e-6, 1e-6), qPrintable(QString("step %1").arg(i + 1)));
+  }
 }
 
 void tst_samplers::seededNoise() {

@@ -1,7 +1,8 @@
 // TAEHV light decoder (taew2_2): a `.pth` written here with the reference's key names at the real
 // widths (random seeded weights) decodes like an independent float64 implementation of the
 // reference's decoder (whole sequence at once); frame counts 1 + 4(T - 1), 16x sizes, chunking
-// invariance, progress, cancellation and errors.
+// invariance, progress, cancellation and errors. Also the decoder-free preview projection
+// (latent_rgb.h) against values computed by hand.
 #include <ATen/TensorOperators.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/ops/allclose.h>
@@ -23,6 +24,7 @@
 
 #include "model_io_pth_writer.h"
 #include "taehv_test_weights.h"
+#include "models/vae/latent_rgb.h"
 #include "models/vae/taehv.h"
 
 using namespace vidgraph;
@@ -84,6 +86,8 @@ class tst_taehv : public QObject {
   void matchesReference();
   void chunkingAndCallbacks();
   void errors();
+  void latentRgbWan22();
+  void latentRgbOtherChannels();
 
  private:
   QTemporaryDir dir_;
@@ -162,4 +166,41 @@ void tst_taehv::errors() {
 }
 
 QTEST_GUILESS_MAIN(tst_taehv)
+// Three pixels of a 48-channel latent: channel 39 = 1 -> factors[39] + bias = (-0.3124, -0.4421,
+// -0.3396); channels 21 = 2 and 37 = 1 -> 2 f[21] + f[37] + bias = (0.2930, 0.1928, 0.6588); channel
+// 39 = 10 saturates to 0. Then (rgb + 1) / 2.
+void tst_taehv::latentRgbWan22() {
+  at::Tensor frame = at::zeros({48, 1, 3});
+  frame[39][0][0] = 1.0;
+  frame[21][0][1] = 2.0;
+  frame[37][0][1] = 1.0;
+  frame[39][0][2] = 10.0;
+  const at::Tensor rgb = latent_to_rgb(frame);
+  QCOMPARE(rgb.sizes().vec(), (std::vector<int64_t>{3, 1, 3}));
+  const double want[3][3] = {{0.3438, 0.6465, 0.0}, {0.27895, 0.5964, 0.0}, {0.3302, 0.8294, 0.0}};
+  for (int c = 0; c < 3; ++c) {
+    for (int x = 0; x < 3; ++x) {
+      QVERIFY2(std::abs(rgb[c][0][x].item<double>() - want[c][x]) < 1e-5,
+               qPrintable(QString("channel %1 pixel %2: %3").arg(c).arg(x).arg(rgb[c][0][x].item<double>())));
+    }
+  }
+  QCOMPARE(wan22_latent_rgb_factors().sizes().vec(), (std::vector<int64_t>{48, 3}));
+}
+
+// Not 48 channels: channels 0, 1 and (only two exist) 0 again, each stretched min..max -> 0..1; a
+// flat channel is 0.5.
+void tst_taehv::latentRgbOtherChannels() {
+  at::Tensor frame = at::zeros({2, 1, 3});
+  frame[0][0][0] = 1.0;
+  frame[0][0][1] = 3.0;
+  frame[0][0][2] = 5.0;
+  frame[1].fill_(2.0);
+  const at::Tensor rgb = latent_to_rgb(frame);
+  const double want[3][3] = {{0.0, 0.5, 1.0}, {0.5, 0.5, 0.5}, {0.0, 0.5, 1.0}};
+  for (int c = 0; c < 3; ++c) {
+    for (int x = 0; x < 3; ++x) QCOMPARE(rgb[c][0][x].item<double>(), want[c][x]);
+  }
+  QVERIFY_THROWS_EXCEPTION(std::invalid_argument, latent_to_rgb(at::zeros({4, 4})));
+}
+
 #include "tst_taehv.moc"
