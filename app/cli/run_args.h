@@ -19,6 +19,7 @@ struct RunArgs {
   std::string resources_dir;         // --resources (default: <exe>/../share/vidgraph)
   bool overwrite = false;            // --overwrite
   bool json_events = false;          // run --json-events
+  std::string previews_dir;          // run --previews DIR: save step previews as PNGs
   bool json = false;                 // validate/nodes --json
   bool verbose = false;              // --verbose: debug log lines
   std::string compare_a, compare_b;  // compare A B

@@ -67,6 +67,9 @@ int run_cli_main(int argc, char** argv, const RunnerConfig& config) {
   run->add_option("--resources", args.resources_dir, "Resources folder for {resources}/ paths")->type_name("DIR");
   run->add_flag("--overwrite", args.overwrite, "Let nodes replace existing output files");
   run->add_flag("--json-events", args.json_events, "Print one JSON object per event per line on stdout");
+  run->add_option("--previews", args.previews_dir,
+                  "Save each sampler step's preview as a PNG in this folder (--json-events gives its path)")
+      ->type_name("DIR");
   run->add_option("--sweep", args.sweeps,
                   "Run once per value, in one process with a shared cache: NODE.PARAM=V1,V2,... "
                   "(repeatable: every combination)")

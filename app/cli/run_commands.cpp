@@ -14,6 +14,9 @@
 #include "run_driver.h"
 #include "run_launch.h"
 #include "run_logging.h"
+#ifdef VIDGRAPH_HAVE_PREVIEW_FILES
+#include "run_previews.h"
+#endif
 #include "run_render.h"
 #include "run_signals.h"
 #include "sweep_command.h"
@@ -56,7 +59,51 @@ std::string make_scratch_dir() {
 
 }  // namespace
 
+namespace {
+
+// The event consumer of one run: the renderer, with step previews saved first when --previews asks.
+class RunEvents {
+ public:
+  static engine::Result<RunEvents> make(const RunArgs& args, RunRenderer& renderer) {
+    RunEvents events;
+    if (args.previews_dir.empty()) return events;
+#ifdef VIDGRAPH_HAVE_PREVIEW_FILES
+    auto files = PreviewFiles::open(args.previews_dir, [&renderer](const engine::Event& e) { renderer.on_event(e); });
+    if (!files.ok()) return files.error();
+    events.files_ = std::shared_ptr<PreviewFiles>(std::move(*files));
+    return events;
+#else
+    return engine::make_error("--previews needs the image writer, which this build of vidgraph-run lacks "
+                              "(built without VIDGRAPH_MEDIA)");
+#endif
+  }
+  void deliver(RunRenderer& renderer, const engine::Event& e) const {
+#ifdef VIDGRAPH_HAVE_PREVIEW_FILES
+    if (files_ && PreviewFiles::saves(e)) return files_->save(e);
+#endif
+    renderer.on_event(e);
+  }
+  // After the run: every preview saved (and delivered); the first that could not be, as a warning.
+  void finish() const {
+#ifdef VIDGRAPH_HAVE_PREVIEW_FILES
+    if (files_) files_->flush();
+    if (files_ && !files_->first_error().empty()) std::fprintf(stderr, "warning: %s\n", files_->first_error().c_str());
+#endif
+  }
+
+ private:
+#ifdef VIDGRAPH_HAVE_PREVIEW_FILES
+  std::shared_ptr<PreviewFiles> files_;
+#endif
+};
+
+}  // namespace
+
 int command_run(const RunArgs& args, const engine::Registry& registry) {
+  if (!args.sweeps.empty() && !args.previews_dir.empty()) {
+    report_error(args, "--previews saves the previews of one run; leave it out with --sweep");
+    return kExitInvalid;
+  }
   if (!args.sweeps.empty()) return command_sweep(args, registry);
   auto doc = load_flow(args, registry);
   if (!doc.ok()) {
@@ -88,16 +135,28 @@ int command_run(const RunArgs& args, const engine::Registry& registry) {
 
   engine::Engine engine(registry, engine_config(args));
   // A rank above 0 prints on a discarded stdout; its errors must reach stderr even with --json-events.
+  // Rank 0 alone saves previews.
   RunArgs render_args = args;
-  if (own_rank() > 0) render_args.json_events = false;
+  if (own_rank() > 0) {
+    render_args.json_events = false;
+    render_args.previews_dir.clear();
+  }
   auto renderer = pick_renderer(render_args);
-  const auto subscription = engine.events().subscribe([&](const engine::Event& e) { renderer->on_event(e); });
+  auto events = RunEvents::make(render_args, *renderer);
+  if (!events.ok()) {
+    if (scratch.empty()) remove_created_output_dir(output_dir, created);
+    report_error(args, events.error().message);
+    return kExitInvalid;
+  }
+  const auto subscription =
+      engine.events().subscribe([&](const engine::Event& e) { events->deliver(*renderer, e); });
   route_logs_to_bus(engine.events());
   install_interrupt_handler();
   engine::RunResult result = drive_run(engine, *doc, std::move(request), *renderer);
   remove_interrupt_handler();
   route_logs_to_stderr();
   engine.events().unsubscribe(subscription);
+  events->finish();
   if (result.status == engine::RunStatus::Invalid && scratch.empty()) remove_created_output_dir(output_dir, created);
   if (!scratch.empty()) {
     std::error_code ec;

@@ -18,6 +18,12 @@ target_link_libraries(vidgraph_run_lib
   PUBLIC vidgraph_engine
   PUBLIC nlohmann_json::nlohmann_json
   PRIVATE CLI11::CLI11 spdlog::spdlog)
+# --previews writes PNGs: only with the media helpers (OpenCV; no LibTorch).
+if(TARGET vidgraph_nodes_media)
+  target_sources(vidgraph_run_lib PRIVATE ${CMAKE_CURRENT_LIST_DIR}/run_previews.cpp)
+  target_compile_definitions(vidgraph_run_lib PRIVATE VIDGRAPH_HAVE_PREVIEW_FILES)
+  target_link_libraries(vidgraph_run_lib PRIVATE vidgraph_nodes_media)
+endif()
 
 add_executable(vidgraph-run ${CMAKE_CURRENT_LIST_DIR}/vidgraph_run_main.cpp)
 target_compile_definitions(vidgraph-run PRIVATE VIDGRAPH_VERSION="${PROJECT_VERSION}")

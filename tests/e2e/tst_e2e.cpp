@@ -2,7 +2,8 @@
 // the MP4 decodes back with the expected frames, size, fps and embedded workflow; a changed param
 // re-runs only the downstream nodes (in-process, and across the runs of one `vidgraph-run --sweep`
 // through its --json-events); Ctrl-C during sampling exits 130 with no partial output (single run and
-// sweep); bad inputs and outputs are clear errors with exit code 3.
+// sweep); bad inputs and outputs are clear errors with exit code 3; the sampler posts one live
+// preview per step, saved as PNGs of half the video's size with --previews.
 #include <signal.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 
 #include "engine/engine.h"
 #include "engine/workflow_file.h"
+#include "nodes/media/image_io.h"
 #include "nodes/media/video_probe.h"
 #include "nodes/register_nodes.h"
 
@@ -117,6 +119,7 @@ class tst_e2e : public QObject {
   void initTestCase();
   void demoWritesMp4();
   void fastWorkflowRuns();
+  void previewsPerStep();
   void changedParamRerunsDownstream();
   void cancelDuringSampling();
   void sweepRerunsOnlyDownstream();
@@ -166,19 +169,70 @@ void tst_e2e::fastWorkflowRuns() {
                                    "--set", "sampler.width=160", "--set", "sampler.height=96",
                                    "--set", "sampler.frames=5"});
   QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
-  int sampler_steps = 0;
+  int sampler_steps = 0, step_previews = 0;
   for (const auto& e : json_lines(r.out)) {
     if (e.is_object() && e.value("event", "") == "node_progress" && e.value("node", "") == "sampler") {
       sampler_steps = e.value("max", 0);
     }
+    if (e.is_object() && e.value("event", "") == "preview" && e.contains("step")) {
+      ++step_previews;
+      QVERIFY2(!e.contains("path"), "without --previews no preview file is written");
+    }
   }
   QCOMPARE(sampler_steps, 3);
+  QCOMPARE(step_previews, 3);
   media::VideoInfo info;
   std::string error;
   QVERIFY2(media::probe_video(out.filePath("wan22-ti2v-5b-fast.mp4").toStdString(), &info, &error), error.c_str());
   QCOMPARE(info.frame_count, 5);
   QCOMPARE(info.width, 160);
   QCOMPARE(info.height, 96);
+}
+
+// --previews DIR: one preview event per sampler step (steps 1..N in order), each naming a new PNG in
+// DIR of half the video's size; nothing else lands in DIR, and the sampler logs what they cost.
+void tst_e2e::previewsPerStep() {
+  QTemporaryDir out, previews;
+  const QString dir = previews.filePath("step-previews");  // created by the runner
+  const QString flow = kBinary + "/share/vidgraph/workflows/wan22-ti2v-5b-fast.vgflow";
+  const RunOutcome r = run_runner({"run", flow, "--output-dir", out.path(), "--json-events", "--previews", dir,
+                                   "--set", "model.model_path={resources}/models/wan22-tiny",
+                                   "--set", "model.device=cpu", "--set", "model.dtype=float32",
+                                   "--set", "sampler.width=160", "--set", "sampler.height=96",
+                                   "--set", "sampler.frames=5", "--set", "sampler.dmd_timesteps=1000,800,600,400"});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+  std::vector<int> steps;
+  std::set<std::string> paths;
+  bool cost_logged = false;
+  for (const auto& e : json_lines(r.out)) {
+    if (!e.is_object()) continue;
+    const std::string message = e.value("message", "");
+    cost_logged = cost_logged || message.rfind("Live previews (latent): 4 at ", 0) == 0;
+    if (e.value("event", "") != "preview" || e.value("node", "") != "sampler") continue;
+    QCOMPARE(e.value("steps", 0), 4);
+    QCOMPARE(e.value("value_type", ""), std::string("VIDEO"));
+    steps.push_back(e.value("step", 0));
+    const std::string path = e.value("path", "");
+    QVERIFY2(fs::path(path).parent_path() == fs::path(dir.toStdString()), path.c_str());
+    nodes::Image image;
+    std::string error;
+    QVERIFY2(media::load_image(path, &image, &error), error.c_str());
+    QCOMPARE(image.width, 80);
+    QCOMPARE(image.height, 48);
+    paths.insert(fs::path(path).filename().string());
+  }
+  QCOMPARE(steps, (std::vector<int>{1, 2, 3, 4}));
+  QCOMPARE(paths, (std::set<std::string>{"sampler_step001.png", "sampler_step002.png", "sampler_step003.png",
+                                         "sampler_step004.png"}));
+  QCOMPARE(files_in(dir).size(), std::size_t(4));
+  QVERIFY2(cost_logged, qPrintable(r.out));
+  // preview light_vae without its file: the sampler fails with a sentence naming preview_vae.
+  const RunOutcome bad = run_runner({"run", flow, "--output-dir", out.path(), "--set",
+                                     "model.model_path={resources}/models/wan22-tiny", "--set", "model.device=cpu",
+                                     "--set", "sampler.width=160", "--set", "sampler.height=96", "--set",
+                                     "sampler.frames=5", "--set", "sampler.preview=light_vae"});
+  QCOMPARE(bad.exit_code, 3);
+  QVERIFY2(bad.err.contains("preview_vae") || bad.out.contains("preview_vae"), qPrintable(bad.out + bad.err));
 }
 
 void tst_e2e::changedParamRerunsDownstream() {

@@ -1,9 +1,10 @@
 // Wan Sampler: flow-matching sampling of the Wan2.2 DiT for text-to-video and image-to-video (the
 // image's VAE latent as a clean first frame), with classifier-free guidance, UniPC, Euler or DMD
 // few-step (sampler_dmd.h), the attention plugin's method and sparsity (optionally full attention
-// for the first steps: sampler_dense.h), an optional initial latent, progress per step and
-// cancellation between steps.
+// for the first steps: sampler_dense.h), an optional initial latent, progress and a live preview
+// per step (sampler_preview.h) and cancellation between steps.
 #include <algorithm>
+#include <chrono>
 
 #include <c10/core/InferenceMode.h>
 
@@ -18,6 +19,7 @@
 #include "nodes/types/node_types.h"
 #include "nodes/types/node_util.h"
 #include "nodes/types/sampler_dense.h"
+#include "nodes/types/sampler_preview.h"
 #include "nodes/types/sampler_setup.h"
 #include "nodes/types/stage_memory.h"
 #include "nodes/value_types.h"
@@ -82,12 +84,23 @@ engine::Result<engine::ValueMap> compute_sampler(engine::NodeContext& ctx) {
     ctx.progress(done, total, done <= dense ? "sampling (full attention)" : "sampling");
   };
   s.options.is_cancelled = [&ctx] { return ctx.cancelled(); };
+  auto preview = SamplerPreview::make(ctx, s.options.latent_shape.at(0), dit.device);
+  if (!preview.ok()) return preview.error();
+  SamplerPreview& previews = **preview;
+  if (previews.enabled()) {
+    s.options.on_denoised = [&ctx, &previews](int done, int total, const at::Tensor& x0) {
+      previews.post(ctx, done, total, x0);
+    };
+  }
+  const auto started = std::chrono::steady_clock::now();
   at::Tensor result;
   try {
     result = sampling::flow_sample(velocity, s.options);
   } catch (const sampling::SamplingCancelled& e) {
     return node_error(ctx, e.what());
   }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (const std::string cost = previews.summary(seconds, s.options.steps); !cost.empty()) ctx.log_info(cost);
   memory.report(ctx, "Wan Sampler");
   Latent latent;
   latent.samples = result.unsqueeze(0).to(c10::Device(c10::kCPU), at::kFloat).contiguous();
@@ -149,6 +162,12 @@ engine::NodeType wan_sampler_node(const std::vector<std::string>& attention_meth
       ParamSpec::integer("dense_steps", 0, 0, 1000,
                          "The first N steps use full attention, the rest the chosen method (the "
                          "early steps set the layout); 0 = the chosen method throughout."),
+      ParamSpec::enumeration("preview", {"latent", "light_vae", "off"}, "latent",
+                             "Live preview of each step's estimate: latent = a cheap projection of "
+                             "the latent to RGB, light_vae = decoded by the TAEHV decoder in "
+                             "preview_vae, off = none."),
+      ParamSpec::file_path("preview_vae", "", "Weights (*.pth *.safetensors)",
+                           "preview light_vae: the TAEHV weights for Wan2.2 (taew2_2.pth)."),
   };
   t.compute = compute_sampler;
   return t;
