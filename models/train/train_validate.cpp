@@ -80,6 +80,9 @@ bool sparse_extras_method(const std::string& method) {
 void validate_training(const wan::WanModelImpl& model, plugin::AttentionBackend* backend,
                        const std::vector<TrainingSample>& samples, const TrainOptions& o) {
   require(o.steps >= 1, "Training needs at least 1 step, got " + std::to_string(o.steps) + ".");
+  require(model.options.offload_blocks == 0,
+          "The model offloads " + std::to_string(model.options.offload_blocks) +
+              " blocks to host memory (block swap), which is for sampling; load it with offload_blocks 0 to train.");
   require(o.batch >= 1, "The batch size must be at least 1, got " + std::to_string(o.batch) + ".");
   require(o.accumulation >= 1, "Gradient accumulation must be at least 1, got " + std::to_string(o.accumulation) + ".");
   require(o.warmup_steps >= 0 && o.warmup_steps <= o.steps,

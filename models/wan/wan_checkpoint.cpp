@@ -11,6 +11,7 @@
 
 #include "models/io/safetensors.h"
 #include "models/io/tensor_file.h"
+#include "models/wan/wan_block_swap.h"
 #include "models/wan/wan_log.h"
 
 namespace fs = std::filesystem;
@@ -276,8 +277,15 @@ WanModel wan_load_model(const std::string& path, const WanLoadOptions& options) 
   mo.config.with_proj_l = mo.config.with_proj_l || options.with_proj_l;
   mo.device = options.device;
   mo.compute_dtype = options.compute_dtype;
+  if (options.offload_blocks < 0 || options.offload_blocks > mo.config.num_layers) {
+    throw std::invalid_argument("Cannot offload " + std::to_string(options.offload_blocks) + " blocks of the Wan DiT '" +
+                                path + "': it has " + std::to_string(mo.config.num_layers) +
+                                " blocks; choose 0 to " + std::to_string(mo.config.num_layers) + ".");
+  }
+  mo.offload_blocks = options.offload_blocks;
   WanModel model(mo);
   wan_load_weights(*model, info);
+  pin_offloaded_blocks(*model);
   return model;
 }
 

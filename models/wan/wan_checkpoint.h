@@ -74,6 +74,9 @@ struct WanLoadOptions {
   // Force the sparse extras into the model (zero when the checkpoint has none).
   bool with_gate_compress = false;
   bool with_proj_l = false;
+  // Block swap: the last N blocks stay in (pinned) host memory and stream to the device as they
+  // run (wan_block_swap.h); 0 keeps every block on the device.
+  int64_t offload_blocks = 0;
 };
 
 // Inspect + build + load.

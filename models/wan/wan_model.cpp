@@ -1,8 +1,10 @@
 #include "models/wan/wan_model.h"
 
+#include <optional>
 #include <string>
 
 #include <ATen/Context.h>
+#include <ATen/core/grad_mode.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/cat.h>
@@ -14,6 +16,7 @@
 #include <c10/util/Exception.h>
 
 #include "models/parallel/sequence_parallel.h"
+#include "models/wan/wan_block_swap.h"
 
 namespace vidgraph::wan {
 
@@ -117,9 +120,14 @@ void WanModelImpl::reset() {
   time_embedding =
       register_module("time_embedding", WanMlp(WanMlpOptions{c.freq_dim, c.dim, c.dim, MlpActivation::Silu, fp32}));
   time_projection = register_module("time_projection", WanTimeProjection(c.dim, fp32));
+  TORCH_CHECK(options.offload_blocks >= 0 && options.offload_blocks <= c.num_layers, "WanModel: offload_blocks ",
+              options.offload_blocks, " is outside 0..", c.num_layers, " (the model has ", c.num_layers, " blocks).");
   blocks = register_module("blocks", torch::nn::ModuleList());
+  const int64_t first_offloaded = c.num_layers - options.offload_blocks;
   for (int64_t i = 0; i < c.num_layers; ++i) {
-    blocks->push_back(WanAttentionBlock(WanBlockOptions{c, compute, fp32}));
+    const bool host = i >= first_offloaded;
+    blocks->push_back(WanAttentionBlock(WanBlockOptions{c, host ? compute.device(c10::kCPU) : compute,
+                                                        host ? fp32.device(c10::kCPU) : fp32}));
   }
   head = register_module("head", WanHead(c, compute, fp32));
   rope_cache_ = std::make_shared<RopeCache>();
@@ -194,8 +202,19 @@ at::Tensor WanModelImpl::forward(const at::Tensor& x, const at::Tensor& t, const
     e0 = sp->shard_groups(e0, L);
     h = sp->shard(h, 1, L);
   }
-  for (const auto& block : *blocks) {
-    h = block->as<WanAttentionBlock>()->forward(h, e0, ctx, grid, rope, run);
+  std::unique_lock<std::mutex> swap_lock;
+  std::optional<BlockSwap> swap;
+  const std::size_t first_offloaded = blocks->size() - static_cast<std::size_t>(options.offload_blocks);
+  if (options.offload_blocks > 0) {
+    TORCH_CHECK(!at::GradMode::is_enabled() || !blocks->ptr(first_offloaded)->parameters().front().requires_grad(),
+                "WanModel: block swap (offload_blocks) is for sampling; load the model without it to train.");
+    swap_lock = std::unique_lock<std::mutex>(*swap_mutex_);
+    swap.emplace(blocks, first_offloaded, options.device);
+  }
+  for (std::size_t i = 0; i < blocks->size(); ++i) {
+    if (swap) swap->enter(i);
+    h = blocks->ptr(i)->as<WanAttentionBlockImpl>()->forward(h, e0, ctx, grid, rope, run);
+    if (swap) swap->leave(i);
   }
   at::Tensor y = head(h, e);  // [B, L (or this rank's tokens), out_dim * pv]
   if (sp != nullptr) y = sp->gather(y, L);

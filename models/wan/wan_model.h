@@ -40,6 +40,9 @@ struct WanModelOptions {
   WanConfig config;
   c10::Device device = c10::Device(c10::kCPU);
   at::ScalarType compute_dtype = at::kFloat;  // matmul weights: kFloat, kBFloat16 or kHalf
+  // Block swap (wan_block_swap.h): the last N blocks keep their weights in host memory and are
+  // streamed to `device` as they run. For sampling; training refuses it. 0..num_layers.
+  int64_t offload_blocks = 0;
 };
 
 // Sinusoidal timestep embedding: t [...] -> [..., dim] fp32, cat[cos(t f), sin(t f)],
@@ -126,6 +129,8 @@ class WanModelImpl : public torch::nn::Cloneable<WanModelImpl> {
     std::map<std::array<int64_t, 3>, RopeTables> tables;
   };
   std::shared_ptr<RopeCache> rope_cache_ = std::make_shared<RopeCache>();
+  // Block swap moves weights in and out: one forward at a time on a model that offloads.
+  std::shared_ptr<std::mutex> swap_mutex_ = std::make_shared<std::mutex>();
 };
 TORCH_MODULE(WanModel);
 

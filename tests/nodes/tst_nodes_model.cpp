@@ -85,6 +85,7 @@ class tst_nodes_model : public QObject {
   void randomModelTinyLoads();
   void samplerWorkflowRuns_data();
   void samplerWorkflowRuns();
+  void offloadedModelSamplesTheSame();
 #endif
 
  private:
@@ -368,29 +369,36 @@ void tst_nodes_model::samplerWorkflowRuns_data() {
   QTest::newRow("unknown method") << "dense" << false;
 }
 
-// tests/bench/graph/sampler-t2v.vgflow: no media nodes (so it runs in a VIDGRAPH_MEDIA=OFF build),
-// validates, and runs on the CPU on the demo model with the settings graph_run.sh overrides.
-void tst_nodes_model::samplerWorkflowRuns() {
-  QFETCH(QString, attention);
-  QFETCH(bool, valid);
+// tests/bench/graph/sampler-t2v.vgflow on the CPU demo model with the settings graph_run.sh
+// overrides, plus `extra`; the latent goes to out/latent.safetensors. Sampler steps land in `steps`.
+engine::RunResult run_sampler_workflow(const engine::Registry& registry, const QTemporaryDir& out,
+                                       const std::vector<std::string>& extra, std::vector<std::int64_t>* steps) {
   engine::LoadOptions load;
-  load.registry = &registry_;
+  load.registry = &registry;
   auto loaded = engine::load_workflow_file(VIDGRAPH_SOURCE_DIR "/tests/bench/graph/sampler-t2v.vgflow", load);
-  QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().to_string().c_str());
-  QTemporaryDir out;
+  if (!loaded.ok()) throw std::runtime_error(loaded.error().to_string());
   engine::RunRequest request;
   request.options.output_dir = out.path().toStdString();
   request.options.resources_dir = VIDGRAPH_BINARY_DIR "/share/vidgraph";
   request.overrides = {"model.device=cpu", "sampler.steps=2", "sampler.frames=5",
                        "sampler.width=128", "sampler.height=64", "sampler.guidance=5",
-                       "sampler.batch_cfg=true", "sampler.sparsity=0.875", "model.dtype=float32",
-                       "sampler.attention=" + attention.toStdString()};
-  engine::Engine engine(registry_);
-  std::vector<std::int64_t> steps;
-  engine.events().subscribe([&steps](const engine::Event& e) {
-    if (e.kind == engine::EventKind::NodeProgress && e.node_id == "sampler") steps.push_back(e.value);
+                       "sampler.batch_cfg=true", "sampler.sparsity=0.875", "model.dtype=float32"};
+  request.overrides.insert(request.overrides.end(), extra.begin(), extra.end());
+  engine::Engine engine(registry);
+  engine.events().subscribe([steps](const engine::Event& e) {
+    if (steps && e.kind == engine::EventKind::NodeProgress && e.node_id == "sampler") steps->push_back(e.value);
   });
-  const engine::RunResult result = engine.run(loaded->document, request);
+  return engine.run(loaded->document, request);
+}
+
+// The workflow has no media nodes (so it runs in a VIDGRAPH_MEDIA=OFF build) and validates.
+void tst_nodes_model::samplerWorkflowRuns() {
+  QFETCH(QString, attention);
+  QFETCH(bool, valid);
+  QTemporaryDir out;
+  std::vector<std::int64_t> steps;
+  const engine::RunResult result =
+      run_sampler_workflow(registry_, out, {"sampler.attention=" + attention.toStdString()}, &steps);
   const bool written = fs::exists(out.filePath("latent.safetensors").toStdString());
   if (!valid) {
     QCOMPARE(result.status, engine::RunStatus::Invalid);
@@ -401,6 +409,23 @@ void tst_nodes_model::samplerWorkflowRuns() {
            result.errors.empty() ? "failed" : result.errors.front().to_string().c_str());
   QCOMPARE(steps, (std::vector<std::int64_t>{1, 2}));
   QVERIFY(written);
+}
+
+// Block swap changes where the weights live, never the latent.
+void tst_nodes_model::offloadedModelSamplesTheSame() {
+  QTemporaryDir resident, offloaded;
+  for (auto [dir, blocks] : {std::pair{&resident, "0"}, std::pair{&offloaded, "2"}}) {
+    const engine::RunResult r =
+        run_sampler_workflow(registry_, *dir, {"sampler.attention=vsa", std::string("model.offload_blocks=") + blocks},
+                             nullptr);
+    QVERIFY2(r.status == engine::RunStatus::Succeeded,
+             r.errors.empty() ? "failed" : r.errors.front().to_string().c_str());
+  }
+  const auto latent = [](const QTemporaryDir& d) {
+    return model_io::SafetensorsFile::open(d.filePath("latent.safetensors").toStdString())
+        .load(kLatentTensorName, c10::Device(c10::kCPU), at::kFloat);
+  };
+  QVERIFY(at::equal(latent(resident), latent(offloaded)));
 }
 #endif  // VIDGRAPH_HAVE_RANDOM_MODEL
 

@@ -71,6 +71,11 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
     wan::WanLoadOptions dit_options;
     dit_options.device = *device;
     dit_options.compute_dtype = dtype;
+    dit_options.offload_blocks = ctx.param_int("offload_blocks");
+    if (dit_options.offload_blocks > 0 && device->is_cpu()) {
+      ctx.log_warn("offload_blocks saves GPU memory only; on the CPU it copies the offloaded blocks at every "
+                   "step for nothing. Set it to 0 here.");
+    }
     DitHandle dit{wan::wan_load_model(files->dit, dit_options).ptr(), files->dit, *device, dtype};
     const std::size_t dit_bytes = module_bytes(*dit.model);
     out["model"] = engine::make_value(kModelType, std::move(dit), dit_bytes);
@@ -164,6 +169,9 @@ engine::NodeType load_wan_model_node() {
                              "DiT matmul dtype; auto = bfloat16 on GPU, float32 on CPU."),
       ParamSpec::enumeration("text_encoder_device", {"same", "cpu"}, "same",
                              "cpu keeps the 11 GB umT5 encoder off the GPU (the reference's --t5_cpu)."),
+      ParamSpec::integer("offload_blocks", 0, 0, 64,
+                         "Block swap for small GPUs: this many DiT blocks (of 30 in the 5B) stay in host "
+                         "memory and stream to the GPU as they run; 0 keeps all on the GPU."),
   };
   // Only the files the loaders will read (model_files.h): never a walk of model_path, which may
   // be a huge or partly unreadable tree.

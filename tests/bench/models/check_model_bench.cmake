@@ -1,6 +1,7 @@
 # CTest smoke run of vidgraph-model-bench (cmake -DPROGRAM=... -DOUT=... -P this file): the tiny
 # config on the CPU must exit 0 and write JSON with a finite forward and a breakdown for every
-# method, and a timed VAE decode (untiled and tiled) and TAEHV decode; a bad --grid must fail with a message.
+# method, a block-swap forward, a timed VAE decode (untiled and tiled) and a TAEHV decode; a bad
+# --grid must fail with a message.
 foreach(var PROGRAM OUT)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "check_model_bench.cmake needs -D${var}=...")
@@ -10,7 +11,7 @@ endforeach()
 file(REMOVE "${OUT}")
 execute_process(
   COMMAND "${PROGRAM}" --config tiny --device cpu --repeats 1 --warmup 0 --vae-repeats 1 --vae-warmup 0
-          --vae-tiled --taehv --out "${OUT}"
+          --vae-tiled --taehv --offload-blocks 1 --out "${OUT}"
   RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "vidgraph-model-bench exited with ${rc}\n${stderr}")
@@ -27,6 +28,8 @@ function(expect_number json)
   endif()
   set(last_value "${value}" PARENT_SCOPE)
 endfunction()
+
+expect_number("${json}" dit block_swap 1 median_ms)
 
 foreach(method full vsa sla_star libtorch_dense)
   expect_number("${json}" dit methods ${method} median_ms)

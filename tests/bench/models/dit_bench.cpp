@@ -18,6 +18,7 @@
 #include "bench_log.h"
 #include "bench_timing.h"
 #include "bench_weights.h"
+#include "models/wan/wan_block_swap.h"
 #include "models/wan/wan_model.h"
 
 namespace vidgraph::bench {
@@ -203,6 +204,24 @@ json model_json(const DitBenchOptions& o, wan::WanModelImpl& model) {
                "branch, sla_star its linear branch; full skips the gate projection"}};
 }
 
+// The first method's forward with the last N blocks streamed from pinned host memory, per N; the
+// model is left with the last N of the list offloaded (this section runs last).
+json time_block_swap(const DitBenchOptions& o, wan::WanModelImpl& model, const DitInputs& in,
+                     plugin::AttentionBackend& backend) {
+  json out = json::object();
+  for (const int64_t n : o.offload_blocks) {
+    out[std::to_string(n)] = guarded("block swap " + std::to_string(n), [&] {
+      wan::wan_set_offload_blocks(model, n);
+      release_cached_memory(o.device);
+      json j = time_forward(o, model, in, attention_run(o, backend, o.methods.front()));
+      j["method"] = o.methods.front();
+      j["offload_blocks"] = n;
+      return j;
+    });
+  }
+  return out;
+}
+
 }  // namespace
 
 json run_dit_bench(const DitBenchOptions& o, plugin::AttentionBackend& backend) {
@@ -260,6 +279,7 @@ json run_dit_bench(const DitBenchOptions& o, plugin::AttentionBackend& backend) 
                              {"linear", linear},
                              {"gate_linear", gate},
                              {"per_method", split_forward(timed, attention, linear, gate)}};
+  if (!o.offload_blocks.empty()) result["block_swap"] = time_block_swap(opts, *model, in, backend);
   return result;
 }
 

@@ -41,6 +41,7 @@ struct DitBenchOptions {
   double sparsity = 0.875;
   int warmup = 1;
   int repeats = 5;
+  std::vector<int64_t> offload_blocks;  // block swap runs of methods[0], after everything else
 };
 
 // The method name of the LibTorch dense peer.
@@ -49,7 +50,7 @@ inline constexpr char kLibtorchDense[] = "libtorch_dense";
 // Runs the section; `backend` serves the plugin methods. Failures of one method or piece are
 // recorded as {"error": "..."} in its place and the rest still runs. Returns
 // {"model": {...}, "inputs": {...}, "methods": {name: {median_ms, min_ms, max_ms, runs, peak_gib,
-// finite, ...}}, "breakdown": {...}}.
+// finite, ...}}, "breakdown": {...}, "block_swap": {N: {median_ms, peak_gib, ...}} when asked}.
 nlohmann::json run_dit_bench(const DitBenchOptions& options, plugin::AttentionBackend& backend);
 
 }  // namespace vidgraph::bench

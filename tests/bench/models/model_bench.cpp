@@ -51,6 +51,7 @@ struct Options {
   double time_limit_s = 0;
   std::string plugin;
   std::string out;
+  std::vector<int64_t> offload_blocks;
 };
 
 at::ScalarType parse_dtype(const std::string& s) {
@@ -175,6 +176,7 @@ int run(const Options& o) {
   dit.sparsity = o.sparsity;
   dit.warmup = o.warmup;
   dit.repeats = o.repeats;
+  dit.offload_blocks = o.offload_blocks;
 
   plugin::PluginLoadReport report = plugin::load_attention_plugin(o.plugin);
   if (!report.plugin) {
@@ -244,6 +246,10 @@ int main(int argc, char** argv) {
   app.add_option("--time-limit-s", o.time_limit_s, "skip VAE variants that would start after this many seconds");
   app.add_option("--plugin", o.plugin, "attention plugin name (default: the first usable one)");
   app.add_option("--out", o.out, "also write the JSON to this file");
+  app.add_option("--offload-blocks", o.offload_blocks,
+                 "also time the first method with block swap, per count of offloaded blocks (comma-separated)")
+      ->delimiter(',')
+      ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
   try {
     return vidgraph::bench::run(o);

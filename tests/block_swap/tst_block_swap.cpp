@@ -1,0 +1,203 @@
+// Block swap of the Wan DiT (models/wan/wan_block_swap.h): a model whose last N blocks live in host
+// memory and stream to the device per forward gives the resident model's result, leaves its host
+// weights where they were (also when a block throws), refuses training, and on a GPU holds fewer
+// weights on the device at its peak.
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/equal.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/randn.h>
+#include <ATen/ops/tensor.h>
+#include <c10/core/GradMode.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "models/device/device_memory.h"
+#include "models/wan/wan_block_swap.h"
+#include "models/wan/wan_checkpoint.h"
+#include "models/wan/wan_model.h"
+#include "models/wan/wan_tiny.h"
+#include "tests/common/error_of.h"
+
+#include <QtTest/QtTest>
+
+using namespace vidgraph;
+using namespace vidgraph::wan;
+
+namespace {
+
+at::Tensor randn_seeded(at::IntArrayRef shape, uint64_t seed) {
+  at::Generator g = at::detail::createCPUGenerator(seed);
+  return at::randn(shape, g, at::TensorOptions().dtype(at::kFloat));
+}
+
+double rel_err(const at::Tensor& a, const at::Tensor& b) {
+  const at::Tensor ad = a.to(at::kDouble), bd = b.to(at::kDouble);
+  return (ad - bd).norm().item<double>() / std::max(bd.norm().item<double>(), 1e-30);
+}
+
+WanConfig three_block_config() {
+  WanConfig c = wan_tiny_config();
+  c.num_layers = 3;
+  c.in_dim = 4;
+  c.out_dim = 4;
+  c.text_len = 8;
+  c.text_dim = 16;
+  return c;
+}
+
+struct Inputs {
+  at::Tensor x = randn_seeded({1, 4, 2, 8, 8}, 1);
+  at::Tensor t = at::tensor({0.0f, 700.0f}).view({1, 2});
+  at::Tensor context = randn_seeded({1, 5, 16}, 2);
+};
+
+at::Tensor forward(WanModelImpl& m, const Inputs& in, const AttentionRun& run = {}) {
+  const c10::Device d = m.device();
+  return m.forward(in.x.to(d), in.t.to(d), in.context.to(d), run).cpu();
+}
+
+// Where each offloaded parameter's data lives, to check it is left exactly there.
+std::vector<const void*> block_data(WanModelImpl& m, size_t first) {
+  std::vector<const void*> out;
+  for (size_t i = first; i < m.blocks->size(); ++i) {
+    for (const at::Tensor& p : m.blocks->ptr(i)->parameters()) out.push_back(p.data_ptr());
+  }
+  return out;
+}
+
+bool block_on(WanModelImpl& m, size_t i, c10::DeviceType type) {
+  for (const at::Tensor& p : m.blocks->ptr(i)->parameters()) {
+    if (p.device().type() != type) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+class tst_block_swap : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void initTestCase() { c10::GradMode::set_enabled(false); }
+  void offloadedEqualsResident_data();
+  void offloadedEqualsResident();
+  void loadOffloaded();
+  void throwingBlockRestoresWeights();
+  void refusesTraining();
+  void gpuOffloadedEqualsResident();
+};
+
+void tst_block_swap::offloadedEqualsResident_data() {
+  QTest::addColumn<int>("offload");
+  QTest::newRow("last block") << 1;
+  QTest::newRow("two of three") << 2;
+  QTest::newRow("every block") << 3;
+}
+
+void tst_block_swap::offloadedEqualsResident() {
+  QFETCH(int, offload);
+  const Inputs in;
+  WanModel resident = wan_make_model(three_block_config(), 7);
+  WanModelOptions o;
+  o.config = three_block_config();
+  o.offload_blocks = offload;
+  WanModel swapped(o);
+  wan_init_weights(*swapped, 7);
+  const size_t first = 3 - offload;
+  const std::vector<const void*> before = block_data(*swapped, first);
+  const at::Tensor want = forward(*resident, in);
+  for (int pass = 0; pass < 2; ++pass) {  // the second pass swaps the restored weights again
+    QVERIFY(at::equal(forward(*swapped, in), want));
+  }
+  QCOMPARE(block_data(*swapped, first), before);
+}
+
+void tst_block_swap::loadOffloaded() {
+  QTemporaryDir dir;
+  QVERIFY(dir.isValid());
+  const std::string path = dir.filePath("dit").toStdString();
+  wan_save_tiny(path, three_block_config(), 11, WanSaveOptions{});
+  const Inputs in;
+  const at::Tensor want = forward(*wan_load_model(path, WanLoadOptions{}), in);
+  WanLoadOptions lo;
+  lo.offload_blocks = 2;
+  WanModel m = wan_load_model(path, lo);
+  QCOMPARE(m->options.offload_blocks, int64_t{2});
+  QVERIFY(at::equal(forward(*m, in), want));
+  lo.offload_blocks = 4;
+  const std::string e = error_of([&] { wan_load_model(path, lo); });
+  QVERIFY2(e.find("it has 3 blocks; choose 0 to 3") != std::string::npos, e.c_str());
+  QVERIFY2(error_of([&] { wan_set_offload_blocks(*m, -1); }).find("choose 0 to 3") != std::string::npos,
+           "wan_set_offload_blocks accepted -1");
+  wan_set_offload_blocks(*m, 0);
+  QVERIFY(at::equal(forward(*m, in), want));
+}
+
+void tst_block_swap::throwingBlockRestoresWeights() {
+  WanModel m = wan_make_model(three_block_config(), 3);
+  wan_set_offload_blocks(*m, 3);
+  const std::vector<const void*> before = block_data(*m, 0);
+  AttentionRun run;
+  run.method = "vsa";  // no backend: block 0 throws once its weights are swapped in
+  const std::string e = error_of([&] { forward(*m, Inputs{}, run); });
+  QVERIFY2(!e.empty(), "a sparse method without a plugin ran");
+  QCOMPARE(block_data(*m, 0), before);
+  QVERIFY(at::equal(forward(*m, Inputs{}), forward(*wan_make_model(three_block_config(), 3), Inputs{})));
+}
+
+void tst_block_swap::refusesTraining() {
+  WanModel m = wan_make_model(three_block_config(), 5);
+  wan_set_offload_blocks(*m, 1);
+  for (at::Tensor& p : m->parameters()) p.set_requires_grad(true);
+  c10::AutoGradMode grad(true);
+  const std::string e = error_of([&] { forward(*m, Inputs{}); });
+  QVERIFY2(e.find("block swap (offload_blocks) is for sampling") != std::string::npos, e.c_str());
+}
+
+void tst_block_swap::gpuOffloadedEqualsResident() {
+  if (!at::hasCUDA()) {
+    QSKIP("No GPU: the streamed GPU forward was not run (the CPU cases cover the swap itself).");
+  }
+  // Blocks large enough that their weights dominate the peak: 6 blocks of dim 512, 8 x 8 x 8 tokens.
+  WanConfig c = three_block_config();
+  c.num_layers = 6;
+  c.dim = 512;
+  c.ffn_dim = 2048;
+  c.num_heads = 8;
+  const Inputs in{randn_seeded({1, 4, 8, 16, 16}, 1), at::full({1, 8}, 600.0f), randn_seeded({1, 5, 16}, 2)};
+  const at::Tensor want = forward(*wan_make_model(c, 9), in);
+  WanModelOptions o;
+  o.config = c;
+  o.device = c10::Device(c10::kCUDA, 0);
+  o.compute_dtype = at::kBFloat16;
+  WanModel gpu(o);
+  wan_init_weights(*gpu, 9);
+  const c10::Device d = o.device;
+  device::reset_peak_device_memory(d);
+  const at::Tensor resident = forward(*gpu, in);
+  const int64_t resident_peak = device::device_memory_stats(d).peak_bytes;
+  wan_set_offload_blocks(*gpu, 5);
+  QVERIFY(block_on(*gpu, 0, c10::kCUDA) && block_on(*gpu, 5, c10::kCPU));
+  QVERIFY(gpu->blocks->ptr(5)->parameters().front().is_pinned());
+  device::reset_peak_device_memory(d);
+  for (int pass = 0; pass < 3; ++pass) {
+    const at::Tensor streamed = forward(*gpu, in);
+    QVERIFY2(at::equal(streamed, resident), qPrintable(QString("pass %1: rel-L2 %2 against the resident GPU model")
+                                                           .arg(pass).arg(rel_err(streamed, resident))));
+  }
+  const int64_t swapped_peak = device::device_memory_stats(d).peak_bytes;
+  QVERIFY2(rel_err(resident, want) < 5e-2, qPrintable(QString::number(rel_err(resident, want))));
+  QVERIFY(block_on(*gpu, 5, c10::kCPU));
+  const device::DeviceMemoryStats stats = device::device_memory_stats(d);
+  if (stats.available) {
+    // 3 of 6 blocks at most on the device at once (1 resident + 2 streamed), about 7 MB each.
+    QVERIFY2(swapped_peak + 15'000'000 < resident_peak,
+             qPrintable(QString("peak %1 B streamed vs %2 B resident").arg(swapped_peak).arg(resident_peak)));
+  }
+}
+
+QTEST_GUILESS_MAIN(tst_block_swap)
+#include "tst_block_swap.moc"
