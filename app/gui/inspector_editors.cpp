@@ -234,7 +234,50 @@ class LineEditor : public ParamEditor {
   QLineEdit* line_;
 };
 
+// A model file param with files found in the model folders: an editable drop-down of them, and
+// the picker button for any other file.
+class ModelFileEditor : public ParamEditor {
+ public:
+  ModelFileEditor(const engine::ParamSpec& spec, const QStringList& choices, QWidget* parent)
+      : ParamEditor(spec, parent), combo_(new QComboBox(this)) {
+    auto* layout = rowLayout(this);
+    combo_->setEditable(true);
+    combo_->setInsertPolicy(QComboBox::NoInsert);
+    combo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    combo_->addItems(choices);
+    layout->addWidget(combo_, 1);
+    auto* browse = new QToolButton(this);
+    browse->setText(QStringLiteral("…"));
+    layout->addWidget(browse);
+    QObject::connect(browse, &QToolButton::clicked, this, [this] {
+      const QString filter = QString::fromStdString(this->spec().file_filter);
+      const QString path = QFileDialog::getOpenFileName(this, tr("Choose a file"), combo_->currentText(), filter);
+      if (!path.isEmpty()) {
+        combo_->setEditText(path);
+        commit(json(path.toStdString()));
+      }
+    });
+    QObject::connect(combo_, qOverload<int>(&QComboBox::activated), this,
+                     [this](int) { commit(json(combo_->currentText().toStdString())); });
+    QObject::connect(combo_->lineEdit(), &QLineEdit::editingFinished, this,
+                     [this] { commit(json(combo_->currentText().toStdString())); });
+  }
+  void setValue(const json& value) override {
+    const json v = valueOrDefault(spec(), value);
+    updating_ = true;
+    combo_->setEditText(v.is_string() ? QString::fromStdString(v.get<std::string>()) : QString());
+    updating_ = false;
+  }
+
+ private:
+  QComboBox* combo_;
+};
+
 }  // namespace
+
+ParamEditor* createModelFileEditor(const engine::ParamSpec& spec, const QStringList& choices, QWidget* parent) {
+  return new ModelFileEditor(spec, choices, parent);
+}
 
 ParamEditor* createParamEditor(const engine::ParamSpec& spec, QWidget* parent) {
   switch (spec.kind) {

@@ -2,7 +2,8 @@
 // range is bounded, and for Int spans at most 256 values) for Int and Float, a check box for Bool, a line for String, a
 // multi-line box for Text (prompts), a combo box for Enum (e.g. the attention methods the loaded
 // plugin offers), a line with a randomise button for Seed, and a line with a picker button for
-// FilePath and FolderPath.
+// FilePath and FolderPath (for a model file, an editable drop-down of the files found instead of
+// the line).
 //
 // Contract: an editor calls its commit function with a JSON value of the param's JSON type on every
 // user change (a slider drag commits many times; the controller merges them into one undo step).
@@ -13,6 +14,7 @@
 
 #include <functional>
 
+#include <QtCore/QStringList>
 #include <QtWidgets/QWidget>
 
 #include <nlohmann/json.hpp>
@@ -65,5 +67,8 @@ class ParamEditor : public QWidget {
 };
 
 ParamEditor* createParamEditor(const engine::ParamSpec& spec, QWidget* parent);
+// A FilePath editor whose drop-down offers `choices` (the model files found for it, see
+// nodes/model_choices.h): an editable combo box (a QComboBox child) plus the picker button.
+ParamEditor* createModelFileEditor(const engine::ParamSpec& spec, const QStringList& choices, QWidget* parent);
 
 }  // namespace vidgraph::gui

@@ -11,7 +11,42 @@
 #include "gui/document_controller.h"
 #include "gui/inspector_editors.h"
 
+#ifdef VIDGRAPH_GUI_HAVE_NODES
+#include <QtCore/QFileInfo>
+
+#include "nodes/model_choices.h"
+#endif  // VIDGRAPH_GUI_HAVE_NODES
+
 namespace vidgraph::gui {
+
+namespace {
+
+// The model files found for a file param of `node` (nodes/model_choices.h), paths as the run
+// resolves them (relative to the workflow's folder).
+QStringList modelChoices(const DocumentController& controller, const engine::Node& node,
+                         const engine::ParamSpec& spec) {
+  QStringList out;
+#ifdef VIDGRAPH_GUI_HAVE_NODES
+  if (spec.kind != engine::ParamKind::FilePath || !nodes::is_model_file_param(node.type, spec.name)) return out;
+  engine::RunOptions options;
+  if (!controller.filePath().isEmpty()) {
+    options.workflow_dir = QFileInfo(controller.filePath()).absolutePath().toStdString();
+  }
+  for (const std::string& path : nodes::model_file_choices(node.type, spec.name, node.params, options)) {
+    out << QString::fromStdString(path);
+  }
+#else
+  (void)controller;
+  (void)node;
+  (void)spec;
+#endif  // VIDGRAPH_GUI_HAVE_NODES
+  return out;
+}
+
+// Params that change where model files are looked for: their editors' choices follow them.
+bool choosesModelFolders(const std::string& param) { return param == "model_path" || param == "model_paths_file"; }
+
+}  // namespace
 
 InspectorPanel::InspectorPanel(DocumentController* controller, QWidget* parent)
     : QWidget(parent), controller_(controller) {
@@ -75,7 +110,8 @@ void InspectorPanel::rebuild() {
     form->addRow(d);
   }
   for (const engine::ParamSpec& spec : type->params) {
-    ParamEditor* e = createParamEditor(spec, body_);
+    const QStringList choices = modelChoices(*controller_, *node, spec);
+    ParamEditor* e = choices.isEmpty() ? createParamEditor(spec, body_) : createModelFileEditor(spec, choices, body_);
     const std::string param = spec.name;
     e->setToolTip(QString::fromStdString(spec.description));
     e->showValue(node->params.contains(param) ? node->params[param] : nlohmann::json());
@@ -92,7 +128,10 @@ void InspectorPanel::rebuild() {
 void InspectorPanel::onDocumentChanged(const engine::DocumentChange& change) {
   switch (change.kind) {
     case engine::ChangeKind::ParamChanged:
-      if (change.node_id == nodeId_) {
+      if (change.node_id == nodeId_ && choosesModelFolders(change.port)) {
+        // New folders: new drop-downs. Queued, as the editor that committed is still on the stack.
+        QMetaObject::invokeMethod(this, [this] { rebuild(); }, Qt::QueuedConnection);
+      } else if (change.node_id == nodeId_) {
         if (ParamEditor* e = editor(change.port)) {
           const engine::Node* node = controller_->document().find_node(nodeId_);
           e->showValue(node && node->params.contains(change.port) ? node->params[change.port] : nlohmann::json());

@@ -11,6 +11,8 @@
 #include <QtTest/QSignalSpy>
 #include <QtTest/QtTest>
 #include <QtWidgets/QApplication>
+#include <QtWidgets/QComboBox>
+#include <QtWidgets/QToolButton>
 #include <QtWidgets/QDoubleSpinBox>
 #include <QtWidgets/QLabel>
 #include <QtWidgets/QMenu>
@@ -548,6 +550,40 @@ class tst_Gui : public QObject {
     QVERIFY(!inspector.editor("factor"));
     QVERIFY(inspector.editor("value"));
   }
+
+#ifdef VIDGRAPH_GUI_HAVE_NODES
+  // Load Wan Model's file params offer the files of the ComfyUI folder model_path names, and follow
+  // model_path when it changes; other file params keep the plain line.
+  void modelFileDropDown() {
+    const QString models = tmp_.filePath("dropdown/ComfyUI/models");
+    for (const char* file : {"vae/wan2.2_vae.safetensors", "vae/wan_2.1_vae.safetensors",
+                             "diffusion_models/wan2.2_ti2v_5B_fp16.safetensors"}) {
+      QVERIFY(QDir().mkpath(QFileInfo(models + "/" + file).absolutePath()));
+      QFile f(models + "/" + file);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+    }
+    DocumentController c(registry_);
+    auto id = c.addNode("LoadWanModel", {0, 0});
+    QVERIFY(id.ok());
+    QVERIFY(c.setParam(*id, "model_path", models.toStdString()).ok());
+    gui::InspectorPanel inspector(&c);
+    inspector.setNode(*id);
+    auto* vae = inspector.editor("vae")->findChild<QComboBox*>();
+    QVERIFY(vae && vae->isEditable());
+    QCOMPARE(vae->count(), 2);
+    QCOMPARE(vae->itemText(0), models + "/vae/wan2.2_vae.safetensors");
+    QCOMPARE(inspector.editor("dit")->findChild<QComboBox*>()->count(), 1);
+    QVERIFY(!inspector.editor("tokenizer")->findChild<QComboBox*>());  // no folder kind: a line
+    QVERIFY(inspector.editor("vae")->findChild<QToolButton*>());      // browse kept
+    vae->setCurrentIndex(1);
+    Q_EMIT vae->activated(1);
+    QCOMPARE(c.document().find_node(*id)->params["vae"].get<std::string>(),
+             (models + "/vae/wan_2.1_vae.safetensors").toStdString());
+    QVERIFY(c.setParam(*id, "model_path", tmp_.filePath("dropdown").toStdString()).ok());  // no models folder
+    QCoreApplication::processEvents();
+    QVERIFY(!inspector.editor("vae")->findChild<QComboBox*>());
+  }
+#endif  // VIDGRAPH_GUI_HAVE_NODES
 
   void canvasMouseDragMovesAndConnects() {
     gui::MainWindow window(registry_, {tmp_.filePath("rec-mouse"), 3600000, false});

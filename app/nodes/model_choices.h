@@ -1,0 +1,24 @@
+// The model files a node's file param can be set to, for the editor's drop-downs: the weight
+// files of the param's kind (Load Wan Model's dit, vae, text_encoder; Load LoRA's path) in the
+// ComfyUI-style folders that node's params point at (model_path when it is a ComfyUI models
+// folder, model_paths_file, else $VIDGRAPH_MODEL_PATHS). Listing only: no file is opened.
+// No LibTorch types; never throws (an unreadable yaml file gives no choices).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/run_options.h"
+
+namespace vidgraph::nodes {
+
+// True when `param` of `node_type` names a model file of a kind the folders hold.
+bool is_model_file_param(const std::string& node_type, const std::string& param);
+
+// The files, sorted per folder; empty when the param is no model file param or nothing is found.
+std::vector<std::string> model_file_choices(const std::string& node_type, const std::string& param,
+                                            const nlohmann::json& params, const engine::RunOptions& options);
+
+}  // namespace vidgraph::nodes
