@@ -103,10 +103,11 @@ Result<json> GraphDocument::set_param(const std::string& id, const std::string& 
   if (registry_ && !value.is_null()) {
     if (const NodeType* type = registry_->find(node->type)) {
       if (const ParamSpec* spec = type->find_param(param)) {
-        // Only the JSON type is enforced here; ranges and choices are validation's job.
+        // Only the JSON type is enforced here; ranges, steps and choices are validation's job.
         ParamSpec loose = *spec;
         loose.min.reset();
         loose.max.reset();
+        loose.step = 0;
         if (loose.kind == ParamKind::Enum) loose.kind = ParamKind::String;
         if (auto s = loose.check(value); !s) return Error{id, s.error().message};
       }

@@ -127,6 +127,7 @@ class tst_e2e : public QObject {
   void errorsExitThree_data();
   void errorsExitThree();
   void existingOutputIsKept();
+  void framesStepThroughSet();
 };
 
 void tst_e2e::initTestCase() {
@@ -427,6 +428,18 @@ void tst_e2e::existingOutputIsKept() {
   QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
   QVERIFY2(media::probe_video(out.filePath("demo_00002.mp4").toStdString(), &info, &error), error.c_str());
   QCOMPARE(files_in(out.path()), (std::vector<std::string>{"demo.mp4", "demo_00002.mp4"}));
+}
+
+// frames is 4k + 1 (a step of 4 from 1): `--set sampler.frames=5` validates like the file's own 25,
+// and 24 is refused before anything runs, with the valid neighbours named.
+void tst_e2e::framesStepThroughSet() {
+  const RunOutcome five = run_runner({"validate", kDemo, "--set", "sampler.frames=5"});
+  QVERIFY2(five.exit_code == 0, qPrintable(five.out + five.err));
+  QTemporaryDir out;
+  const RunOutcome bad = run_runner({"run", kDemo, "--output-dir", out.filePath("o"), "--set", "sampler.frames=24"});
+  QVERIFY2(bad.exit_code == 2, qPrintable(QString::number(bad.exit_code) + bad.out + bad.err));
+  QVERIFY2((bad.out + bad.err).contains("1 plus a multiple of 4 (e.g. 21 or 25)"), qPrintable(bad.out + bad.err));
+  QVERIFY(!QFile::exists(out.filePath("o")));
 }
 
 QTEST_GUILESS_MAIN(tst_e2e)

@@ -131,6 +131,28 @@ class tst_Engine : public QObject {
     QVERIFY(local.add(t).ok());
     QCOMPARE(local.describe()["node_types"][0]["params"][0]["step"].get<int>(), 4);
   }
+  // --set and set_param with a stepped param: 5 is set and validates; 24 is refused by --set with
+  // the base in the message, and set_param (type only) keeps it for validation to report.
+  void steppedParamThroughOverridesAndDocument() {
+    NodeType t;
+    t.name = "Frames";
+    t.category = "test";
+    t.params = {ParamSpec::integer("frames", 121, 1, 1025).with_step(4)};
+    t.compute = [](NodeContext&) -> Result<ValueMap> { return ValueMap{}; };
+    Registry local;
+    QVERIFY(local.add(t).ok());
+    GraphDocument doc(&local);
+    QVERIFY(doc.add_node(make_node("f", "Frames")).ok());
+    QVERIFY(apply_overrides(doc, local, {"f.frames=5"}).ok());
+    QCOMPARE(doc.find_node("f")->params["frames"], json(5));
+    QVERIFY(validate_document(doc, local).ok());
+    const Status bad = apply_overrides(doc, local, {"f.frames=24"});
+    QVERIFY(!bad.ok());
+    QVERIFY2(QString::fromStdString(bad.error().message).contains("1 plus a multiple of 4 (e.g. 21 or 25)"),
+             bad.error().message.c_str());
+    QVERIFY(doc.set_param("f", "frames", 24).ok());
+    QVERIFY(!validate_document(doc, local).ok());
+  }
   void registryRefuses_data() {
     QTest::addColumn<int>("which");
     QTest::addColumn<QString>("fragment");

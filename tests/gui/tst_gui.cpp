@@ -800,6 +800,43 @@ class tst_Gui : public QObject {
     QVERIFY(commits.empty());
   }
 
+#ifdef VIDGRAPH_GUI_HAVE_NODES
+  // Wan Sampler's own frames in the inspector: Up from 21 gives 25, a typed 24 is never committed
+  // (it snaps to 25), and the document only ever holds 4k + 1.
+  void samplerFramesStepInTheInspector() {
+    DocumentController c(registry_);
+    auto id = c.addNode("WanSampler", {0, 0});
+    QVERIFY(id.ok());
+    QVERIFY(c.setParam(*id, "frames", 21).ok());
+    gui::InspectorPanel inspector(&c);
+    inspector.setNode(*id);
+    inspector.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&inspector));
+    auto* spin = inspector.editor("frames")->findChild<QDoubleSpinBox*>();
+    QVERIFY(spin);
+    QCOMPARE(spin->value(), 21.0);
+    QCOMPARE(spin->singleStep(), 4.0);
+    std::vector<json> seen;
+    connect(&c, &DocumentController::documentChanged, this, [&](const engine::DocumentChange& ch) {
+      if (ch.port == "frames") seen.push_back(c.document().find_node(*id)->params["frames"]);
+    });
+    spin->setFocus();
+    spin->selectAll();
+    QTest::keyClicks(spin, QStringLiteral("24"));
+    QTest::keyClick(spin, Qt::Key_Return);
+    QCOMPARE(spin->value(), 25.0);
+    QCOMPARE(c.document().find_node(*id)->params["frames"], json(25));
+    QVERIFY(!seen.empty());
+    for (const json& v : seen) QVERIFY2(v != json(24), "24 reached the document");
+    QVERIFY(!inspector.editor("frames")->isInvalid());
+    QVERIFY(c.setParam(*id, "frames", 21).ok());
+    QCOMPARE(spin->value(), 21.0);
+    QTest::keyClick(spin, Qt::Key_Up);
+    QCOMPARE(spin->value(), 25.0);
+    QCOMPARE(c.document().find_node(*id)->params["frames"], json(25));
+  }
+#endif  // VIDGRAPH_GUI_HAVE_NODES
+
   // A second Preview node identical to the first is served from the cache; it still gets its
   // thumbnail, and a re-run served wholly from the cache still fills the player.
   void cachedPreviewNodeShowsItsVideo() {

@@ -137,7 +137,7 @@ engine::NodeType wan_sampler_node(const std::vector<std::string>& attention_meth
                          "Video width, a multiple of 32; 0 = the image's (i2v) or 1280 (t2v)."),
       ParamSpec::integer("height", 0, 0, 4096,
                          "Video height, a multiple of 32; 0 = the image's (i2v) or 704 (t2v)."),
-      ParamSpec::integer("frames", 121, 1, 1025, "Frame count, 4k + 1 (Wan2.2: 121)."),
+      ParamSpec::integer("frames", 121, 1, 1025, "Frame count, 4k + 1 (Wan2.2: 121).").with_step(4),
       ParamSpec::integer("steps", 50, 1, 1000, "Sampling steps (Wan2.2: 50)."),
       ParamSpec::real("guidance", 5.0, 0.0, 30.0,
                       "Classifier-free guidance scale (Wan2.2: 5); 1 = no guidance, one model call "
