@@ -218,7 +218,11 @@ void DocumentController::newDocument() {
   undoStack_.setClean();
 }
 
-engine::Status DocumentController::open(const QString& path) {
+engine::Status DocumentController::open(const QString& path) { return load(path, QFileInfo(path).absoluteFilePath()); }
+
+engine::Status DocumentController::openAsUntitled(const QString& path) { return load(path, QString()); }
+
+engine::Status DocumentController::load(const QString& path, const QString& documentPath) {
   engine::LoadOptions options;
   options.registry = &registry_;
   options.drop_dangling_links = true;  // open it anyway: the nodes are marked and the user reconnects
@@ -244,7 +248,7 @@ engine::Status DocumentController::open(const QString& path) {
       }
     }
   }
-  replaceDocument(std::move(loaded->document), QFileInfo(path).absoluteFilePath());
+  replaceDocument(std::move(loaded->document), documentPath);
   undoStack_.setClean();
   guiLogger()->info("opened {}", path.toStdString());
   return {};

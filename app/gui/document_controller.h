@@ -86,6 +86,9 @@ class DocumentController : public QObject {
   // ---- files
   void newDocument();
   engine::Status open(const QString& path);
+  // Opens `path` as open() does, as an untitled and unmodified document, so Save asks where to
+  // write (a shipped example is never overwritten).
+  engine::Status openAsUntitled(const QString& path);
   // Replaces the document with workflow text (e.g. a recovery file); `path` becomes the file path
   // ("" = untitled) and the document is marked modified.
   engine::Status loadText(const QString& text, const QString& path, const QString& source);
@@ -107,6 +110,7 @@ class DocumentController : public QObject {
 
  private:
   void replaceDocument(engine::GraphDocument doc, const QString& path);
+  engine::Status load(const QString& path, const QString& documentPath);
   engine::Result<std::vector<std::string>> applyAndCollectNew(engine::OperationPtr op);
 
   const engine::Registry& registry_;

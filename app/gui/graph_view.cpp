@@ -90,6 +90,36 @@ void GraphView::drawBackground(QPainter* painter, const QRectF& rect) {
   painter->drawLines(coarse);
 }
 
+void GraphView::setEmptyHint(const QString& text) {
+  emptyHint_ = text;
+  viewport()->update();
+}
+
+bool GraphView::emptyHintShown() const {
+  const auto* s = dynamic_cast<const GraphScene*>(scene());
+  return !emptyHint_.isEmpty() && s && s->nodeItemCount() == 0;
+}
+
+QRect GraphView::emptyHintRect() const {
+  const QRect v = viewport()->rect();
+  const int w = std::min(v.width() - 40, 560);
+  return QRect(v.center().x() - w / 2, v.center().y() - 60, w, 120);
+}
+
+void GraphView::drawForeground(QPainter* painter, const QRectF& rect) {
+  QGraphicsView::drawForeground(painter, rect);
+  if (!emptyHintShown()) return;
+  // Drawn in viewport pixels, so it stays put and readable at any zoom.
+  painter->save();
+  painter->resetTransform();
+  painter->setPen(QColor(0x8a, 0x8d, 0x96));
+  QFont font = painter->font();
+  font.setPointSizeF(font.pointSizeF() * 1.15);
+  painter->setFont(font);
+  painter->drawText(emptyHintRect(), Qt::AlignCenter | Qt::TextWordWrap, emptyHint_);
+  painter->restore();
+}
+
 void GraphView::wheelEvent(QWheelEvent* event) {
   const qreal steps = event->angleDelta().y() / 120.0;
   if (steps == 0) return;

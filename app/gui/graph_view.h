@@ -1,7 +1,7 @@
 // GraphView: the canvas widget over a GraphScene: smooth zoom under the cursor (wheel, Ctrl +/-),
 // pan (middle or right button drag, or Space + left drag), a grid background, fit-to-view,
 // rubber-band selection. Tab or a double-click on empty canvas asks for the node palette; a right
-// click (no drag) asks for the context menu.
+// click (no drag) asks for the context menu. A canvas without nodes shows a hint in its centre.
 #pragma once
 
 #include <QtWidgets/QGraphicsView>
@@ -21,6 +21,11 @@ class GraphView : public QGraphicsView {
   void fitToNodes(QRectF rect = QRectF());
   // Scene position under the mouse, or the view's centre when the mouse is outside.
   QPointF cursorScenePos() const;
+  // The text drawn on a canvas without nodes ("" = none); emptyHintShown() says whether it is drawn now.
+  void setEmptyHint(const QString& text);
+  bool emptyHintShown() const;
+  // Where the hint is drawn, in viewport pixels.
+  QRect emptyHintRect() const;
 
  Q_SIGNALS:
   void paletteRequested(QPointF scenePos);
@@ -29,6 +34,7 @@ class GraphView : public QGraphicsView {
 
  protected:
   void drawBackground(QPainter* painter, const QRectF& rect) override;
+  void drawForeground(QPainter* painter, const QRectF& rect) override;
   void wheelEvent(QWheelEvent* event) override;
   void mousePressEvent(QMouseEvent* event) override;
   void mouseMoveEvent(QMouseEvent* event) override;
@@ -39,6 +45,7 @@ class GraphView : public QGraphicsView {
   bool focusNextPrevChild(bool next) override;
 
  private:
+  QString emptyHint_;
   bool panning_ = false;
   bool spaceHeld_ = false;
   QPoint lastPanPos_;

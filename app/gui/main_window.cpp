@@ -59,6 +59,9 @@ MainWindow::MainWindow(const engine::Registry& registry, MainWindowOptions optio
     if (text.isEmpty()) statusBar()->showMessage(hint);
   });
   statusBar()->showMessage(hint);
+  view_->setEmptyHint(tr("An empty workflow.\nTab or double-click: add a node\n"
+                         "File ▸ Open Example: a ready workflow · or drop a .vgflow file here"));
+  connect(controller_, &DocumentController::documentChanged, view_->viewport(), qOverload<>(&QWidget::update));
   resize(1400, 860);
   if (options_.restoreWindowState) restoreSettings();
   updateTitle();
@@ -223,6 +226,8 @@ void MainWindow::connectSignals() {
     updateRunActions();
     const QString text = message.isEmpty() ? tr("Run %1.").arg(status) : tr("Run %1: %2").arg(status, message);
     statusBar()->showMessage(text, 10000);
+    // The clip a run made plays at once (a run that ends by itself, not a cancelled one).
+    if (status == QLatin1String("succeeded") && player_->frameCount() > 1 && !player_->isPlaying()) player_->play();
     log_->appendLine(status == QLatin1String("succeeded") ? QStringLiteral("info") : QStringLiteral("error"),
                      QStringLiteral("run"), text);
   });

@@ -1,6 +1,6 @@
 // MainWindow: one document per window. The canvas in the centre; docks for the inspector, the
 // preview player and the log. Menus with standard shortcuts for files (new, open, recent, save,
-// save as), edits (undo, redo, cut, copy, paste, duplicate, delete, select all, add node), view
+// save as, open example), edits (undo, redo, cut, copy, paste, duplicate, delete, select all, add node), view
 // (fit, zoom) and runs (run, run to selected, cancel, clear queue; also on the Run toolbar with the
 // run state), right-click menus on nodes, wires and the canvas. Drag-and-drop of .vgflow files, an
 // unsaved-changes prompt, autosave with a restore offer, window state kept in QSettings.
@@ -41,6 +41,7 @@ struct MainWindowOptions {
   QString recoveryDir;          // empty = Autosave::defaultRecoveryDir()
   int autosaveIntervalMs = 30000;
   bool restoreWindowState = true;
+  QString examplesDir;          // empty = <resources>/workflows (the shipped workflows)
 };
 
 class MainWindow : public QMainWindow {
@@ -74,6 +75,11 @@ class MainWindow : public QMainWindow {
   // opens the first file unless recovered work now fills the window (then it says so in the log).
   void startUp(const QStringList& files);
   QStringList recentFiles() const;
+  // The shipped example workflows (File ▸ Open Example). An example opens as an untitled copy.
+  QString examplesDir() const;
+  bool openExample(const QString& path);
+  // Where the Open dialog starts: the folder of the most recent file, else the examples folder.
+  QString openDialogDir() const;
 
   // ---- edit and run actions
   void copySelection();
@@ -122,6 +128,7 @@ class MainWindow : public QMainWindow {
   void updateRunActions();
   void addRecentFile(const QString& path);
   void rebuildRecentMenu();
+  void rebuildExamplesMenu();
   void showError(const QString& title, const QString& text);
   void newDocument();
   void openWithDialog();
@@ -144,6 +151,7 @@ class MainWindow : public QMainWindow {
   std::shared_ptr<LogSink> logSink_;
   QDockWidget* previewDock_ = nullptr;
   QMenu* recentMenu_ = nullptr;
+  QMenu* examplesMenu_ = nullptr;
   QAction* runAction_ = nullptr;
   QAction* runSelectedAction_ = nullptr;
   QAction* cancelAction_ = nullptr;

@@ -42,6 +42,10 @@ void MainWindow::buildFileMenu() {
   file->addAction(tr("&Open…"), QKeySequence(Qt::CTRL | Qt::Key_O), this, &MainWindow::openWithDialog);
   recentMenu_ = file->addMenu(tr("Open &Recent"));
   rebuildRecentMenu();
+  examplesMenu_ = file->addMenu(tr("Open &Example"));
+  examplesMenu_->setObjectName(QStringLiteral("examplesMenu"));
+  rebuildExamplesMenu();
+  connect(examplesMenu_, &QMenu::aboutToShow, this, &MainWindow::rebuildExamplesMenu);
   file->addSeparator();
   file->addAction(tr("&Save"), QKeySequence(Qt::CTRL | Qt::Key_S), this, [this] { save(); });
   file->addAction(tr("Save &As…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S), this, [this] { saveAs(); });
@@ -54,12 +58,6 @@ void MainWindow::newDocument() {
   controller_->newDocument();
   run_->clearStatuses();
   player_->setClip({}, {});  // the previous document's preview does not belong to the new one
-}
-
-void MainWindow::openWithDialog() {
-  if (!maybeSave()) return;
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open workflow"), QString(), tr(kWorkflowFilter));
-  if (!path.isEmpty()) openFile(path);
 }
 
 bool MainWindow::openFile(const QString& path) {

@@ -4,9 +4,9 @@
 //
 // Contract: while it lives, a 10 ms timer looks for the active modal widget. A QMessageBox gets the
 // next queued answer (its standard button is clicked); a QFileDialog gets the queued file name
-// (selected and accepted; rejected when none is queued). Every dialog seen is recorded (title, text)
-// so a test can assert that a dialog was (or was not) shown. A dialog arriving after the queue is
-// empty is recorded and rejected, so a test never hangs on an unexpected box.
+// (selected and accepted; rejected when none is queued). Every dialog seen is recorded (title, and
+// the text or the file dialog's folder) so a test can assert that a dialog was (or was not) shown.
+// A dialog arriving after the queue is empty is recorded and rejected, so a test never hangs.
 #pragma once
 
 #include <QtCore/QList>
@@ -25,7 +25,7 @@ class DialogAnswerer {
   struct Seen {
     QString kind;  // "message" or "file"
     QString title;
-    QString text;
+    QString text;  // a message box's text; a file dialog's starting folder
     bool answered = false;  // false: it came after the queued answers ran out (rejected)
   };
 
@@ -66,7 +66,8 @@ class DialogAnswerer {
       return;
     }
     if (auto* dialog = qobject_cast<QFileDialog*>(w)) {
-      seen_ << Seen{QStringLiteral("file"), dialog->windowTitle(), {}, !saveFileName_.isEmpty()};
+      seen_ << Seen{QStringLiteral("file"), dialog->windowTitle(), dialog->directory().absolutePath(),
+                    !saveFileName_.isEmpty()};
       if (saveFileName_.isEmpty()) {
         dialog->reject();
         return;

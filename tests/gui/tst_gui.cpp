@@ -6,6 +6,7 @@
 #include <QtCore/QDir>
 #include <QtCore/QElapsedTimer>
 #include <QtCore/QFile>
+#include <QtCore/QFileInfo>
 #include <QtCore/QTemporaryDir>
 #include <QtGui/QDesktopServices>
 #include <QtTest/QSignalSpy>
@@ -22,6 +23,7 @@
 #include <QtWidgets/QToolButton>
 
 #include "engine/operations.h"
+#include "engine/validation.h"
 #include "gui/about_dialog.h"
 #include "gui/clipboard_json.h"
 #include "gui/connection_item.h"
@@ -834,6 +836,73 @@ class tst_Gui : public QObject {
     QTest::keyClick(spin, Qt::Key_Up);
     QCOMPARE(spin->value(), 25.0);
     QCOMPARE(c.document().find_node(*id)->params["frames"], json(25));
+  }
+#endif  // VIDGRAPH_GUI_HAVE_NODES
+
+  // A canvas without nodes says what to do, drawn in the middle of the view; the first node takes
+  // it away (also far from the hint, where only a full repaint would clear it); undo brings it back.
+  void emptyCanvasShowsAHint() {
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-empty-hint"), 3600000, false});
+    window.resize(1024, 700);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    gui::GraphView* view = window.view();
+    auto brightPixels = [&] {
+      QApplication::processEvents();
+      const QImage shot = view->viewport()->grab().toImage();
+      const QRect r = view->emptyHintRect().intersected(shot.rect());
+      int n = 0;
+      for (int y = r.top(); y <= r.bottom(); ++y) {
+        for (int x = r.left(); x <= r.right(); ++x) n += qGray(shot.pixel(x, y)) > 0x60 ? 1 : 0;
+      }
+      return n;
+    };
+    QVERIFY(view->emptyHintShown());
+    QVERIFY2(brightPixels() > 200, "no hint text drawn on the empty canvas");
+    const QPointF far = view->mapToScene(view->viewport()->rect().topLeft()) - QPointF(2000, 2000);
+    QVERIFY(window.controller()->addNode("Number", far).ok());
+    QVERIFY(!view->emptyHintShown());
+    QCOMPARE(brightPixels(), 0);
+    window.controller()->undoStack()->undo();
+    QVERIFY(view->emptyHintShown());
+    QVERIFY(brightPixels() > 200);
+  }
+
+  // The clip of a run that succeeds plays at once in the preview panel.
+  void previewAutoplaysAfterARun() {
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-autoplay"), 3600000, false});
+    QVERIFY(window.controller()->addNode("GuiPreview", {0, 0}).ok());
+    QSignalSpy finished(window.runController(), &gui::RunController::runFinished);
+    QVERIFY(!window.player()->isPlaying());
+    QVERIFY(window.runWorkflow());
+    QVERIFY(waitFinished(finished, 10000));
+    QCOMPARE(finished.front().front().toString(), QStringLiteral("succeeded"));
+    QCOMPARE(window.player()->frameCount(), 4);
+    QVERIFY(window.player()->isPlaying());
+  }
+
+#ifdef VIDGRAPH_GUI_HAVE_NODES
+  // File ▸ Open Example lists the workflows shipped in <build>/share/vidgraph/workflows; each opens
+  // untitled, with no load warning, and validates.
+  void shippedExamplesOpen() {
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-examples"), 3600000, false});
+    const QString shipped = QStringLiteral(VIDGRAPH_BINARY_DIR "/share/vidgraph/workflows");
+    QCOMPARE(QFileInfo(window.examplesDir()).canonicalFilePath(), QFileInfo(shipped).canonicalFilePath());
+    auto* menu = window.findChild<QMenu*>(QStringLiteral("examplesMenu"));
+    QVERIFY(menu);
+    Q_EMIT menu->aboutToShow();
+    const int expected = int(QDir(shipped).entryList({QStringLiteral("*.vgflow")}, QDir::Files).size());
+    QVERIFY(expected >= 5);
+    QCOMPARE(int(menu->actions().size()), expected);
+    for (QAction* a : menu->actions()) {
+      a->trigger();
+      DocumentController* c = window.controller();
+      QVERIFY2(!c->document().nodes().empty(), qPrintable(a->text()));
+      QVERIFY2(c->loadWarnings().isEmpty(), qPrintable(a->text() + ": " + c->loadWarnings().join(' ')));
+      QVERIFY(c->filePath().isEmpty() && !c->isModified());
+      const auto report = engine::validate_document(c->document(), registry_);
+      QVERIFY2(report.ok(), qPrintable(a->text()));
+    }
   }
 #endif  // VIDGRAPH_GUI_HAVE_NODES
 

@@ -4,8 +4,8 @@
 // Cancel, Discard or Save; the save-as file dialog of an untitled document) and the restore offer
 // of autosaved work left by a crash (Yes, No, Discard; also at start-up with a file argument, and a
 // kept recovery not re-offered as a fresh crash); files with problems (a dangling link, bad params)
-// opened with the nodes marked; a video named as such; the documented shortcuts. Shared fixtures in
-// gui_test_fixture.h.
+// opened with the nodes marked; a video named as such; the documented shortcuts; File ▸ Open Example
+// and the Open dialog's first folder. Shared fixtures in gui_test_fixture.h.
 #include <algorithm>
 
 #include <QtCore/QDir>
@@ -14,6 +14,7 @@
 #include <QtCore/QFileInfo>
 #include <QtCore/QMimeData>
 #include <QtCore/QRegularExpression>
+#include <QtCore/QSettings>
 #include <QtCore/QTemporaryDir>
 #include <QtCore/QUrl>
 #include <QtGui/QAction>
@@ -22,6 +23,7 @@
 #include <QtTest/QtTest>
 #include <QtWidgets/QApplication>
 #include <QtWidgets/QDoubleSpinBox>
+#include <QtWidgets/QMenu>
 #include <QtWidgets/QMessageBox>
 #include <QtWidgets/QStatusBar>
 
@@ -664,6 +666,80 @@ class tst_GuiFiles : public QObject {
     QVERIFY(!window.offerRecovery());
     QCOMPARE(answerer.seen().size(), 0);
     QVERIFY(window.controller()->document().nodes().empty());
+  }
+  // ---- examples and the Open dialog
+
+  // File ▸ Open Example lists the folder's workflows by name; choosing one opens it untitled and
+  // unmodified (Save asks where), the file itself untouched; with unsaved edits the prompt comes first.
+  void examplesMenuOpensAnUntitledCopy() {
+    QTemporaryDir dir;
+    const QString examples = dir.filePath(QStringLiteral("workflows"));
+    QVERIFY(QDir().mkpath(examples));
+    {
+      DocumentController c(registry_);
+      buildChain(c);
+      QVERIFY(c.save(examples + QStringLiteral("/number-chain.vgflow")).ok());
+      QVERIFY(c.setParam("Scale", "factor", 3.0).ok());
+      QVERIFY(c.save(examples + QStringLiteral("/tripled.vgflow")).ok());
+    }
+    const QByteArray onDisk = readAll(examples + QStringLiteral("/number-chain.vgflow"));
+    gui::MainWindowOptions options{dir.filePath(QStringLiteral("recovery")), 3600000, false};
+    options.examplesDir = examples;
+    gui::MainWindow window(registry_, options);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    auto* menu = window.findChild<QMenu*>(QStringLiteral("examplesMenu"));
+    QVERIFY(menu);
+    Q_EMIT menu->aboutToShow();
+    QStringList titles;
+    for (QAction* a : menu->actions()) titles << a->text();
+    QCOMPARE(titles, (QStringList{QStringLiteral("number chain"), QStringLiteral("tripled")}));
+    menu->actions().front()->trigger();
+    DocumentController* c = window.controller();
+    QCOMPARE(c->document().nodes().size(), std::size_t(3));
+    QVERIFY(c->filePath().isEmpty());
+    QVERIFY(!c->isModified());
+    QCOMPARE(saved(c->document()), onDisk.toStdString());
+    QVERIFY(c->setParam("Scale", "factor", 5.0).ok());
+    {
+      DialogAnswerer answerer({QMessageBox::Cancel});
+      menu->actions().at(1)->trigger();
+      QCOMPARE(answerer.messageBoxes(), 1);
+    }
+    QCOMPARE(c->document().find_node("Scale")->params["factor"].get<double>(), 5.0);  // Cancel kept the edit
+    QCOMPARE(readAll(examples + QStringLiteral("/number-chain.vgflow")), onDisk);
+  }
+
+  // The Open dialog starts in the examples folder while no file was opened or saved yet, then in the
+  // folder of the most recent file.
+  void openDialogStartsInTheExamplesFolder() {
+    QSettings().remove(QStringLiteral("recentFiles"));
+    QTemporaryDir dir;
+    const QString examples = QFileInfo(dir.filePath(QStringLiteral("workflows"))).absoluteFilePath();
+    const QString mine = QFileInfo(dir.filePath(QStringLiteral("mine"))).absoluteFilePath();
+    QVERIFY(QDir().mkpath(examples) && QDir().mkpath(mine));
+    gui::MainWindowOptions options{dir.filePath(QStringLiteral("recovery")), 3600000, false};
+    options.examplesDir = examples;
+    gui::MainWindow window(registry_, options);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QAction* open = findAction(window, [](const QString& t) { return t == QStringLiteral("&Open…"); });
+    QVERIFY(open);
+    {
+      DialogAnswerer answerer({});
+      open->trigger();
+      QCOMPARE(answerer.seen().size(), 1);
+      QCOMPARE(answerer.seen().front().kind, QStringLiteral("file"));
+      QCOMPARE(answerer.seen().front().text, examples);
+    }
+    buildChain(*window.controller());
+    QVERIFY(window.saveTo(mine + QStringLiteral("/work.vgflow")));
+    {
+      DialogAnswerer answerer({});
+      open->trigger();
+      QCOMPARE(answerer.seen().size(), 1);
+      QCOMPARE(answerer.seen().front().text, mine);
+    }
   }
 };
 
