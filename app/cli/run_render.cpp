@@ -55,6 +55,7 @@ class TtyRenderer final : public RunRenderer {
         draw(e.value >= e.max);
         break;
       case EventKind::NodeCached: line("  = " + e.node_id + " (" + e.node_type + ") cached"); break;
+      case EventKind::NodeBypassed: line("  > " + e.node_id + " (" + e.node_type + ") bypassed"); break;
       case EventKind::NodeFinished:
         active_.active = false;
         line("  \xE2\x9C\x93 " + e.node_id + " (" + e.node_type + ") " + format_duration(e.seconds));
@@ -150,6 +151,7 @@ class PlainRenderer final : public RunRenderer {
         break;
       case EventKind::NodeProgress: progress(e); break;
       case EventKind::NodeCached: print(who + ": cached"); break;
+      case EventKind::NodeBypassed: print(who + ": bypassed"); break;
       case EventKind::NodeFinished: print(who + ": finished in " + format_duration(e.seconds)); break;
       case EventKind::NodeFailed: print(who + ": FAILED: " + e.text); break;
       case EventKind::NodeCancelled: print(who + ": cancelled"); break;
@@ -253,7 +255,8 @@ void print_run_summary(std::FILE* out, const RunResult& result) {
     std::fprintf(out, "\nSummary: %s in %s\n", engine::to_string(result.status), format_duration(result.seconds).c_str());
     std::fprintf(out, "  %-*s  %-*s  %-9s  %s\n", int(w_id), "node", int(w_type), "type", "outcome", "time");
     for (const auto& n : result.nodes) {
-      const bool timed = n.outcome != engine::NodeOutcome::Cached && n.outcome != engine::NodeOutcome::Pending;
+      const bool timed = n.outcome != engine::NodeOutcome::Cached && n.outcome != engine::NodeOutcome::Pending &&
+                         n.outcome != engine::NodeOutcome::Bypassed;
       std::fprintf(out, "  %-*s  %-*s  %-9s  %s\n", int(w_id), n.node_id.c_str(), int(w_type), n.node_type.c_str(),
                    engine::to_string(n.outcome), timed ? format_duration(n.seconds).c_str() : "-");
     }

@@ -42,6 +42,7 @@ struct Node {
   int type_version = 1;
   nlohmann::json params = nlohmann::json::object();
   std::map<std::string, InputLink> inputs;          // input port → source
+  bool bypass = false;  // the node does not run: its outputs pass its inputs through (see bypass.h)
   nlohmann::json extra = nlohmann::json::object();  // unknown per-node keys, written back unchanged
 };
 
@@ -130,6 +131,8 @@ class GraphDocument {
   // the registry knows the type, the value must have the param's JSON type (ranges are checked by
   // validation, so a GUI can show an out-of-range value as an error instead of losing it).
   Result<nlohmann::json> set_param(const std::string& id, const std::string& param, nlohmann::json value);
+  // Sets a node's bypass flag (ChangeKind::NodeUpdated); returns the previous one.
+  Result<bool> set_bypass(const std::string& id, bool bypass);
   // Replaces a node's type version and whole params object (node-type upgrades).
   Status set_node_data(const std::string& id, int type_version, nlohmann::json params);
   // Sets editor()["nodes"][id] (null removes it); returns the previous value.

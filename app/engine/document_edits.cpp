@@ -123,6 +123,15 @@ Result<json> GraphDocument::set_param(const std::string& id, const std::string& 
   return old;
 }
 
+Result<bool> GraphDocument::set_bypass(const std::string& id, bool bypass) {
+  Node* node = find_mutable(id);
+  if (!node) return Error{id, "there is no node '" + id + "'"};
+  const bool old = node->bypass;
+  node->bypass = bypass;
+  notify(ChangeKind::NodeUpdated, id);
+  return old;
+}
+
 Status GraphDocument::set_node_data(const std::string& id, int type_version, json params) {
   Node* node = find_mutable(id);
   if (!node) return Error{id, "there is no node '" + id + "'"};

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <set>
 
+#include "bypass.h"
 #include "cache_key.h"
 #include "log.h"
 #include "overrides.h"
@@ -31,6 +32,7 @@ const char* to_string(NodeOutcome outcome) {
     case NodeOutcome::Finished: return "finished";
     case NodeOutcome::Failed: return "failed";
     case NodeOutcome::Cancelled: return "cancelled";
+    case NodeOutcome::Bypassed: return "bypassed";
   }
   return "pending";
 }
@@ -179,14 +181,19 @@ class Runner {
       result_.errors = report.errors;
       return false;
     }
-    auto plan = plan_execution(doc, request.targets);
+    const auto roots = request.targets.empty() ? default_targets(doc) : request.targets;
+    if (roots.empty() && !doc.nodes().empty()) {
+      result_.errors.push_back(make_error("every output node is bypassed, so nothing would run; turn bypass off "
+                                          "on one of them"));
+      return false;
+    }
+    auto plan = plan_execution(doc, roots);
     if (!plan.ok()) {
       result_.errors.push_back(plan.error());
       return false;
     }
     plan_ = std::move(plan.value());
     planned_.insert(plan_.begin(), plan_.end());
-    const auto roots = request.targets.empty() ? doc.sink_nodes() : request.targets;
     targets_.insert(roots.begin(), roots.end());
     return preflight(doc, request);
   }
@@ -198,6 +205,10 @@ class Runner {
     for (const auto& id : plan_) {
       const Node& n = *doc.find_node(id);
       const NodeType& type = *registry_.find(n.type);
+      if (n.bypass) {
+        keys_[id] = bypass_key(n, type);
+        continue;
+      }
       const nlohmann::json params = type.params_with_defaults(n.params);
       std::string fingerprint;
       try {
@@ -215,6 +226,18 @@ class Runner {
       }
     }
     return result_.errors.empty();
+  }
+
+  // A bypassed node's key: its routes and the keys of the inputs they pass (its params play no part).
+  CacheKey bypass_key(const Node& n, const NodeType& type) {
+    nlohmann::json routes = nlohmann::json::object();
+    std::map<std::string, KeyInput> key_inputs;
+    for (const auto& [out, in] : bypass_routes(n, type)) {
+      routes[out] = in;
+      const InputLink& link = n.inputs.at(in);
+      key_inputs[in] = KeyInput{keys_[link.node], link.output};
+    }
+    return compute_cache_key("bypass", 1, routes, type.name, key_inputs);
   }
 
   // Per planned source node: how many planned inputs read it, and which outputs they read (one pass
@@ -237,6 +260,8 @@ class Runner {
   }
 
   RunStatus run_node(const GraphDocument& doc, const Node& n, NodeRunStat& stat, const RunRequest& request);
+  RunStatus pass_through(const Node& n, const NodeType& type, ValueMap inputs, NodeRunStat& stat,
+                         const RunRequest& request);
   RunStatus fail(NodeRunStat& stat, const Node& n, const std::string& message, Clock::time_point t0);
 
   const Registry& registry_;
@@ -280,6 +305,7 @@ RunStatus Runner::run_node(const GraphDocument& doc, const Node& n, NodeRunStat&
     auto it = src.find(link.output);
     if (it != src.end()) inputs[port] = it->second;
   }
+  if (n.bypass) return pass_through(n, type, std::move(inputs), stat, request);
   if (!type.always_run) {
     if (auto cached = cache_.get(key)) {
       outputs_[n.id] = std::move(*cached);
@@ -361,6 +387,19 @@ RunStatus Runner::run_node(const GraphDocument& doc, const Node& n, NodeRunStat&
   stat.seconds = seconds_since(t0);
   release_inputs(n, request.keep_outputs);
   post(EventKind::NodeFinished, n.id, n.type, [&](Event& e) { e.seconds = stat.seconds; });
+  return RunStatus::Succeeded;
+}
+
+RunStatus Runner::pass_through(const Node& n, const NodeType& type, ValueMap inputs, NodeRunStat& stat,
+                               const RunRequest& request) {
+  ValueMap values;
+  for (const auto& [out, in] : bypass_routes(n, type)) {
+    if (auto it = inputs.find(in); it != inputs.end()) values[out] = it->second;
+  }
+  outputs_[n.id] = std::move(values);
+  stat.outcome = NodeOutcome::Bypassed;
+  release_inputs(n, request.keep_outputs);
+  post(EventKind::NodeBypassed, n.id, n.type);
   return RunStatus::Succeeded;
 }
 

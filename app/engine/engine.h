@@ -47,7 +47,7 @@ struct RunRequest {
   bool keep_outputs = true;            // RunResult::outputs holds the targets' outputs
 };
 
-enum class NodeOutcome { Pending, Cached, Finished, Failed, Cancelled };
+enum class NodeOutcome { Pending, Cached, Finished, Failed, Cancelled, Bypassed };
 
 struct NodeRunStat {
   std::string node_id;
@@ -100,6 +100,6 @@ class Engine {
   std::atomic<std::uint64_t> next_run_id_{1};
 };
 
-const char* to_string(NodeOutcome outcome);  // "pending", "cached", "finished", "failed", "cancelled"
+const char* to_string(NodeOutcome outcome);  // "pending", "cached", "finished", "failed", "cancelled", "bypassed"
 
 }  // namespace vidgraph::engine

@@ -13,6 +13,7 @@ const char* to_string(EventKind kind) {
     case EventKind::NodeStarted: return "node_started";
     case EventKind::NodeProgress: return "node_progress";
     case EventKind::NodeCached: return "node_cached";
+    case EventKind::NodeBypassed: return "node_bypassed";
     case EventKind::NodeFinished: return "node_finished";
     case EventKind::NodeFailed: return "node_failed";
     case EventKind::NodeCancelled: return "node_cancelled";

@@ -2,7 +2,8 @@
 // consumers).
 //
 // Order within a run: RunStarted; NodeQueued for every planned node (plan order); then per node in
-// plan order either NodeCached → Preview* (the previews it posted when computed), or NodeStarted → NodeProgress* / Log* / Preview* → one of
+// plan order either NodeCached → Preview* (the previews it posted when computed), NodeBypassed (it
+// passed its inputs through, see bypass.h), or NodeStarted → NodeProgress* / Log* / Preview* → one of
 // NodeFinished / NodeFailed / NodeCancelled; finally RunFinished (status). A step preview (a
 // sampler's per-step image, max > 0) is replayed on a cache hit only for the last step. After a failure or cancel,
 // nodes not yet run get no further events. Log events can also come from outside runs (run_id 0)
@@ -37,6 +38,7 @@ enum class EventKind {
   NodeStarted,
   NodeProgress,
   NodeCached,
+  NodeBypassed,
   NodeFinished,
   NodeFailed,
   NodeCancelled,

@@ -66,6 +66,22 @@ class SetLayoutOp final : public Operation {
   json layout_;
 };
 
+class SetBypassOp final : public Operation {
+ public:
+  SetBypassOp(std::string id, bool bypass) : id_(std::move(id)), bypass_(bypass) {}
+  OpResult apply(GraphDocument& doc) const override {
+    auto old = doc.set_bypass(id_, bypass_);
+    if (!old.ok()) return old.error();
+    return OperationPtr(std::make_unique<SetBypassOp>(id_, old.value()));
+  }
+  std::string description() const override { return (bypass_ ? "Bypass '" : "Stop bypassing '") + id_ + "'"; }
+  OperationPtr clone() const override { return std::make_unique<SetBypassOp>(*this); }
+
+ private:
+  std::string id_;
+  bool bypass_;
+};
+
 class MoveOp final : public Operation {
  public:
   MoveOp(std::string id, double x, double y) : id_(std::move(id)), x_(x), y_(y) {}
@@ -264,6 +280,9 @@ OperationPtr make_set_node_data(std::string node_id, int type_version, json para
 }
 OperationPtr make_set_node_layout(std::string node_id, json layout) {
   return std::make_unique<SetLayoutOp>(std::move(node_id), std::move(layout));
+}
+OperationPtr make_set_bypass(std::string node_id, bool bypass) {
+  return std::make_unique<SetBypassOp>(std::move(node_id), bypass);
 }
 OperationPtr make_move_node(std::string node_id, double x, double y) {
   return std::make_unique<MoveOp>(std::move(node_id), x, y);

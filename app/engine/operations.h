@@ -51,6 +51,8 @@ OperationPtr make_rename_node(std::string old_id, std::string new_id);
 OperationPtr make_set_param(std::string node_id, std::string param, nlohmann::json value);
 // Replaces type version + params (the "upgrade node" action).
 OperationPtr make_set_node_data(std::string node_id, int type_version, nlohmann::json params);
+// Sets a node's bypass flag. Inverse: the previous flag.
+OperationPtr make_set_bypass(std::string node_id, bool bypass);
 // Sets editor()["nodes"][id] wholesale (position, size, collapsed...). Mergeable per node (drags).
 OperationPtr make_set_node_layout(std::string node_id, nlohmann::json layout);
 // Moves a node: sets its layout's "pos" to [x, y], keeping the rest. Mergeable per node.

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <set>
 
+#include "bypass.h"
 #include "plan.h"
 
 namespace vidgraph::engine {
@@ -15,7 +16,7 @@ namespace {
 void check_inputs(const GraphDocument& doc, const Registry& registry, const Node& n, const NodeType& type,
                   ValidationReport& report) {
   for (const PortSpec& port : type.inputs) {
-    if (!port.optional && !n.inputs.count(port.name)) {
+    if (!port.optional && !n.bypass && !n.inputs.count(port.name)) {
       report.errors.push_back(Error{n.id, "required input '" + port.name + "' (" + port.type +
                                               ") is not connected; connect an output of type " + port.type});
     }
@@ -84,6 +85,20 @@ void check_params(const Node& n, const NodeType& type, ValidationReport& report)
   }
 }
 
+// A bypassed node: every output another node reads needs an input to pass through.
+void check_bypass(const GraphDocument& doc, const Node& n, const NodeType& type, ValidationReport& report) {
+  const auto routes = bypass_routes(n, type);
+  std::set<std::string> reported;
+  for (const Link& l : doc.links_from(n.id)) {
+    if (routes.count(l.from_output) || !reported.insert(l.from_output).second) continue;
+    const PortSpec* out = type.find_output(l.from_output);
+    const std::string kind = out ? out->type : std::string("?");
+    report.errors.push_back(Error{n.id, "the node is bypassed, but its output '" + l.from_output + "' (" + kind +
+                                            "), which '" + l.to_node + "' reads, has no connected input of type " +
+                                            kind + " to pass through; turn bypass off or connect such an input"});
+  }
+}
+
 }  // namespace
 
 ValidationReport validate_document(const GraphDocument& doc, const Registry& registry,
@@ -126,7 +141,11 @@ ValidationReport validate_document(const GraphDocument& doc, const Registry& reg
                                                 std::to_string(type->version) + "); params are used as they are"});
     }
     check_inputs(doc, registry, n, *type, report);
-    check_params(n, *type, report);
+    if (n.bypass) {
+      check_bypass(doc, n, *type, report);
+    } else {
+      check_params(n, *type, report);
+    }
   }
   return report;
 }

@@ -10,7 +10,7 @@ using nlohmann::json;
 
 namespace {
 
-const std::set<std::string> kNodeKeys = {"id", "type", "type_version", "params", "inputs"};
+const std::set<std::string> kNodeKeys = {"id", "type", "type_version", "params", "inputs", "bypass"};
 const std::set<std::string> kTopKeys = {"format", "version", "nodes", "editor"};
 
 std::string describe_node(std::size_t index, const json& j) {
@@ -50,6 +50,10 @@ Result<Node> parse_node(const std::string& source, std::size_t index, const json
       }
       n.inputs[port] = InputLink{link["node"].get<std::string>(), link["output"].get<std::string>()};
     }
+  }
+  if (j.contains("bypass")) {
+    if (!j["bypass"].is_boolean()) return fail("\"bypass\" must be true or false");
+    n.bypass = j["bypass"].get<bool>();
   }
   for (const auto& [key, value] : j.items()) {
     if (!kNodeKeys.count(key)) n.extra[key] = value;
@@ -212,6 +216,7 @@ json workflow_to_json(const GraphDocument& doc) {
     json inputs = json::object();
     for (const auto& [port, link] : n.inputs) inputs[port] = json{{"node", link.node}, {"output", link.output}};
     j["inputs"] = inputs;
+    if (n.bypass) j["bypass"] = true;  // absent = runs, so older files and readers stay unchanged
     nodes.push_back(std::move(j));
   }
   root["nodes"] = std::move(nodes);

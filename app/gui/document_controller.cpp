@@ -211,6 +211,39 @@ QStringList DocumentController::nodeProblems(const std::string& id) const {
   return out;
 }
 
+engine::Status DocumentController::setCollapsed(const std::vector<std::string>& ids, bool collapsed) {
+  std::vector<engine::OperationPtr> parts;
+  for (const std::string& id : ids) {
+    if (!doc_.find_node(id) || isCollapsed(id) == collapsed) continue;
+    nlohmann::json layout = doc_.node_editor(id);
+    if (!layout.is_object()) layout = nlohmann::json::object();
+    if (collapsed) layout["collapsed"] = true;
+    else layout.erase("collapsed");
+    parts.push_back(engine::make_set_node_layout(id, std::move(layout)));
+  }
+  if (parts.empty()) return {};
+  return apply(engine::make_composite(collapsed ? "Collapse nodes" : "Expand nodes", std::move(parts)));
+}
+
+bool DocumentController::isCollapsed(const std::string& id) const {
+  const nlohmann::json layout = doc_.node_editor(id);
+  if (!layout.is_object()) return false;
+  const auto it = layout.find("collapsed");  // a file's editor state may hold anything
+  return it != layout.end() && it->is_boolean() && it->get<bool>();
+}
+
+engine::Status DocumentController::setBypass(const std::vector<std::string>& ids, bool bypass) {
+  std::vector<engine::OperationPtr> parts;
+  for (const std::string& id : ids) {
+    const engine::Node* node = doc_.find_node(id);
+    if (node && node->bypass != bypass) parts.push_back(engine::make_set_bypass(id, bypass));
+  }
+  if (parts.empty()) return {};
+  const std::string what = parts.size() == 1 ? parts.front()->description()
+                                             : (bypass ? "Bypass " : "Stop bypassing ") + std::to_string(parts.size()) + " nodes";
+  return apply(engine::make_composite(what, std::move(parts)));
+}
+
 void DocumentController::newDocument() {
   droppedInputs_.clear();
   loadWarnings_.clear();

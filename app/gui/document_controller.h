@@ -69,6 +69,11 @@ class DocumentController : public QObject {
   engine::Status moveNodes(const std::map<std::string, QPointF>& positions);
   // Sets one param; consecutive edits of the same param merge into one undo step.
   engine::Status setParam(const std::string& nodeId, const std::string& param, nlohmann::json value);
+  // Collapses (or expands) `ids` to their title bars, as one step: the editor layout's "collapsed".
+  engine::Status setCollapsed(const std::vector<std::string>& ids, bool collapsed);
+  bool isCollapsed(const std::string& id) const;
+  // Sets the bypass flag of `ids` (see engine/bypass.h), as one step.
+  engine::Status setBypass(const std::vector<std::string>& ids, bool bypass);
   engine::Status renameNode(const std::string& oldId, const std::string& newId);
   // Runs the upgrade hook of every node saved by an older type version, as one undo step; returns
   // the upgraded ids (empty when none needed it).
@@ -110,7 +115,8 @@ class DocumentController : public QObject {
 
  private:
   void replaceDocument(engine::GraphDocument doc, const QString& path);
-  engine::Status load(const QString& path, const QString& documentPath);
+  // Reads `path` (or `text`, naming `path` in messages) into the document, titled `documentPath`.
+  engine::Status load(const QString& path, const QString& documentPath, const std::optional<QString>& text = std::nullopt);
   engine::Result<std::vector<std::string>> applyAndCollectNew(engine::OperationPtr op);
 
   const engine::Registry& registry_;

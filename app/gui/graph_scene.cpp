@@ -124,6 +124,7 @@ void GraphScene::onDocumentChanged(const engine::DocumentChange& change) {
       if (change.node_id.empty()) break;
       if (NodeItem* item = nodeItem(change.node_id)) {
         item->setPos(controller_->nodePosition(change.node_id, item->pos()));
+        item->setCollapsed(controller_->isCollapsed(change.node_id));
       }
       break;
     case engine::ChangeKind::ParamChanged:
@@ -166,6 +167,8 @@ void GraphScene::addNodeItem(const engine::Node& node, std::size_t index) {
     item = new NodeItem(node.id, QString::fromStdString(node.type), QStringLiteral("unknown"), {}, inputs, outputs, true);
   }
   if (type) item->setSummary(nodeSummary(*type, node));
+  item->setBypassed(node.bypass);
+  item->setCollapsed(controller_->isCollapsed(node.id));
   addItem(item);
   item->setPos(controller_->nodePosition(node.id, defaultPosition(index)));
   nodes_[node.id] = item;

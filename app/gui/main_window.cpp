@@ -138,6 +138,9 @@ void MainWindow::buildEditMenu() {
   edit->addAction(tr("&Duplicate"), QKeySequence(Qt::CTRL | Qt::Key_D), this, &MainWindow::duplicateSelection);
   QAction* del = edit->addAction(tr("De&lete"), this, &MainWindow::deleteSelection);
   del->setShortcuts({QKeySequence(Qt::Key_Delete), QKeySequence(Qt::Key_Backspace)});
+  edit->addAction(tr("&Bypass"), QKeySequence(Qt::CTRL | Qt::Key_B), this, &MainWindow::toggleBypassSelection);
+  edit->addAction(tr("C&ollapse / Expand"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), this,
+                  &MainWindow::toggleCollapseSelection);
   edit->addAction(tr("&Upgrade Node Types"), this, [this] {
     auto ids = controller_->upgradeNodeTypes();
     statusBar()->showMessage(!ids.ok() ? QString::fromStdString(ids.error().to_string())
@@ -153,6 +156,26 @@ void MainWindow::buildEditMenu() {
   edit->addAction(tr("&Add Node…"), QKeySequence(Qt::Key_Tab), this,
                   [this] { openPalette(view_->cursorScenePos(), std::nullopt); })
       ->setShortcutContext(Qt::WidgetShortcut);  // the canvas handles Tab itself
+}
+
+void MainWindow::toggleBypassSelection() {
+  const auto ids = scene_->selectedNodeIds();
+  // Mixed selections become all bypassed; only an all-bypassed selection is turned back on.
+  const bool bypass = std::any_of(ids.begin(), ids.end(), [this](const std::string& id) {
+    const engine::Node* n = controller_->document().find_node(id);
+    return n && !n->bypass;
+  });
+  auto status = controller_->setBypass(ids, bypass);
+  if (!status.ok()) statusBar()->showMessage(QString::fromStdString(status.error().message), 6000);
+}
+
+void MainWindow::toggleCollapseSelection() {
+  const auto ids = scene_->selectedNodeIds();
+  const bool collapse = std::any_of(ids.begin(), ids.end(), [this](const std::string& id) {
+    return !controller_->isCollapsed(id);
+  });
+  auto status = controller_->setCollapsed(ids, collapse);
+  if (!status.ok()) statusBar()->showMessage(QString::fromStdString(status.error().message), 6000);
 }
 
 void MainWindow::buildViewMenu(QMenu* docks) {

@@ -87,6 +87,10 @@ class MainWindow : public QMainWindow {
   void pasteClipboard();
   void duplicateSelection();
   void deleteSelection();
+  // Bypasses the selected nodes (engine/bypass.h), or turns bypass off when all of them are.
+  void toggleBypassSelection();
+  // Collapses the selected nodes to their title bars, or expands them when all are collapsed.
+  void toggleCollapseSelection();
   // Runs the document (targets empty = every output), or queues the run behind the one in progress;
   // runToSelected runs up to the selected nodes. Cancel stops the current run; queued ones follow.
   bool runWorkflow(const QStringList& targets = {});

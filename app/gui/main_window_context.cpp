@@ -1,4 +1,6 @@
 // MainWindow: the canvas's right-click menus (see main_window.h): on a node, on a wire, on the canvas.
+#include <algorithm>
+
 #include <QtGui/QClipboard>
 #include <QtGui/QGuiApplication>
 #include <QtCore/QDir>
@@ -73,6 +75,19 @@ QMenu* MainWindow::nodeMenu() {
           ->setToolTip(folder);
     }
   }
+  const bool allBypassed = std::all_of(ids.begin(), ids.end(), [this](const std::string& id) {
+    const engine::Node* n = controller_->document().find_node(id);
+    return n && n->bypass;
+  });
+  QAction* bypass = menu->addAction(tr("&Bypass"), this, &MainWindow::toggleBypassSelection);
+  bypass->setCheckable(true);
+  bypass->setChecked(!ids.empty() && allBypassed);
+  const bool allCollapsed = std::all_of(ids.begin(), ids.end(), [this](const std::string& id) {
+    return controller_->isCollapsed(id);
+  });
+  QAction* collapse = menu->addAction(tr("C&ollapse"), this, &MainWindow::toggleCollapseSelection);
+  collapse->setCheckable(true);
+  collapse->setChecked(!ids.empty() && allCollapsed);
   menu->addSeparator();
   menu->addAction(tr("De&lete"), this, &MainWindow::deleteSelection);
   return menu;

@@ -47,6 +47,7 @@ bool NodeItem::drawsTitleAt(qreal levelOfDetail) {
 }
 
 qreal NodeItem::bodyHeight() const {
+  if (collapsed_) return kTitleHeight;
   const auto rows = static_cast<qreal>(std::max<std::size_t>(std::max(inputs_.size(), outputs_.size()), 1));
   return kTitleHeight + rows * kRowHeight + 6 + summaryHeight() + (thumbnail_.isNull() ? 0 : kThumbHeight) +
          kStatusHeight;
@@ -61,7 +62,7 @@ QRectF NodeItem::boundingRect() const {
 }
 
 QRectF NodeItem::portRect(int row, bool isOutput) const {
-  const qreal y = kTitleHeight + 4 + row * kRowHeight + kRowHeight / 2;
+  const qreal y = collapsed_ ? kTitleHeight / 2 : kTitleHeight + 4 + row * kRowHeight + kRowHeight / 2;
   const qreal x = isOutput ? kWidth : 0;
   return QRectF(x - kPortRadius, y - kPortRadius, 2 * kPortRadius, 2 * kPortRadius);
 }
@@ -75,6 +76,7 @@ QPointF NodeItem::portScenePos(const QString& port, bool isOutput) const {
 }
 
 std::optional<PortHit> NodeItem::portAt(QPointF scenePos) const {
+  if (collapsed_) return std::nullopt;
   const QPointF p = mapFromScene(scenePos);
   for (int side = 0; side < 2; ++side) {
     const bool isOutput = side == 1;
@@ -153,6 +155,21 @@ QVariant NodeItem::itemChange(GraphicsItemChange change, const QVariant& value) 
   return QGraphicsItem::itemChange(change, value);
 }
 
+void NodeItem::setCollapsed(bool collapsed) {
+  if (collapsed_ == collapsed) return;
+  prepareGeometryChange();
+  collapsed_ = collapsed;
+  if (auto* s = dynamic_cast<GraphScene*>(scene())) s->nodeGeometryChanged(this);
+  update();
+}
+
+void NodeItem::setBypassed(bool bypassed) {
+  if (bypassed_ == bypassed) return;
+  bypassed_ = bypassed;
+  setOpacity(bypassed ? 0.5 : 1.0);
+  update();
+}
+
 void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) {
   (void)widget;
   painter->setRenderHint(QPainter::Antialiasing);
@@ -178,10 +195,27 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
     const qreal basePx = f.pixelSize() > 0 ? f.pixelSize() : QFontMetricsF(f).height() * 0.75;
     if (basePx * lod < minScreenPx) f.setPixelSize(int(std::min(minScreenPx / lod, kTitleHeight * 0.8)));
     painter->setFont(f);
+    QString title = bypassed_ ? title_ + QStringLiteral(" · bypassed") : title_;
+    if (collapsed_) title.prepend(QStringLiteral("▸ "));
     painter->drawText(QRectF(8, 0, kWidth - 16, kTitleHeight), Qt::AlignVCenter | Qt::AlignLeft,
-                      painter->fontMetrics().elidedText(title_, Qt::ElideRight, int(kWidth - 16)));
+                      painter->fontMetrics().elidedText(title, Qt::ElideRight, int(kWidth - 16)));
     painter->restore();
   }
+  if (!collapsed_) paintBody(painter);
+
+  // Outline: selection, failure, state.
+  QPen pen(QColor(0x1a, 0x1a, 0x1e), 1.2);
+  if (status_.state == NodeRunState::Failed || (!problems_.isEmpty() && status_.state == NodeRunState::Idle)) {
+    pen = QPen(runStateColor(NodeRunState::Failed), 2.2);
+  }
+  else if (status_.state == NodeRunState::Running) pen = QPen(runStateColor(NodeRunState::Running), 2.0);
+  if (isSelected()) pen = QPen(QColor(0xff, 0xc1, 0x07), 2.4);
+  painter->setPen(pen);
+  painter->setBrush(Qt::NoBrush);
+  painter->drawPath(shape);
+}
+
+void NodeItem::paintBody(QPainter* painter) const {
   paintPorts(painter);
 
   qreal y = kTitleHeight + std::max<std::size_t>(std::max(inputs_.size(), outputs_.size()), 1) * kRowHeight + 6;
@@ -206,17 +240,6 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
     y += kThumbHeight;
   }
   paintStatus(painter, QRectF(0, y, kWidth, kStatusHeight));
-
-  // Outline: selection, failure, state.
-  QPen pen(QColor(0x1a, 0x1a, 0x1e), 1.2);
-  if (status_.state == NodeRunState::Failed || (!problems_.isEmpty() && status_.state == NodeRunState::Idle)) {
-    pen = QPen(runStateColor(NodeRunState::Failed), 2.2);
-  }
-  else if (status_.state == NodeRunState::Running) pen = QPen(runStateColor(NodeRunState::Running), 2.0);
-  if (isSelected()) pen = QPen(QColor(0xff, 0xc1, 0x07), 2.4);
-  painter->setPen(pen);
-  painter->setBrush(Qt::NoBrush);
-  painter->drawPath(shape);
 }
 
 void NodeItem::paintPorts(QPainter* painter) const {

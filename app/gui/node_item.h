@@ -68,6 +68,13 @@ class NodeItem : public QGraphicsItem {
   void setProblems(const QStringList& problems);
   const QStringList& problems() const { return problems_; }
   // Key params drawn under the ports (see node_summary.h).
+  // A collapsed node is its title bar alone; its wires meet the bar's ends, and its ports take no
+  // new wires until it is expanded.
+  void setCollapsed(bool collapsed);
+  bool isCollapsed() const { return collapsed_; }
+  // A bypassed node is drawn faded, with "bypassed" in its title bar.
+  void setBypassed(bool bypassed);
+  bool isBypassed() const { return bypassed_; }
   void setSummary(const QStringList& lines);
   const QStringList& summary() const { return summary_; }
   void setThumbnail(const QImage& image);
@@ -81,6 +88,7 @@ class NodeItem : public QGraphicsItem {
  private:
   QRectF portRect(int row, bool isOutput) const;
   void updateToolTip();
+  void paintBody(QPainter* painter) const;  // ports, summary, thumbnail, status: all but the title bar
   void paintPorts(QPainter* painter) const;
   void paintStatus(QPainter* painter, const QRectF& area) const;
   qreal bodyHeight() const;
@@ -93,6 +101,8 @@ class NodeItem : public QGraphicsItem {
   std::vector<PortInfo> inputs_;
   std::vector<PortInfo> outputs_;
   bool unknownType_ = false;
+  bool bypassed_ = false;
+  bool collapsed_ = false;
   NodeStatus status_;
   QStringList problems_;
   QStringList summary_;

@@ -51,6 +51,7 @@ QColor runStateColor(NodeRunState state) {
     case NodeRunState::Done: return QColor(0x66, 0xbb, 0x6a);
     case NodeRunState::Failed: return QColor(0xef, 0x53, 0x50);
     case NodeRunState::Cancelled: return QColor(0xff, 0xa7, 0x26);
+    case NodeRunState::Bypassed: return QColor(0x9c, 0x7c, 0xd4);
   }
   return QColor(0x60, 0x60, 0x66);
 }

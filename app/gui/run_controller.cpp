@@ -18,6 +18,7 @@ const char* toString(NodeRunState state) {
     case NodeRunState::Done: return "done";
     case NodeRunState::Failed: return "failed";
     case NodeRunState::Cancelled: return "cancelled";
+    case NodeRunState::Bypassed: return "bypassed";
   }
   return "idle";
 }
@@ -146,6 +147,7 @@ void RunController::handleEvent(const engine::Event& e, const PreviewClip& previ
       setStatus(e.node_id, s);
       break;
     case EventKind::NodeCached: setStatus(e.node_id, NodeStatus{NodeRunState::Cached, 0, 0, {}, {}}); break;
+    case EventKind::NodeBypassed: setStatus(e.node_id, NodeStatus{NodeRunState::Bypassed, 0, 0, {}, {}}); break;
     case EventKind::NodeFinished: setStatus(e.node_id, NodeStatus{NodeRunState::Done, s.max, s.max, {}, {}}); break;
     case EventKind::NodeFailed:
       setStatus(e.node_id, NodeStatus{NodeRunState::Failed, s.value, s.max, {}, QString::fromStdString(e.text)});

@@ -31,7 +31,7 @@
 
 namespace vidgraph::gui {
 
-enum class NodeRunState { Idle, Queued, Running, Cached, Done, Failed, Cancelled };
+enum class NodeRunState { Idle, Queued, Running, Cached, Done, Failed, Cancelled, Bypassed };
 
 const char* toString(NodeRunState state);  // "idle", "queued", "running", "cached", "done", ...
 

@@ -570,6 +570,42 @@ class tst_Cli : public QObject {
     QVERIFY2(QDir(out).isEmpty(QDir::AllEntries | QDir::NoDotAndDotDot), qPrintable(out));
   }
 
+  // "bypass": true in the file: a bypassed Scale is not run (node_bypassed, and the nodes after it
+  // run); a bypassed writer writes nothing while the rest of the graph runs; with only bypassed
+  // outputs there is nothing to run (exit 2).
+  void bypassedNodesInTheFile() {
+    auto write = [&](const QString& name, const QByteArray& text) {
+      QFile f(tmp_.filePath(name));
+      if (!f.open(QIODevice::WriteOnly)) return QString();
+      f.write(text);
+      return f.fileName();
+    };
+    QFile good(flow("good.vgflow"));
+    QVERIFY(good.open(QIODevice::ReadOnly));
+    QByteArray text = good.readAll();
+    text.replace("\"type\": \"Scale\",", "\"type\": \"Scale\", \"bypass\": true,");
+    const Output o = run_tool({"run", write("bypass-scale.vgflow", text), "--json-events", "--output-dir", tmp_.filePath("o")});
+    QVERIFY2(o.code == 0, qPrintable(o.out + o.err));
+    std::map<std::string, std::string> seen;
+    for (const json& j : json_lines(o.out)) {
+      if (j.contains("node") && j["node"].is_string() && j["event"] != "node_queued") seen[j["node"]] = j["event"];
+    }
+    QCOMPARE(seen["s"], std::string("node_bypassed"));
+    QCOMPARE(seen["sink"], std::string("node_finished"));
+    const QString out = tmp_.filePath("muted");
+    const QString muted = write("bypass-writer.vgflow", R"({"format": "vidgraph-workflow", "version": 1, "nodes": [
+      {"id": "w", "type": "WriteText", "bypass": true, "params": {"file": "{output}/hello.txt"}},
+      {"id": "a", "type": "Number", "params": {"value": 1}},
+      {"id": "k", "type": "Sink", "inputs": {"value": {"node": "a", "output": "value"}}}]})");
+    const Output m = run_tool({"run", muted, "--output-dir", out});
+    QVERIFY2(m.code == 0, qPrintable(m.out + m.err));
+    QVERIFY(!QFile::exists(out + "/hello.txt"));
+    const Output none = run_tool({"run", write("bypass-all.vgflow", R"({"format": "vidgraph-workflow", "version": 1, "nodes": [
+      {"id": "w", "type": "WriteText", "bypass": true}]})"), "--output-dir", out});
+    QCOMPARE(none.code, 2);
+    QVERIFY2(none.err.contains("every output node is bypassed"), qPrintable(none.err));
+  }
+
   void outputDirOverwriteAndPaths() {
     const QString out = tmp_.filePath("written");
     const Output first = run_tool({"run", flow("write.vgflow"), "--output-dir", out});

@@ -9,6 +9,7 @@
 #include <spdlog/logger.h>
 
 #include "engine/document.h"
+#include "engine/bypass.h"
 #include "engine/engine.h"
 #include "engine/event_bus_sink.h"
 #include "engine/operations.h"
@@ -444,6 +445,96 @@ class tst_Engine : public QObject {
     QCOMPARE(vidgraph::test::total_compute_count(), 4);  // nothing re-ran
     for (const auto& n : r2.nodes) QCOMPARE(n.outcome, NodeOutcome::Cached);
     QCOMPARE(number_out(r2, "t", "sum"), 12.0);
+  }
+  // A bypassed Scale passes its input through (1 + 10, not 1*2 + 10) without running, and a
+  // later run with bypass off computes it; the keys differ, so neither run reads the other's cache.
+  void bypassedNodePassesItsInputThrough() {
+    Engine engine(reg_);
+    GraphDocument doc = chain_doc(&reg_);
+    QVERIFY(doc.set_bypass("s", true).ok());
+    Recorder rec(engine.events());
+    RunResult r1 = engine.run(doc, {});
+    QCOMPARE(r1.status, RunStatus::Succeeded);
+    QCOMPARE(number_out(r1, "t", "sum"), 11.0);
+    QCOMPARE(vidgraph::test::compute_count("s"), 0);
+    bool bypassedEvent = false;
+    for (const Event& e : rec.events) bypassedEvent = bypassedEvent || (e.kind == EventKind::NodeBypassed && e.node_id == "s");
+    QVERIFY(bypassedEvent);
+    for (const auto& n : r1.nodes) {
+      if (n.node_id == "s") QCOMPARE(n.outcome, NodeOutcome::Bypassed);
+    }
+    QVERIFY(doc.set_bypass("s", false).ok());
+    RunResult r2 = engine.run(doc, {});
+    QCOMPARE(number_out(r2, "t", "sum"), 12.0);
+    QCOMPARE(vidgraph::test::compute_count("s"), 1);
+  }
+  // A bypassed node whose read output has no input of its type is refused before anything runs;
+  // its params are not checked (it does not run), its links still are.
+  void bypassWithoutAStandInIsAnError() {
+    Engine engine(reg_);
+    auto doc = GraphDocument::build({make_node("a", "Number", {{"value", 1.0}}),
+                                     make_node("w", "WriteText", {{"file", 5}}, {{"x", {"a", "value"}}}),
+                                     make_node("k", "Sink", json::object(), {{"value", {"w", "path"}}})},
+                                    json::object(), json::object(), &reg_);
+    QVERIFY(doc.ok());
+    QVERIFY(doc->set_bypass("w", true).ok());
+    const ValidationReport report = validate_document(doc.value(), reg_);
+    QCOMPARE(report.errors.size(), std::size_t(1));
+    QCOMPARE(report.errors.front().node_id, std::string("w"));
+    QVERIFY2(report.errors.front().message.find("output 'path' (STRING), which 'k' reads, has no connected input of "
+                                                "type STRING") != std::string::npos,
+             report.errors.front().message.c_str());
+    QCOMPARE(engine.run(doc.value(), {}).status, RunStatus::Invalid);
+    QCOMPARE(vidgraph::test::total_compute_count(), 0);
+  }
+  // A bypassed sink is muted: it and what only it needs do not run; the other sink still does.
+  // With every sink bypassed the run says there is nothing to run.
+  void bypassedSinkIsMuted() {
+    Engine engine(reg_);
+    auto doc = GraphDocument::build({make_node("a", "Number", {{"value", 1.0}}),
+                                     make_node("b", "Number", {{"value", 2.0}}),
+                                     make_node("ka", "Sink", json::object(), {{"value", {"a", "value"}}}),
+                                     make_node("kb", "Sink", json::object(), {{"value", {"b", "value"}}})},
+                                    json::object(), json::object(), &reg_);
+    QVERIFY(doc.ok());
+    QVERIFY(doc->set_bypass("kb", true).ok());
+    RunResult r = engine.run(doc.value(), {});
+    QCOMPARE(r.status, RunStatus::Succeeded);
+    QCOMPARE(vidgraph::test::compute_count("ka"), 1);
+    QCOMPARE(vidgraph::test::compute_count("kb"), 0);
+    QCOMPARE(vidgraph::test::compute_count("b"), 0);
+    QVERIFY(doc->set_bypass("ka", true).ok());
+    RunResult none = engine.run(doc.value(), {});
+    QCOMPARE(none.status, RunStatus::Invalid);
+    QVERIFY2(none.errors.front().message.find("every output node is bypassed") != std::string::npos,
+             none.errors.front().message.c_str());
+  }
+  // The flag is saved as "bypass": true (absent when off), read back, refused when not a boolean,
+  // and toggled by an undoable operation.
+  void bypassSavedAndUndoable() {
+    GraphDocument doc = chain_doc(&reg_);
+    QVERIFY(save_workflow_string(doc).find("bypass") == std::string::npos);
+    auto op = make_set_bypass("s", true);
+    auto inverse = op->apply(doc);
+    QVERIFY(inverse.ok());
+    QVERIFY(doc.find_node("s")->bypass);
+    const std::string text = save_workflow_string(doc);
+    QVERIFY(text.find("\"bypass\": true") != std::string::npos);
+    LoadOptions options;
+    options.registry = &reg_;
+    auto loaded = load_workflow_string(text, options, "mem");
+    QVERIFY(loaded.ok());
+    QVERIFY(loaded->document.find_node("s")->bypass);
+    QVERIFY(!loaded->document.find_node("a")->bypass);
+    QVERIFY(loaded->document.find_node("s")->extra.empty());
+    std::string bad = text;
+    bad.replace(bad.find("\"bypass\": true"), 14, "\"bypass\": \"yes\"");
+    auto refused = load_workflow_string(bad, options, "mem");
+    QVERIFY(!refused.ok());
+    QVERIFY2(refused.error().message.find("\"bypass\" must be true or false") != std::string::npos,
+             refused.error().message.c_str());
+    QVERIFY(inverse.value()->apply(doc).ok());
+    QVERIFY(!doc.find_node("s")->bypass);
   }
   // A node served from the cache posts again the previews it posted when computed: a second
   // identical preview node (same key) and a re-run both show the picture.

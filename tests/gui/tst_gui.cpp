@@ -906,6 +906,83 @@ class tst_Gui : public QObject {
   }
 #endif  // VIDGRAPH_GUI_HAVE_NODES
 
+  // Ctrl+B bypasses the selected node (one undo step): it is drawn bypassed, saved as such, a run
+  // passes its input through without computing it, and the node menu shows Bypass checked.
+  void bypassSelectedNode() {
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-bypass"), 3600000, false});
+    window.resize(1024, 700);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    DocumentController* c = window.controller();
+    buildChain(*c);
+    window.scene()->selectNodes({"Scale"});
+    const int undoBefore = c->undoStack()->count();
+    QTest::keyClick(&window, Qt::Key_B, Qt::ControlModifier);
+    QVERIFY(c->document().find_node("Scale")->bypass);
+    QCOMPARE(c->undoStack()->count(), undoBefore + 1);
+    QVERIFY(window.scene()->nodeItem("Scale")->isBypassed());
+    QVERIFY(saved(c->document()).find("\"bypass\": true") != std::string::npos);
+    window.fitView();
+    QApplication::processEvents();
+    const QPointF onNode = window.scene()->nodeItem("Scale")->sceneBoundingRect().center();
+    std::unique_ptr<QMenu> menu(window.contextMenuAt(window.view()->mapFromScene(onNode)));
+    QAction* bypass = nullptr;
+    for (QAction* a : menu->actions()) {
+      if (a->text() == QStringLiteral("&Bypass")) bypass = a;
+    }
+    QVERIFY(bypass && bypass->isCheckable() && bypass->isChecked());
+    menu.reset();
+    vidgraph::test::reset_compute_counts();
+    QSignalSpy finished(window.runController(), &gui::RunController::runFinished);
+    QVERIFY(window.runWorkflow());
+    QVERIFY(waitFinished(finished, 10000));
+    QCOMPARE(finished.front().front().toString(), QStringLiteral("succeeded"));
+    QCOMPARE(vidgraph::test::compute_count("Scale"), 0);
+    QCOMPARE(int(window.runController()->nodeStatus("Scale").state), int(gui::NodeRunState::Bypassed));
+    c->undoStack()->undo();
+    QVERIFY(!c->document().find_node("Scale")->bypass);
+    QVERIFY(!window.scene()->nodeItem("Scale")->isBypassed());
+  }
+
+  // Ctrl+Shift+C collapses the selected node to its title bar (one undo step, saved in the editor
+  // layout, kept through a reload): its wires meet the bar, its ports take no new wire; undo expands.
+  void collapseSelectedNode() {
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-collapse"), 3600000, false});
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    DocumentController* c = window.controller();
+    buildChain(*c);
+    gui::NodeItem* item = window.scene()->nodeItem("Scale");
+    const qreal fullHeight = item->boundingRect().height();
+    const QPointF inputBefore = item->portScenePos(QStringLiteral("x"), false);
+    window.scene()->selectNodes({"Scale"});
+    QTest::keyClick(&window, Qt::Key_C, Qt::ControlModifier | Qt::ShiftModifier);
+    QVERIFY(c->isCollapsed("Scale"));
+    QVERIFY(item->isCollapsed());
+    QVERIFY(item->boundingRect().height() < fullHeight / 2);
+    const QPointF inputNow = item->portScenePos(QStringLiteral("x"), false);
+    QVERIFY(inputNow.y() < inputBefore.y());
+    QVERIFY(inputNow.y() < item->sceneBoundingRect().bottom());
+    QVERIFY(!item->portAt(inputNow));
+    gui::ConnectionItem* wire = window.scene()->connectionItem("Scale", QStringLiteral("x"));
+    QVERIFY(wire);
+    const QPointF wireEnd = wire->mapToScene(wire->path().pointAtPercent(1.0));
+    QVERIFY2(QLineF(wireEnd, inputNow).length() < 1.0, "the wire does not end at the collapsed node's bar");
+    const std::string text = saved(c->document());
+    QVERIFY(text.find("\"collapsed\": true") != std::string::npos);
+    QVERIFY(c->loadText(QString::fromStdString(text), {}, QStringLiteral("collapsed")).ok());
+    QVERIFY(window.scene()->nodeItem("Scale")->isCollapsed());
+    c->undoStack()->clear();
+    QVERIFY(c->setCollapsed({"Scale"}, false).ok());
+    QVERIFY(!window.scene()->nodeItem("Scale")->isCollapsed());
+    c->undoStack()->undo();
+    QVERIFY(window.scene()->nodeItem("Scale")->isCollapsed());
+  }
+
   // A second Preview node identical to the first is served from the cache; it still gets its
   // thumbnail, and a re-run served wholly from the cache still fills the player.
   void cachedPreviewNodeShowsItsVideo() {
