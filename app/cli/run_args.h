@@ -1,8 +1,12 @@
 // Parsed command line of vidgraph-run: plain data filled by run_cli.cpp, read by the commands.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "engine/result.h"
 
 namespace vidgraph::cli {
 
@@ -28,6 +32,8 @@ struct RunArgs {
   double gain = 4.0;                 // compare --gain: difference video amplification
   std::vector<std::string> model_folders;  // models FOLDER...
   std::string model_paths;                 // models --model-paths FILE
+  // From RunnerConfig: the workflow a Vidgraph output embeds; nullopt when the file is no output.
+  std::function<std::optional<engine::Result<std::string>>(const std::string& path)> embedded_workflow;
   int nproc = 1;                     // run --nproc N: N ranks on this machine, the DiT sequence-parallel
   std::string dist_backend = "auto"; // run --dist-backend auto|gloo|nccl
   int dist_timeout_s = 60;           // run --dist-timeout S: how long a collective waits for the others

@@ -163,6 +163,7 @@ int run_cli_main(int argc, char** argv, const RunnerConfig& config) {
     return launch_ranks(argv, args);
   }
   setup_logging(args.verbose);
+  args.embedded_workflow = config.embedded_workflow;
   if (args.command == RunCommand::Compare) {  // needs no node types
     if (config.compare) return config.compare(args);
     std::fprintf(stderr, "error: this build of %s has no media support, so it cannot compare videos.\n",

@@ -36,6 +36,9 @@ struct RunnerConfig {
   std::function<int(const RunArgs&)> compare;
   // `models [--json] [--model-paths FILE] [FOLDER]...` (run_models.h); unset: no such command.
   std::function<int(const std::vector<std::string>& folders, const std::string& model_paths, bool json)> list_models;
+  // `run out.mp4`: the workflow an output (MP4/WebM, PNG-sequence folder) embeds, or nullopt when
+  // the path is not such an output (it is then read as a workflow file). Unset: outputs are refused.
+  std::function<std::optional<engine::Result<std::string>>(const std::string& path)> embedded_workflow;
   // In a rank (WORLD_SIZE set by --nproc or torchrun): joins the process group of the torchrun
   // environment with this backend and collective timeout and makes the DiT sequence-parallel over
   // it; returns "" or the error. Unset: this program cannot run as several processes.

@@ -31,8 +31,25 @@ void report_error(const RunArgs& args, const std::string& message) {
   if (args.json_events) json_error_line(message);
 }
 
+// args.flow read as a workflow file, or the workflow embedded in a Vidgraph output.
+engine::Result<engine::LoadedWorkflow> load_workflow(const RunArgs& args, const engine::Registry& registry) {
+  const engine::LoadOptions options{&registry, nullptr};
+  if (args.embedded_workflow) {
+    if (auto embedded = args.embedded_workflow(args.flow)) {
+      if (embedded->ok()) {
+        return engine::load_workflow_string(embedded->value(), options, args.flow + " (its embedded workflow)");
+      }
+      auto as_file = engine::load_workflow_file(args.flow, options);  // a workflow under an odd name?
+      if (as_file.ok()) return as_file;
+      return engine::make_error(as_file.error().message + ". Nor does it hold a workflow to read back: " +
+                                embedded->error().message);
+    }
+  }
+  return engine::load_workflow_file(args.flow, options);
+}
+
 engine::Result<engine::GraphDocument> load_flow(const RunArgs& args, const engine::Registry& registry) {
-  auto loaded = engine::load_workflow_file(args.flow, {&registry, nullptr});
+  auto loaded = load_workflow(args, registry);
   if (!loaded.ok()) return loaded.error();
   for (const auto& w : loaded->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   engine::GraphDocument doc = std::move(loaded->document);

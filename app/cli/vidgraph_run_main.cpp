@@ -22,6 +22,7 @@
 #endif  // VIDGRAPH_HAVE_NODES
 #ifdef VIDGRAPH_HAVE_COMPARE
 #include "compare_command.h"
+#include "nodes/media/embedded_workflow.h"
 #endif  // VIDGRAPH_HAVE_COMPARE
 #ifdef VIDGRAPH_HAVE_PLUGIN_API
 #include "plugins/api/plugin_loader.h"
@@ -36,6 +37,14 @@ int main(int argc, char** argv) {
   config.version = VIDGRAPH_VERSION;
 #ifdef VIDGRAPH_HAVE_COMPARE
   config.compare = vidgraph::cli::command_compare;
+  config.embedded_workflow = [](const std::string& path) -> std::optional<vidgraph::engine::Result<std::string>> {
+    namespace media = vidgraph::nodes::media;
+    if (!media::may_embed_workflow(path)) return std::nullopt;
+    std::string json, error;
+    using Text = vidgraph::engine::Result<std::string>;
+    if (!media::read_embedded_workflow(path, &json, &error)) return Text(vidgraph::engine::make_error(error));
+    return Text(std::move(json));
+  };
 #endif  // VIDGRAPH_HAVE_COMPARE
   config.register_nodes = [&](vidgraph::engine::Registry& registry) {
 #ifdef VIDGRAPH_HAVE_NODES

@@ -41,14 +41,15 @@ engine::Status DocumentController::apply(engine::OperationPtr op) {
 }
 
 engine::Result<std::string> DocumentController::addNode(const std::string& type, QPointF pos,
-                                                        const std::optional<PendingLink>& link) {
+                                                        const std::optional<PendingLink>& link,
+                                                        const nlohmann::json& params) {
   const engine::NodeType* t = registry_.find(type);
   if (!t) return engine::make_error("there is no node type named '" + type + "'; pick one from the palette");
   engine::Node node;
   node.type = t->name;
   node.type_version = t->version;
   node.id = doc_.unique_node_id(t->name);
-  node.params = t->params_with_defaults(nlohmann::json::object());
+  node.params = t->params_with_defaults(params);
   const std::string id = node.id;
   nlohmann::json layout = {{"pos", {pos.x(), pos.y()}}};
   auto add = engine::make_add_node(std::move(node), engine::GraphDocument::npos, std::move(layout));
@@ -255,11 +256,19 @@ engine::Status DocumentController::open(const QString& path) { return load(path,
 
 engine::Status DocumentController::openAsUntitled(const QString& path) { return load(path, QString()); }
 
-engine::Status DocumentController::load(const QString& path, const QString& documentPath) {
+engine::Status DocumentController::openEmbedded(const QString& text, const QString& source) {
+  return load(source, QString(), text);
+}
+
+engine::Status DocumentController::load(const QString& path, const QString& documentPath,
+                                        const std::optional<QString>& text) {
   engine::LoadOptions options;
   options.registry = &registry_;
   options.drop_dangling_links = true;  // open it anyway: the nodes are marked and the user reconnects
-  auto loaded = engine::load_workflow_file(path.toStdString(), options);
+  const QByteArray utf8 = text ? text->toUtf8() : QByteArray();
+  auto loaded = text ? engine::load_workflow_string(std::string_view(utf8.constData(), utf8.size()), options,
+                                                    path.toStdString())
+                     : engine::load_workflow_file(path.toStdString(), options);
   if (!loaded.ok()) return loaded.error();
   loadWarnings_.clear();
   droppedInputs_.clear();

@@ -53,8 +53,10 @@ class DocumentController : public QObject {
   engine::Status apply(engine::OperationPtr op);
   // Adds a node of `type` (registered name) with default params at `pos`; returns its new id.
   // With `link`, the node and its link are added as one undo step.
+  // `params` are set on the new node over the defaults (a dropped image's path).
   engine::Result<std::string> addNode(const std::string& type, QPointF pos,
-                                      const std::optional<PendingLink>& link = std::nullopt);
+                                      const std::optional<PendingLink>& link = std::nullopt,
+                                      const nlohmann::json& params = nlohmann::json::object());
   engine::Status connectPorts(const std::string& fromNode, const std::string& output,
                               const std::string& toNode, const std::string& input);
   engine::Status disconnectInput(const std::string& toNode, const std::string& input);
@@ -94,6 +96,8 @@ class DocumentController : public QObject {
   // Opens `path` as open() does, as an untitled and unmodified document, so Save asks where to
   // write (a shipped example is never overwritten).
   engine::Status openAsUntitled(const QString& path);
+  // Opens workflow text read out of `source` (the workflow a video embeds), untitled and unmodified.
+  engine::Status openEmbedded(const QString& text, const QString& source);
   // Replaces the document with workflow text (e.g. a recovery file); `path` becomes the file path
   // ("" = untitled) and the document is marked modified.
   engine::Status loadText(const QString& text, const QString& path, const QString& source);

@@ -65,6 +65,8 @@ class MainWindow : public QMainWindow {
   void attachLogSink(std::shared_ptr<LogSink> sink);
 
   // ---- file actions (no dialogs except the error boxes; the menu actions add the dialogs)
+  // A workflow file, or an output Vidgraph wrote (MP4/WebM, PNG-sequence folder): its embedded
+  // workflow opens untitled.
   bool openFile(const QString& path);
   bool saveTo(const QString& path);
   // Asks about unsaved changes: true when it is fine to drop the document (saved or discarded).
@@ -133,6 +135,7 @@ class MainWindow : public QMainWindow {
   void addRecentFile(const QString& path);
   void rebuildRecentMenu();
   void rebuildExamplesMenu();
+  engine::Status openWorkflowOrOutput(const QString& path, QString* embeddedIn);
   void showError(const QString& title, const QString& text);
   void newDocument();
   void openWithDialog();

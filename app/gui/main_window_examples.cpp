@@ -15,7 +15,9 @@ namespace vidgraph::gui {
 
 namespace {
 
-const char* const kOpenFilter = "Vidgraph workflows (*.vgflow);;JSON (*.json);;All files (*)";
+const char* const kOpenFilter =
+    "Vidgraph workflows (*.vgflow);;Vidgraph outputs, their workflow (*.mp4 *.webm metadata.json);;JSON (*.json);;"
+    "All files (*)";
 
 // "wan22-ti2v-5b-i2v.vgflow" → "wan22 ti2v 5b i2v": the menu shows the file's base name.
 QString exampleTitle(const QFileInfo& file) {

@@ -18,6 +18,10 @@
 #include "gui/main_window.h"
 #include "gui/preview_player.h"
 #include "gui/run_controller.h"
+#if defined(VIDGRAPH_GUI_HAVE_NODES) && defined(VIDGRAPH_HAVE_MEDIA)
+#define VIDGRAPH_GUI_READS_OUTPUTS 1
+#include "nodes/media/embedded_workflow.h"
+#endif
 
 namespace vidgraph::gui {
 
@@ -28,8 +32,22 @@ const char* const kWorkflowFilter = "Vidgraph workflows (*.vgflow);;JSON (*.json
 
 QString settingsKeyRecent() { return QStringLiteral("recentFiles"); }
 
+// A workflow file, or an output Vidgraph wrote (its workflow is embedded).
 bool isWorkflowUrl(const QUrl& url) {
-  return url.isLocalFile() && url.toLocalFile().endsWith(QLatin1String(".vgflow"), Qt::CaseInsensitive);
+  if (!url.isLocalFile()) return false;
+  const QString path = url.toLocalFile();
+#ifdef VIDGRAPH_GUI_READS_OUTPUTS
+  if (nodes::media::may_embed_workflow(path.toStdString())) return true;
+#endif
+  return path.endsWith(QLatin1String(".vgflow"), Qt::CaseInsensitive);
+}
+
+// The image files Load Image reads.
+bool isImageUrl(const QUrl& url) {
+  if (!url.isLocalFile()) return false;
+  const QString suffix = QFileInfo(url.toLocalFile()).suffix().toLower();
+  return suffix == QLatin1String("png") || suffix == QLatin1String("jpg") || suffix == QLatin1String("jpeg") ||
+         suffix == QLatin1String("webp");
 }
 
 }  // namespace
@@ -60,20 +78,41 @@ void MainWindow::newDocument() {
   player_->setClip({}, {});  // the previous document's preview does not belong to the new one
 }
 
+engine::Status MainWindow::openWorkflowOrOutput(const QString& path, QString* embeddedIn) {
+#ifdef VIDGRAPH_GUI_READS_OUTPUTS
+  if (nodes::media::may_embed_workflow(path.toStdString())) {
+    std::string json, error;
+    if (!nodes::media::read_embedded_workflow(path.toStdString(), &json, &error)) {
+      auto asWorkflow = controller_->open(path);  // a workflow under an odd name?
+      if (asWorkflow.ok()) return asWorkflow;
+      return engine::make_error(asWorkflow.error().message + ". Nor does it hold a workflow to read back: " + error);
+    }
+    *embeddedIn = path;
+    return controller_->openEmbedded(QString::fromStdString(json), path + tr(" (its embedded workflow)"));
+  }
+#endif
+  (void)embeddedIn;
+  return controller_->open(path);
+}
+
 bool MainWindow::openFile(const QString& path) {
-  auto status = controller_->open(path);
+  QString embeddedIn;
+  auto status = openWorkflowOrOutput(path, &embeddedIn);
   if (!status.ok()) {
     showError(tr("Cannot open the workflow"), QString::fromStdString(status.error().to_string()));
     return false;
   }
   run_->clearStatuses();
   player_->setClip({}, {});  // the previous document's preview does not belong to this one
-  addRecentFile(controller_->filePath());
+  if (embeddedIn.isEmpty()) addRecentFile(controller_->filePath());
   const QStringList& warnings = controller_->loadWarnings();
   for (const QString& w : warnings) log_->appendLine(QStringLiteral("warning"), QStringLiteral("open"), w);
   fitView();
   if (warnings.isEmpty()) {
-    statusBar()->showMessage(tr("Opened %1").arg(controller_->displayName()), 5000);
+    statusBar()->showMessage(embeddedIn.isEmpty() ? tr("Opened %1").arg(controller_->displayName())
+                                                  : tr("Opened the workflow that made %1 (untitled: Save asks where)")
+                                                        .arg(QFileInfo(embeddedIn).fileName()),
+                             8000);
     return true;
   }
   const QString count = warnings.size() == 1 ? tr("1 problem") : tr("%1 problems").arg(warnings.size());
@@ -222,15 +261,30 @@ void MainWindow::closeEvent(QCloseEvent* event) {
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
   const auto urls = event->mimeData()->urls();
-  if (std::any_of(urls.begin(), urls.end(), isWorkflowUrl)) event->acceptProposedAction();
+  const bool images = registry_.find("LoadImage") && std::any_of(urls.begin(), urls.end(), isImageUrl);
+  if (images || std::any_of(urls.begin(), urls.end(), isWorkflowUrl)) event->acceptProposedAction();
 }
 
 void MainWindow::dropEvent(QDropEvent* event) {
-  for (const QUrl& url : event->mimeData()->urls()) {
+  const auto urls = event->mimeData()->urls();
+  for (const QUrl& url : urls) {
     if (!isWorkflowUrl(url)) continue;
     event->acceptProposedAction();
     if (maybeSave()) openFile(url.toLocalFile());
     return;
+  }
+  // Images: a Load Image node each, where they were dropped (one undo step each).
+  QPointF at = view_->mapToScene(view_->viewport()->mapFrom(this, event->position().toPoint()));
+  for (const QUrl& url : urls) {
+    if (!isImageUrl(url) || !registry_.find("LoadImage")) continue;
+    event->acceptProposedAction();
+    auto id = controller_->addNode("LoadImage", at, std::nullopt, {{"path", url.toLocalFile().toStdString()}});
+    if (!id.ok()) {
+      statusBar()->showMessage(QString::fromStdString(id.error().message), 8000);
+      return;
+    }
+    scene_->selectNodes({id.value()});
+    at += QPointF(30, 30);
   }
 }
 

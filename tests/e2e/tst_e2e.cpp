@@ -128,6 +128,7 @@ class tst_e2e : public QObject {
   void errorsExitThree();
   void existingOutputIsKept();
   void framesStepThroughSet();
+  void runFromItsOutput();
 };
 
 void tst_e2e::initTestCase() {
@@ -440,6 +441,30 @@ void tst_e2e::framesStepThroughSet() {
   QVERIFY2(bad.exit_code == 2, qPrintable(QString::number(bad.exit_code) + bad.out + bad.err));
   QVERIFY2((bad.out + bad.err).contains("1 plus a multiple of 4 (e.g. 21 or 25)"), qPrintable(bad.out + bad.err));
   QVERIFY(!QFile::exists(out.filePath("o")));
+}
+
+// The MP4 a run wrote carries its workflow (with the --set values of that run): `validate out.mp4`
+// and `run out.mp4` take it as the workflow, so the second run makes 5 frames as the first did
+// (the demo file itself says 25). A file that only looks like an MP4 is named for what it is.
+void tst_e2e::runFromItsOutput() {
+  QTemporaryDir dir;
+  RunOutcome r = run_runner(QStringList{"run", kDemo, "--output-dir", dir.filePath("first")} << quick());
+  QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+  const QString made = dir.filePath("first/demo.mp4");
+  r = run_runner({"validate", made, "--json"});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+  const auto report = nlohmann::json::parse(r.out.toStdString(), nullptr, false);
+  QVERIFY2(report.value("valid", false), qPrintable(r.out));
+  r = run_runner({"run", made, "--output-dir", dir.filePath("second")});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+  media::VideoInfo info;
+  std::string error;
+  QVERIFY2(media::probe_video(dir.filePath("second/demo.mp4").toStdString(), &info, &error), error.c_str());
+  QCOMPARE(info.frame_count, 5);
+  std::ofstream(dir.filePath("fake.mp4").toStdString()) << "not a video at all";
+  r = run_runner({"validate", dir.filePath("fake.mp4")});
+  QCOMPARE(r.exit_code, 2);
+  QVERIFY2((r.out + r.err).contains("Nor does it hold a workflow to read back"), qPrintable(r.out + r.err));
 }
 
 QTEST_GUILESS_MAIN(tst_e2e)

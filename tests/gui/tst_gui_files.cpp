@@ -5,7 +5,8 @@
 // of autosaved work left by a crash (Yes, No, Discard; also at start-up with a file argument, and a
 // kept recovery not re-offered as a fresh crash); files with problems (a dangling link, bad params)
 // opened with the nodes marked; a video named as such; the documented shortcuts; File ▸ Open Example
-// and the Open dialog's first folder. Shared fixtures in gui_test_fixture.h.
+// and the Open dialog's first folder; an image dropped as a Load Image node; the workflow back out of
+// an exported MP4 or PNG sequence. Shared fixtures in gui_test_fixture.h.
 #include <algorithm>
 
 #include <QtCore/QDir>
@@ -39,6 +40,9 @@
 #include "gui/main_window.h"
 #include "gui_dialog_answerer.h"
 #include "gui_test_fixture.h"
+#if defined(VIDGRAPH_GUI_HAVE_NODES) && defined(VIDGRAPH_HAVE_MEDIA)
+#include "nodes/media/video_export.h"
+#endif
 
 using namespace vidgraph;
 using gui::DocumentController;
@@ -741,6 +745,84 @@ class tst_GuiFiles : public QObject {
       QCOMPARE(answerer.seen().front().text, mine);
     }
   }
+#ifdef VIDGRAPH_GUI_HAVE_NODES
+  // An image dropped on the canvas becomes a Load Image node with its path, where it was dropped,
+  // in one undo step; a file of another kind is refused at drag-enter.
+  void droppedImageMakesALoadImageNode() {
+    const QString image = QStringLiteral(VIDGRAPH_SOURCE_DIR "/resources/samples/landscape.png");
+    QVERIFY(QFile::exists(image));
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-image-drop"), 3600000, false});
+    window.resize(1024, 700);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QWidget* viewport = window.view()->viewport();
+    const QPoint inView = viewport->rect().center();
+    const QPointF expected = window.view()->mapToScene(inView);
+    const QPoint inWindow = viewport->mapTo(&window, inView);
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(image)});
+    QDragEnterEvent enter(inWindow, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&window, &enter);
+    QVERIFY(enter.isAccepted());
+    QDropEvent drop(QPointF(inWindow), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&window, &drop);
+    DocumentController* c = window.controller();
+    QCOMPARE(c->document().nodes().size(), std::size_t(1));
+    const engine::Node& node = c->document().nodes().front();
+    QCOMPARE(node.type, std::string("LoadImage"));
+    QCOMPARE(node.params["path"].get<std::string>(), image.toStdString());
+    QVERIFY(QLineF(c->nodePosition(node.id), expected).length() < 1.0);
+    QCOMPARE(c->undoStack()->count(), 1);
+    QCOMPARE(window.scene()->selectedNodeIds(), std::vector<std::string>{node.id});
+    QMimeData text;
+    text.setUrls({QUrl::fromLocalFile(tmp_.filePath(QStringLiteral("notes.txt")))});
+    QDragEnterEvent refused(inWindow, Qt::CopyAction, &text, Qt::LeftButton, Qt::NoModifier);
+    refused.setAccepted(false);
+    QApplication::sendEvent(&window, &refused);
+    QVERIFY(!refused.isAccepted());
+  }
+#endif  // VIDGRAPH_GUI_HAVE_NODES
+#if defined(VIDGRAPH_GUI_HAVE_NODES) && defined(VIDGRAPH_HAVE_MEDIA)
+  // An MP4 and a PNG-sequence folder that Vidgraph exported carry their workflow: dropping either
+  // (or opening it) restores the graph as an untitled, unmodified document; an MP4 without one is
+  // refused with a sentence saying so, and the document stays.
+  void outputsGiveTheirWorkflowBack() {
+    QTemporaryDir dir;
+    DocumentController source(registry_);
+    buildChain(source);
+    QVERIFY(source.setParam("Scale", "factor", 7.0).ok());
+    const std::string workflow = saved(source.document());
+    nodes::Frames frames{2, 32, 32, std::vector<std::uint8_t>(2 * 32 * 32 * 3, 90)};
+    auto exportTo = [&](const QString& name, nodes::media::VideoFormat format, const std::string& embedded) {
+      nodes::media::ExportOptions options;
+      options.path = dir.filePath(name).toStdString();
+      options.format = format;
+      options.workflow_json = embedded;
+      std::string error;
+      if (!nodes::media::export_video(frames, options, &error)) qWarning("export: %s", error.c_str());
+      return dir.filePath(name);
+    };
+    const QString mp4 = exportTo(QStringLiteral("made.mp4"), nodes::media::VideoFormat::Mp4, workflow);
+    const QString sequence = exportTo(QStringLiteral("made-frames"), nodes::media::VideoFormat::PngSequence, workflow);
+    const QString bare = exportTo(QStringLiteral("bare.mp4"), nodes::media::VideoFormat::Mp4, {});
+    for (const QString& output : {mp4, sequence}) {
+      gui::MainWindow window(registry_, {dir.filePath(QStringLiteral("recovery")), 3600000, false});
+      dropFile(window, output);
+      DocumentController* c = window.controller();
+      QCOMPARE(saved(c->document()), workflow);
+      QVERIFY(c->filePath().isEmpty());
+      QVERIFY(!c->isModified());
+      QCOMPARE(window.scene()->nodeItemCount(), std::size_t(3));
+    }
+    gui::MainWindow window(registry_, {dir.filePath(QStringLiteral("recovery")), 3600000, false});
+    QVERIFY(window.openFile(mp4));
+    QCOMPARE(window.controller()->document().find_node("Scale")->params["factor"].get<double>(), 7.0);
+    QVERIFY(!window.openFile(bare));
+    const QString log = window.logPanel()->toPlainText();
+    QVERIFY2(log.contains(QLatin1String("holds no Vidgraph workflow")), qPrintable(log));
+    QCOMPARE(window.controller()->document().nodes().size(), std::size_t(3));  // kept
+  }
+#endif
 };
 
 QTEST_MAIN(tst_GuiFiles)
