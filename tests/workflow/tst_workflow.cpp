@@ -100,8 +100,8 @@ class tst_Workflow : public QObject {
     QVERIFY(!s.ok());
     QVERIFY2(QString::fromStdString(s.error().message).contains(fragment), s.error().message.c_str());
     // The same through validation: a document built in code can hold such a value.
-    Node a{"a", "Number", 1, {{"value", value}}, {}, json::object()};
-    Node k{"k", "Kinds", 1, {{"ratio", value}, {"count", value}, {"seed", value}}, {}, json::object()};
+    Node a{"a", "Number", 1, {{"value", value}}, {}};
+    Node k{"k", "Kinds", 1, {{"ratio", value}, {"count", value}, {"seed", value}}, {}};
     auto doc = GraphDocument::build({a, k}, json::object(), json::object(), &reg_);
     QVERIFY(doc.ok());
     const ValidationReport report = validate_document(doc.value(), reg_);
