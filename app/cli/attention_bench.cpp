@@ -45,7 +45,7 @@ struct BenchOptions {
   std::string device = "cuda";
   std::string dtype = "bf16";
   std::vector<std::string> grids{"31,22,40", "31,44,80"};
-  std::vector<std::string> methods{"full", "vsa", "sla_star"};
+  std::vector<std::string> methods;  // empty: every method of the plugin
   std::vector<double> sparsities{0.8, 0.875, 0.9};
   int batch = 1, heads = 24, head_dim = 128, warmup = 3, repeats = 20;
   std::string out;
@@ -191,28 +191,35 @@ json bench_sdpa(const BenchOptions& o, const Inputs& in, double fwd_flops, const
 #endif
 }
 
+bool has_sparsity(const plugin::MethodInfo& method) {
+  return std::any_of(method.params.begin(), method.params.end(),
+                     [](const plugin::ParamDescriptor& d) { return d.name == "sparsity"; });
+}
+
+// One method with the extras it reads (MethodInfo::uses_gate, uses_proj_l) and, when it has one, the
+// sparsity.
 json bench_method(const BenchOptions& o, plugin::AttentionBackend& backend, const Inputs& in,
-                  const plugin::TokenGrid& grid, const std::string& method, double sparsity, double fwd_flops) {
+                  const plugin::TokenGrid& grid, const plugin::MethodInfo& method, double sparsity, double fwd_flops) {
   plugin::AttentionCall call;
   call.q = in.q;
   call.k = in.k;
   call.v = in.v;
   call.grid = grid;
-  call.method = method;
+  call.method = method.name;
   std::vector<at::Tensor> leaves{in.q, in.k, in.v};
-  if (method != "full") {
-    call.params["sparsity"] = sparsity;
+  if (has_sparsity(method)) call.params["sparsity"] = sparsity;
+  if (method.uses_gate) {
     call.extras.gate = in.gate;
     leaves.push_back(in.gate);
   }
-  if (method == "sla_star") {
+  if (method.uses_proj_l) {
     call.extras.proj_l_weight = in.proj_w;
     call.extras.proj_l_bias = in.proj_b;
     leaves.push_back(in.proj_w);
     leaves.push_back(in.proj_b);
   }
-  json r{{"method", method}};
-  if (method != "full") r["sparsity"] = sparsity;
+  json r{{"method", method.name}};
+  if (has_sparsity(method)) r["sparsity"] = sparsity;
   try {
     const plugin::AttentionResult probe = backend.forward_with_stats(call);
     r["density"] = probe.stats.density;
@@ -298,6 +305,23 @@ void check_tensor_size(const BenchOptions& o, const std::string& grid_text, int6
   }
 }
 
+// --method's methods in order (all of the plugin's without one); an unknown name is an error.
+std::vector<plugin::MethodInfo> chosen_methods(const BenchOptions& o, const plugin::AttentionBackend& backend) {
+  const std::vector<plugin::MethodInfo> all = backend.methods();
+  if (o.methods.empty()) return all;
+  std::vector<plugin::MethodInfo> chosen;
+  for (const std::string& name : o.methods) {
+    const plugin::MethodInfo* m = plugin::find_method(all, name);
+    if (m == nullptr) {
+      std::string names;
+      for (const auto& a : all) names += (names.empty() ? "" : ", ") + a.name;
+      throw std::invalid_argument("--method " + name + ": the plugin has no such method (" + names + ")");
+    }
+    chosen.push_back(*m);
+  }
+  return chosen;
+}
+
 bool write_json(const std::string& path, const json& j) {
   if (path.empty()) return true;
   std::ofstream f(path);
@@ -310,6 +334,7 @@ int run_bench(const BenchOptions& o) {
   auto loaded = load_plugin_or_report(o.plugin);
   if (!loaded) return 2;
   plugin::AttentionBackend& backend = loaded->backend();
+  const std::vector<plugin::MethodInfo> chosen = chosen_methods(o, backend);
   json result{{"benchmark", "vidgraph-attention bench"}, {"environment", environment(o, *loaded)}};
   json shapes = json::array();
   for (const std::string& g : o.grids) {
@@ -323,13 +348,13 @@ int run_bench(const BenchOptions& o) {
     shape["sdpa"] = json{{"default", bench_sdpa(o, in, fwd_flops, "default")},
                          {"flash", bench_sdpa(o, in, fwd_flops, "flash")}};
     json methods = json::array();
-    for (const std::string& m : o.methods) {
-      if (m == "full") {
+    for (const plugin::MethodInfo& m : chosen) {
+      if (!has_sparsity(m)) {
         methods.push_back(bench_method(o, backend, in, grid, m, 0.0, fwd_flops));
         continue;
       }
       for (double sp : o.sparsities) {
-        log->info("bench: {} sparsity {}", m, sp);
+        log->info("bench: {} sparsity {}", m.name, sp);
         methods.push_back(bench_method(o, backend, in, grid, m, sp, fwd_flops));
       }
     }
@@ -356,7 +381,7 @@ CLI::App* add_attention_bench_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--device", opts->device, "device of the tensors (cuda, cuda:N, cpu)");
   cmd->add_option("--dtype", opts->dtype, "bf16, fp16 or fp32")->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
   cmd->add_option("--grid", opts->grids, "token grids T,H,W (repeatable)");
-  cmd->add_option("--method", opts->methods, "methods (repeatable)");
+  cmd->add_option("--method", opts->methods, "methods (repeatable; default: every method of the plugin)");
   cmd->add_option("--sparsity", opts->sparsities, "sparsities of vsa and sla_star (repeatable)")
       ->check(finite_number());
   cmd->add_option("--batch", opts->batch, "batch size")->check(CLI::PositiveNumber);

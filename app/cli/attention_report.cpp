@@ -52,7 +52,11 @@ nlohmann::json methods_json(const std::vector<plugin::MethodInfo>& methods) {
       }
       params.push_back(jp);
     }
-    out.push_back({{"name", m.name}, {"description", m.description}, {"params", params}});
+    out.push_back({{"name", m.name},
+                   {"description", m.description},
+                   {"params", params},
+                   {"uses_gate", m.uses_gate},
+                   {"uses_proj_l", m.uses_proj_l}});
   }
   return out;
 }

@@ -217,7 +217,7 @@ int command_nodes(const RunArgs& args, const engine::Registry& registry) {
           if (!v) return std::string();
           return integral ? std::to_string(static_cast<long long>(*v)) : json(*v).dump();
         };
-        extra += "  [" + bound(p.min) + ", " + bound(p.max) + "]";
+        extra += "  [" + bound(p.min) + ", " + bound(p.max) + (p.max && p.max_exclusive ? ")" : "]");
       }
       if (!p.choices.empty()) {
         std::string list;

@@ -1,5 +1,5 @@
 // vidgraph-run: the product executable. Registers the built-in node types (when the nodes layer is
-// part of the build) with the attention methods of the loaded plugin, then hands over to
+// part of the build) with the loaded plugin's attention methods and params, then hands over to
 // run_cli_main. Test-only node types never appear here (see tests/cli for vidgraph-run-test).
 #include <chrono>
 #include <csignal>
@@ -53,7 +53,6 @@ int main(int argc, char** argv) {
     auto report = vidgraph::plugin::load_attention_plugin();
     if (report.plugin) {
       options.attention_backend = &report.plugin->backend();
-      for (const auto& method : report.plugin->backend().methods()) options.attention_methods.push_back(method.name);
       plugin = std::move(report.plugin);
     } else {
       spdlog::warn("{}", report.message());

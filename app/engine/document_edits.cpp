@@ -109,6 +109,7 @@ Result<json> GraphDocument::set_param(const std::string& id, const std::string& 
         loose.max.reset();
         loose.step = 0;
         if (loose.kind == ParamKind::Enum) loose.kind = ParamKind::String;
+        loose.rule = nullptr;  // a format rule (a plugin's list) is validation's too
         if (auto s = loose.check(value); !s) return Error{id, s.error().message};
       }
     }

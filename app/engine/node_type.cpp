@@ -34,9 +34,11 @@ std::string describe_value(const json& value) {
 
 Status check_range(const ParamSpec& spec, double v) {
   if (std::isnan(v)) return make_error("param '" + spec.name + "' is not a number (NaN); set a finite value");
-  if ((spec.min && v < *spec.min) || (spec.max && v > *spec.max)) {
+  const bool above = spec.max && (spec.max_exclusive ? v >= *spec.max : v > *spec.max);
+  if ((spec.min && v < *spec.min) || above) {
     std::string range = "[" + (spec.min ? format_number(*spec.min) : std::string("-inf")) + ", " +
-                        (spec.max ? format_number(*spec.max) : std::string("inf")) + "]";
+                        (spec.max ? format_number(*spec.max) : std::string("inf")) +
+                        (spec.max && spec.max_exclusive ? ")" : "]");
     return make_error("param '" + spec.name + "' is " + format_number(v) + ", outside " + range +
                       "; set a value in that range");
   }
@@ -55,6 +57,54 @@ Status check_step(const ParamSpec& spec, const json& value) {
   return make_error("param '" + spec.name + "' is " + std::to_string(v) + "; it must be " + std::to_string(base) +
                     " plus a multiple of " + std::to_string(spec.step) + " (e.g. " + std::to_string(below) +
                     " or " + std::to_string(below + spec.step) + ")");
+}
+
+Status check_kind_and_range(const ParamSpec& spec, const json& value) {
+  switch (spec.kind) {
+    case ParamKind::Int:
+    case ParamKind::Seed:
+      // A JSON float (NaN and infinities included: nlohmann carries them although it dumps them
+      // as null) is never an integer, not even 3.0: the node would read it with get<int64_t>.
+      if (!value.is_number_integer()) {
+        return make_error("param '" + spec.name + "' must be an integer, got " + describe_value(value));
+      }
+      if (auto range = check_range(spec, value.is_number_unsigned() ? static_cast<double>(value.get<std::uint64_t>())
+                                                                     : static_cast<double>(value.get<std::int64_t>()));
+          !range.ok()) {
+        return range;
+      }
+      return check_step(spec, value);
+    case ParamKind::Float: {
+      if (!value.is_number()) {
+        return make_error("param '" + spec.name + "' must be a number, got " + std::string(value.type_name()));
+      }
+      const double v = value.get<double>();
+      if (!std::isfinite(v)) {
+        return make_error("param '" + spec.name + "' is " + format_number(v) + "; it must be a finite number");
+      }
+      return check_range(spec, v);
+    }
+    case ParamKind::Bool:
+      if (!value.is_boolean()) {
+        return make_error("param '" + spec.name + "' must be true or false, got " + std::string(value.type_name()));
+      }
+      return {};
+    default:
+      break;
+  }
+  if (!value.is_string()) {
+    return make_error("param '" + spec.name + "' must be a string, got " + std::string(value.type_name()));
+  }
+  if (spec.kind == ParamKind::Enum) {
+    const std::string v = value.get<std::string>();
+    for (const auto& c : spec.choices) {
+      if (c == v) return {};
+    }
+    std::string list;
+    for (const auto& c : spec.choices) list += (list.empty() ? "" : ", ") + c;
+    return make_error("param '" + spec.name + "' is '" + v + "', which is not one of: " + list + "; pick one of those");
+  }
+  return {};
 }
 
 }  // namespace
@@ -126,50 +176,9 @@ ParamSpec ParamSpec::seed(std::string name, std::int64_t def, std::string descri
 }
 
 Status ParamSpec::check(const json& value) const {
-  switch (kind) {
-    case ParamKind::Int:
-    case ParamKind::Seed:
-      // A JSON float (NaN and infinities included: nlohmann carries them although it dumps them
-      // as null) is never an integer, not even 3.0: the node would read it with get<int64_t>.
-      if (!value.is_number_integer()) {
-        return make_error("param '" + name + "' must be an integer, got " + describe_value(value));
-      }
-      if (auto range = check_range(*this, value.is_number_unsigned() ? static_cast<double>(value.get<std::uint64_t>())
-                                                                     : static_cast<double>(value.get<std::int64_t>()));
-          !range.ok()) {
-        return range;
-      }
-      return check_step(*this, value);
-    case ParamKind::Float: {
-      if (!value.is_number()) {
-        return make_error("param '" + name + "' must be a number, got " + std::string(value.type_name()));
-      }
-      const double v = value.get<double>();
-      if (!std::isfinite(v)) {
-        return make_error("param '" + name + "' is " + format_number(v) + "; it must be a finite number");
-      }
-      return check_range(*this, v);
-    }
-    case ParamKind::Bool:
-      if (!value.is_boolean()) {
-        return make_error("param '" + name + "' must be true or false, got " + std::string(value.type_name()));
-      }
-      return {};
-    default:
-      break;
-  }
-  if (!value.is_string()) {
-    return make_error("param '" + name + "' must be a string, got " + std::string(value.type_name()));
-  }
-  if (kind == ParamKind::Enum) {
-    const std::string v = value.get<std::string>();
-    for (const auto& c : choices) {
-      if (c == v) return {};
-    }
-    std::string list;
-    for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
-    return make_error("param '" + name + "' is '" + v + "', which is not one of: " + list + "; pick one of those");
-  }
+  Status status = check_kind_and_range(*this, value);
+  if (!status.ok() || !rule) return status;
+  if (std::string problem = rule(value); !problem.empty()) return make_error(std::move(problem));
   return {};
 }
 
@@ -233,6 +242,7 @@ json describe_node_type(const NodeType& type) {
     if (p.min) pj["min"] = *p.min;
     if (p.max) pj["max"] = *p.max;
     if (p.step > 0) pj["step"] = p.step;
+    if (p.max && p.max_exclusive) pj["max_exclusive"] = true;
     if (p.kind == ParamKind::Enum) pj["choices"] = p.choices;
     if (!p.file_filter.empty()) pj["file_filter"] = p.file_filter;
     params.push_back(pj);

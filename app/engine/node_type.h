@@ -9,7 +9,8 @@
 //     same type or one is "*".
 //   - Param values are JSON: Int and Seed → integer, Float → number, Bool → boolean, and String,
 //     Text, Enum, FilePath, FolderPath → string. min/max apply to Int, Float and Seed; Enum values
-//     must be one of `choices`. Missing params take their default before compute runs.
+//     must be one of `choices`; max_exclusive makes max an open bound; a `rule` adds a check of its
+//     own. Missing params take their default before compute runs.
 //   - compute runs on the engine's worker thread. It returns the output values (one per declared
 //     output port, any subset for optional outputs) or an Error; an exception it throws becomes a
 //     node error with the exception's message. It must poll ctx.cancelled() in long loops.
@@ -51,11 +52,15 @@ struct ParamSpec {
   std::optional<double> min;        // Int, Float, Seed
   std::optional<double> max;
   std::int64_t step = 0;            // Int: > 0 = only min + k·step is valid (frames 4k + 1: min 1, step 4)
+  bool max_exclusive = false;       // the value must stay below max (e.g. a fraction in [0, 1))
   std::vector<std::string> choices; // Enum
   std::string description;
   std::string display_name;         // empty = name
   std::string file_filter;          // FilePath: e.g. "Images (*.png *.jpg)"; empty = any
   bool advanced = false;            // hint for the GUI's collapsed section
+  // Optional rule past the kind and range (a list's format, a plugin's constraint), run by check()
+  // once those pass: "" when the value is fine, else a sentence naming the param and the fix.
+  std::function<std::string(const nlohmann::json& value)> rule;
 
   // Convenience constructors.
   static ParamSpec integer(std::string name, std::int64_t def, std::optional<double> min = {},

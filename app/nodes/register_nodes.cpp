@@ -9,12 +9,20 @@
 #include "nodes/nodes_log.h"
 #include "nodes/types/attention_plugin.h"
 #include "nodes/types/node_types.h"
+#include "plugins/api/attention_backend.h"
 
 namespace vidgraph::nodes {
 
 namespace {
 
-std::vector<std::string> default_attention_methods() { return {"full", "vsa", "sla_star"}; }
+// The sampler's methods and their params: the plugin's own descriptors. Without a plugin only
+// "full" is offered (and the sampler reports the missing plugin when it runs).
+std::vector<plugin::MethodInfo> sampler_attention_methods() {
+  std::string error;
+  if (plugin::AttentionBackend* backend = attention_backend(&error)) return backend->methods();
+  nodes_logger()->warn("Wan Sampler offers only 'full' attention: {}", error);
+  return {plugin::MethodInfo{"full", "dense softmax attention", {}}};
+}
 
 // LibTorch's errors carry a C++ backtrace in what(); users see the sentence alone.
 engine::ComputeFn without_backtraces(engine::ComputeFn compute) {
@@ -27,9 +35,9 @@ engine::ComputeFn without_backtraces(engine::ComputeFn compute) {
   };
 }
 
-std::vector<engine::NodeType> builtin_types(const BuiltinNodeOptions& options) {
-  const std::vector<std::string> methods =
-      options.attention_methods.empty() ? default_attention_methods() : options.attention_methods;
+std::vector<engine::NodeType> builtin_types(const std::vector<plugin::MethodInfo>& methods) {
+  std::vector<std::string> method_names;
+  for (const auto& m : methods) method_names.push_back(m.name);
   std::vector<engine::NodeType> types;
 #ifdef VIDGRAPH_HAVE_MEDIA
   types.push_back(load_image_node());
@@ -44,7 +52,7 @@ std::vector<engine::NodeType> builtin_types(const BuiltinNodeOptions& options) {
   types.push_back(save_latent_node());
   types.push_back(load_latent_node());
   types.push_back(preview_video_node());
-  types.push_back(train_wan_node(methods));
+  types.push_back(train_wan_node(method_names));
 #ifdef VIDGRAPH_HAVE_MEDIA
   types.push_back(export_video_node());
   types.push_back(load_video_dataset_node());
@@ -58,7 +66,7 @@ std::vector<engine::NodeType> builtin_types(const BuiltinNodeOptions& options) {
 
 void register_builtin_nodes(engine::Registry& registry, const BuiltinNodeOptions& options) {
   if (options.attention_backend) use_attention_backend(options.attention_backend);
-  for (engine::NodeType& type : builtin_types(options)) {
+  for (engine::NodeType& type : builtin_types(sampler_attention_methods())) {
     const std::string name = type.name;
     type.compute = without_backtraces(std::move(type.compute));
     const engine::Status status = registry.add(std::move(type));
@@ -71,7 +79,7 @@ void register_builtin_nodes(engine::Registry& registry, const BuiltinNodeOptions
 
 std::vector<std::string> builtin_node_names() {
   std::vector<std::string> names;
-  for (const engine::NodeType& type : builtin_types({})) names.push_back(type.name);
+  for (const engine::NodeType& type : builtin_types({plugin::MethodInfo{"full", "", {}}})) names.push_back(type.name);
   return names;
 }
 

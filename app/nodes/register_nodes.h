@@ -25,11 +25,9 @@ class AttentionBackend;  // plugins/api/attention_backend.h (not included: no AT
 namespace vidgraph::nodes {
 
 struct BuiltinNodeOptions {
-  // The attention methods the sampler offers; empty = the plugin's documented set
-  // ("full", "vsa", "sla_star"). Callers that loaded the plugin pass its methods().
-  std::vector<std::string> attention_methods;
-  // The backend the sampler calls. Callers that loaded the plugin themselves pass it here (it must
-  // outlive every run); null = the nodes load it on first use through plugins/api's loader.
+  // The backend the sampler calls; its methods() and their params become the sampler's attention
+  // params. Callers that loaded the plugin themselves pass it here (it must outlive every run);
+  // null = the nodes load it through plugins/api's loader (without one, only "full" is offered).
   plugin::AttentionBackend* attention_backend = nullptr;
 };
 

@@ -59,6 +59,20 @@ WanRMSNorm make_rms(int64_t dim, double eps, const at::TensorOptions& opts) {
   return WanRMSNorm(o);
 }
 
+// Which extras the run's method reads: from its preparation, else from the backend's method table
+// (none for an unknown method: the backend then refuses the call by name).
+plugin::MethodInfo method_uses(const AttentionRun& run) {
+  plugin::MethodInfo uses;
+  if (run.prepared) {
+    uses.uses_gate = run.prepared->uses_gate;
+    uses.uses_proj_l = run.prepared->uses_proj_l;
+    return uses;
+  }
+  const std::vector<plugin::MethodInfo> methods = run.backend->methods();
+  const plugin::MethodInfo* info = plugin::find_method(methods, run.method);
+  return info ? *info : uses;
+}
+
 // The projections and q/k norms both attentions share, under their checkpoint names.
 template <typename Attention>
 void register_projections(Attention& m) {
@@ -120,12 +134,13 @@ at::Tensor WanSelfAttentionImpl::forward(const at::Tensor& x_in, const std::arra
     call.grid = plugin::TokenGrid{grid[0], grid[1], grid[2]};
     call.method = run.method;
     call.params = run.params;
-    // Dense attention has no extras: skip the gate projection for "full".
-    const bool sparse = run.method != "full";
-    if (sparse && !to_gate_compress.is_empty()) {
+    call.prepared = run.prepared;
+    // Only the extras the method reads: the gate projection is a full dim x dim matmul.
+    const plugin::MethodInfo uses = method_uses(run);
+    if (uses.uses_gate && !to_gate_compress.is_empty()) {
       call.extras.gate = to_heads(to_gate_compress(x).view({B, L, H, D}));
     }
-    if (sparse && !proj_l.is_empty()) {
+    if (uses.uses_proj_l && !proj_l.is_empty()) {
       call.extras.proj_l_weight = proj_l->weight;
       call.extras.proj_l_bias = proj_l->bias;
     }

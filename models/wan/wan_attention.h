@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <string>
 
 #include <ATen/core/Tensor.h>
@@ -31,11 +32,15 @@ namespace vidgraph::wan {
 // sequence_parallel != nullptr runs the forward sequence-parallel over its process group: each
 // rank holds its slice of the tokens, and self-attention exchanges tokens for heads around the
 // backend call (models/parallel/sequence_parallel.h); the caller keeps it alive.
+// `prepared` (from backend->prepare() for this run's grid, dtype and head dim) is passed with every
+// call: its method, params and extras are then the ones used. Without it, each call is prepared on
+// the fly from method and params.
 struct AttentionRun {
   plugin::AttentionBackend* backend = nullptr;
   std::string method = "full";
   plugin::ParamMap params;
   parallel::SequenceParallel* sequence_parallel = nullptr;
+  std::shared_ptr<const plugin::PreparedAttention> prepared;
 };
 
 // Dense softmax attention, scale 1/sqrt(D). q: [B, Lq, H, D], k, v: [B, Lk, H, D] (same dtype)

@@ -52,10 +52,4 @@ std::string attention_plugin_description() {
   return "loaded by the host program";
 }
 
-std::vector<std::string> attention_method_names(plugin::AttentionBackend& backend) {
-  std::vector<std::string> names;
-  for (const auto& method : backend.methods()) names.push_back(method.name);
-  return names;
-}
-
 }  // namespace vidgraph::nodes

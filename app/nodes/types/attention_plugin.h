@@ -4,7 +4,6 @@
 #pragma once
 
 #include <string>
-#include <vector>
 
 #include "plugins/api/attention_backend.h"
 
@@ -20,8 +19,5 @@ void use_attention_backend(plugin::AttentionBackend* backend);
 // "vidgraph_attention 0.1.0 (plugin ABI 1, ...) from PATH", loading the plugin if needed;
 // "none found" when the loader finds none.
 std::string attention_plugin_description();
-
-// Method names the loaded backend offers (empty when none loaded).
-std::vector<std::string> attention_method_names(plugin::AttentionBackend& backend);
 
 }  // namespace vidgraph::nodes

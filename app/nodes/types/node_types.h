@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/node_type.h"
+#include "plugins/api/attention_params.h"
 
 namespace vidgraph::nodes {
 
@@ -14,7 +15,8 @@ engine::NodeType prompt_node();
 engine::NodeType load_wan_model_node();
 engine::NodeType load_lora_node();
 engine::NodeType encode_text_node();
-engine::NodeType wan_sampler_node(const std::vector<std::string>& attention_methods);
+// Its attention params come from the plugin's descriptors (attention_params_bridge.h).
+engine::NodeType wan_sampler_node(const std::vector<plugin::MethodInfo>& attention_methods);
 engine::NodeType vae_decode_node();
 engine::NodeType light_vae_decode_node();
 engine::NodeType save_latent_node();

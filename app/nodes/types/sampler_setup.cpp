@@ -2,6 +2,7 @@
 #include "nodes/types/sampler_setup.h"
 
 #include "models/parallel/process_sequence_parallel.h"
+#include "nodes/attention_params_bridge.h"
 #include "nodes/size_rules.h"
 #include "nodes/types/attention_plugin.h"
 #include "nodes/types/latent.h"
@@ -46,31 +47,44 @@ engine::Status resolve_size(const engine::NodeContext& ctx, SamplerSetup& s) {
   return {};
 }
 
+// The method, its params from the node (attention_params_bridge.h) and the plugin's preparation for
+// this model and latent: a setting the kernels refuse is a node error before the model runs.
 engine::Status resolve_attention(const engine::NodeContext& ctx, const DitHandle& dit,
-                                 SamplerSetup& s) {
+                                 const AttentionParamSchema& schema, SamplerSetup& s) {
+  const std::string method = ctx.param_string("attention");
+  const plugin::MethodInfo* info = schema.find_method(method);
+  if (!info) {
+    return node_error(ctx, "The attention plugin has no method '" + method + "'; choose one of: " +
+                           join(schema.method_names()) + ".");
+  }
   std::string error;
   plugin::AttentionBackend* backend = attention_backend(&error);
   if (!backend) return node_error(ctx, "No attention plugin could be loaded: " + error);
-  const std::string method = ctx.param_string("attention");
-  const plugin::MethodInfo* info = nullptr;
-  const auto methods = backend->methods();
-  for (const auto& m : methods) {
-    if (m.name == method) info = &m;
-  }
-  if (!info) {
-    return node_error(ctx, "The attention plugin has no method '" + method + "'; choose one of: " +
-                           join(attention_method_names(*backend)) + ".");
-  }
   const std::string device_type = c10::DeviceTypeName(dit.device.type(), true);
   if (!backend->supports(method, device_type)) {
     return node_error(ctx, "Attention method '" + method + "' is not available on " + device_type +
                            "; choose another method or device.");
   }
+  auto params = schema.params_for(*info, ctx.params());
+  if (!params.ok()) return node_error(ctx, params.error().message);
+  const wan::WanConfig& config = dit.model->config();
+  const auto& shape = s.options.latent_shape;  // [C, F, H, W]
+  plugin::PrepareRequest request;
+  request.method = method;
+  request.params = *params;
+  request.device = dit.device;
+  request.dtype = dit.dtype;
+  request.head_dim = config.head_dim();
+  request.grid = {shape[1] / config.patch_size[0], shape[2] / config.patch_size[1], shape[3] / config.patch_size[2]};
+  plugin::PrepareResult prepared = backend->prepare(request);
+  if (!prepared.prepared) {
+    return node_error(ctx, "The attention plugin cannot run these settings on this model: " + prepared.error +
+                           "; change the param it names, the method or the model's dtype.");
+  }
   s.attention.backend = backend;
   s.attention.method = method;
-  for (const auto& p : info->params) {
-    if (p.name == "sparsity") s.attention.params["sparsity"] = ctx.param_float("sparsity");
-  }
+  s.attention.params = std::move(*params);
+  s.attention.prepared = std::move(prepared.prepared);
   // Several ranks (vidgraph-run --nproc, torchrun): the DiT runs sequence-parallel over them. Load
   // Wan Model's preflight has checked the heads already; this catches a DiT from elsewhere.
   if (const auto sp = parallel::process_sequence_parallel(); sp && sp->world_size() > 1) {
@@ -89,7 +103,8 @@ engine::Status resolve_attention(const engine::NodeContext& ctx, const DitHandle
 
 }  // namespace
 
-engine::Result<SamplerSetup> make_sampler_setup(const engine::NodeContext& ctx, const DitHandle& dit) {
+engine::Result<SamplerSetup> make_sampler_setup(const engine::NodeContext& ctx, const DitHandle& dit,
+                                                const AttentionParamSchema& schema) {
   SamplerSetup s;
   if (auto st = resolve_size(ctx, s); !st.ok()) return st.error();
   s.frames = static_cast<int>(ctx.param_int("frames"));
@@ -97,11 +112,11 @@ engine::Result<SamplerSetup> make_sampler_setup(const engine::NodeContext& ctx, 
     return node_error(ctx, "frames must be 4k + 1 (1, 5, 9, ..., 121); got " +
                            std::to_string(s.frames) + ".");
   }
-  if (auto st = resolve_attention(ctx, dit, s); !st.ok()) return st.error();
   const wan::WanConfig& config = dit.model->config();
   const int64_t latent_frames = (s.frames - 1) / kWanTemporalFactor + 1;
   s.options.latent_shape = {config.in_dim, latent_frames, s.height / kWanSpatialFactor,
                             s.width / kWanSpatialFactor};
+  if (auto st = resolve_attention(ctx, dit, schema, s); !st.ok()) return st.error();
   s.options.solver = ctx.param_string("scheduler") == "euler" ? sampling::SolverKind::Euler
                                                                : sampling::SolverKind::UniPC;
   s.options.steps = static_cast<int>(ctx.param_int("steps"));

@@ -1,5 +1,5 @@
 // Internal: turns the Wan Sampler's params and inputs into the models' sampling options: checked
-// size and frame rules, latent shape, solver, attention run (backend, method, sparsity) and the
+// size and frame rules, latent shape, solver, attention run (backend, method, its params) and the
 // provenance saved with the latent. Every failure is a sentence naming the param to fix.
 #pragma once
 
@@ -27,6 +27,10 @@ struct SamplerSetup {
 inline constexpr int kWanTemporalFactor = 4;
 inline constexpr int kWanSpatialFactor = 16;
 
-engine::Result<SamplerSetup> make_sampler_setup(const engine::NodeContext& ctx, const DitHandle& dit);
+class AttentionParamSchema;
+
+// `schema` maps the node's params to the chosen method's plugin params (attention_params_bridge.h).
+engine::Result<SamplerSetup> make_sampler_setup(const engine::NodeContext& ctx, const DitHandle& dit,
+                                                const AttentionParamSchema& schema);
 
 }  // namespace vidgraph::nodes

@@ -1,10 +1,11 @@
 // Wan Sampler: flow-matching sampling of the Wan2.2 DiT for text-to-video and image-to-video (the
 // image's VAE latent as a clean first frame), with classifier-free guidance, UniPC, Euler or DMD
-// few-step (sampler_dmd.h), the attention plugin's method and sparsity (optionally full attention
+// few-step (sampler_dmd.h), the attention plugin's method and its params (optionally full attention
 // for the first steps: sampler_dense.h), an optional initial latent, progress and a live preview
 // per step (sampler_preview.h) and cancellation between steps.
 #include <algorithm>
 #include <chrono>
+#include <memory>
 
 #include <c10/core/InferenceMode.h>
 
@@ -12,6 +13,7 @@
 
 #include "models/sampling/flow_sampler.h"
 #include "models/sampling/wan_velocity.h"
+#include "nodes/attention_params_bridge.h"
 #include "nodes/types/attention_plugin.h"
 #include "nodes/types/conditioning.h"
 #include "nodes/types/latent.h"
@@ -44,12 +46,17 @@ at::Tensor encode_image(const VaeHandle& vae, const Image& image) {
   return vae.vae->encode(video)[0].to(at::kFloat);  // [z, 1, h, w]
 }
 
-engine::Result<engine::ValueMap> compute_sampler(engine::NodeContext& ctx) {
+engine::Result<engine::ValueMap> compute_sampler(engine::NodeContext& ctx, const AttentionParamSchema& schema) {
   const DitHandle& dit = ctx.input_as<DitHandle>("model");
   const Conditioning& cond = ctx.input_as<Conditioning>("conditioning");
-  auto setup = make_sampler_setup(ctx, dit);
+  auto setup = make_sampler_setup(ctx, dit, schema);
   if (!setup.ok()) return setup.error();
   SamplerSetup& s = *setup;
+  // Before any model work: the dense steps' attention is prepared like the method's.
+  sampling::WanVelocityOptions velocity_options;
+  const engine::Result<int> dense_steps = apply_dense_steps(ctx, s, velocity_options);
+  if (!dense_steps.ok()) return dense_steps.error();
+  const int dense = *dense_steps;
 
   c10::InferenceMode inference;
   const StageMemory memory(dit.device);
@@ -72,12 +79,10 @@ engine::Result<engine::ValueMap> compute_sampler(engine::NodeContext& ctx) {
     ctx.log_warn("Prompt cut to the model's " + std::to_string(config.text_len) + " tokens.");
     return c.narrow(1, 0, config.text_len).to(dit.device, dit.dtype);
   };
-  sampling::WanVelocityOptions velocity_options;
   velocity_options.context = fit(cond.context);
   velocity_options.context_null = fit(cond.context_null);
   velocity_options.attention = s.attention;
   velocity_options.batch_cfg = ctx.param_bool("batch_cfg");
-  const int dense = apply_dense_steps(ctx, s, velocity_options);
   const sampling::VelocityFn velocity =
       sampling::make_wan_velocity(wan::WanModel(dit.model), std::move(velocity_options));
   s.options.on_step = [&ctx, dense](int done, int total) {
@@ -112,7 +117,7 @@ engine::Result<engine::ValueMap> compute_sampler(engine::NodeContext& ctx) {
 
 }  // namespace
 
-engine::NodeType wan_sampler_node(const std::vector<std::string>& attention_methods) {
+engine::NodeType wan_sampler_node(const std::vector<plugin::MethodInfo>& attention_methods) {
   engine::NodeType t;
   t.name = "WanSampler";
   t.display_name = "Wan Sampler";
@@ -120,8 +125,8 @@ engine::NodeType wan_sampler_node(const std::vector<std::string>& attention_meth
   t.description = "Samples a video latent with the Wan2.2 DiT: text-to-video, or image-to-video when "
                   "an image is connected (its VAE latent is the clean first frame). Classifier-free "
                   "guidance with the negative prompt, UniPC, Euler or DMD few-step (distilled "
-                  "models such as FastWan2.2), the attention plugin's method and sparsity. Progress "
-                  "per step; cancel stops before the next step.";
+                  "models such as FastWan2.2), the attention plugin's method and its params. "
+                  "Progress per step; cancel stops before the next step.";
   t.version = 1;
   t.inputs = {{"model", kModelType, false, "The DiT from Load Wan Model."},
               {"conditioning", kConditioningType, false, "Prompt embeddings from Encode Text."},
@@ -130,8 +135,10 @@ engine::NodeType wan_sampler_node(const std::vector<std::string>& attention_meth
               {"latent", kLatentType, true, "Initial latent instead of seeded noise."}};
   t.outputs = {{"latent", kLatentType, false, "The sampled latent [1, C, T, H/16, W/16]."}};
   const std::string default_method =
-      std::find(attention_methods.begin(), attention_methods.end(), "full") != attention_methods.end()
-          ? "full" : attention_methods.front();
+      plugin::find_method(attention_methods, "full") || attention_methods.empty() ? "full"
+                                                                                 : attention_methods.front().name;
+  std::vector<std::string> method_names;
+  for (const auto& m : attention_methods) method_names.push_back(m.name);
   t.params = {
       ParamSpec::integer("width", 0, 0, 4096,
                          "Video width, a multiple of 32; 0 = the image's (i2v) or 1280 (t2v)."),
@@ -148,10 +155,8 @@ engine::NodeType wan_sampler_node(const std::vector<std::string>& attention_meth
                              "UniPC (the reference's solver), Euler, or DMD few-step sampling for "
                              "distilled models such as FastWan2.2 (steps and shift unused: see "
                              "dmd_timesteps)."),
-      ParamSpec::enumeration("attention", attention_methods, default_method,
-                             "Self-attention method of the attention plugin."),
-      ParamSpec::real("sparsity", 0.875, 0.0, 1.0,
-                      "Fraction of key tiles skipped by the sparse methods (vsa, sla_star)."),
+      ParamSpec::enumeration("attention", method_names, default_method,
+                             "Self-attention method of the attention plugin; its params follow."),
       ParamSpec::boolean("batch_cfg", true,
                          "Run both guidance branches as one batch of 2 (faster); off halves peak "
                          "activation memory."),
@@ -169,7 +174,14 @@ engine::NodeType wan_sampler_node(const std::vector<std::string>& attention_meth
       ParamSpec::file_path("preview_vae", "", "Weights (*.pth *.safetensors)",
                            "preview light_vae: the TAEHV weights for Wan2.2 (taew2_2.pth)."),
   };
-  t.compute = compute_sampler;
+  std::vector<std::string> taken;
+  for (const auto& p : t.params) taken.push_back(p.name);
+  auto schema = std::make_shared<const AttentionParamSchema>(attention_methods, taken);
+  // The method's params right after the method choice.
+  const auto after_method = std::find_if(t.params.begin(), t.params.end(),
+                                         [](const ParamSpec& p) { return p.name == "attention"; }) + 1;
+  t.params.insert(after_method, schema->specs().begin(), schema->specs().end());
+  t.compute = [schema](engine::NodeContext& ctx) { return compute_sampler(ctx, *schema); };
   return t;
 }
 
