@@ -131,7 +131,11 @@ void tst_nodes::paramsValidated_data() {
           return is_int ? QByteArray::number(qint64(v)) : QByteArray::number(v, 'g', 17);
         };
         QTest::newRow((row + " min").c_str()) << node << param << num(*p.min) << true;
-        QTest::newRow((row + " max").c_str()) << node << param << num(*p.max) << true;
+        // An exclusive max (a plugin's [0, 1)) is refused itself; the value just below it is fine.
+        QTest::newRow((row + " max").c_str()) << node << param << num(*p.max) << !p.max_exclusive;
+        if (p.max_exclusive) {
+          QTest::newRow((row + " below max").c_str()) << node << param << num(*p.max - 0.001) << true;
+        }
         QTest::newRow((row + " below").c_str()) << node << param << num(*p.min - 1) << false;
         QTest::newRow((row + " above").c_str()) << node << param << num(*p.max + 1) << false;
       }
