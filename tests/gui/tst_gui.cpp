@@ -478,9 +478,20 @@ class tst_Gui : public QObject {
     gui::RunController* run = window.runController();
     QSignalSpy finished(run, &gui::RunController::runFinished);
     QSignalSpy previews(run, &gui::RunController::previewReceived);
+    // The sampler's live previews: one per step, each on the node while the sampler still runs.
+    int samplerPreviews = 0, shownWhileRunning = 0;
+    connect(run, &gui::RunController::previewReceived, this, [&](const QString& id, const gui::PreviewClip& clip) {
+      if (id != QStringLiteral("sampler")) return;
+      ++samplerPreviews;
+      const bool running = run->nodeStatus("sampler").state == gui::NodeRunState::Running;
+      if (running && !clip.empty() && window.scene()->nodeItem("sampler")->hasThumbnail()) ++shownWhileRunning;
+    });
     QVERIFY(run->start(window.controller()->document(), {}, options).ok());
     QVERIFY(waitFinished(finished, 540000));
     QVERIFY2(finished.at(0).at(0).toString() == QStringLiteral("succeeded"), qPrintable(finished.at(0).at(1).toString()));
+    QCOMPARE(samplerPreviews, 2);
+    QCOMPARE(shownWhileRunning, 2);
+    QVERIFY(window.scene()->nodeItem("sampler")->hasThumbnail());
     for (const auto& n : window.controller()->document().nodes()) {
       QVERIFY2(run->nodeStatus(n.id).state == gui::NodeRunState::Done, n.id.c_str());
     }
