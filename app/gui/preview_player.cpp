@@ -158,6 +158,7 @@ QString PreviewPlayer::exportTo(const QString& path, const QString& format) {
     return tr("Unknown export format '%1'; use mp4, webm or png.").arg(format);
   }
   options.fps = fps_->value();
+  options.workflow_json = clip_.workflowJson;  // as Export Video embeds its run's workflow
   // The file dialog already asked; even so only an earlier output of the same kind is replaced.
   options.naming = nodes::Naming::Overwrite;
   std::string error;

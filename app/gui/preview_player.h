@@ -1,6 +1,7 @@
 // PreviewPlayer: plays the frames a Preview Video node posted (play, pause, scrub, loop, fps) and
 // exports them: MP4/WebM/PNG sequence through the nodes' media export when the build has media
-// support, else a PNG sequence written with Qt.
+// support (with the clip's run workflow embedded, as Export Video does), else a PNG sequence
+// written with Qt.
 //
 // Contract: setClip() replaces the clip and shows its first frame; playback is a QTimer at the
 // chosen fps on the GUI thread (no decoding happens here: frames arrive decoded).

@@ -65,6 +65,7 @@ engine::Status RunController::start(const engine::GraphDocument& doc, const QStr
   engine::RunRequest request;
   for (const QString& t : targets) request.targets.push_back(t.toStdString());
   if (options.workflow_json.empty()) options.workflow_json = engine::save_workflow_string(doc);
+  const std::string workflow = options.workflow_json;
   request.options = std::move(options);
   request.keep_outputs = false;
   clearStatuses();
@@ -72,6 +73,7 @@ engine::Status RunController::start(const engine::GraphDocument& doc, const QStr
   if (!id.ok()) return id.error();
   running_ = true;
   runId_ = id.value();
+  runWorkflow_ = workflow;
   return {};
 }
 
@@ -161,7 +163,11 @@ void RunController::handleEvent(const engine::Event& e, const PreviewClip& previ
                      node.isEmpty() ? QString::fromStdString(e.logger) : node, QString::fromStdString(e.text));
       break;
     case EventKind::Preview:
-      if (!preview.empty()) Q_EMIT previewReceived(node, preview);
+      if (!preview.empty()) {
+        PreviewClip clip = preview;
+        clip.workflowJson = runWorkflow_;
+        Q_EMIT previewReceived(node, clip);
+      }
       break;
   }
 }

@@ -46,6 +46,8 @@ struct NodeStatus {
 struct PreviewClip {
   QVector<QImage> frames;
   double fps = 24.0;
+  // The workflow of the run that posted the clip (as saved), embedded when the player exports it.
+  std::string workflowJson;
   bool empty() const { return frames.isEmpty(); }
 };
 
@@ -105,6 +107,7 @@ class RunController : public QObject {
   std::map<std::string, NodeStatus> statuses_;
   bool running_ = false;
   std::uint64_t runId_ = 0;
+  std::string runWorkflow_;  // the current run's workflow_json, given to its preview clips
   engine::RunStatus lastStatus_ = engine::RunStatus::Succeeded;
 };
 

@@ -26,6 +26,7 @@
 #include <QtWidgets/QDoubleSpinBox>
 #include <QtWidgets/QMenu>
 #include <QtWidgets/QMessageBox>
+#include <QtWidgets/QPushButton>
 #include <QtWidgets/QStatusBar>
 
 #include "engine/workflow_file.h"
@@ -38,6 +39,8 @@
 #include "gui/log_panel.h"
 #include "gui/node_item.h"
 #include "gui/main_window.h"
+#include "gui/preview_player.h"
+#include "gui/run_controller.h"
 #include "gui_dialog_answerer.h"
 #include "gui_test_fixture.h"
 #if defined(VIDGRAPH_GUI_HAVE_NODES) && defined(VIDGRAPH_HAVE_MEDIA)
@@ -224,6 +227,32 @@ class tst_GuiFiles : public QObject {
     DocumentController again(registry_);
     QVERIFY(again.open(out).ok());
     QCOMPARE(saved(again.document()), saved(c.document()));
+  }
+
+  // Saving a workflow opened through a symlink writes through it: the link stays a link and the
+  // file it points to (in another folder) gets the edit; no stray temporary is left beside either.
+  void saveWritesThroughASymlink() {
+    QTemporaryDir dir;
+    QVERIFY(QDir(dir.path()).mkpath(QStringLiteral("real")));
+    const QString real = dir.filePath(QStringLiteral("real/work.vgflow"));
+    const QString link = dir.filePath(QStringLiteral("link.vgflow"));
+    {
+      DocumentController c(registry_);
+      buildChain(c);
+      QVERIFY(c.save(real).ok());
+    }
+    QVERIFY(QFile::link(QStringLiteral("real/work.vgflow"), link));  // relative, as `ln -s` makes it
+    gui::MainWindow window(registry_, {dir.filePath(QStringLiteral("recovery")), 3600000, false});
+    QVERIFY(window.openFile(link));
+    QVERIFY(window.controller()->setParam("Scale", "factor", 4.5).ok());
+    QAction* save = findAction(window, [](const QString& t) { return t == QLatin1String("&Save"); });
+    QVERIFY(save);
+    save->trigger();
+    QVERIFY(!window.controller()->isModified());
+    QVERIFY(QFileInfo(link).isSymLink());
+    QCOMPARE(readAll(real).toStdString(), saved(window.controller()->document()));
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden | QDir::System).size(), 1);  // the link
+    QCOMPARE(QDir(dir.filePath(QStringLiteral("real"))).entryList(QDir::Files | QDir::Hidden).size(), 1);
   }
 
   void autosaveAndRecovery() {
@@ -821,6 +850,42 @@ class tst_GuiFiles : public QObject {
     const QString log = window.logPanel()->toPlainText();
     QVERIFY2(log.contains(QLatin1String("holds no Vidgraph workflow")), qPrintable(log));
     QCOMPARE(window.controller()->document().nodes().size(), std::size_t(3));  // kept
+  }
+
+  // The preview panel's Export… (its file dialog answered) embeds the workflow of the run that made
+  // the clip, as Export Video does: an edit after the run is not in it; opening the file gives the
+  // run's graph back.
+  void previewExportEmbedsTheRunsWorkflow() {
+    QTemporaryDir dir;
+    const QString mp4 = dir.filePath(QStringLiteral("preview.mp4"));
+    gui::MainWindow window(registry_, {dir.filePath(QStringLiteral("recovery")), 3600000, false});
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    DocumentController* c = window.controller();
+    buildChain(*c);
+    QVERIFY(c->addNode("GuiPreview", {600, 300}).ok());
+    QVERIFY(c->connectPorts("Scale", "out", "GuiPreview", "x").ok());
+    const std::string ran = saved(c->document());
+    QSignalSpy finished(window.runController(), &gui::RunController::runFinished);
+    QVERIFY(window.runWorkflow());
+    QVERIFY(gui_test::waitFinished(finished, 10000));
+    QCOMPARE(window.player()->frameCount(), 4);
+    QVERIFY(c->setParam("Scale", "factor", 9.0).ok());  // after the run: not what made the clip
+    QPushButton* exportButton = nullptr;
+    for (auto* b : window.player()->findChildren<QPushButton*>()) {
+      if (b->text() == QStringLiteral("Export…")) exportButton = b;
+    }
+    QVERIFY(exportButton && exportButton->isEnabled());
+    {
+      DialogAnswerer answerer({}, mp4);
+      QTest::mouseClick(exportButton, Qt::LeftButton);
+      QCOMPARE(answerer.seen().size(), 1);
+    }
+    QVERIFY2(QFileInfo(mp4).size() > 0, qPrintable(window.statusBar()->currentMessage()));
+    gui::MainWindow back(registry_, {dir.filePath(QStringLiteral("recovery-back")), 3600000, false});
+    QVERIFY(back.openFile(mp4));
+    QCOMPARE(saved(back.controller()->document()), ran);
+    QCOMPARE(back.scene()->nodeItemCount(), std::size_t(4));
   }
 #endif
 };
