@@ -92,7 +92,8 @@ std::string describe_non_workflow(std::string_view bytes);
 Status check_utf8(std::string_view bytes);
 // Checks that JSON text nests arrays/objects at most `max_depth` deep (strings are skipped).
 Status check_json_depth(std::string_view text, int max_depth = kMaxWorkflowDepth);
-// Writes `contents` to `path` atomically (temp in the same folder, fsync, rename).
+// Writes `contents` to `path` atomically (temp in the same folder, fsync, rename). A symlink is
+// written through: the file it points to is replaced in its own folder, the link is kept.
 Status write_file_atomic(const std::string& path, std::string_view contents);
 
 }  // namespace vidgraph::engine

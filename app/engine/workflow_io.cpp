@@ -164,8 +164,24 @@ Result<LoadedWorkflow> load_workflow_file(const std::string& path, const LoadOpt
   return load_workflow_string(text, options, path);
 }
 
+namespace {
+
+// The file a chain of symlinks ends at (the path itself when it is no link): saving writes through
+// a link, so the link and the folder it lives in stay as the user made them.
+fs::path follow_symlinks(fs::path path) {
+  std::error_code ec;
+  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(path, ec)); ++hops) {
+    const fs::path next = fs::read_symlink(path, ec);
+    if (ec) break;
+    path = next.is_absolute() ? next : path.parent_path() / next;
+  }
+  return path;
+}
+
+}  // namespace
+
 Status write_file_atomic(const std::string& path, std::string_view contents) {
-  const fs::path target(path);
+  const fs::path target = follow_symlinks(path);
   const fs::path dir = target.parent_path();
   std::string tmpl = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
   const int fd = ::mkstemp(tmpl.data());
@@ -179,13 +195,13 @@ Status write_file_atomic(const std::string& path, std::string_view contents) {
   if (::fsync(fd) != 0) return fail(make_error("cannot flush '" + path + "' to disk: " + errno_text()));
   // mkstemp creates 0600; give the file the usual permissions (or the old file's).
   struct stat st {};
-  const mode_t mode = ::stat(path.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0644;
+  const mode_t mode = ::stat(target.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0644;
   (void)::fchmod(fd, mode);
   if (::close(fd) != 0) {
     ::unlink(tmpl.c_str());
     return make_error("cannot close '" + path + "': " + errno_text());
   }
-  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
+  if (::rename(tmpl.c_str(), target.c_str()) != 0) {
     const std::string why = errno_text();
     ::unlink(tmpl.c_str());
     return make_error("cannot replace '" + path + "': " + why);
