@@ -19,6 +19,7 @@
 
 #include <QtCore/QObject>
 #include <QtCore/QPointF>
+#include <QtCore/QSizeF>
 #include <QtCore/QString>
 #include <QtCore/QStringList>
 #include <QtGui/QUndoStack>
@@ -74,6 +75,10 @@ class DocumentController : public QObject {
   // Collapses (or expands) `ids` to their title bars, as one step: the editor layout's "collapsed".
   engine::Status setCollapsed(const std::vector<std::string>& ids, bool collapsed);
   bool isCollapsed(const std::string& id) const;
+  // Sets a node's size on the canvas (the editor layout's "size": [w, h]), as one step.
+  engine::Status resizeNode(const std::string& id, QSizeF size);
+  // The size a node was given, if any (absent or malformed = the default size).
+  std::optional<QSizeF> nodeSize(const std::string& id) const;
   // Sets the bypass flag of `ids` (see engine/bypass.h), as one step.
   engine::Status setBypass(const std::vector<std::string>& ids, bool bypass);
   engine::Status renameNode(const std::string& oldId, const std::string& newId);

@@ -125,6 +125,7 @@ void GraphScene::onDocumentChanged(const engine::DocumentChange& change) {
       if (NodeItem* item = nodeItem(change.node_id)) {
         item->setPos(controller_->nodePosition(change.node_id, item->pos()));
         item->setCollapsed(controller_->isCollapsed(change.node_id));
+        item->setSize(controller_->nodeSize(change.node_id).value_or(QSizeF()));
       }
       break;
     case engine::ChangeKind::ParamChanged:
@@ -169,6 +170,7 @@ void GraphScene::addNodeItem(const engine::Node& node, std::size_t index) {
   if (type) item->setSummary(nodeSummary(*type, node));
   item->setBypassed(node.bypass);
   item->setCollapsed(controller_->isCollapsed(node.id));
+  item->setSize(controller_->nodeSize(node.id).value_or(QSizeF()));
   addItem(item);
   item->setPos(controller_->nodePosition(node.id, defaultPosition(index)));
   nodes_[node.id] = item;

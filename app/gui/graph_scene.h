@@ -2,7 +2,7 @@
 // ConnectionItem per link, updated from documentChanged) and the RunController (node states,
 // preview thumbnails), and turns mouse gestures into controller edits: wires dragged from port to
 // port (refusals shown with their reason), wires picked up from a connected input (moved or
-// removed), node moves (one undo step per drag).
+// removed), node moves and resizes (one undo step per drag).
 //
 // Contract: the scene never changes the document directly; every edit goes through the controller,
 // and the scene's items change only in response to documentChanged. Node ids are the keys.
@@ -92,6 +92,8 @@ class GraphScene : public QGraphicsScene {
   void showRefusal(const QString& reason, QPointF scenePos);
   void setHighlight(const QString& type, bool outputs);
   void finishMove();
+  bool startResize(QPointF scenePos);
+  void finishResize();
 
   DocumentController* controller_;
   RunController* run_ = nullptr;
@@ -104,6 +106,10 @@ class GraphScene : public QGraphicsScene {
   ConnectionItem* dragWire_ = nullptr;
   // Node drag in progress: positions at press.
   std::map<std::string, QPointF> pressPositions_;
+  // Node resize in progress (a drag of a node's bottom-right corner): the node and its size at press.
+  std::string resizing_;
+  QSizeF resizeFrom_;
+  QPointF resizePress_;
   QString lastRefusal_;
 };
 

@@ -1,5 +1,8 @@
 // GraphScene: mouse gestures (see graph_scene.h): wires dragged port to port, wires picked up from a
-// connected input, node moves committed as one undo step on release.
+// connected input, node moves and resizes (the bottom-right corner) committed as one undo step on
+// release.
+#include <utility>
+
 #include <QtCore/QTimer>
 #include <QtWidgets/QGraphicsSceneMouseEvent>
 #include <QtWidgets/QGraphicsSimpleTextItem>
@@ -113,6 +116,10 @@ void GraphScene::mousePressEvent(QGraphicsSceneMouseEvent* event) {
       event->accept();
       return;
     }
+    if (startResize(event->scenePos())) {
+      event->accept();
+      return;
+    }
   }
   QGraphicsScene::mousePressEvent(event);
   pressPositions_.clear();
@@ -124,6 +131,12 @@ void GraphScene::mouseMoveEvent(QGraphicsSceneMouseEvent* event) {
     NodeItem* anchor = nodeItem(dragFrom_->node);
     const QPointF start = anchor ? anchor->portScenePos(dragFrom_->port, dragFrom_->isOutput) : QPointF();
     dragFrom_->isOutput ? dragWire_->setEnds(start, event->scenePos()) : dragWire_->setEnds(event->scenePos(), start);
+    event->accept();
+    return;
+  }
+  if (NodeItem* item = resizing_.empty() ? nullptr : nodeItem(resizing_)) {
+    const QPointF delta = event->scenePos() - resizePress_;
+    item->setSize(resizeFrom_ + QSizeF(delta.x(), delta.y()));
     event->accept();
     return;
   }
@@ -146,8 +159,36 @@ void GraphScene::mouseReleaseEvent(QGraphicsSceneMouseEvent* event) {
     event->accept();
     return;
   }
+  if (!resizing_.empty()) {
+    finishResize();
+    event->accept();
+    return;
+  }
   QGraphicsScene::mouseReleaseEvent(event);
   finishMove();
+}
+
+bool GraphScene::startResize(QPointF scenePos) {
+  for (QGraphicsItem* item : items(scenePos)) {
+    if (item->type() != NodeItem::Type) continue;
+    auto* node = static_cast<NodeItem*>(item);
+    if (!node->inResizeGrip(scenePos)) return false;  // the topmost node is not at its corner
+    resizing_ = node->nodeId();
+    resizeFrom_ = node->size();
+    resizePress_ = scenePos;
+    return true;
+  }
+  return false;
+}
+
+void GraphScene::finishResize() {
+  const std::string id = std::exchange(resizing_, {});
+  NodeItem* item = nodeItem(id);
+  if (!item || item->size() == resizeFrom_) return;
+  auto status = controller_->resizeNode(id, item->size());
+  if (status.ok()) return;
+  item->setSize(controller_->nodeSize(id).value_or(QSizeF()));  // back to the document's size
+  Q_EMIT message(QString::fromStdString(status.error().message));
 }
 
 void GraphScene::finishMove() {

@@ -6,6 +6,7 @@
 #include <QtGui/QPainter>
 #include <QtGui/QPainterPath>
 #include <QtWidgets/QGraphicsScene>
+#include <QtWidgets/QGraphicsSceneHoverEvent>
 #include <QtWidgets/QStyleOptionGraphicsItem>
 
 #include "engine/node_type.h"
@@ -24,6 +25,7 @@ constexpr qreal kThumbHeight = 118;
 constexpr qreal kSummaryRow = 15;
 constexpr qreal kPortRadius = 5.5;
 constexpr qreal kHitRadius = 11;
+constexpr qreal kGrip = 12;
 
 }  // namespace
 
@@ -35,8 +37,10 @@ NodeItem::NodeItem(std::string id, QString title, QString category, QString desc
       description_(std::move(description)),
       inputs_(std::move(inputs)),
       outputs_(std::move(outputs)),
-      unknownType_(unknownType) {
+      unknownType_(unknownType),
+      width_(kWidth) {
   setFlags(ItemIsMovable | ItemIsSelectable | ItemSendsGeometryChanges);
+  setAcceptHoverEvents(true);
   setCacheMode(DeviceCoordinateCache);
   setZValue(1);
   updateToolTip();
@@ -46,11 +50,43 @@ bool NodeItem::drawsTitleAt(qreal levelOfDetail) {
   return levelOfDetail >= kMinTitleLevelOfDetail;
 }
 
+qreal NodeItem::contentHeight() const {
+  const auto rows = static_cast<qreal>(std::max<std::size_t>(std::max(inputs_.size(), outputs_.size()), 1));
+  return kTitleHeight + rows * kRowHeight + 6 + summaryHeight() + (thumbnailSource_.isNull() ? 0 : kThumbHeight) +
+         kStatusHeight;
+}
+
 qreal NodeItem::bodyHeight() const {
   if (collapsed_) return kTitleHeight;
-  const auto rows = static_cast<qreal>(std::max<std::size_t>(std::max(inputs_.size(), outputs_.size()), 1));
-  return kTitleHeight + rows * kRowHeight + 6 + summaryHeight() + (thumbnail_.isNull() ? 0 : kThumbHeight) +
-         kStatusHeight;
+  return std::max(contentHeight(), userHeight_);
+}
+
+qreal NodeItem::thumbnailHeight() const {
+  return thumbnailSource_.isNull() ? 0 : kThumbHeight + std::max<qreal>(0, userHeight_ - contentHeight());
+}
+
+void NodeItem::setSize(const QSizeF& size) {
+  const qreal width = size.isValid() ? std::max(kMinWidth, size.width()) : kWidth;
+  const qreal height = size.isValid() ? std::max<qreal>(0, size.height()) : 0;
+  if (width == width_ && height == userHeight_) return;
+  prepareGeometryChange();
+  width_ = width;
+  userHeight_ = height;
+  scaleThumbnail();
+  if (auto* s = dynamic_cast<GraphScene*>(scene())) s->nodeGeometryChanged(this);
+  update();
+}
+
+bool NodeItem::inResizeGrip(QPointF scenePos) const {
+  if (collapsed_) return false;
+  const QPointF p = mapFromScene(scenePos);
+  return QRectF(width_ - kGrip, bodyHeight() - kGrip, kGrip + 2, kGrip + 2).contains(p);
+}
+
+void NodeItem::hoverMoveEvent(QGraphicsSceneHoverEvent* event) {
+  if (inResizeGrip(event->scenePos())) setCursor(Qt::SizeFDiagCursor);
+  else unsetCursor();
+  QGraphicsItem::hoverMoveEvent(event);
 }
 
 qreal NodeItem::summaryHeight() const {
@@ -58,12 +94,12 @@ qreal NodeItem::summaryHeight() const {
 }
 
 QRectF NodeItem::boundingRect() const {
-  return QRectF(-kPortRadius - 2, -2, kWidth + 2 * kPortRadius + 4, bodyHeight() + 4);
+  return QRectF(-kPortRadius - 2, -2, width_ + 2 * kPortRadius + 4, bodyHeight() + 4);
 }
 
 QRectF NodeItem::portRect(int row, bool isOutput) const {
   const qreal y = collapsed_ ? kTitleHeight / 2 : kTitleHeight + 4 + row * kRowHeight + kRowHeight / 2;
-  const qreal x = isOutput ? kWidth : 0;
+  const qreal x = isOutput ? width_ : 0;
   return QRectF(x - kPortRadius, y - kPortRadius, 2 * kPortRadius, 2 * kPortRadius);
 }
 
@@ -72,7 +108,7 @@ QPointF NodeItem::portScenePos(const QString& port, bool isOutput) const {
   for (std::size_t i = 0; i < list.size(); ++i) {
     if (list[i].name == port) return mapToScene(portRect(static_cast<int>(i), isOutput).center());
   }
-  return mapToScene(QPointF(isOutput ? kWidth : 0, kTitleHeight / 2));
+  return mapToScene(QPointF(isOutput ? width_ : 0, kTitleHeight / 2));
 }
 
 std::optional<PortHit> NodeItem::portAt(QPointF scenePos) const {
@@ -83,7 +119,7 @@ std::optional<PortHit> NodeItem::portAt(QPointF scenePos) const {
     const auto& list = isOutput ? outputs_ : inputs_;
     for (std::size_t i = 0; i < list.size(); ++i) {
       const QPointF c = portRect(static_cast<int>(i), isOutput).center();
-      const QRectF row(isOutput ? kWidth - 60 : 0, c.y() - kRowHeight / 2, 60, kRowHeight);
+      const QRectF row(isOutput ? width_ - 60 : 0, c.y() - kRowHeight / 2, 60, kRowHeight);
       if (QLineF(p, c).length() <= kHitRadius || row.contains(p)) {
         return PortHit{id_, list[i].name, list[i].type, isOutput};
       }
@@ -122,10 +158,16 @@ void NodeItem::setSummary(const QStringList& lines) {
 
 void NodeItem::setThumbnail(const QImage& image) {
   prepareGeometryChange();
-  thumbnail_ = image.isNull() ? QImage() : image.scaled(int(kWidth - 12), int(kThumbHeight - 8), Qt::KeepAspectRatio,
-                                                         Qt::SmoothTransformation);
+  thumbnailSource_ = image;
+  scaleThumbnail();
   if (auto* s = dynamic_cast<GraphScene*>(scene())) s->nodeGeometryChanged(this);
   update();
+}
+
+void NodeItem::scaleThumbnail() {
+  thumbnail_ = thumbnailSource_.isNull() ? QImage()
+                                         : thumbnailSource_.scaled(int(width_ - 12), int(thumbnailHeight() - 8),
+                                                                   Qt::KeepAspectRatio, Qt::SmoothTransformation);
 }
 
 void NodeItem::setHighlight(const QString& valueType, bool outputs) {
@@ -174,7 +216,7 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   (void)widget;
   painter->setRenderHint(QPainter::Antialiasing);
   const qreal h = bodyHeight();
-  const QRectF body(0, 0, kWidth, h);
+  const QRectF body(0, 0, width_, h);
   QPainterPath shape;
   shape.addRoundedRect(body, 7, 7);
   painter->fillPath(shape, QColor(0x2b, 0x2d, 0x33));
@@ -182,7 +224,7 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   // Title bar: the top strip of the rounded body.
   painter->save();
   painter->setClipPath(shape);
-  painter->fillRect(QRectF(0, 0, kWidth, kTitleHeight), unknownType_ ? QColor(0x70, 0x40, 0x40) : categoryColor(category_));
+  painter->fillRect(QRectF(0, 0, width_, kTitleHeight), unknownType_ ? QColor(0x70, 0x40, 0x40) : categoryColor(category_));
   painter->restore();
   const qreal lod = option->levelOfDetailFromTransform(painter->worldTransform());
   if (drawsTitleAt(lod)) {
@@ -197,8 +239,8 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
     painter->setFont(f);
     QString title = bypassed_ ? title_ + QStringLiteral(" · bypassed") : title_;
     if (collapsed_) title.prepend(QStringLiteral("▸ "));
-    painter->drawText(QRectF(8, 0, kWidth - 16, kTitleHeight), Qt::AlignVCenter | Qt::AlignLeft,
-                      painter->fontMetrics().elidedText(title, Qt::ElideRight, int(kWidth - 16)));
+    painter->drawText(QRectF(8, 0, width_ - 16, kTitleHeight), Qt::AlignVCenter | Qt::AlignLeft,
+                      painter->fontMetrics().elidedText(title, Qt::ElideRight, int(width_ - 16)));
     painter->restore();
   }
   if (!collapsed_) paintBody(painter);
@@ -226,20 +268,23 @@ void NodeItem::paintBody(QPainter* painter) const {
     f.setPointSizeF(f.pointSizeF() * 0.85);
     painter->setFont(f);
     for (const QString& line : summary_) {
-      painter->drawText(QRectF(10, y, kWidth - 20, kSummaryRow), Qt::AlignVCenter | Qt::AlignLeft,
-                        painter->fontMetrics().elidedText(line, Qt::ElideRight, int(kWidth - 20)));
+      painter->drawText(QRectF(10, y, width_ - 20, kSummaryRow), Qt::AlignVCenter | Qt::AlignLeft,
+                        painter->fontMetrics().elidedText(line, Qt::ElideRight, int(width_ - 20)));
       y += kSummaryRow;
     }
     painter->restore();
     y += 4;
   }
   if (!thumbnail_.isNull()) {
-    const QRectF area(6, y, kWidth - 12, kThumbHeight - 6);
+    const QRectF area(6, y, width_ - 12, thumbnailHeight() - 6);
     const QPointF topLeft(area.center().x() - thumbnail_.width() / 2.0, area.center().y() - thumbnail_.height() / 2.0);
     painter->drawImage(topLeft, thumbnail_);
-    y += kThumbHeight;
   }
-  paintStatus(painter, QRectF(0, y, kWidth, kStatusHeight));
+  const qreal bottom = bodyHeight();
+  paintStatus(painter, QRectF(0, bottom - kStatusHeight, width_, kStatusHeight));
+  // The resize grip: two short diagonals in the bottom-right corner.
+  painter->setPen(QPen(QColor(0x6a, 0x6d, 0x75), 1.2));
+  for (qreal d : {4.0, 8.0}) painter->drawLine(QPointF(width_ - d - 2, bottom - 2), QPointF(width_ - 2, bottom - d - 2));
 }
 
 void NodeItem::paintPorts(QPainter* painter) const {
@@ -256,7 +301,7 @@ void NodeItem::paintPorts(QPainter* painter) const {
       painter->setBrush(list[i].optional && !isOutput ? QBrush(c.darker(180)) : QBrush(c));
       painter->drawEllipse(lit ? r.adjusted(-2, -2, 2, 2) : r);
       painter->setPen(QColor(0xdd, 0xdd, 0xdd));
-      const QRectF text(isOutput ? kWidth / 2 : 12, r.center().y() - kRowHeight / 2, kWidth / 2 - 12, kRowHeight);
+      const QRectF text(isOutput ? width_ / 2 : 12, r.center().y() - kRowHeight / 2, width_ / 2 - 12, kRowHeight);
       painter->drawText(text, Qt::AlignVCenter | (isOutput ? Qt::AlignRight : Qt::AlignLeft), list[i].name);
     }
   }

@@ -77,6 +77,13 @@ class NodeItem : public QGraphicsItem {
   bool isBypassed() const { return bypassed_; }
   void setSummary(const QStringList& lines);
   const QStringList& summary() const { return summary_; }
+  // A user-chosen size (the layout's "size": [w, h]; an invalid size = the default). The width is
+  // at least kMinWidth; the height never cuts the content (extra height goes to the thumbnail).
+  static constexpr qreal kMinWidth = 150;
+  void setSize(const QSizeF& size);
+  QSizeF size() const { return QSizeF(width_, bodyHeight()); }
+  // The bottom-right corner a drag resizes from (not on a collapsed node).
+  bool inResizeGrip(QPointF scenePos) const;
   void setThumbnail(const QImage& image);
   bool hasThumbnail() const { return !thumbnail_.isNull(); }
   // Ports that accept the wire being dragged are drawn larger; empty type = no highlight.
@@ -84,6 +91,7 @@ class NodeItem : public QGraphicsItem {
 
  protected:
   QVariant itemChange(GraphicsItemChange change, const QVariant& value) override;
+  void hoverMoveEvent(QGraphicsSceneHoverEvent* event) override;
 
  private:
   QRectF portRect(int row, bool isOutput) const;
@@ -92,7 +100,10 @@ class NodeItem : public QGraphicsItem {
   void paintPorts(QPainter* painter) const;
   void paintStatus(QPainter* painter, const QRectF& area) const;
   qreal bodyHeight() const;
+  qreal contentHeight() const;  // the height the content needs (thumbnail at its default height)
+  qreal thumbnailHeight() const;
   qreal summaryHeight() const;
+  void scaleThumbnail();
 
   std::string id_;
   QString title_;
@@ -106,7 +117,10 @@ class NodeItem : public QGraphicsItem {
   NodeStatus status_;
   QStringList problems_;
   QStringList summary_;
+  QImage thumbnailSource_;  // as posted; thumbnail_ is it scaled to the thumbnail area
   QImage thumbnail_;
+  qreal width_;
+  qreal userHeight_ = 0;  // 0 = the content's height
   QString highlightType_;
   bool highlightOutputs_ = false;
 };

@@ -13,6 +13,7 @@
 #include <QtCore/QStandardPaths>
 #include <QtTest/QSignalSpy>
 #include <QtTest/QtTest>
+#include <QtGui/QAction>
 #include <QtWidgets/QApplication>
 
 #include "engine/document.h"
@@ -21,6 +22,7 @@
 #include "engine/workflow_file.h"
 #include "engine_test_nodes.h"
 #include "gui/document_controller.h"
+#include "gui/main_window.h"
 #include "gui/theme.h"
 #include "nodes/value_types.h"
 
@@ -64,6 +66,32 @@ inline void buildChain(gui::DocumentController& c) {
   QVERIFY(c.addNode("Sink", {600, 0}).ok());
   QVERIFY(c.connectPorts("Number", "value", "Scale", "x").ok());
   QVERIFY(c.connectPorts("Scale", "out", "Sink", "value").ok());
+}
+
+// Shows `window` (at `size` when given) and waits until it is exposed and active, so shortcuts and
+// mouse events reach it.
+inline void showWindow(QWidget& window, QSize size = {}) {
+  if (size.isValid()) window.resize(size);
+  window.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&window));
+  window.activateWindow();
+  QVERIFY(QTest::qWaitForWindowActive(&window));
+}
+
+// The window's action whose text is `text` (with its & mnemonic), or null.
+inline QAction* findAction(QWidget& window, const QString& text) {
+  for (QAction* a : window.findChildren<QAction*>()) {
+    if (a->text() == text) return a;
+  }
+  return nullptr;
+}
+
+// A left-button drag on `widget` from `from` to `to`, through a midpoint (as a hand does).
+inline void dragMouse(QWidget* widget, QPoint from, QPoint to, Qt::KeyboardModifiers modifiers = Qt::NoModifier) {
+  QTest::mousePress(widget, Qt::LeftButton, modifiers, from);
+  QTest::mouseMove(widget, (from + to) / 2);
+  QTest::mouseMove(widget, to);
+  QTest::mouseRelease(widget, Qt::LeftButton, modifiers, to);
 }
 
 // initTestCase of both suites: settings and data folders in test mode under the suite's own name,

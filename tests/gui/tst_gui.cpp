@@ -24,6 +24,7 @@
 
 #include "engine/operations.h"
 #include "engine/validation.h"
+#include "engine/workflow_file.h"
 #include "gui/about_dialog.h"
 #include "gui/clipboard_json.h"
 #include "gui/connection_item.h"
@@ -613,22 +614,70 @@ class tst_Gui : public QObject {
     // Drag the wire from Number.value to Scale.x.
     const QPoint out = view->mapFromScene(window.scene()->nodeItem("Number")->portScenePos("value", true));
     const QPoint in = view->mapFromScene(window.scene()->nodeItem("Scale")->portScenePos("x", false));
-    QTest::mousePress(vp, Qt::LeftButton, Qt::NoModifier, out);
-    QTest::mouseMove(vp, (out + in) / 2);
-    QTest::mouseMove(vp, in);
-    QTest::mouseRelease(vp, Qt::LeftButton, Qt::NoModifier, in);
+    gui_test::dragMouse(vp, out, in);
     QVERIFY(c->document().find_node("Scale")->inputs.count("x"));
     // Drag Scale by its title: one undo step.
     const int steps = c->undoStack()->count();
     const QPoint title = view->mapFromScene(QPointF(460, 10));
-    QTest::mousePress(vp, Qt::LeftButton, Qt::NoModifier, title);
-    QTest::mouseMove(vp, title + QPoint(30, 40));
-    QTest::mouseMove(vp, title + QPoint(60, 80));
-    QTest::mouseRelease(vp, Qt::LeftButton, Qt::NoModifier, title + QPoint(60, 80));
+    gui_test::dragMouse(vp, title, title + QPoint(60, 80));
     QCOMPARE(c->undoStack()->count(), steps + 1);
     QCOMPARE(c->nodePosition("Scale"), QPointF(460, 80));
     c->undoStack()->undo();
     QCOMPARE(window.scene()->nodeItem("Scale")->pos(), QPointF(400, 0));
+  }
+
+  // Dragging a node's bottom-right corner resizes it (one undo step per drag); the size is editor
+  // layout ("size": [w, h]), saved and restored on open; ports and wires follow the new width; the
+  // height never cuts the content. The file's nodes are the same with or without the size, and a
+  // file without one opens at the default size and saves back byte for byte.
+  void nodeResizeByItsCorner() {
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-resize"), 3600000, false});
+    DocumentController* c = window.controller();
+    buildChain(*c);
+    const std::string unsized = saved(c->document());
+    gui_test::showWindow(window, {1200, 800});
+    gui::GraphView* view = window.view();
+    view->setZoom(1.0, QPointF(0, 0));
+    view->centerOn(QPointF(400, 60));
+    gui::NodeItem* scale = window.scene()->nodeItem("Scale");
+    const QSizeF before = scale->size();
+    const QPoint corner = view->mapFromScene(scale->mapToScene(QPointF(before.width() - 3, before.height() - 3)));
+    const int steps = c->undoStack()->count();
+    gui_test::dragMouse(view->viewport(), corner, corner + QPoint(90, 70));
+    QCOMPARE(c->undoStack()->count(), steps + 1);
+    QCOMPARE(c->nodePosition("Scale"), QPointF(300, 0));  // resized, not moved
+    const QSizeF grown = scale->size();
+    QCOMPARE(grown, before + QSizeF(90, 70));
+    QCOMPARE(c->nodeSize("Scale"), std::optional<QSizeF>(grown));
+    QCOMPARE(scale->portScenePos(QStringLiteral("out"), true).x(), 300 + grown.width());
+    gui::ConnectionItem* wire = window.scene()->connectionItem("Sink", QStringLiteral("value"));
+    QVERIFY(QLineF(wire->mapToScene(wire->path().pointAtPercent(0.0)), scale->portScenePos(QStringLiteral("out"), true)).length() < 1.0);
+    // Too small: the width stops at the minimum, the height at the content.
+    const QPoint grownCorner = view->mapFromScene(scale->mapToScene(QPointF(grown.width() - 3, grown.height() - 3)));
+    gui_test::dragMouse(view->viewport(), grownCorner, view->mapFromScene(scale->mapToScene(QPointF(10, 10))));
+    QCOMPARE(scale->size(), QSizeF(gui::NodeItem::kMinWidth, before.height()));
+    QCOMPARE(c->undoStack()->count(), steps + 2);
+    c->undoStack()->undo();
+    QCOMPARE(scale->size(), grown);
+    // Saved, reopened: the size is back; only the editor layout differs from the unsized file.
+    const QString path = tmp_.filePath(QStringLiteral("resized.vgflow"));
+    QVERIFY(window.saveTo(path));
+    gui::MainWindow reopened(registry_, {tmp_.filePath("rec-resize-2"), 3600000, false});
+    QVERIFY(reopened.openFile(path));
+    QCOMPARE(reopened.scene()->nodeItem("Scale")->size(), grown);
+    QCOMPARE(reopened.scene()->nodeItem("Number")->size(), before);
+    auto sized = engine::load_workflow_file(path.toStdString());
+    auto plain = engine::load_workflow_string(unsized);
+    QVERIFY(sized.ok() && plain.ok());
+    QCOMPARE(engine::workflow_to_json(sized->document)["nodes"], engine::workflow_to_json(plain->document)["nodes"]);
+    QVERIFY(engine::workflow_to_json(sized->document)["editor"]["nodes"]["Scale"].contains("size"));
+    DocumentController old(registry_);
+    QVERIFY(old.loadText(QString::fromStdString(unsized), {}, QStringLiteral("unsized")).ok());
+    QVERIFY(!old.nodeSize("Scale"));
+    QCOMPARE(saved(old.document()), unsized);
+    c->undoStack()->undo();
+    QCOMPARE(scale->size(), before);
+    QVERIFY(!c->nodeSize("Scale"));
   }
 
   void wireDroppedOnCanvasOpensFilteredPalette() {
