@@ -66,6 +66,26 @@ class SetLayoutOp final : public Operation {
   json layout_;
 };
 
+class SetEditorEntryOp final : public Operation {
+ public:
+  SetEditorEntryOp(std::string key, json value) : key_(std::move(key)), value_(std::move(value)) {}
+  OpResult apply(GraphDocument& doc) const override {
+    if (key_ == "nodes" || key_.empty()) return make_error("editor entry '" + key_ + "' is not document-wide state");
+    json state = doc.editor();
+    json old = state.contains(key_) ? state[key_] : json(nullptr);
+    if (value_.is_null()) state.erase(key_);
+    else state[key_] = value_;
+    doc.set_editor_state(std::move(state));
+    return OperationPtr(std::make_unique<SetEditorEntryOp>(key_, std::move(old)));
+  }
+  std::string description() const override { return "Change editor " + key_; }
+  OperationPtr clone() const override { return std::make_unique<SetEditorEntryOp>(*this); }
+
+ private:
+  std::string key_;
+  json value_;
+};
+
 class SetBypassOp final : public Operation {
  public:
   SetBypassOp(std::string id, bool bypass) : id_(std::move(id)), bypass_(bypass) {}
@@ -280,6 +300,9 @@ OperationPtr make_set_node_data(std::string node_id, int type_version, json para
 }
 OperationPtr make_set_node_layout(std::string node_id, json layout) {
   return std::make_unique<SetLayoutOp>(std::move(node_id), std::move(layout));
+}
+OperationPtr make_set_editor_entry(std::string key, json value) {
+  return std::make_unique<SetEditorEntryOp>(std::move(key), std::move(value));
 }
 OperationPtr make_set_bypass(std::string node_id, bool bypass) {
   return std::make_unique<SetBypassOp>(std::move(node_id), bypass);

@@ -55,6 +55,9 @@ OperationPtr make_set_node_data(std::string node_id, int type_version, nlohmann:
 OperationPtr make_set_bypass(std::string node_id, bool bypass);
 // Sets editor()["nodes"][id] wholesale (position, size, collapsed...). Mergeable per node (drags).
 OperationPtr make_set_node_layout(std::string node_id, nlohmann::json layout);
+// Sets editor()[key], document-wide editor state such as "groups" ("nodes" is refused; null value
+// removes the key). Inverse: the previous value. Never merges.
+OperationPtr make_set_editor_entry(std::string key, nlohmann::json value);
 // Moves a node: sets its layout's "pos" to [x, y], keeping the rest. Mergeable per node.
 OperationPtr make_move_node(std::string node_id, double x, double y);
 // Applies `parts` in order as one step; rolls back if one fails.

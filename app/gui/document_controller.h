@@ -19,6 +19,7 @@
 
 #include <QtCore/QObject>
 #include <QtCore/QPointF>
+#include <QtCore/QRectF>
 #include <QtCore/QSizeF>
 #include <QtCore/QString>
 #include <QtCore/QStringList>
@@ -36,6 +37,14 @@ struct PendingLink {
   std::string port;     // its port
   bool fromOutput = true;  // the existing port is an output (the new node gets the input side)
   std::string newPort;  // the new node's port
+};
+
+// A titled rectangle behind nodes (the editor layout's "groups": [{"title": …, "rect": [x, y, w, h]}]).
+// `index` is its place in that list (entries a file holds in another shape are kept, not shown).
+struct NodeGroup {
+  int index = -1;
+  QString title;
+  QRectF rect;
 };
 
 class DocumentController : public QObject {
@@ -79,6 +88,14 @@ class DocumentController : public QObject {
   engine::Status resizeNode(const std::string& id, QSizeF size);
   // The size a node was given, if any (absent or malformed = the default size).
   std::optional<QSizeF> nodeSize(const std::string& id) const;
+  // Groups (each edit one step; a group's nodes are never changed by the group's edits but a move).
+  std::vector<NodeGroup> groups() const;
+  engine::Status addGroup(const QString& title, const QRectF& rect);
+  engine::Status renameGroup(int index, const QString& title);
+  // Deletes the group; its nodes stay.
+  engine::Status removeGroup(int index);
+  // Moves the group by `delta` and the nodes `members` to their new positions, as one step.
+  engine::Status moveGroup(int index, QPointF delta, const std::map<std::string, QPointF>& members);
   // Sets the bypass flag of `ids` (see engine/bypass.h), as one step.
   engine::Status setBypass(const std::vector<std::string>& ids, bool bypass);
   engine::Status renameNode(const std::string& oldId, const std::string& newId);

@@ -7,6 +7,7 @@
 #include "engine/registry.h"
 #include "gui/connection_item.h"
 #include "gui/document_controller.h"
+#include "gui/group_item.h"
 #include "gui/node_summary.h"
 #include "gui/run_controller.h"
 
@@ -47,8 +48,12 @@ void GraphScene::clearItems() {
   // its listeners look items up by id (after a load, the new document's ids).
   auto wires = std::move(wires_);
   auto nodes = std::move(nodes_);
+  auto groups = std::move(groups_);
   wires_.clear();
   nodes_.clear();
+  groups_.clear();
+  draggedGroup_ = nullptr;
+  for (GroupItem* g : groups) delete g;
   for (auto& [key, wire] : wires) delete wire;
   for (auto& [id, item] : nodes) delete item;
 }
@@ -121,7 +126,10 @@ void GraphScene::onDocumentChanged(const engine::DocumentChange& change) {
       refreshProblems(change.node_id);
       break;
     case engine::ChangeKind::EditorChanged:
-      if (change.node_id.empty()) break;
+      if (change.node_id.empty()) {
+        rebuildGroups();
+        break;
+      }
       if (NodeItem* item = nodeItem(change.node_id)) {
         item->setPos(controller_->nodePosition(change.node_id, item->pos()));
         item->setCollapsed(controller_->isCollapsed(change.node_id));
@@ -146,7 +154,35 @@ void GraphScene::rebuild(bool keepSelection) {
   for (const auto& n : nodes) {
     for (const auto& [port, link] : n.inputs) addWire(n.id, port);
   }
+  rebuildGroups();
   selectNodes(selected);
+}
+
+void GraphScene::rebuildGroups() {
+  draggedGroup_ = nullptr;
+  for (GroupItem* g : groups_) delete g;
+  groups_.clear();
+  for (const NodeGroup& g : controller_->groups()) {
+    auto* item = new GroupItem(g.index, g.title, g.rect);
+    addItem(item);
+    groups_.push_back(item);
+  }
+}
+
+GroupItem* GraphScene::groupAt(QPointF scenePos) const {
+  for (auto it = groups_.rbegin(); it != groups_.rend(); ++it) {
+    if ((*it)->sceneRect().contains(scenePos)) return *it;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> GraphScene::nodesInGroup(const GroupItem* group) const {
+  std::vector<std::string> ids;
+  for (const auto& n : controller_->document().nodes()) {
+    NodeItem* item = nodeItem(n.id);
+    if (item && group->sceneRect().contains(item->mapRectToScene(QRectF(QPointF(0, 0), item->size())))) ids.push_back(n.id);
+  }
+  return ids;
 }
 
 void GraphScene::addNodeItem(const engine::Node& node, std::size_t index) {

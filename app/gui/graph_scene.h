@@ -24,6 +24,7 @@ namespace vidgraph::gui {
 
 class ConnectionItem;
 class DocumentController;
+class GroupItem;
 class RunController;
 
 struct WireDrop {
@@ -53,6 +54,12 @@ class GraphScene : public QGraphicsScene {
   QRectF nodesBoundingRect() const;
   // Where a node without a stored position is drawn (grid by document index).
   static QPointF defaultPosition(std::size_t index);
+
+  // Groups, in the file's order (later ones drawn on top); the topmost group at a point, or null.
+  const std::vector<GroupItem*>& groupItems() const { return groups_; }
+  GroupItem* groupAt(QPointF scenePos) const;
+  // The nodes a group holds: those lying wholly inside its rectangle (they move with it).
+  std::vector<std::string> nodesInGroup(const GroupItem* group) const;
 
   // The port under a scene point, on any node.
   std::optional<PortHit> portAt(QPointF scenePos) const;
@@ -94,6 +101,9 @@ class GraphScene : public QGraphicsScene {
   void finishMove();
   bool startResize(QPointF scenePos);
   void finishResize();
+  void rebuildGroups();
+  bool startGroupDrag(QPointF scenePos);
+  void finishGroupDrag();
 
   DocumentController* controller_;
   RunController* run_ = nullptr;
@@ -110,6 +120,12 @@ class GraphScene : public QGraphicsScene {
   std::string resizing_;
   QSizeF resizeFrom_;
   QPointF resizePress_;
+  std::vector<GroupItem*> groups_;
+  // Group drag in progress (by its title bar): the group, the press point, its nodes at press.
+  GroupItem* draggedGroup_ = nullptr;
+  QPointF groupPress_;
+  QPointF groupFrom_;
+  std::map<std::string, QPointF> groupMembers_;
   QString lastRefusal_;
 };
 

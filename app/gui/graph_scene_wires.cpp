@@ -11,6 +11,7 @@
 #include "gui/connection_item.h"
 #include "gui/document_controller.h"
 #include "gui/graph_scene.h"
+#include "gui/group_item.h"
 
 namespace vidgraph::gui {
 
@@ -116,7 +117,7 @@ void GraphScene::mousePressEvent(QGraphicsSceneMouseEvent* event) {
       event->accept();
       return;
     }
-    if (startResize(event->scenePos())) {
+    if (startResize(event->scenePos()) || startGroupDrag(event->scenePos())) {
       event->accept();
       return;
     }
@@ -140,6 +141,15 @@ void GraphScene::mouseMoveEvent(QGraphicsSceneMouseEvent* event) {
     event->accept();
     return;
   }
+  if (draggedGroup_) {
+    const QPointF delta = event->scenePos() - groupPress_;
+    draggedGroup_->setPos(groupFrom_ + delta);
+    for (const auto& [id, from] : groupMembers_) {
+      if (NodeItem* item = nodeItem(id)) item->setPos(from + delta);
+    }
+    event->accept();
+    return;
+  }
   QGraphicsScene::mouseMoveEvent(event);
 }
 
@@ -159,8 +169,9 @@ void GraphScene::mouseReleaseEvent(QGraphicsSceneMouseEvent* event) {
     event->accept();
     return;
   }
-  if (!resizing_.empty()) {
-    finishResize();
+  if (!resizing_.empty() || draggedGroup_) {
+    if (draggedGroup_) finishGroupDrag();
+    else finishResize();
     event->accept();
     return;
   }
@@ -179,6 +190,36 @@ bool GraphScene::startResize(QPointF scenePos) {
     return true;
   }
   return false;
+}
+
+bool GraphScene::startGroupDrag(QPointF scenePos) {
+  for (QGraphicsItem* item : items(scenePos)) {
+    if (item->type() == NodeItem::Type) return false;  // a node over the title bar takes the press
+  }
+  GroupItem* group = groupAt(scenePos);
+  if (!group || !group->inTitleBar(scenePos)) return false;
+  draggedGroup_ = group;
+  groupPress_ = scenePos;
+  groupFrom_ = group->pos();
+  groupMembers_.clear();
+  for (const std::string& id : nodesInGroup(group)) groupMembers_[id] = nodeItem(id)->pos();
+  return true;
+}
+
+void GraphScene::finishGroupDrag() {
+  GroupItem* group = std::exchange(draggedGroup_, nullptr);
+  const QPointF delta = group->pos() - groupFrom_;
+  std::map<std::string, QPointF> moved;
+  for (const auto& [id, from] : std::exchange(groupMembers_, {})) moved[id] = from + delta;
+  if (delta.isNull()) return;
+  // The document's change rebuilds the group items: `group` is not used after this.
+  auto status = controller_->moveGroup(group->index(), delta, moved);
+  if (status.ok()) return;
+  rebuildGroups();
+  for (const auto& [id, to] : moved) {
+    if (NodeItem* item = nodeItem(id)) item->setPos(controller_->nodePosition(id, item->pos()));
+  }
+  Q_EMIT message(QString::fromStdString(status.error().message));
 }
 
 void GraphScene::finishResize() {

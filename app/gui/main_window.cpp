@@ -141,6 +141,7 @@ void MainWindow::buildEditMenu() {
   edit->addAction(tr("&Bypass"), QKeySequence(Qt::CTRL | Qt::Key_B), this, &MainWindow::toggleBypassSelection);
   edit->addAction(tr("C&ollapse / Expand"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), this,
                   &MainWindow::toggleCollapseSelection);
+  edit->addAction(tr("&Group Selection"), QKeySequence(Qt::CTRL | Qt::Key_G), this, &MainWindow::groupSelection);
   edit->addAction(tr("&Upgrade Node Types"), this, [this] {
     auto ids = controller_->upgradeNodeTypes();
     statusBar()->showMessage(!ids.ok() ? QString::fromStdString(ids.error().to_string())

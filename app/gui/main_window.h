@@ -30,6 +30,7 @@ namespace vidgraph::gui {
 class Autosave;
 class ConnectionItem;
 class GraphView;
+class GroupItem;
 class InspectorPanel;
 class LogPanel;
 class LogSink;
@@ -93,6 +94,8 @@ class MainWindow : public QMainWindow {
   void toggleBypassSelection();
   // Collapses the selected nodes to their title bars, or expands them when all are collapsed.
   void toggleCollapseSelection();
+  // Puts a group ("Group") around the selected nodes; the group menu renames or deletes it.
+  void groupSelection();
   // Runs the document (targets empty = every output), or queues the run behind the one in progress;
   // runToSelected runs up to the selected nodes. Cancel stops the current run; queued ones follow.
   bool runWorkflow(const QStringList& targets = {});
@@ -107,7 +110,8 @@ class MainWindow : public QMainWindow {
   QString fileFolderOf(const std::string& id) const;
   // The right-click menu at a view position: on a node (it joins the selection; the actions apply to
   // the selection: run to here, duplicate, disconnect all, delete), on a wire (insert a node, delete
-  // the link) or on the canvas (add node there, paste there, fit). The caller shows or deletes it.
+  // the link), inside a group (rename it, delete it keeping its nodes, then the canvas's actions) or
+  // on the canvas (add node there, paste there, fit). The caller shows or deletes it.
   QMenu* contextMenuAt(QPoint viewPos);
 
  protected:
@@ -129,6 +133,8 @@ class MainWindow : public QMainWindow {
   QMenu* nodeMenu();
   QMenu* wireMenu(ConnectionItem* wire, QPointF scenePos);
   QMenu* canvasMenu(QPointF scenePos);
+  QMenu* groupMenu(GroupItem* group, QPointF scenePos);
+  void renameGroup(int index, const QString& current);
   void onNodeChosen(const QString& type, const QString& port);
   void updateTitle();
   void updateRunActions();

@@ -17,6 +17,7 @@
 #include "gui/document_controller.h"
 #include "gui/graph_scene.h"
 #include "gui/graph_view.h"
+#include "gui/group_item.h"
 #include "gui/main_window.h"
 #include "gui/node_palette.h"
 
@@ -46,6 +47,8 @@ QMenu* MainWindow::contextMenuAt(QPoint viewPos) {
     menu = nodeMenu();
   } else if (item && item->type() == ConnectionItem::Type) {
     menu = wireMenu(static_cast<ConnectionItem*>(item), scenePos);
+  } else if (GroupItem* group = scene_->groupAt(scenePos)) {
+    menu = groupMenu(group, scenePos);
   } else {
     menu = canvasMenu(scenePos);
   }
@@ -88,6 +91,7 @@ QMenu* MainWindow::nodeMenu() {
   QAction* collapse = menu->addAction(tr("C&ollapse"), this, &MainWindow::toggleCollapseSelection);
   collapse->setCheckable(true);
   collapse->setChecked(!ids.empty() && allCollapsed);
+  menu->addAction(tr("&Group Selection"), this, &MainWindow::groupSelection);
   menu->addSeparator();
   menu->addAction(tr("De&lete"), this, &MainWindow::deleteSelection);
   return menu;

@@ -258,7 +258,7 @@ class tst_Engine : public QObject {
     QTest::addColumn<int>("which");
     int i = 0;
     for (const char* name : {"add", "remove with consumers", "connect", "disconnect", "rename", "set param",
-                             "remove param", "move", "node data", "remove several", "paste"}) {
+                             "remove param", "move", "node data", "remove several", "paste", "editor entry"}) {
       QTest::newRow(name) << i++;
     }
   }
@@ -280,6 +280,7 @@ class tst_Engine : public QObject {
       case 8: op = make_set_node_data("a", 7, json{{"value", 2.0}}); break;
       case 9: op = make_remove_nodes(doc, {"a", "s"}); break;
       case 10: op = make_paste(doc, {doc.nodes()[0], doc.nodes()[2]}, json{{"a", {{"pos", {5, 6}}}}}, 10, 10); break;
+      case 11: op = make_set_editor_entry("groups", json::array({json{{"title", "g"}, {"rect", {0, 0, 9, 9}}}})); break;
     }
     GraphDocument plain = chain_doc(nullptr);  // connect to an unknown port needs no registry
     GraphDocument& target = which == 2 ? plain : doc;
@@ -294,6 +295,10 @@ class tst_Engine : public QObject {
     QVERIFY(redo.value()->apply(target).ok());  // redo of the undo = the edit again
     QCOMPARE(save_workflow_string(target), after);
     if (which != 2) QCOMPARE(target_before, original);
+    if (which == 11) {  // the node layouts are not document-wide editor state
+      QVERIFY(!make_set_editor_entry("nodes", json::object())->apply(doc).ok());
+      QCOMPARE(save_workflow_string(doc), after);
+    }
   }
   void operationsParamEditsMerge() {
     GraphDocument doc = chain_doc(&reg_);

@@ -6,6 +6,7 @@
 // next queued answer (its standard button is clicked); a QFileDialog gets the queued file name
 // (selected and accepted; rejected when none is queued). Every dialog seen is recorded (title, and
 // the text or the file dialog's folder) so a test can assert that a dialog was (or was not) shown.
+// A QInputDialog gets the next queued text (answerText), or is rejected when none is queued.
 // A dialog arriving after the queue is empty is recorded and rejected, so a test never hangs.
 #pragma once
 
@@ -16,6 +17,7 @@
 #include <QtWidgets/QAbstractButton>
 #include <QtWidgets/QApplication>
 #include <QtWidgets/QFileDialog>
+#include <QtWidgets/QInputDialog>
 #include <QtWidgets/QMessageBox>
 
 namespace vidgraph::gui_test {
@@ -23,9 +25,9 @@ namespace vidgraph::gui_test {
 class DialogAnswerer {
  public:
   struct Seen {
-    QString kind;  // "message" or "file"
+    QString kind;  // "message", "file" or "input"
     QString title;
-    QString text;  // a message box's text; a file dialog's starting folder
+    QString text;  // a message box's text; a file dialog's starting folder; an input's first text
     bool answered = false;  // false: it came after the queued answers ran out (rejected)
   };
 
@@ -37,6 +39,8 @@ class DialogAnswerer {
 
   // Queues one more answer (a later dialog of the same test).
   void answerNext(QMessageBox::StandardButton answer) { answers_ << answer; }
+  // Queues the text the next input dialog is given and accepted with.
+  void answerText(const QString& text) { texts_ << text; }
   const QList<Seen>& seen() const { return seen_; }
   int messageBoxes() const {
     int n = 0;
@@ -48,7 +52,9 @@ class DialogAnswerer {
   QWidget* activeDialog() const {
     if (QWidget* w = QApplication::activeModalWidget()) return w;
     for (QWidget* w : QApplication::topLevelWidgets()) {
-      if (w->isVisible() && (qobject_cast<QMessageBox*>(w) || qobject_cast<QFileDialog*>(w))) return w;
+      if (w->isVisible() && (qobject_cast<QMessageBox*>(w) || qobject_cast<QFileDialog*>(w) || qobject_cast<QInputDialog*>(w))) {
+        return w;
+      }
     }
     return nullptr;
   }
@@ -63,6 +69,16 @@ class DialogAnswerer {
       QAbstractButton* button = s.answered ? box->button(answers_.takeFirst()) : nullptr;
       if (button) button->click();
       else box->reject();
+      return;
+    }
+    if (auto* input = qobject_cast<QInputDialog*>(w)) {
+      seen_ << Seen{QStringLiteral("input"), input->windowTitle(), input->textValue(), !texts_.isEmpty()};
+      if (texts_.isEmpty()) {
+        input->reject();
+        return;
+      }
+      input->setTextValue(texts_.takeFirst());
+      input->accept();
       return;
     }
     if (auto* dialog = qobject_cast<QFileDialog*>(w)) {
@@ -80,6 +96,7 @@ class DialogAnswerer {
 
   QList<QMessageBox::StandardButton> answers_;
   QString saveFileName_;
+  QStringList texts_;
   QList<Seen> seen_;
   QPointer<QWidget> last_;
   QTimer timer_;

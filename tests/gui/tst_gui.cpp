@@ -31,6 +31,7 @@
 #include "gui/document_controller.h"
 #include "gui/graph_scene.h"
 #include "gui/graph_view.h"
+#include "gui/group_item.h"
 #include "gui/inspector_editors.h"
 #include "gui/inspector_panel.h"
 #include "gui/main_window.h"
@@ -39,6 +40,7 @@
 #include "gui/port_style.h"
 #include "gui/preview_player.h"
 #include "gui/run_controller.h"
+#include "gui_dialog_answerer.h"
 #include "gui_test_fixture.h"
 
 using namespace vidgraph;
@@ -678,6 +680,87 @@ class tst_Gui : public QObject {
     c->undoStack()->undo();
     QCOMPARE(scale->size(), before);
     QVERIFY(!c->nodeSize("Scale"));
+  }
+
+  // Ctrl+G puts a titled group around the selection; the group's menu (a right click inside it)
+  // renames it (its dialog answered) and deletes it keeping its nodes; dragging its title bar moves
+  // it with the nodes inside it, not the others. Each is one undo step; the group is saved in the
+  // editor layout and comes back on open, and the file's nodes are the same as without it.
+  void groupsAroundTheSelection() {
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-groups"), 3600000, false});
+    DocumentController* c = window.controller();
+    buildChain(*c);
+    QVERIFY(c->addNode("Number", {0, 400}).ok());
+    const std::string ungrouped = saved(c->document());
+    gui_test::showWindow(window, {1200, 800});
+    gui::GraphView* view = window.view();
+    view->setZoom(1.0, QPointF(0, 0));
+    view->centerOn(QPointF(400, 150));
+    window.scene()->selectNodes({"Number", "Scale"});
+    const int steps = c->undoStack()->count();
+    QTest::keyClick(&window, Qt::Key_G, Qt::ControlModifier);
+    QCOMPARE(c->groups().size(), std::size_t(1));
+    QCOMPARE(c->undoStack()->count(), steps + 1);
+    QCOMPARE(window.scene()->groupItems().size(), std::size_t(1));
+    gui::GroupItem* group = window.scene()->groupItems().front();
+    QCOMPARE(window.scene()->nodesInGroup(group), std::vector<std::string>({"Number", "Scale"}));
+    const QRectF rect = c->groups().front().rect;
+    // Rename through the group menu.
+    auto groupMenuAction = [&](const QString& text) -> QAction* {
+      const QPointF onTitle = window.scene()->groupItems().front()->sceneRect().topLeft() + QPointF(40, 10);
+      QMenu* menu = window.contextMenuAt(view->mapFromScene(onTitle));
+      menu->deleteLater();
+      return gui_test::findAction(*menu, text);
+    };
+    {
+      gui_test::DialogAnswerer answerer({});
+      answerer.answerText(QStringLiteral("Inputs"));
+      QAction* rename = groupMenuAction(QStringLiteral("&Rename Group…"));
+      QVERIFY(rename);
+      rename->trigger();
+      QCOMPARE(answerer.seen().size(), 1);
+      QCOMPARE(answerer.seen().front().text, QStringLiteral("Group"));
+    }
+    QCOMPARE(c->groups().front().title, QStringLiteral("Inputs"));
+    QCOMPARE(window.scene()->groupItems().front()->title(), QStringLiteral("Inputs"));
+    // Drag by the title bar: the group and its two nodes move, Sink and Number_2 stay.
+    const QPoint title = view->mapFromScene(rect.topLeft() + QPointF(60, 12));
+    gui_test::dragMouse(view->viewport(), title, title + QPoint(100, 50));
+    QCOMPARE(c->undoStack()->count(), steps + 3);
+    QCOMPARE(c->groups().front().rect, rect.translated(100, 50));
+    QCOMPARE(c->nodePosition("Number"), QPointF(100, 50));
+    QCOMPARE(c->nodePosition("Scale"), QPointF(400, 50));
+    QCOMPARE(c->nodePosition("Sink"), QPointF(600, 0));
+    QCOMPARE(c->nodePosition("Number_2"), QPointF(0, 400));
+    QCOMPARE(window.scene()->nodeItem("Scale")->pos(), QPointF(400, 50));
+    c->undoStack()->undo();
+    QCOMPARE(c->groups().front().rect, rect);
+    QCOMPARE(window.scene()->nodeItem("Scale")->pos(), QPointF(300, 0));
+    c->undoStack()->redo();
+    // Saved and reopened: the group is back; the nodes are those of the file without it.
+    const QString path = tmp_.filePath(QStringLiteral("grouped.vgflow"));
+    QVERIFY(window.saveTo(path));
+    gui::MainWindow reopened(registry_, {tmp_.filePath("rec-groups-2"), 3600000, false});
+    QVERIFY(reopened.openFile(path));
+    QCOMPARE(reopened.scene()->groupItems().size(), std::size_t(1));
+    QCOMPARE(reopened.scene()->groupItems().front()->title(), QStringLiteral("Inputs"));
+    QCOMPARE(reopened.scene()->groupItems().front()->sceneRect(), rect.translated(100, 50));
+    auto grouped = engine::load_workflow_file(path.toStdString());
+    QVERIFY(grouped.ok());
+    QCOMPARE(engine::workflow_to_json(grouped->document)["nodes"], json::parse(ungrouped)["nodes"]);
+    DocumentController plain(registry_);
+    QVERIFY(plain.loadText(QString::fromStdString(ungrouped), {}, QStringLiteral("ungrouped")).ok());
+    QVERIFY(plain.groups().empty());
+    QCOMPARE(saved(plain.document()), ungrouped);
+    // Delete the group: the nodes stay.
+    QAction* remove = groupMenuAction(QStringLiteral("Delete &Group (Keep Nodes)"));
+    QVERIFY(remove);
+    remove->trigger();
+    QVERIFY(c->groups().empty());
+    QVERIFY(window.scene()->groupItems().empty());
+    QCOMPARE(c->document().nodes().size(), std::size_t(4));
+    c->undoStack()->undo();
+    QCOMPARE(c->groups().size(), std::size_t(1));
   }
 
   void wireDroppedOnCanvasOpensFilteredPalette() {
