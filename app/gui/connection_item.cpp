@@ -36,11 +36,31 @@ QPainterPath ConnectionItem::shape() const {
   return stroker.createStroke(path());
 }
 
-void ConnectionItem::setEnds(QPointF start, QPointF end) {
-  const qreal dx = std::max<qreal>(40.0, std::abs(end.x() - start.x()) * 0.5);
+void ConnectionItem::setEnds(QPointF start, QPointF end, const QVector<QPointF>& points) {
   QPainterPath path(start);
-  path.cubicTo(start + QPointF(dx, 0), end - QPointF(dx, 0), end);
+  QPointF from = start;
+  for (int i = 0; i <= points.size(); ++i) {
+    const QPointF to = i < points.size() ? points[i] : end;
+    const qreal dx = std::max<qreal>(points.isEmpty() ? 40.0 : 20.0, std::abs(to.x() - from.x()) * 0.5);
+    path.cubicTo(from + QPointF(dx, 0), to - QPointF(dx, 0), to);
+    from = to;
+  }
   setPath(path);
+  if (points.size() != points_.size()) {
+    for (QGraphicsItem* child : childItems()) delete child;
+    for (int i = 0; i < points.size(); ++i) new RerouteItem(this, i);
+  }
+  points_ = points;
+  for (QGraphicsItem* child : childItems()) {
+    if (child->type() == RerouteItem::Type) child->setPos(points_[static_cast<RerouteItem*>(child)->index()]);
+  }
+}
+
+RerouteItem::RerouteItem(ConnectionItem* wire, int index)
+    : QGraphicsEllipseItem(-kRadius, -kRadius, 2 * kRadius, 2 * kRadius, wire), index_(index) {
+  setBrush(wire->pen().color());
+  setPen(QPen(wire->pen().color().darker(170), 1.5));
+  setToolTip(QObject::tr("Reroute point: drag to move it; right-click to delete it"));
 }
 
 }  // namespace vidgraph::gui

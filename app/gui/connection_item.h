@@ -1,9 +1,13 @@
 // ConnectionItem: one link drawn as a cubic curve from an output connector to an input connector,
-// coloured by the link's value type. Also used, without ids, for the wire being dragged.
+// coloured by the link's value type, through its reroute points (dots, RerouteItem children, that
+// the scene lets the user drag). Also used, without ids, for the wire being dragged.
 #pragma once
 
 #include <string>
 
+#include <QtCore/QVector>
+
+#include <QtWidgets/QGraphicsEllipseItem>
 #include <QtWidgets/QGraphicsPathItem>
 
 namespace vidgraph::gui {
@@ -24,8 +28,10 @@ class ConnectionItem : public QGraphicsPathItem {
   // Hit area: a band along the curve (not the area the open curve encloses), for clicks on wires.
   QPainterPath shape() const override;
 
-  // Re-routes the curve between two scene points (start = output side).
-  void setEnds(QPointF start, QPointF end);
+  // Re-routes the curve between two scene points (start = output side), through `points` (scene
+  // positions of its reroute points, output side first), each drawn as a dot.
+  void setEnds(QPointF start, QPointF end, const QVector<QPointF>& points = {});
+  const QVector<QPointF>& reroutePoints() const { return points_; }
 
  private:
   std::string fromNode_;
@@ -33,6 +39,22 @@ class ConnectionItem : public QGraphicsPathItem {
   std::string toNode_;
   QString toInput_;
   QString valueType_;
+  QVector<QPointF> points_;
+};
+
+// A reroute point's dot on its wire (a child of the ConnectionItem); `index` = its place on the wire.
+class RerouteItem : public QGraphicsEllipseItem {
+ public:
+  enum { Type = UserType + 4 };
+  static constexpr qreal kRadius = 6;
+
+  RerouteItem(ConnectionItem* wire, int index);
+  int type() const override { return Type; }
+  int index() const { return index_; }
+  ConnectionItem* wire() const { return static_cast<ConnectionItem*>(parentItem()); }
+
+ private:
+  int index_;
 };
 
 }  // namespace vidgraph::gui

@@ -23,6 +23,7 @@
 #include <QtCore/QSizeF>
 #include <QtCore/QString>
 #include <QtCore/QStringList>
+#include <QtCore/QVector>
 #include <QtGui/QUndoStack>
 
 #include "engine/document.h"
@@ -96,6 +97,14 @@ class DocumentController : public QObject {
   engine::Status removeGroup(int index);
   // Moves the group by `delta` and the nodes `members` to their new positions, as one step.
   engine::Status moveGroup(int index, QPointF delta, const std::map<std::string, QPointF>& members);
+  // Reroute points of the link into toNode.input (scene positions, output side first); empty when
+  // it has none. Editor layout only: runs never see them.
+  QVector<QPointF> reroutePoints(const std::string& toNode, const std::string& input) const;
+  // Replaces them (empty = a straight wire again), as one step.
+  engine::Status setReroutePoints(const std::string& toNode, const std::string& input, const QVector<QPointF>& points);
+  // Adds one at `pos`, where it lengthens the route from `start` (the output) to `end` least.
+  engine::Status addReroutePoint(const std::string& toNode, const std::string& input, QPointF pos, QPointF start,
+                                 QPointF end);
   // Sets the bypass flag of `ids` (see engine/bypass.h), as one step.
   engine::Status setBypass(const std::vector<std::string>& ids, bool bypass);
   engine::Status renameNode(const std::string& oldId, const std::string& newId);

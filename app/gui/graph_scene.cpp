@@ -53,6 +53,7 @@ void GraphScene::clearItems() {
   nodes_.clear();
   groups_.clear();
   draggedGroup_ = nullptr;
+  rerouteDrag_.reset();
   for (GroupItem* g : groups) delete g;
   for (auto& [key, wire] : wires) delete wire;
   for (auto& [id, item] : nodes) delete item;
@@ -126,8 +127,9 @@ void GraphScene::onDocumentChanged(const engine::DocumentChange& change) {
       refreshProblems(change.node_id);
       break;
     case engine::ChangeKind::EditorChanged:
-      if (change.node_id.empty()) {
+      if (change.node_id.empty()) {  // document-wide editor state: groups, reroute points
         rebuildGroups();
+        for (auto& [key, wire] : wires_) updateWire(wire);
         break;
       }
       if (NodeItem* item = nodeItem(change.node_id)) {
@@ -258,7 +260,10 @@ void GraphScene::updateWire(ConnectionItem* wire) {
   NodeItem* from = nodeItem(wire->fromNode());
   NodeItem* to = nodeItem(wire->toNode());
   if (!from || !to) return;
-  wire->setEnds(from->portScenePos(wire->fromOutput(), true), to->portScenePos(wire->toInput(), false));
+  wire->setEnds(from->portScenePos(wire->fromOutput(), true), to->portScenePos(wire->toInput(), false),
+                rerouteDrag_ && rerouteDrag_->wire == std::make_pair(wire->toNode(), wire->toInput())
+                    ? rerouteDrag_->points
+                    : controller_->reroutePoints(wire->toNode(), wire->toInput().toStdString()));
 }
 
 void GraphScene::syncNodeWires(const std::string& id) {

@@ -2,7 +2,7 @@
 // ConnectionItem per link, updated from documentChanged) and the RunController (node states,
 // preview thumbnails), and turns mouse gestures into controller edits: wires dragged from port to
 // port (refusals shown with their reason), wires picked up from a connected input (moved or
-// removed), node moves and resizes (one undo step per drag).
+// removed), node moves and resizes, group and reroute point drags (one undo step per drag).
 //
 // Contract: the scene never changes the document directly; every edit goes through the controller,
 // and the scene's items change only in response to documentChanged. Node ids are the keys.
@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include <QtCore/QVector>
 #include <QtWidgets/QGraphicsScene>
 
 #include "engine/document.h"
@@ -104,6 +105,8 @@ class GraphScene : public QGraphicsScene {
   void rebuildGroups();
   bool startGroupDrag(QPointF scenePos);
   void finishGroupDrag();
+  bool startRerouteDrag(QPointF scenePos);
+  void finishRerouteDrag();
 
   DocumentController* controller_;
   RunController* run_ = nullptr;
@@ -126,6 +129,13 @@ class GraphScene : public QGraphicsScene {
   QPointF groupPress_;
   QPointF groupFrom_;
   std::map<std::string, QPointF> groupMembers_;
+  // Reroute point drag in progress: the wire (to node, input), the point, the points as dragged.
+  struct RerouteDrag {
+    std::pair<std::string, QString> wire;
+    int index = 0;
+    QVector<QPointF> points;
+  };
+  std::optional<RerouteDrag> rerouteDrag_;
   QString lastRefusal_;
 };
 

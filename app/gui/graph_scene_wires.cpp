@@ -117,7 +117,7 @@ void GraphScene::mousePressEvent(QGraphicsSceneMouseEvent* event) {
       event->accept();
       return;
     }
-    if (startResize(event->scenePos()) || startGroupDrag(event->scenePos())) {
+    if (startRerouteDrag(event->scenePos()) || startResize(event->scenePos()) || startGroupDrag(event->scenePos())) {
       event->accept();
       return;
     }
@@ -138,6 +138,12 @@ void GraphScene::mouseMoveEvent(QGraphicsSceneMouseEvent* event) {
   if (NodeItem* item = resizing_.empty() ? nullptr : nodeItem(resizing_)) {
     const QPointF delta = event->scenePos() - resizePress_;
     item->setSize(resizeFrom_ + QSizeF(delta.x(), delta.y()));
+    event->accept();
+    return;
+  }
+  if (rerouteDrag_) {
+    rerouteDrag_->points[rerouteDrag_->index] = event->scenePos();
+    if (ConnectionItem* wire = connectionItem(rerouteDrag_->wire.first, rerouteDrag_->wire.second)) updateWire(wire);
     event->accept();
     return;
   }
@@ -169,8 +175,9 @@ void GraphScene::mouseReleaseEvent(QGraphicsSceneMouseEvent* event) {
     event->accept();
     return;
   }
-  if (!resizing_.empty() || draggedGroup_) {
-    if (draggedGroup_) finishGroupDrag();
+  if (!resizing_.empty() || draggedGroup_ || rerouteDrag_) {
+    if (rerouteDrag_) finishRerouteDrag();
+    else if (draggedGroup_) finishGroupDrag();
     else finishResize();
     event->accept();
     return;
@@ -190,6 +197,26 @@ bool GraphScene::startResize(QPointF scenePos) {
     return true;
   }
   return false;
+}
+
+bool GraphScene::startRerouteDrag(QPointF scenePos) {
+  for (QGraphicsItem* item : items(scenePos)) {
+    if (item->type() == NodeItem::Type) return false;  // nodes are drawn over reroute points
+    if (item->type() != RerouteItem::Type) continue;
+    auto* dot = static_cast<RerouteItem*>(item);
+    rerouteDrag_ = RerouteDrag{{dot->wire()->toNode(), dot->wire()->toInput()}, dot->index(), dot->wire()->reroutePoints()};
+    return true;
+  }
+  return false;
+}
+
+void GraphScene::finishRerouteDrag() {
+  const RerouteDrag drag = *std::exchange(rerouteDrag_, std::nullopt);
+  const std::string toNode = drag.wire.first, input = drag.wire.second.toStdString();
+  if (drag.points == controller_->reroutePoints(toNode, input)) return;
+  auto status = controller_->setReroutePoints(toNode, input, drag.points);
+  if (!status.ok()) Q_EMIT message(QString::fromStdString(status.error().message));
+  if (ConnectionItem* wire = connectionItem(drag.wire.first, drag.wire.second)) updateWire(wire);
 }
 
 bool GraphScene::startGroupDrag(QPointF scenePos) {

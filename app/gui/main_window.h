@@ -31,6 +31,7 @@ class Autosave;
 class ConnectionItem;
 class GraphView;
 class GroupItem;
+class RerouteItem;
 class InspectorPanel;
 class LogPanel;
 class LogSink;
@@ -134,6 +135,7 @@ class MainWindow : public QMainWindow {
   QMenu* wireMenu(ConnectionItem* wire, QPointF scenePos);
   QMenu* canvasMenu(QPointF scenePos);
   QMenu* groupMenu(GroupItem* group, QPointF scenePos);
+  QMenu* rerouteMenu(RerouteItem* dot);
   void renameGroup(int index, const QString& current);
   void onNodeChosen(const QString& type, const QString& port);
   void updateTitle();

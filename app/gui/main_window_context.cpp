@@ -28,6 +28,7 @@ namespace {
 // The node or wire item at a view position (a node's child items count as the node).
 QGraphicsItem* topItemAt(GraphView* view, QPoint viewPos) {
   for (QGraphicsItem* item : view->items(QRect(viewPos - QPoint(3, 3), QSize(7, 7)))) {
+    if (item->type() == RerouteItem::Type) return item;
     for (QGraphicsItem* i = item; i; i = i->parentItem()) {
       if (i->type() == NodeItem::Type || i->type() == ConnectionItem::Type) return i;
     }
@@ -47,6 +48,8 @@ QMenu* MainWindow::contextMenuAt(QPoint viewPos) {
     menu = nodeMenu();
   } else if (item && item->type() == ConnectionItem::Type) {
     menu = wireMenu(static_cast<ConnectionItem*>(item), scenePos);
+  } else if (item && item->type() == RerouteItem::Type) {
+    menu = rerouteMenu(static_cast<RerouteItem*>(item));
   } else if (GroupItem* group = scene_->groupAt(scenePos)) {
     menu = groupMenu(group, scenePos);
   } else {
@@ -126,8 +129,30 @@ QMenu* MainWindow::wireMenu(ConnectionItem* wire, QPointF scenePos) {
   menu->addAction(tr("&Insert Node…"), this, [this, toNode, toInput, type, scenePos] {
     openPalette(scenePos, WireDrop{{}, {}, type, true, scenePos}, std::make_pair(toNode, toInput));
   });
+  menu->addAction(tr("Add &Reroute Point"), this, [this, toNode, toInput, scenePos] {
+    ConnectionItem* now = scene_->connectionItem(toNode, toInput);  // looked up again: the menu was open a while
+    if (!now) return;
+    const QPainterPath& path = now->path();
+    auto status = controller_->addReroutePoint(toNode, toInput.toStdString(), scenePos, path.pointAtPercent(0),
+                                               path.pointAtPercent(1));
+    if (!status.ok()) statusBar()->showMessage(QString::fromStdString(status.error().message), 6000);
+  });
   menu->addAction(tr("&Delete Link"), this, [this, toNode, toInput] {
     auto status = controller_->disconnectInput(toNode, toInput.toStdString());
+    if (!status.ok()) statusBar()->showMessage(QString::fromStdString(status.error().message), 6000);
+  });
+  return menu;
+}
+
+QMenu* MainWindow::rerouteMenu(RerouteItem* dot) {
+  auto* menu = new QMenu(this);
+  const std::string node = dot->wire()->toNode(), input = dot->wire()->toInput().toStdString();
+  const int index = dot->index();
+  menu->addAction(tr("Delete &Reroute Point"), this, [this, node, input, index] {
+    QVector<QPointF> points = controller_->reroutePoints(node, input);
+    if (index >= points.size()) return;
+    points.remove(index);
+    auto status = controller_->setReroutePoints(node, input, points);
     if (!status.ok()) statusBar()->showMessage(QString::fromStdString(status.error().message), 6000);
   });
   return menu;

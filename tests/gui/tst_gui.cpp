@@ -763,6 +763,74 @@ class tst_Gui : public QObject {
     QCOMPARE(c->groups().size(), std::size_t(1));
   }
 
+  // A wire's menu adds a reroute point where it was clicked; the dot drags (the wire bends through
+  // it) and its own menu deletes it, each one undo step. Saved as editor layout and restored; runs
+  // ignore it (the nodes in the file are those without it), and a link made again from another
+  // output starts straight.
+  void reroutePointsOnAWire() {
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-reroute"), 3600000, false});
+    DocumentController* c = window.controller();
+    buildChain(*c);
+    QVERIFY(c->addNode("Number", {0, 300}).ok());
+    const std::string straight = saved(c->document());
+    gui_test::showWindow(window, {1200, 800});
+    gui::GraphView* view = window.view();
+    view->setZoom(1.0, QPointF(0, 0));
+    view->centerOn(QPointF(400, 150));
+    gui::ConnectionItem* wire = window.scene()->connectionItem("Scale", QStringLiteral("x"));
+    const QPointF middle = wire->mapToScene(wire->path().pointAtPercent(0.5));
+    const int steps = c->undoStack()->count();
+    std::unique_ptr<QMenu> menu(window.contextMenuAt(view->mapFromScene(middle)));
+    QAction* add = gui_test::findAction(*menu, QStringLiteral("Add &Reroute Point"));
+    QVERIFY(add);
+    add->trigger();
+    QCOMPARE(c->reroutePoints("Scale", "x").size(), 1);
+    QVERIFY(QLineF(c->reroutePoints("Scale", "x").front(), middle).length() < 4.0);
+    QCOMPARE(c->undoStack()->count(), steps + 1);
+    // Drag the dot down: the wire now passes through it.
+    const QPoint dot = view->mapFromScene(c->reroutePoints("Scale", "x").front());
+    gui_test::dragMouse(view->viewport(), dot, dot + QPoint(0, 150));
+    QCOMPARE(c->undoStack()->count(), steps + 2);
+    const QPointF bent = c->reroutePoints("Scale", "x").front();
+    QVERIFY(QLineF(bent, view->mapToScene(dot + QPoint(0, 150))).length() < 1.0);
+    QCOMPARE(wire->reroutePoints(), QVector<QPointF>({bent}));
+    qreal nearest = 1e9;
+    for (int i = 0; i <= 100; ++i) nearest = std::min(nearest, QLineF(wire->path().pointAtPercent(i / 100.0), bent).length());
+    QVERIFY2(nearest < 1.0, "the wire does not pass through its reroute point");
+    // Saved and reopened: the point is back; the file's nodes are those of the straight file.
+    const QString path = tmp_.filePath(QStringLiteral("rerouted.vgflow"));
+    QVERIFY(window.saveTo(path));
+    gui::MainWindow reopened(registry_, {tmp_.filePath("rec-reroute-2"), 3600000, false});
+    QVERIFY(reopened.openFile(path));
+    QCOMPARE(reopened.scene()->connectionItem("Scale", QStringLiteral("x"))->reroutePoints(), QVector<QPointF>({bent}));
+    auto rerouted = engine::load_workflow_file(path.toStdString());
+    QVERIFY(rerouted.ok());
+    QCOMPARE(engine::workflow_to_json(rerouted->document)["nodes"], json::parse(straight)["nodes"]);
+    QVERIFY(engine::validate_document(rerouted->document, registry_).ok());
+    QSignalSpy finished(window.runController(), &gui::RunController::runFinished);
+    QVERIFY(window.runWorkflow());
+    QVERIFY(waitFinished(finished, 10000));
+    QCOMPARE(finished.front().front().toString(), QStringLiteral("succeeded"));
+    DocumentController plain(registry_);
+    QVERIFY(plain.loadText(QString::fromStdString(straight), {}, QStringLiteral("straight")).ok());
+    QVERIFY(plain.reroutePoints("Scale", "x").isEmpty());
+    QCOMPARE(saved(plain.document()), straight);
+    // The same input linked from another output starts straight; undo brings the route back.
+    QVERIFY(c->connectPorts("Number_2", "value", "Scale", "x").ok());
+    QVERIFY(window.scene()->connectionItem("Scale", QStringLiteral("x"))->reroutePoints().isEmpty());
+    c->undoStack()->undo();
+    wire = window.scene()->connectionItem("Scale", QStringLiteral("x"));
+    QCOMPARE(wire->reroutePoints(), QVector<QPointF>({bent}));
+    // The dot's own menu deletes it.
+    menu.reset(window.contextMenuAt(view->mapFromScene(bent)));
+    QAction* remove = gui_test::findAction(*menu, QStringLiteral("Delete &Reroute Point"));
+    QVERIFY(remove);
+    remove->trigger();
+    QVERIFY(c->reroutePoints("Scale", "x").isEmpty());
+    QVERIFY(wire->reroutePoints().isEmpty());
+    QVERIFY(wire->childItems().isEmpty());
+  }
+
   void wireDroppedOnCanvasOpensFilteredPalette() {
     gui::MainWindow window(registry_, {tmp_.filePath("rec-palette"), 3600000, false});
     DocumentController* c = window.controller();
