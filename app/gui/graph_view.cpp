@@ -11,6 +11,7 @@
 #include <QtWidgets/QScrollBar>
 
 #include "gui/graph_scene.h"
+#include "gui/minimap.h"
 
 namespace vidgraph::gui {
 
@@ -20,7 +21,8 @@ constexpr qreal kMaxZoom = 4.0;
 constexpr qreal kGrid = 24.0;
 }  // namespace
 
-GraphView::GraphView(QWidget* parent) : QGraphicsView(parent) {
+GraphView::GraphView(QWidget* parent) : QGraphicsView(parent), minimap_(new Minimap(this)) {
+  minimap_->hide();
   setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing | QPainter::SmoothPixmapTransform);
   setViewportUpdateMode(QGraphicsView::BoundingRectViewportUpdate);
   setDragMode(QGraphicsView::RubberBandDrag);
@@ -106,8 +108,18 @@ QRect GraphView::emptyHintRect() const {
   return QRect(v.center().x() - w / 2, v.center().y() - 60, w, 120);
 }
 
+void GraphView::resizeEvent(QResizeEvent* event) {
+  QGraphicsView::resizeEvent(event);
+  minimap_->placeInCorner();
+}
+
 void GraphView::drawForeground(QPainter* painter, const QRectF& rect) {
   QGraphicsView::drawForeground(painter, rect);
+  // Every pan, zoom and scene change repaints the canvas; the (opaque) minimap follows.
+  if (minimap_->isVisible()) {
+    minimap_->viewMoved();
+    minimap_->update();
+  }
   if (!emptyHintShown()) return;
   // Drawn in viewport pixels, so it stays put and readable at any zoom.
   painter->save();

@@ -1,12 +1,15 @@
 // GraphView: the canvas widget over a GraphScene: smooth zoom under the cursor (wheel, Ctrl +/-),
 // pan (middle or right button drag, or Space + left drag), a grid background, fit-to-view,
 // rubber-band selection. Tab or a double-click on empty canvas asks for the node palette; a right
-// click (no drag) asks for the context menu. A canvas without nodes shows a hint in its centre.
+// click (no drag) asks for the context menu. A canvas without nodes shows a hint in its centre; a
+// minimap (minimap.h) may overlay its bottom-right corner.
 #pragma once
 
 #include <QtWidgets/QGraphicsView>
 
 namespace vidgraph::gui {
+
+class Minimap;
 
 class GraphView : public QGraphicsView {
   Q_OBJECT
@@ -26,6 +29,8 @@ class GraphView : public QGraphicsView {
   bool emptyHintShown() const;
   // Where the hint is drawn, in viewport pixels.
   QRect emptyHintRect() const;
+  // The overview in the bottom-right corner (hidden until shown: View ▸ Minimap).
+  Minimap* minimap() const { return minimap_; }
 
  Q_SIGNALS:
   void paletteRequested(QPointF scenePos);
@@ -35,6 +40,7 @@ class GraphView : public QGraphicsView {
  protected:
   void drawBackground(QPainter* painter, const QRectF& rect) override;
   void drawForeground(QPainter* painter, const QRectF& rect) override;
+  void resizeEvent(QResizeEvent* event) override;
   void wheelEvent(QWheelEvent* event) override;
   void mousePressEvent(QMouseEvent* event) override;
   void mouseMoveEvent(QMouseEvent* event) override;
@@ -46,6 +52,7 @@ class GraphView : public QGraphicsView {
 
  private:
   QString emptyHint_;
+  Minimap* minimap_;
   bool panning_ = false;
   bool spaceHeld_ = false;
   QPoint lastPanPos_;

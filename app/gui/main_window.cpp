@@ -8,6 +8,7 @@
 #include <QtCore/QFileInfo>
 #include <QtCore/QMimeData>
 #include <QtCore/QPointer>
+#include <QtCore/QSettings>
 #include <QtCore/QStandardPaths>
 #include <QtGui/QClipboard>
 #include <QtGui/QGuiApplication>
@@ -27,6 +28,7 @@
 #include "gui/inspector_panel.h"
 #include "gui/log_panel.h"
 #include "gui/log_sink.h"
+#include "gui/minimap.h"
 #include "gui/node_palette.h"
 #include "gui/preview_player.h"
 #include "gui/run_controller.h"
@@ -185,6 +187,14 @@ void MainWindow::buildViewMenu(QMenu* docks) {
   viewMenu->addAction(tr("Zoom &In"), this, [this] { view_->zoomBy(1.25); })
       ->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_Plus), QKeySequence(Qt::CTRL | Qt::Key_Equal)});
   viewMenu->addAction(tr("Zoom &Out"), QKeySequence(Qt::CTRL | Qt::Key_Minus), this, [this] { view_->zoomBy(0.8); });
+  QAction* minimap = viewMenu->addAction(tr("&Minimap"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_M), this,
+                                         [this](bool shown) {
+                                           view_->minimap()->setVisible(shown);
+                                           QSettings().setValue(QStringLiteral("view/minimap"), shown);
+                                         });
+  minimap->setCheckable(true);
+  minimap->setChecked(QSettings().value(QStringLiteral("view/minimap"), false).toBool());
+  view_->minimap()->setVisible(minimap->isChecked());
   viewMenu->addSeparator();
   viewMenu->addMenu(docks);
 }

@@ -7,6 +7,7 @@
 #include <QtCore/QElapsedTimer>
 #include <QtCore/QFile>
 #include <QtCore/QFileInfo>
+#include <QtCore/QSettings>
 #include <QtCore/QTemporaryDir>
 #include <QtGui/QDesktopServices>
 #include <QtTest/QSignalSpy>
@@ -35,6 +36,7 @@
 #include "gui/inspector_editors.h"
 #include "gui/inspector_panel.h"
 #include "gui/main_window.h"
+#include "gui/minimap.h"
 #include "gui/node_item.h"
 #include "gui/node_palette.h"
 #include "gui/port_style.h"
@@ -829,6 +831,45 @@ class tst_Gui : public QObject {
     QVERIFY(c->reroutePoints("Scale", "x").isEmpty());
     QVERIFY(wire->reroutePoints().isEmpty());
     QVERIFY(wire->childItems().isEmpty());
+  }
+
+  // View ▸ Minimap (remembered) shows the whole graph in the canvas's bottom-right corner; a node
+  // far out of view is drawn in it, and a click on it centres the view there.
+  void minimapOverviewNavigates() {
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-minimap"), 3600000, false});
+    DocumentController* c = window.controller();
+    buildChain(*c);
+    QVERIFY(c->addNode("Number", {3000, 1500}).ok());
+    gui_test::showWindow(window, {1024, 700});
+    gui::GraphView* view = window.view();
+    view->setZoom(1.0, QPointF(0, 0));
+    view->centerOn(QPointF(300, 60));
+    gui::Minimap* minimap = view->minimap();
+    QVERIFY(!minimap->isVisible());
+    QAction* toggle = gui_test::findAction(window, QStringLiteral("&Minimap"));
+    QVERIFY(toggle && toggle->isCheckable());
+    toggle->trigger();
+    QVERIFY(minimap->isVisible());
+    QVERIFY(QSettings().value(QStringLiteral("view/minimap")).toBool());
+    QVERIFY(view->viewport()->geometry().contains(minimap->geometry()));
+    QVERIFY(minimap->geometry().right() > view->viewport()->geometry().center().x());
+    const QRectF far = window.scene()->nodeItem("Number_2")->sceneBoundingRect();
+    QVERIFY(!view->mapToScene(view->viewport()->rect()).boundingRect().intersects(far));
+    const QPointF onMap = minimap->toMinimap(far.center());
+    const QImage shot = minimap->grab().toImage();
+    int nodePixels = 0;
+    for (int y = int(onMap.y()) - 3; y <= int(onMap.y()) + 3; ++y) {
+      for (int x = int(onMap.x()) - 3; x <= int(onMap.x()) + 3; ++x) {
+        nodePixels += shot.pixelColor(x, y) == QColor(0xa8, 0xab, 0xb3) ? 1 : 0;
+      }
+    }
+    QVERIFY2(nodePixels > 4, "the far node is not drawn on the minimap");
+    QTest::mouseClick(minimap, Qt::LeftButton, Qt::NoModifier, onMap.toPoint());
+    const QPointF centre = view->mapToScene(view->viewport()->rect().center());
+    QVERIFY2(QLineF(centre, far.center()).length() < 40, qPrintable(QStringLiteral("view centred at %1,%2").arg(centre.x()).arg(centre.y())));
+    toggle->trigger();
+    QVERIFY(!minimap->isVisible());
+    QVERIFY(!QSettings().value(QStringLiteral("view/minimap")).toBool());
   }
 
   void wireDroppedOnCanvasOpensFilteredPalette() {
