@@ -166,12 +166,7 @@ class Runner {
 
  private:
   bool prepare(GraphDocument& doc, const RunRequest& request) {
-    // Upgrades first: overrides name the params of the current node-type versions.
-    if (auto up = upgrade_node_types(doc, registry_); !up.ok()) {
-      result_.errors.push_back(up.error());
-      return false;
-    }
-    if (auto s = apply_overrides(doc, registry_, request.overrides); !s) {
+    if (auto s = upgrade_and_apply_overrides(doc, registry_, request.overrides); !s) {
       result_.errors.push_back(s.error());
       return false;
     }
@@ -187,12 +182,16 @@ class Runner {
                                           "on one of them"));
       return false;
     }
-    auto plan = plan_execution(doc, roots);
-    if (!plan.ok()) {
-      result_.errors.push_back(plan.error());
-      return false;
+    if (!request.targets.empty()) {
+      plan_ = std::move(report.plan);  // validation planned the targets to know what to check
+    } else {
+      auto plan = plan_execution(doc, roots);
+      if (!plan.ok()) {
+        result_.errors.push_back(plan.error());
+        return false;
+      }
+      plan_ = std::move(plan.value());
     }
-    plan_ = std::move(plan.value());
     planned_.insert(plan_.begin(), plan_.end());
     targets_.insert(roots.begin(), roots.end());
     return preflight(doc, request);

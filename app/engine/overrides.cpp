@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "validation.h"
+
 namespace vidgraph::engine {
 
 using nlohmann::json;
@@ -110,6 +112,12 @@ Status apply_overrides(GraphDocument& doc, const Registry& registry, const std::
     if (auto s = doc.set_param(o->node_id, o->param, std::move(value.value())); !s.ok()) return s.error();
   }
   return {};
+}
+
+Status upgrade_and_apply_overrides(GraphDocument& doc, const Registry& registry,
+                                   const std::vector<std::string>& overrides) {
+  if (auto upgraded = upgrade_node_types(doc, registry); !upgraded.ok()) return upgraded.error();
+  return apply_overrides(doc, registry, overrides);
 }
 
 }  // namespace vidgraph::engine

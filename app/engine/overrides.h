@@ -30,5 +30,10 @@ Result<ParamOverride> parse_override(const std::string& text);
 Result<nlohmann::json> parse_param_value(const ParamSpec& spec, const std::string& raw);
 // Parses and applies every override; the first error names the override and the node.
 Status apply_overrides(GraphDocument& doc, const Registry& registry, const std::vector<std::string>& overrides);
+// What every run does to its copy of the document, in this order: node-type upgrades
+// (validation.h), then the overrides, which name the params of the current type versions (a param
+// an upgrade renamed is set under its new name and not overwritten by the old value).
+Status upgrade_and_apply_overrides(GraphDocument& doc, const Registry& registry,
+                                   const std::vector<std::string>& overrides);
 
 }  // namespace vidgraph::engine

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "log.h"
+
 namespace vidgraph::engine {
 
 namespace {
@@ -119,6 +121,8 @@ Result<std::vector<std::string>> plan_execution(const GraphDocument& doc, const 
   std::vector<std::string> order;
   order.reserve(ordered.size());
   for (const auto& [p, i] : ordered) order.push_back(nodes[i].id);
+  // One line per plan built: a run builds one (tests count them), a run's -v log shows its size.
+  engine_logger()->debug("planned {} of {} nodes for {} target(s)", order.size(), nodes.size(), roots.size());
   return order;
 }
 

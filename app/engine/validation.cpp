@@ -120,6 +120,7 @@ ValidationReport validate_document(const GraphDocument& doc, const Registry& reg
       return report;
     }
     scope.insert(plan.value().begin(), plan.value().end());
+    report.plan = std::move(plan.value());
   }
   for (const Node& n : doc.nodes()) {
     if (!scope.empty() && !scope.count(n.id)) continue;

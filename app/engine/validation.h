@@ -23,6 +23,9 @@ namespace vidgraph::engine {
 struct ValidationReport {
   std::vector<Error> errors;
   std::vector<Error> warnings;
+  // With targets: the nodes they need in run order (plan_execution), the scope that was checked;
+  // the engine runs this plan instead of building it again. Empty without targets.
+  std::vector<std::string> plan;
   bool ok() const { return errors.empty(); }
 };
 

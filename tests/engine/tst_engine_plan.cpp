@@ -4,11 +4,16 @@
 // document order, as repeated passes over the document would give).
 #include <QtTest/QtTest>
 
+#include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include <spdlog/sinks/ringbuffer_sink.h>
+
 #include "engine/document.h"
 #include "engine/engine.h"
+#include "engine/log.h"
 #include "engine/plan.h"
 #include "engine/registry.h"
 #include "engine/validation.h"
@@ -42,6 +47,30 @@ std::vector<Node> reverse_chain(int count) {
   nodes.push_back(make_node(chain_id(0), "Number"));
   return nodes;
 }
+
+// The engine logger's lines while it is alive, at debug level (restored after).
+class EngineLogCapture {
+ public:
+  EngineLogCapture() : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(1000)), level_(logger()->level()) {
+    logger()->sinks().push_back(sink_);
+    logger()->set_level(spdlog::level::debug);
+  }
+  ~EngineLogCapture() {
+    auto& sinks = logger()->sinks();
+    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
+    logger()->set_level(level_);
+  }
+  int count(const std::string& text) const {
+    const auto lines = sink_->last_formatted();
+    return static_cast<int>(std::count_if(lines.begin(), lines.end(),
+                                          [&](const std::string& l) { return l.find(text) != std::string::npos; }));
+  }
+
+ private:
+  static std::shared_ptr<spdlog::logger> logger() { return vidgraph::engine::engine_logger(); }
+  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_;
+  spdlog::level::level_enum level_;
+};
 
 QStringList to_qt(const std::vector<std::string>& ids) {
   QStringList out;
@@ -104,6 +133,27 @@ class tst_EnginePlan : public QObject {
     QCOMPARE(plan.value().front(), chain_id(0));
     QCOMPARE(plan.value().back(), mid);
     QVERIFY(validate_document(doc.value(), reg_, {mid}).ok());
+  }
+
+  // Validation plans the targets to know its scope; the run uses that plan instead of a second one.
+  void aRunBuildsOnePlan_data() {
+    QTest::addColumn<QStringList>("targets");
+    QTest::newRow("targets") << QStringList{QStringLiteral("n2")};
+    QTest::newRow("two targets") << QStringList{QStringLiteral("n2"), QStringLiteral("n3")};
+    QTest::newRow("the sinks") << QStringList{};
+  }
+  void aRunBuildsOnePlan() {
+    QFETCH(QStringList, targets);
+    auto doc = GraphDocument::build(reverse_chain(5), json::object(), json::object(), &reg_);
+    QVERIFY(doc.ok());
+    RunRequest request;
+    for (const QString& t : targets) request.targets.push_back(t.toStdString());
+    Engine engine(reg_);
+    const EngineLogCapture log;
+    const RunResult r = engine.run(doc.value(), request);
+    QCOMPARE(r.status, RunStatus::Succeeded);
+    QCOMPARE(r.nodes.size(), std::size_t(targets.isEmpty() ? 5 : targets.size() + 2));
+    QCOMPARE(log.count("planned "), 1);
   }
 
   void longChainCycleIsFound() {
