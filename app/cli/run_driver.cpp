@@ -53,7 +53,8 @@ engine::Result<engine::GraphDocument> load_flow(const RunArgs& args, const engin
   if (!loaded.ok()) return loaded.error();
   for (const auto& w : loaded->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   engine::GraphDocument doc = std::move(loaded->document);
-  if (auto s = engine::apply_overrides(doc, registry, args.sets); !s) return s.error();
+  // The engine's order: upgrades, then --set (which names the params of the current type versions).
+  if (auto s = engine::upgrade_and_apply_overrides(doc, registry, args.sets); !s) return s.error();
   return doc;
 }
 

@@ -25,7 +25,8 @@ void json_error_line(const std::string& message);
 // Both of the above, the JSON line only with --json-events.
 void report_error(const RunArgs& args, const std::string& message);
 
-// Loads args.flow (warnings to stderr) and applies args.sets. An output Vidgraph wrote (MP4/WebM,
+// Loads args.flow (warnings to stderr), upgrades its node types and applies args.sets, in the
+// engine's order (engine::upgrade_and_apply_overrides). An output Vidgraph wrote (MP4/WebM,
 // PNG-sequence folder) gives the workflow embedded in it, when args.embedded_workflow is set.
 engine::Result<engine::GraphDocument> load_flow(const RunArgs& args, const engine::Registry& registry);
 // The absolute, normalised folder of a file.

@@ -162,6 +162,30 @@ class tst_Cli : public QObject {
     QCOMPARE(progress, 2);
   }
 
+  // --set names the params of the current type version and applies after the upgrade: v1's
+  // "amount" became "value", and the set value is the one that runs (not the file's old amount).
+  void setAppliesAfterTheUpgrade_data() {
+    QTest::addColumn<QStringList>("sets");
+    QTest::addColumn<QString>("logged");
+    QTest::newRow("no --set: the upgraded amount") << QStringList{} << "value 7.0";
+    QTest::newRow("--set on the renamed param") << QStringList{"--set", "v.value=3"} << "value 3.0";
+  }
+  void setAppliesAfterTheUpgrade() {
+    QFETCH(QStringList, sets);
+    QFETCH(QString, logged);
+    const Output o = run_tool(QStringList{"run", flow("versioned.vgflow"), "--json-events", "--output-dir",
+                                          tmp_.filePath("o")} + sets);
+    QVERIFY2(o.code == 0, qPrintable(o.out + o.err));
+    QStringList messages;
+    for (const json& j : json_lines(o.out)) {
+      if (j["event"] == "log" && j["node"] == "v") messages << QString::fromStdString(j["message"].get<std::string>());
+    }
+    QVERIFY2(messages.size() == 1 && messages.front().startsWith(logged), qPrintable(messages.join('\n') + o.err));
+    const Output old_name = run_tool({"validate", flow("versioned.vgflow"), "--set", "v.amount=3"});
+    QCOMPARE(old_name.code, 2);
+    QVERIFY2(old_name.err.contains("Versioned has no param 'amount'"), qPrintable(old_name.err));
+  }
+
   void jsonEventsParseLineByLine() {
     const Output o = run_tool({"run", flow("good.vgflow"), "--json-events", "--output-dir", tmp_.filePath("o")});
     QCOMPARE(o.code, 0);

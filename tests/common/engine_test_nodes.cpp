@@ -210,6 +210,7 @@ NodeType versioned_type() {
   };
   t.compute = [](NodeContext& ctx) -> Result<ValueMap> {
     count(ctx);
+    ctx.log_info("value " + std::to_string(ctx.param_float("value")));
     return ValueMap{{"out", number(ctx.param_float("value"))}};
   };
   return t;

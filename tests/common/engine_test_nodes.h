@@ -14,7 +14,8 @@
 //   Kinds    → out                   one param of every ParamKind (validation/override tests)
 //   WriteText x? → path (STRING)     params: file (FilePath), text (Text); writes `text` to the
 //                                    resolved path; refuses to replace a file unless overwrite
-//   Versioned → out                  version 2; v1 had param "amount", v2 calls it "value" (upgrade)
+//   Versioned → out                  version 2; v1 had param "amount", v2 calls it "value" (upgrade);
+//                                    logs "value <value>"
 // Every compute increments compute_count(node_id), so tests can prove what ran.
 #pragma once
 
