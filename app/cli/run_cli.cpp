@@ -182,17 +182,17 @@ int run_cli_main(int argc, char** argv, const RunnerConfig& config) {
       return kExitInvalid;
     }
   }
-  engine::Registry registry;
+  std::shared_ptr<const engine::Registry> registry;
   try {
-    if (config.register_nodes) config.register_nodes(registry);
+    registry = config.open_session ? config.open_session(args) : std::make_shared<const engine::Registry>();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: registering node types failed: %s\n", e.what());
     return kExitInvalid;
   }
   switch (args.command) {
-    case RunCommand::Run: return command_run(args, registry);
-    case RunCommand::Validate: return command_validate(args, registry);
-    case RunCommand::Nodes: return command_nodes(args, registry);
+    case RunCommand::Run: return command_run(args, *registry);
+    case RunCommand::Validate: return command_validate(args, *registry);
+    case RunCommand::Nodes: return command_nodes(args, *registry);
     case RunCommand::Compare:
     case RunCommand::None: break;
   }

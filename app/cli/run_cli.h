@@ -12,6 +12,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,8 +29,11 @@ inline constexpr int kExitCancelled = 130;
 struct RunnerConfig {
   std::string program = "vidgraph-run";
   std::string version;  // "0.1.0"
-  // Fills the registry with the node types this program offers.
-  std::function<void(engine::Registry&)> register_nodes;
+  // Opens what the commands run against, once per invocation, after the ranks joined: the
+  // registry of this program's node types for these args (the product: a nodes::Session's,
+  // built from --resources and --cache-budget). The pointer keeps whatever owns the registry
+  // (the session and its attention plugin) alive until the command ends.
+  std::function<std::shared_ptr<const engine::Registry>(const RunArgs&)> open_session;
   // Extra lines for --version (e.g. the attention plugin loaded); may be empty.
   std::function<std::string()> version_details;
   // The compare command (it needs the media layer); unset = "not in this build".

@@ -1,6 +1,7 @@
-// vidgraph-run: the product executable. Registers the built-in node types (when the nodes layer is
-// part of the build) with the loaded plugin's attention methods and params, then hands over to
-// run_cli_main. Test-only node types never appear here (see tests/cli for vidgraph-run-test).
+// vidgraph-run: the product executable. Its commands run against a nodes::Session (when the nodes
+// layer is part of the build: the attention plugin and the built-in node types registered against
+// it, as the editor builds it), then hands over to run_cli_main. Test-only node types never appear
+// here (see tests/cli for vidgraph-run-test).
 #include <chrono>
 #include <csignal>
 #include <memory>
@@ -9,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "run_cli.h"
+#include "run_driver.h"
 #ifdef VIDGRAPH_HAVE_MODEL_IO
 #include "run_models.h"
 #endif
@@ -18,21 +20,28 @@
 
 #include "models/parallel/process_sequence_parallel.h"
 #include "nodes/build_info.h"
-#include "nodes/register_nodes.h"
+#include "nodes/session.h"
 #endif  // VIDGRAPH_HAVE_NODES
 #ifdef VIDGRAPH_HAVE_COMPARE
 #include "compare_command.h"
 #include "nodes/media/embedded_workflow.h"
 #endif  // VIDGRAPH_HAVE_COMPARE
-#ifdef VIDGRAPH_HAVE_PLUGIN_API
-#include "plugins/api/plugin_loader.h"
-#endif  // VIDGRAPH_HAVE_PLUGIN_API
+
+#ifdef VIDGRAPH_HAVE_NODES
+namespace {
+
+// The session of one invocation, from the options that are session settings.
+std::shared_ptr<vidgraph::nodes::Session> open_session(const vidgraph::cli::RunArgs& args) {
+  vidgraph::nodes::SessionSettings settings;
+  settings.resources_dir = args.resources_dir;
+  settings.cache_budget_bytes = vidgraph::cli::engine_config(args).cache_budget_bytes;
+  return std::make_shared<vidgraph::nodes::Session>(std::move(settings));
+}
+
+}  // namespace
+#endif  // VIDGRAPH_HAVE_NODES
 
 int main(int argc, char** argv) {
-#ifdef VIDGRAPH_HAVE_PLUGIN_API
-  // Kept for the whole program: node types may hold the backend while runs execute.
-  std::unique_ptr<vidgraph::plugin::LoadedPlugin> plugin;
-#endif  // VIDGRAPH_HAVE_PLUGIN_API
   vidgraph::cli::RunnerConfig config;
   config.version = VIDGRAPH_VERSION;
 #ifdef VIDGRAPH_HAVE_COMPARE
@@ -46,35 +55,23 @@ int main(int argc, char** argv) {
     return Text(std::move(json));
   };
 #endif  // VIDGRAPH_HAVE_COMPARE
-  config.register_nodes = [&](vidgraph::engine::Registry& registry) {
 #ifdef VIDGRAPH_HAVE_NODES
-    vidgraph::nodes::BuiltinNodeOptions options;
-#ifdef VIDGRAPH_HAVE_PLUGIN_API
-    auto report = vidgraph::plugin::load_attention_plugin();
-    if (report.plugin) {
-      options.attention_backend = &report.plugin->backend();
-      plugin = std::move(report.plugin);
-    } else {
-      spdlog::warn("{}", report.message());
-    }
-#endif  // VIDGRAPH_HAVE_PLUGIN_API
-    vidgraph::nodes::register_builtin_nodes(registry, options);
-#else
-    (void)registry;
-#endif  // VIDGRAPH_HAVE_NODES
+  config.open_session = [](const vidgraph::cli::RunArgs& args) {
+    auto session = open_session(args);
+    // Shares the session's ownership: the registry keeps its node types' plugin loaded.
+    return std::shared_ptr<const vidgraph::engine::Registry>(session, &session->registry());
   };
-  config.version_details = [&]() -> std::string {
+#endif  // VIDGRAPH_HAVE_NODES
+  config.version_details = []() -> std::string {
     std::string lines;
 #ifdef VIDGRAPH_HAVE_NODES
     for (const auto& [component, version] : vidgraph::nodes::build_versions())
       if (component != "Vidgraph") lines += component + ": " + version + "\n";
 #endif  // VIDGRAPH_HAVE_NODES
     lines += "Qt: not used (the headless runner needs no Qt)\n";
-#ifdef VIDGRAPH_HAVE_PLUGIN_API
-    if (!plugin) plugin = vidgraph::plugin::load_attention_plugin().plugin;
-    lines += "attention plugin: " +
-             (plugin ? vidgraph::plugin::plugin_version_string(*plugin) : std::string("none found"));
-#endif  // VIDGRAPH_HAVE_PLUGIN_API
+#ifdef VIDGRAPH_HAVE_NODES
+    lines += "attention plugin: " + open_session({})->attention_plugin_description();
+#endif  // VIDGRAPH_HAVE_NODES
     return lines;
   };
 #ifdef VIDGRAPH_HAVE_MODEL_IO

@@ -1,7 +1,6 @@
 // About dialog (see about_dialog.h). LibTorch, FFmpeg and GPU-kernel versions come from
-// nodes::build_versions() (strings only, no ATen). The loaded plugin's own version needs
-// plugins/api's loader header, which includes LibTorch, so the GUI cannot include it; the dialog
-// lists the attention methods the sampler offers instead and says so.
+// nodes::build_versions() (strings only, no ATen); the attention plugin's from the session that
+// loaded it, and the methods the sampler offers from the registry.
 #include "gui/about_dialog.h"
 
 #include <QtCore/QLibraryInfo>
@@ -21,7 +20,7 @@
 
 namespace vidgraph::gui {
 
-QString versionReport(const engine::Registry* registry) {
+QString versionReport(const engine::Registry* registry, const QString& attentionPlugin) {
   QStringList lines;
   lines << QStringLiteral("Vidgraph: %1").arg(QStringLiteral(VIDGRAPH_VERSION));
   lines << QStringLiteral("Qt: %1 (built with %2)").arg(QString::fromLatin1(qVersion()), QStringLiteral(QT_VERSION_STR));
@@ -31,10 +30,10 @@ QString versionReport(const engine::Registry* registry) {
   for (const auto& [component, version] : nodes::build_versions()) {
     if (component != "Vidgraph") lines << QString::fromStdString(component + ": " + version);
   }
-  lines << QString::fromStdString("Attention plugin: " + nodes::attention_plugin_version());
 #else
   lines << QStringLiteral("Built-in nodes: not in this build (no LibTorch linked)");
 #endif  // VIDGRAPH_GUI_HAVE_NODES
+  if (!attentionPlugin.isEmpty()) lines << QStringLiteral("Attention plugin: %1").arg(attentionPlugin);
   if (registry) {
     for (const engine::NodeType* t : registry->list()) {
       const engine::ParamSpec* attention = t->find_param("attention");
@@ -47,7 +46,8 @@ QString versionReport(const engine::Registry* registry) {
   return lines.join(QLatin1Char('\n'));
 }
 
-AboutDialog::AboutDialog(const engine::Registry* registry, QWidget* parent) : QDialog(parent) {
+AboutDialog::AboutDialog(const engine::Registry* registry, const QString& attentionPlugin, QWidget* parent)
+    : QDialog(parent) {
   setWindowTitle(tr("About Vidgraph"));
   auto* layout = new QVBoxLayout(this);
   auto* icon = new QLabel(this);
@@ -57,7 +57,7 @@ AboutDialog::AboutDialog(const engine::Registry* registry, QWidget* parent) : QD
   auto* title = new QLabel(tr("<h2>Vidgraph</h2><p>Node-graph video generation with Wan2.2 and sparse attention.</p>"), this);
   title->setAlignment(Qt::AlignCenter);
   layout->addWidget(title);
-  auto* versions = new QLabel(versionReport(registry).toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>")), this);
+  auto* versions = new QLabel(versionReport(registry, attentionPlugin).toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>")), this);
   versions->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(versions);
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);

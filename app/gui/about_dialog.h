@@ -12,14 +12,15 @@ class Registry;
 namespace vidgraph::gui {
 
 // Versions shown by the About dialog, one "name: version" line each (also used by --help). With a
-// registry, also the attention methods the sampler offers (the loaded plugin's choices).
-QString versionReport(const engine::Registry* registry = nullptr);
+// registry, also the attention methods the sampler offers (the loaded plugin's choices); with the
+// session's plugin description (nodes::Session::attention_plugin_description), that line too.
+QString versionReport(const engine::Registry* registry = nullptr, const QString& attentionPlugin = {});
 
 class AboutDialog : public QDialog {
   Q_OBJECT
 
  public:
-  explicit AboutDialog(const engine::Registry* registry, QWidget* parent = nullptr);
+  AboutDialog(const engine::Registry* registry, const QString& attentionPlugin, QWidget* parent = nullptr);
 };
 
 }  // namespace vidgraph::gui

@@ -1,5 +1,6 @@
-// vidgraph: the desktop node editor. Registers the node types, applies the theme, opens the files
-// given on the command line (or offers to restore autosaved work), and runs the Qt event loop.
+// vidgraph: the desktop node editor. Opens the session (the attention plugin and the node types, as
+// vidgraph-run builds it), applies the theme, opens the files given on the command line (or offers
+// to restore autosaved work), and runs the Qt event loop.
 #include <memory>
 
 #include <QtCore/QCommandLineParser>
@@ -15,7 +16,7 @@
 #include "gui/theme.h"
 
 #ifdef VIDGRAPH_GUI_HAVE_NODES
-#include "nodes/register_nodes.h"
+#include "nodes/session.h"
 #endif  // VIDGRAPH_GUI_HAVE_NODES
 
 int main(int argc, char** argv) {
@@ -25,25 +26,32 @@ int main(int argc, char** argv) {
   QApplication::setApplicationVersion(QStringLiteral(VIDGRAPH_VERSION));
   QApplication::setWindowIcon(vidgraph::gui::appIcon());
 
+  // Before the session: each layer's logger copies the default logger's sinks when first used.
+  auto sink = std::make_shared<vidgraph::gui::LogSink>();
+  spdlog::default_logger()->sinks().push_back(sink);
+
+  vidgraph::gui::MainWindowOptions options;
+#ifdef VIDGRAPH_GUI_HAVE_NODES
+  // Outlives the window: its node types and plugin serve every run the window starts.
+  vidgraph::nodes::Session session;
+  const vidgraph::engine::Registry& registry = session.registry();
+  options.attentionPlugin = QString::fromStdString(session.attention_plugin_description());
+#else
+  vidgraph::engine::Registry registry;
+#endif  // VIDGRAPH_GUI_HAVE_NODES
+
   QCommandLineParser parser;
-  parser.setApplicationDescription(QStringLiteral("Vidgraph node editor.\n\n") + vidgraph::gui::versionReport());
+  parser.setApplicationDescription(QStringLiteral("Vidgraph node editor.\n\n") +
+                                   vidgraph::gui::versionReport(&registry, options.attentionPlugin));
   parser.addHelpOption();
   parser.addVersionOption();
   parser.addPositionalArgument(QStringLiteral("workflow"), QStringLiteral("A .vgflow file to open."));
   parser.process(app);
 
-  auto sink = std::make_shared<vidgraph::gui::LogSink>();
-  spdlog::default_logger()->sinks().push_back(sink);
-
-  vidgraph::engine::Registry registry;
-#ifdef VIDGRAPH_GUI_HAVE_NODES
-  vidgraph::nodes::register_builtin_nodes(registry);
-#endif  // VIDGRAPH_GUI_HAVE_NODES
-
   vidgraph::gui::applyTheme(app);
   int rc = 0;
   {
-    vidgraph::gui::MainWindow window(registry);
+    vidgraph::gui::MainWindow window(registry, options);
     window.attachLogSink(sink);
     window.show();
     window.startUp(parser.positionalArguments());

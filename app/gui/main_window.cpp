@@ -121,7 +121,7 @@ void MainWindow::buildMenus() {
   buildViewMenu(docks);
   buildRunMenu();
   QMenu* help = menuBar()->addMenu(tr("&Help"));
-  help->addAction(tr("&About Vidgraph"), this, [this] { AboutDialog(&registry_, this).exec(); });
+  help->addAction(tr("&About Vidgraph"), this, [this] { AboutDialog(&registry_, options_.attentionPlugin, this).exec(); });
   help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
 }
 

@@ -44,6 +44,7 @@ struct MainWindowOptions {
   int autosaveIntervalMs = 30000;
   bool restoreWindowState = true;
   QString examplesDir;          // empty = <resources>/workflows (the shipped workflows)
+  QString attentionPlugin;      // the session's plugin for About (Session::attention_plugin_description)
 };
 
 class MainWindow : public QMainWindow {

@@ -1,7 +1,5 @@
 #include "nodes/build_info.h"
 
-#include "nodes/types/attention_plugin.h"
-
 #include <torch/csrc/api/include/torch/version.h>
 
 #include <dlfcn.h>
@@ -55,7 +53,5 @@ std::vector<std::pair<std::string, std::string>> build_versions() {
       {"GPU kernels", VIDGRAPH_GPU_BACKEND_NAME},
   };
 }
-
-std::string attention_plugin_version() { return attention_plugin_description(); }
 
 }  // namespace vidgraph::nodes

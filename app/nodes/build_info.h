@@ -20,8 +20,4 @@ std::string blas_library();
 // 20-40x slower than with OpenBLAS.
 bool blas_is_reference();
 
-// The attention plugin the nodes use, loading it on first call: its name, version, ABI and path,
-// or "none found".
-std::string attention_plugin_version();
-
 }  // namespace vidgraph::nodes

@@ -15,15 +15,6 @@ namespace vidgraph::nodes {
 
 namespace {
 
-// The sampler's methods and their params: the plugin's own descriptors. Without a plugin only
-// "full" is offered (and the sampler reports the missing plugin when it runs).
-std::vector<plugin::MethodInfo> sampler_attention_methods() {
-  std::string error;
-  if (plugin::AttentionBackend* backend = attention_backend(&error)) return backend->methods();
-  nodes_logger()->warn("Wan Sampler offers only 'full' attention: {}", error);
-  return {plugin::MethodInfo{"full", "dense softmax attention", {}}};
-}
-
 // LibTorch's errors carry a C++ backtrace in what(); users see the sentence alone.
 engine::ComputeFn without_backtraces(engine::ComputeFn compute) {
   return [compute = std::move(compute)](engine::NodeContext& ctx) {
@@ -35,9 +26,8 @@ engine::ComputeFn without_backtraces(engine::ComputeFn compute) {
   };
 }
 
-std::vector<engine::NodeType> builtin_types(const std::vector<plugin::MethodInfo>& methods) {
-  std::vector<std::string> method_names;
-  for (const auto& m : methods) method_names.push_back(m.name);
+// The sampler's methods and their params are the plugin's own descriptors (attention.methods()).
+std::vector<engine::NodeType> builtin_types(const AttentionSource& attention) {
   std::vector<engine::NodeType> types;
 #ifdef VIDGRAPH_HAVE_MEDIA
   types.push_back(load_image_node());
@@ -46,13 +36,13 @@ std::vector<engine::NodeType> builtin_types(const std::vector<plugin::MethodInfo
   types.push_back(load_wan_model_node());
   types.push_back(load_lora_node());
   types.push_back(encode_text_node());
-  types.push_back(wan_sampler_node(methods));
+  types.push_back(wan_sampler_node(attention.methods(), attention));
   types.push_back(vae_decode_node());
   types.push_back(light_vae_decode_node());
   types.push_back(save_latent_node());
   types.push_back(load_latent_node());
   types.push_back(preview_video_node());
-  types.push_back(train_wan_node(method_names));
+  types.push_back(train_wan_node(attention));
 #ifdef VIDGRAPH_HAVE_MEDIA
   types.push_back(export_video_node());
   types.push_back(load_video_dataset_node());
@@ -65,8 +55,9 @@ std::vector<engine::NodeType> builtin_types(const std::vector<plugin::MethodInfo
 }  // namespace
 
 void register_builtin_nodes(engine::Registry& registry, const BuiltinNodeOptions& options) {
-  if (options.attention_backend) use_attention_backend(options.attention_backend);
-  for (engine::NodeType& type : builtin_types(sampler_attention_methods())) {
+  const AttentionSource attention{options.attention_backend, options.missing_backend};
+  if (!attention.backend) nodes_logger()->warn("Wan Sampler offers only 'full' attention: {}", attention.missing);
+  for (engine::NodeType& type : builtin_types(attention)) {
     const std::string name = type.name;
     type.compute = without_backtraces(std::move(type.compute));
     const engine::Status status = registry.add(std::move(type));
@@ -79,7 +70,7 @@ void register_builtin_nodes(engine::Registry& registry, const BuiltinNodeOptions
 
 std::vector<std::string> builtin_node_names() {
   std::vector<std::string> names;
-  for (const engine::NodeType& type : builtin_types({plugin::MethodInfo{"full", "", {}}})) names.push_back(type.name);
+  for (const engine::NodeType& type : builtin_types({})) names.push_back(type.name);
   return names;
 }
 

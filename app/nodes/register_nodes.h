@@ -1,5 +1,7 @@
-// Entry point of the built-in node types: the runner (vidgraph-run) and the editor call it once at
-// start-up, before loading plugins' node types. No LibTorch, OpenCV, FFmpeg or Qt types here.
+// The built-in node types. The runner (vidgraph-run) and the editor do not call this themselves:
+// they open a Session (session.h), which loads the attention plugin and registers these types
+// against it. Call it directly only for a registry that also holds other types (tests).
+// No LibTorch, OpenCV, FFmpeg or Qt types here.
 //
 // Registered (name — display name, category):
 //   LoadImage — Load Image (image)            [only with VIDGRAPH_MEDIA]
@@ -25,10 +27,12 @@ class AttentionBackend;  // plugins/api/attention_backend.h (not included: no AT
 namespace vidgraph::nodes {
 
 struct BuiltinNodeOptions {
-  // The backend the sampler calls; its methods() and their params become the sampler's attention
-  // params. Callers that loaded the plugin themselves pass it here (it must outlive every run);
-  // null = the nodes load it through plugins/api's loader (without one, only "full" is offered).
+  // The backend Wan Sampler and Train Wan call; its methods() and their params become the
+  // sampler's attention params. The caller owns it and keeps it alive as long as the registry.
+  // Null: only "full" is offered and their runs fail with `missing_backend` (the nodes never load
+  // a plugin themselves).
   plugin::AttentionBackend* attention_backend = nullptr;
+  std::string missing_backend = "no attention plugin was given to the node types";
 };
 
 // Adds every built-in node type to `registry`. A type the registry refuses (a name clash with one

@@ -1,5 +1,7 @@
 // vidgraph-run-test: the runner built from the product's run_* sources with the test-only node
 // types instead of the built-in ones. Used by tst_cli; never installed.
+#include <memory>
+
 #include "engine_test_nodes.h"
 #include "run_cli.h"
 
@@ -7,8 +9,10 @@ int main(int argc, char** argv) {
   vidgraph::cli::RunnerConfig config;
   config.program = "vidgraph-run-test";
   config.version = VIDGRAPH_VERSION;
-  config.register_nodes = [](vidgraph::engine::Registry& registry) {
-    vidgraph::test::register_engine_test_nodes(registry);
+  config.open_session = [](const vidgraph::cli::RunArgs&) {
+    auto registry = std::make_shared<vidgraph::engine::Registry>();
+    vidgraph::test::register_engine_test_nodes(*registry);
+    return std::shared_ptr<const vidgraph::engine::Registry>(std::move(registry));
   };
   return vidgraph::cli::run_cli_main(argc, argv, config);
 }

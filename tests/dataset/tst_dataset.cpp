@@ -20,7 +20,7 @@
 #include "engine/engine.h"
 #include "engine/registry.h"
 #include "engine/workflow_file.h"
-#include "nodes/register_nodes.h"
+#include "nodes/session.h"
 #include "models/io/safetensors.h"
 #include "models/train/lora.h"
 #include "nodes/types/model_handles.h"
@@ -93,7 +93,8 @@ class tst_dataset : public QObject {
   engine::Value training_set(const char* name);
 
   QTemporaryDir dir_;
-  engine::Registry registry_;
+  vidgraph::nodes::Session session_;  // as the front ends open it: the plugin and the built-in types
+  engine::Registry& registry_ = session_.registry();
   engine::ValueMap model_;  // model, vae, text_encoder of the demo model
 };
 
@@ -133,7 +134,6 @@ fs::path tst_dataset::good_dataset(const char* name) {
 
 void tst_dataset::initTestCase() {
   QVERIFY(dir_.isValid());
-  register_builtin_nodes(registry_);
   QVERIFY2(fs::exists(kDemoModel), "the demo model is built with the vidgraph_demo_model target");
   Recorder recorder;
   auto loaded = run("LoadWanModel", {{"model_path", kDemoModel}, {"device", "cpu"}}, {}, &recorder);

@@ -26,7 +26,7 @@
 #include "engine/workflow_file.h"
 #include "nodes/media/image_io.h"
 #include "nodes/media/video_probe.h"
-#include "nodes/register_nodes.h"
+#include "nodes/session.h"
 
 namespace fs = std::filesystem;
 using namespace vidgraph;
@@ -238,12 +238,12 @@ void tst_e2e::previewsPerStep() {
 }
 
 void tst_e2e::changedParamRerunsDownstream() {
-  engine::Registry registry;
-  nodes::register_builtin_nodes(registry);
+  nodes::Session session;
+  const engine::Registry& registry = session.registry();
   auto loaded = engine::load_workflow_file(kDemo.toStdString(), {&registry, nullptr});
   QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().to_string().c_str());
   QTemporaryDir out;
-  engine::Engine engine(registry);
+  engine::Engine engine(registry, session.engine_config());
   std::map<std::string, std::string> outcome;  // node id -> "cached" / "started"
   engine.events().subscribe([&outcome](const engine::Event& e) {
     if (e.kind == engine::EventKind::NodeCached) outcome[e.node_id] = "cached";

@@ -7,6 +7,7 @@
 #include <QtCore/QElapsedTimer>
 #include <QtCore/QFile>
 #include <QtCore/QFileInfo>
+#include <QtCore/QProcess>
 #include <QtCore/QSettings>
 #include <QtCore/QTemporaryDir>
 #include <QtGui/QDesktopServices>
@@ -922,6 +923,36 @@ class tst_Gui : public QObject {
     QVERIFY2(versions.contains(QStringLiteral("Attention methods (WanSampler): full")), qPrintable(versions));
 #endif  // VIDGRAPH_GUI_HAVE_NODES
   }
+
+#ifdef VIDGRAPH_GUI_HAVE_NODES
+  // The editor and vidgraph-run both open a nodes::Session: the same node types, the sampler's
+  // attention methods and params the plugin's in both. The suite's registry (test types plus the
+  // session's built-in ones) describes each built-in type as the runner does.
+  void editorAndRunnerShareTheSessionTypes() {
+    const QString runner = QStringLiteral(VIDGRAPH_BINARY_DIR "/bin/vidgraph-run");
+    if (!QFileInfo::exists(runner)) QSKIP("bin/vidgraph-run is not built");
+    QProcess p;
+    p.start(runner, {QStringLiteral("nodes"), QStringLiteral("--json")});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 0);
+    const json cli = json::parse(p.readAllStandardOutput().toStdString());
+    const json editor = gui_test::suiteSession().registry().describe();
+    QCOMPARE(QString::fromStdString(editor.dump(1)), QString::fromStdString(cli.dump(1)));
+    std::map<std::string, json> suite;
+    const json described = registry_.describe();
+    for (const json& t : described["node_types"]) suite[t["name"].get<std::string>()] = t;
+    for (const json& t : cli["node_types"]) {
+      const std::string name = t["name"].get<std::string>();
+      QVERIFY2(suite.count(name), name.c_str());
+      QCOMPARE(QString::fromStdString(suite[name].dump(1)), QString::fromStdString(t.dump(1)));
+    }
+    const engine::ParamSpec* attention = registry_.find("WanSampler")->find_param("attention");
+    QVERIFY(attention);
+    QVERIFY2(std::count(attention->choices.begin(), attention->choices.end(), "vsa") == 1,
+             "the session loaded no plugin: the sampler offers full attention only");
+    QVERIFY(registry_.find("WanSampler")->find_param("sparsity"));
+  }
+#endif  // VIDGRAPH_GUI_HAVE_NODES
 
   void viewZoomAndFit() {
     DocumentController c(registry_);

@@ -14,7 +14,7 @@
 #include "engine/registry.h"
 #include "models/io/safetensors.h"
 #include "models/wan/wan_tiny.h"
-#include "nodes/register_nodes.h"
+#include "nodes/session.h"
 #include "nodes/types/model_handles.h"
 #include "nodes/value_types.h"
 
@@ -65,9 +65,8 @@ class tst_LoraNode : public QObject {
   // Two chained Load LoRA nodes: the second applies to the first's output; their changes add up.
   void chainedNodes() {
     c10::NoGradGuard no_grad;
-    engine::Registry registry;
-    nodes::register_builtin_nodes(registry);
-    const engine::NodeType* type = registry.find("LoadLoRA");
+    nodes::Session session;
+    const engine::NodeType* type = session.registry().find("LoadLoRA");
     QVERIFY(type != nullptr);
     const at::Tensor d1 = rnd({2, 64}), u1 = rnd({64, 2}), d2 = rnd({3, 64}), u2 = rnd({64, 3});
     const std::string one = write("one.safetensors", {{"diffusion_model.blocks.0.cross_attn.o.lora_down.weight", d1},

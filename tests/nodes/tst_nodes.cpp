@@ -21,6 +21,7 @@
 #include "engine/registry.h"
 #include "engine/workflow_file.h"
 #include "nodes/register_nodes.h"
+#include "nodes/session.h"
 #include "nodes/types/latent.h"
 #include "nodes/value_types.h"
 #include "nodes_test_fixture.h"
@@ -53,7 +54,6 @@ class tst_nodes : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
-  void initTestCase();
   void everyTypeRegistered();
   void descriptorsComplete();
   void paramsValidated_data();
@@ -76,10 +76,9 @@ class tst_nodes : public QObject {
 
  private:
   const engine::NodeType& type(const char* name) const { return nodes_test::find_type(registry_, name); }
-  engine::Registry registry_;
+  vidgraph::nodes::Session session_;  // as the front ends open it: the plugin and the built-in types
+  engine::Registry& registry_ = session_.registry();
 };
-
-void tst_nodes::initTestCase() { register_builtin_nodes(registry_); }
 
 void tst_nodes::everyTypeRegistered() {
   const std::vector<std::string> names = builtin_node_names();

@@ -21,7 +21,7 @@
 #include "engine/registry.h"
 #include "models/vae/vae_checkpoint.h"
 #include "models/vae/vae_tiling.h"
-#include "nodes/register_nodes.h"
+#include "nodes/session.h"
 #include "nodes/types/latent.h"
 #include "nodes/types/model_files.h"
 #include "nodes/types/model_handles.h"
@@ -83,7 +83,6 @@ class tst_nodes_inputs : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
-  void initTestCase();
   void specialFilesRefused_data();
   void specialFilesRefused();
   void imagePixelBudgetFromHeader();
@@ -96,10 +95,9 @@ class tst_nodes_inputs : public QObject {
 
  private:
   const engine::NodeType& type(const char* name) const { return find_type(registry_, name); }
-  engine::Registry registry_;
+  vidgraph::nodes::Session session_;  // as the front ends open it: the plugin and the built-in types
+  engine::Registry& registry_ = session_.registry();
 };
-
-void tst_nodes_inputs::initTestCase() { register_builtin_nodes(registry_); }
 
 // /dev/zero, /dev/urandom, a FIFO and a link to /dev/zero: refused from stat(), never opened (a
 // FIFO open blocks until a writer comes; /dev/zero never ends).

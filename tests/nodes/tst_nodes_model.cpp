@@ -22,7 +22,7 @@
 #include "engine/registry.h"
 #include "engine/workflow_file.h"
 #include "models/wan/wan_tiny.h"
-#include "nodes/register_nodes.h"
+#include "nodes/session.h"
 #include "nodes/types/conditioning.h"
 #include "nodes/types/latent.h"
 #include "nodes/types/model_files.h"
@@ -69,7 +69,6 @@ class tst_nodes_model : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
-  void initTestCase();
   void samplerRejectsBadSettings_data();
   void samplerRejectsBadSettings();
   void samplerTinyRunIsDeterministic();
@@ -90,10 +89,9 @@ class tst_nodes_model : public QObject {
 
  private:
   const engine::NodeType& type(const char* name) const { return nodes_test::find_type(registry_, name); }
-  engine::Registry registry_;
+  vidgraph::nodes::Session session_;  // as the front ends open it: the plugin and the built-in types
+  engine::Registry& registry_ = session_.registry();
 };
-
-void tst_nodes_model::initTestCase() { register_builtin_nodes(registry_); }
 
 void tst_nodes_model::samplerRejectsBadSettings_data() {
   QTest::addColumn<QByteArray>("params");

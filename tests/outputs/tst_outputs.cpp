@@ -23,7 +23,7 @@
 #include "models/io/safetensors.h"
 #include "nodes/media/video_export.h"
 #include "nodes/output_path.h"
-#include "nodes/register_nodes.h"
+#include "nodes/session.h"
 #include "nodes/types/latent.h"
 #include "nodes/value_types.h"
 #include "nodes_test_fixture.h"
@@ -78,7 +78,8 @@ class tst_outputs : public QObject {
   Q_OBJECT
 
  private:
-  engine::Registry registry_;
+  vidgraph::nodes::Session session_;  // as the front ends open it: the plugin and the built-in types
+  engine::Registry& registry_ = session_.registry();
   const engine::NodeType& type(const char* name) { return nodes_test::find_type(registry_, name); }
 
   // Runs `type` once through make_context with `params` and a video input.
@@ -107,8 +108,6 @@ class tst_outputs : public QObject {
   }
 
  private Q_SLOTS:
-  void initTestCase() { register_builtin_nodes(registry_); }
-
   void contactSheetNeverDeletesAFolder() {
     QTemporaryDir tmp;
     const fs::path out(tmp.path().toStdString());

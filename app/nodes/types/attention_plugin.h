@@ -1,23 +1,22 @@
-// Internal: the process's attention plugin for the sampler, loaded on first use through
-// plugins/api's loader and kept for the life of the program (models stay loaded between runs, and
-// so does the backend they call).
+// Internal: the attention plugin as the session hands it to the node types that call it (Wan
+// Sampler, Train Wan). The session owns the plugin and keeps it loaded as long as the registry that
+// holds these node types; nothing here loads one.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "plugins/api/attention_backend.h"
 
 namespace vidgraph::nodes {
 
-// The loaded backend, or nullptr with `*error` set to the loader's report (folders searched and why
-// each candidate failed). Thread-safe; a failure is retried on the next call.
-plugin::AttentionBackend* attention_backend(std::string* error);
+struct AttentionSource {
+  plugin::AttentionBackend* backend = nullptr;  // null: no plugin was loaded
+  std::string missing;                          // then: why (the loader's report)
 
-// Makes `backend` (owned by the caller, who keeps it alive) the one attention_backend() returns.
-void use_attention_backend(plugin::AttentionBackend* backend);
-
-// "vidgraph_attention 0.1.0 (plugin ABI 1, ...) from PATH", loading the plugin if needed;
-// "none found" when the loader finds none.
-std::string attention_plugin_description();
+  // The methods the node types offer: the backend's, or "full" alone without one (a run then fails
+  // with `missing`).
+  std::vector<plugin::MethodInfo> methods() const;
+};
 
 }  // namespace vidgraph::nodes

@@ -50,16 +50,16 @@ engine::Status resolve_size(const engine::NodeContext& ctx, SamplerSetup& s) {
 // The method, its params from the node (attention_params_bridge.h) and the plugin's preparation for
 // this model and latent: a setting the kernels refuse is a node error before the model runs.
 engine::Status resolve_attention(const engine::NodeContext& ctx, const DitHandle& dit,
-                                 const AttentionParamSchema& schema, SamplerSetup& s) {
+                                 const AttentionParamSchema& schema, const AttentionSource& attention,
+                                 SamplerSetup& s) {
   const std::string method = ctx.param_string("attention");
   const plugin::MethodInfo* info = schema.find_method(method);
   if (!info) {
     return node_error(ctx, "The attention plugin has no method '" + method + "'; choose one of: " +
                            join(schema.method_names()) + ".");
   }
-  std::string error;
-  plugin::AttentionBackend* backend = attention_backend(&error);
-  if (!backend) return node_error(ctx, "No attention plugin could be loaded: " + error);
+  plugin::AttentionBackend* backend = attention.backend;
+  if (!backend) return node_error(ctx, "No attention plugin could be loaded: " + attention.missing);
   const std::string device_type = c10::DeviceTypeName(dit.device.type(), true);
   if (!backend->supports(method, device_type)) {
     return node_error(ctx, "Attention method '" + method + "' is not available on " + device_type +
@@ -104,7 +104,8 @@ engine::Status resolve_attention(const engine::NodeContext& ctx, const DitHandle
 }  // namespace
 
 engine::Result<SamplerSetup> make_sampler_setup(const engine::NodeContext& ctx, const DitHandle& dit,
-                                                const AttentionParamSchema& schema) {
+                                                const AttentionParamSchema& schema,
+                                                const AttentionSource& attention) {
   SamplerSetup s;
   if (auto st = resolve_size(ctx, s); !st.ok()) return st.error();
   s.frames = static_cast<int>(ctx.param_int("frames"));
@@ -116,7 +117,7 @@ engine::Result<SamplerSetup> make_sampler_setup(const engine::NodeContext& ctx, 
   const int64_t latent_frames = (s.frames - 1) / kWanTemporalFactor + 1;
   s.options.latent_shape = {config.in_dim, latent_frames, s.height / kWanSpatialFactor,
                             s.width / kWanSpatialFactor};
-  if (auto st = resolve_attention(ctx, dit, schema, s); !st.ok()) return st.error();
+  if (auto st = resolve_attention(ctx, dit, schema, attention, s); !st.ok()) return st.error();
   s.options.solver = ctx.param_string("scheduler") == "euler" ? sampling::SolverKind::Euler
                                                                : sampling::SolverKind::UniPC;
   s.options.steps = static_cast<int>(ctx.param_int("steps"));

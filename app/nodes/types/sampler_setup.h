@@ -10,6 +10,7 @@
 #include "engine/result.h"
 #include "models/sampling/flow_sampler.h"
 #include "models/wan/wan_attention.h"
+#include "nodes/types/attention_plugin.h"
 #include "nodes/types/model_handles.h"
 
 namespace vidgraph::nodes {
@@ -29,8 +30,10 @@ inline constexpr int kWanSpatialFactor = 16;
 
 class AttentionParamSchema;
 
-// `schema` maps the node's params to the chosen method's plugin params (attention_params_bridge.h).
+// `schema` maps the node's params to the chosen method's plugin params (attention_params_bridge.h);
+// `attention` is the session's plugin the run will call.
 engine::Result<SamplerSetup> make_sampler_setup(const engine::NodeContext& ctx, const DitHandle& dit,
-                                                const AttentionParamSchema& schema);
+                                                const AttentionParamSchema& schema,
+                                                const AttentionSource& attention);
 
 }  // namespace vidgraph::nodes

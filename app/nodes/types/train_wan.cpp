@@ -109,12 +109,11 @@ engine::Result<std::string> write_weights(const engine::NodeContext& ctx, const 
   return published.path;
 }
 
-engine::Result<engine::ValueMap> compute_train_wan(engine::NodeContext& ctx) {
+engine::Result<engine::ValueMap> compute_train_wan(engine::NodeContext& ctx, const AttentionSource& attention) {
   const DitHandle& dit = ctx.input_as<DitHandle>("model");
   const TrainingSet& set = ctx.input_as<TrainingSet>("training_set");
-  std::string plugin_error;
-  plugin::AttentionBackend* backend = attention_backend(&plugin_error);
-  if (!backend) return node_error(ctx, "No attention plugin for training: " + plugin_error);
+  plugin::AttentionBackend* backend = attention.backend;
+  if (!backend) return node_error(ctx, "No attention plugin for training: " + attention.missing);
   auto samples = load_samples(ctx, set, dit.model->config());
   if (!samples.ok()) return samples.error();
   const train::TrainOptions options = train_options(ctx);
@@ -152,7 +151,9 @@ engine::Result<engine::ValueMap> compute_train_wan(engine::NodeContext& ctx) {
 
 }  // namespace
 
-engine::NodeType train_wan_node(const std::vector<std::string>& attention_methods) {
+engine::NodeType train_wan_node(const AttentionSource& attention) {
+  std::vector<std::string> attention_methods;
+  for (const auto& m : attention.methods()) attention_methods.push_back(m.name);
   engine::NodeType t;
   t.name = "TrainWan";
   t.display_name = "Train Wan";
@@ -205,7 +206,7 @@ engine::NodeType train_wan_node(const std::vector<std::string>& attention_method
     return output(params, options) + "|" + (resumes ? file_param_fingerprint(params, options, "resume") : "");
   };
   t.preflight = writer_preflight("output", weights_kind);
-  t.compute = compute_train_wan;
+  t.compute = [attention](engine::NodeContext& ctx) { return compute_train_wan(ctx, attention); };
   return t;
 }
 

@@ -46,10 +46,11 @@ at::Tensor encode_image(const VaeHandle& vae, const Image& image) {
   return vae.vae->encode(video)[0].to(at::kFloat);  // [z, 1, h, w]
 }
 
-engine::Result<engine::ValueMap> compute_sampler(engine::NodeContext& ctx, const AttentionParamSchema& schema) {
+engine::Result<engine::ValueMap> compute_sampler(engine::NodeContext& ctx, const AttentionParamSchema& schema,
+                                                 const AttentionSource& attention) {
   const DitHandle& dit = ctx.input_as<DitHandle>("model");
   const Conditioning& cond = ctx.input_as<Conditioning>("conditioning");
-  auto setup = make_sampler_setup(ctx, dit, schema);
+  auto setup = make_sampler_setup(ctx, dit, schema, attention);
   if (!setup.ok()) return setup.error();
   SamplerSetup& s = *setup;
   // Before any model work: the dense steps' attention is prepared like the method's.
@@ -117,7 +118,8 @@ engine::Result<engine::ValueMap> compute_sampler(engine::NodeContext& ctx, const
 
 }  // namespace
 
-engine::NodeType wan_sampler_node(const std::vector<plugin::MethodInfo>& attention_methods) {
+engine::NodeType wan_sampler_node(const std::vector<plugin::MethodInfo>& attention_methods,
+                                  const AttentionSource& attention) {
   engine::NodeType t;
   t.name = "WanSampler";
   t.display_name = "Wan Sampler";
@@ -181,7 +183,7 @@ engine::NodeType wan_sampler_node(const std::vector<plugin::MethodInfo>& attenti
   const auto after_method = std::find_if(t.params.begin(), t.params.end(),
                                          [](const ParamSpec& p) { return p.name == "attention"; }) + 1;
   t.params.insert(after_method, schema->specs().begin(), schema->specs().end());
-  t.compute = [schema](engine::NodeContext& ctx) { return compute_sampler(ctx, *schema); };
+  t.compute = [schema, attention](engine::NodeContext& ctx) { return compute_sampler(ctx, *schema, attention); };
   return t;
 }
 
