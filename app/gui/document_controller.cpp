@@ -100,7 +100,7 @@ engine::Status DocumentController::disconnectInput(const std::string& toNode, co
 
 engine::Status DocumentController::removeNodes(const std::vector<std::string>& ids) {
   if (ids.empty()) return {};
-  return apply(engine::make_remove_nodes(doc_, ids));
+  return apply(withReroutesFollowing(engine::make_remove_nodes(doc_, ids), ids, {}));
 }
 
 engine::Status DocumentController::moveNodes(const std::map<std::string, QPointF>& positions) {
@@ -124,7 +124,7 @@ engine::Status DocumentController::setParam(const std::string& nodeId, const std
 
 engine::Status DocumentController::renameNode(const std::string& oldId, const std::string& newId) {
   if (oldId == newId) return {};
-  return apply(engine::make_rename_node(oldId, newId));
+  return apply(withReroutesFollowing(engine::make_rename_node(oldId, newId), {oldId}, newId));
 }
 
 engine::Result<std::vector<std::string>> DocumentController::applyAndCollectNew(engine::OperationPtr op) {

@@ -153,6 +153,10 @@ class DocumentController : public QObject {
   // Reads `path` (or `text`, naming `path` in messages) into the document, titled `documentPath`.
   engine::Status load(const QString& path, const QString& documentPath, const std::optional<QString>& text = std::nullopt);
   engine::Result<std::vector<std::string>> applyAndCollectNew(engine::OperationPtr op);
+  // `op` (a removal of `ids`, or the rename of ids[0] to `renamedTo`) together with the reroute
+  // entries that name those nodes: dropped, or renamed. `op` alone when no entry names them.
+  engine::OperationPtr withReroutesFollowing(engine::OperationPtr op, const std::vector<std::string>& ids,
+                                             const std::string& renamedTo) const;
 
   const engine::Registry& registry_;
   engine::GraphDocument doc_;

@@ -2,6 +2,7 @@
 // "editor": {"reroutes": [{"to": {"node", "input"}, "from": {"node", "output"}, "points": [[x, y], ...]}]},
 // which the engine never reads; an entry counts only while its link (to and from) still exists, so
 // a link made again from elsewhere starts straight. Entries of another shape are kept, not used.
+#include <algorithm>
 #include <limits>
 
 #include <QtCore/QLineF>
@@ -96,6 +97,35 @@ engine::Status DocumentController::addReroutePoint(const std::string& toNode, co
   }
   points.insert(best, pos);
   return setReroutePoints(toNode, input, points);
+}
+
+engine::OperationPtr DocumentController::withReroutesFollowing(engine::OperationPtr op, const std::vector<std::string>& ids,
+                                                             const std::string& renamedTo) const {
+  const auto it = doc_.editor().find(kReroutes);
+  if (it == doc_.editor().end() || !it->is_array()) return op;
+  const auto named = [&](const nlohmann::json& end) {
+    return end.is_object() && end.contains("node") && end["node"].is_string() &&
+           std::find(ids.begin(), ids.end(), end["node"].get<std::string>()) != ids.end();
+  };
+  nlohmann::json list = nlohmann::json::array();
+  bool changed = false;
+  for (nlohmann::json e : *it) {
+    const bool to = e.is_object() && named(e.value("to", nlohmann::json()));
+    const bool from = e.is_object() && named(e.value("from", nlohmann::json()));
+    if (to || from) {
+      changed = true;
+      if (renamedTo.empty()) continue;  // the node goes: so do its links' points
+      if (to) e["to"]["node"] = renamedTo;
+      if (from) e["from"]["node"] = renamedTo;
+    }
+    list.push_back(std::move(e));
+  }
+  if (!changed) return op;
+  const std::string what = op->description();
+  std::vector<engine::OperationPtr> parts;
+  parts.push_back(std::move(op));
+  parts.push_back(engine::make_set_editor_entry(kReroutes, list.empty() ? nlohmann::json(nullptr) : std::move(list)));
+  return engine::make_composite(what, std::move(parts));
 }
 
 }  // namespace vidgraph::gui

@@ -11,6 +11,7 @@
 #include <QtWidgets/QScrollBar>
 
 #include "gui/graph_scene.h"
+#include "gui/group_item.h"
 #include "gui/minimap.h"
 
 namespace vidgraph::gui {
@@ -52,7 +53,10 @@ void GraphView::zoomBy(qreal factor) {
 
 void GraphView::fitToNodes(QRectF rect) {
   if (!rect.isValid()) {
-    if (auto* s = dynamic_cast<GraphScene*>(scene())) rect = s->nodesBoundingRect();
+    if (auto* s = dynamic_cast<GraphScene*>(scene())) {
+      rect = s->nodesBoundingRect();
+      for (const GroupItem* g : s->groupItems()) rect |= g->sceneRect();  // group titles stay in view
+    }
   }
   if (!rect.isValid() || rect.isEmpty()) {
     setZoom(1.0, mapToScene(viewport()->rect().center()));

@@ -20,7 +20,7 @@ class GraphView : public QGraphicsView {
   qreal zoom() const { return transform().m11(); }
   void setZoom(qreal factor, QPointF anchorScenePos);
   void zoomBy(qreal factor);
-  // Fits every node (or `rect` when valid) in the view, zoom clamped to [0.2, 1.5].
+  // Fits every node and group (or `rect` when valid) in the view, zoom clamped to [0.2, 1.5].
   void fitToNodes(QRectF rect = QRectF());
   // Scene position under the mouse, or the view's centre when the mouse is outside.
   QPointF cursorScenePos() const;

@@ -708,6 +708,10 @@ class tst_Gui : public QObject {
     gui::GroupItem* group = window.scene()->groupItems().front();
     QCOMPARE(window.scene()->nodesInGroup(group), std::vector<std::string>({"Number", "Scale"}));
     const QRectF rect = c->groups().front().rect;
+    QTest::keyClick(&window, Qt::Key_0, Qt::ControlModifier);  // Fit keeps the group's title in view
+    QVERIFY(view->mapToScene(view->viewport()->rect()).boundingRect().contains(rect));
+    view->setZoom(1.0, QPointF(0, 0));
+    view->centerOn(QPointF(400, 150));
     // Rename through the group menu.
     auto groupMenuAction = [&](const QString& text) -> QAction* {
       const QPointF onTitle = window.scene()->groupItems().front()->sceneRect().topLeft() + QPointF(40, 10);
@@ -824,6 +828,15 @@ class tst_Gui : public QObject {
     c->undoStack()->undo();
     wire = window.scene()->connectionItem("Scale", QStringLiteral("x"));
     QCOMPARE(wire->reroutePoints(), QVector<QPointF>({bent}));
+    // Its points follow a rename of either end, and go with a removed node (undo brings them back).
+    QVERIFY(c->renameNode("Scale", "times").ok());
+    QCOMPARE(c->reroutePoints("times", "x"), QVector<QPointF>({bent}));
+    c->undoStack()->undo();
+    QVERIFY(c->removeNodes({"Number"}).ok());
+    QVERIFY(!c->document().editor().contains("reroutes"));
+    c->undoStack()->undo();
+    QCOMPARE(c->reroutePoints("Scale", "x"), QVector<QPointF>({bent}));
+    wire = window.scene()->connectionItem("Scale", QStringLiteral("x"));
     // The dot's own menu deletes it.
     menu.reset(window.contextMenuAt(view->mapFromScene(bent)));
     QAction* remove = gui_test::findAction(*menu, QStringLiteral("Delete &Reroute Point"));
