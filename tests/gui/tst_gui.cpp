@@ -450,10 +450,7 @@ class tst_Gui : public QObject {
     QVERIFY(window.runWorkflow());
     QVERIFY(window.runWorkflow());
     QCOMPARE(run->queuedCount(), 1);
-    QAction* clear = nullptr;
-    for (QAction* a : window.findChildren<QAction*>()) {
-      if (a->text() == QLatin1String("Clear &Queue")) clear = a;
-    }
+    QAction* clear = gui_test::findAction(window, QStringLiteral("Clear &Queue"));
     QVERIFY(clear && clear->isEnabled());
     clear->trigger();
     QCOMPARE(run->queuedCount(), 0);
@@ -991,10 +988,7 @@ class tst_Gui : public QObject {
   // document (File > New, open) drops the previous document's clip.
   void previewPlaceholderKeyAndDocumentSwitch() {
     gui::MainWindow window(registry_, {tmp_.filePath("rec-player"), 3600000, false});
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    window.activateWindow();
-    QVERIFY(QTest::qWaitForWindowActive(&window));
+    gui_test::showWindow(window);
     auto* screen = window.player()->findChild<QLabel*>(QStringLiteral("previewScreen"));
     QVERIFY(screen);
     QVERIFY2(screen->text().contains(QLatin1String("Preview Video")), qPrintable(screen->text()));
@@ -1012,10 +1006,7 @@ class tst_Gui : public QObject {
     QVERIFY(window.player()->isPlaying());
     QTest::keyClick(&window, Qt::Key_K);
     QVERIFY(!window.player()->isPlaying());
-    QAction* newAction = nullptr;
-    for (QAction* a : window.findChildren<QAction*>()) {
-      if (a->text() == QLatin1String("&New")) newAction = a;
-    }
+    QAction* newAction = gui_test::findAction(window, QStringLiteral("&New"));
     QVERIFY(newAction);
     newAction->trigger();
     QCOMPARE(window.player()->frameCount(), 0);
@@ -1206,11 +1197,7 @@ class tst_Gui : public QObject {
   // passes its input through without computing it, and the node menu shows Bypass checked.
   void bypassSelectedNode() {
     gui::MainWindow window(registry_, {tmp_.filePath("rec-bypass"), 3600000, false});
-    window.resize(1024, 700);
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    window.activateWindow();
-    QVERIFY(QTest::qWaitForWindowActive(&window));
+    gui_test::showWindow(window, {1024, 700});
     DocumentController* c = window.controller();
     buildChain(*c);
     window.scene()->selectNodes({"Scale"});
@@ -1246,10 +1233,7 @@ class tst_Gui : public QObject {
   // layout, kept through a reload): its wires meet the bar, its ports take no new wire; undo expands.
   void collapseSelectedNode() {
     gui::MainWindow window(registry_, {tmp_.filePath("rec-collapse"), 3600000, false});
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    window.activateWindow();
-    QVERIFY(QTest::qWaitForWindowActive(&window));
+    gui_test::showWindow(window);
     DocumentController* c = window.controller();
     buildChain(*c);
     gui::NodeItem* item = window.scene()->nodeItem("Scale");
@@ -1311,11 +1295,7 @@ class tst_Gui : public QObject {
   // opens the matching popup; each action is one undo step.
   void contextMenus() {
     gui::MainWindow window(registry_, {tmp_.filePath("rec-context"), 3600000, false});
-    window.resize(1024, 700);
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    window.activateWindow();
-    QVERIFY(QTest::qWaitForWindowActive(&window));
+    gui_test::showWindow(window, {1024, 700});
     DocumentController* c = window.controller();
     buildChain(*c);
     window.fitView();
@@ -1462,11 +1442,7 @@ class tst_Gui : public QObject {
   // cut-off, so it sees hidden titles. The fitted grab is kept as an artefact.
   void fitKeepsNodeTitlesAt1024x700() {
     gui::MainWindow window(registry_, {tmp_.filePath("rec-fit"), 3600000, false});
-    window.resize(1024, 700);
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    window.activateWindow();
-    QVERIFY(QTest::qWaitForWindowActive(&window));
+    gui_test::showWindow(window, {1024, 700});
 #ifdef VIDGRAPH_GUI_HAVE_NODES
     QVERIFY(window.openFile(QStringLiteral(VIDGRAPH_SOURCE_DIR "/resources/workflows/demo.vgflow")));
 #else

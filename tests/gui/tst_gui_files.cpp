@@ -180,10 +180,7 @@ class tst_GuiFiles : public QObject {
   void saveAsShortcutOpensTheDialog() {
     QTemporaryDir dir;
     gui::MainWindow window(registry_, {dir.filePath(QStringLiteral("recovery")), 3600000, false});
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    window.activateWindow();
-    QVERIFY(QTest::qWaitForWindowActive(&window));
+    gui_test::showWindow(window);
     buildChain(*window.controller());
     const QString target = dir.filePath(QStringLiteral("keyed.vgflow"));
     DialogAnswerer answerer({}, target);
