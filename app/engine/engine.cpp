@@ -141,7 +141,7 @@ class Runner {
     count_consumers(doc);
     for (std::size_t i = 0; i < plan_.size(); ++i) {
       if (cancel_) return RunStatus::Cancelled;
-      const RunStatus s = run_node(doc, *doc.find_node(plan_[i]), result_.nodes[i], request);
+      const RunStatus s = run_node(*doc.find_node(plan_[i]), result_.nodes[i], request);
       if (s != RunStatus::Succeeded) return s;
     }
     if (request.keep_outputs) {
@@ -258,7 +258,7 @@ class Runner {
     }
   }
 
-  RunStatus run_node(const GraphDocument& doc, const Node& n, NodeRunStat& stat, const RunRequest& request);
+  RunStatus run_node(const Node& n, NodeRunStat& stat, const RunRequest& request);
   RunStatus pass_through(const Node& n, const NodeType& type, ValueMap inputs, NodeRunStat& stat,
                          const RunRequest& request);
   RunStatus fail(NodeRunStat& stat, const Node& n, const std::string& message, Clock::time_point t0);
@@ -290,7 +290,7 @@ RunStatus Runner::fail(NodeRunStat& stat, const Node& n, const std::string& mess
   return RunStatus::Failed;
 }
 
-RunStatus Runner::run_node(const GraphDocument& doc, const Node& n, NodeRunStat& stat, const RunRequest& request) {
+RunStatus Runner::run_node(const Node& n, NodeRunStat& stat, const RunRequest& request) {
   const auto t0 = Clock::now();
   const NodeType& type = *registry_.find(n.type);
   const nlohmann::json params = type.params_with_defaults(n.params);
