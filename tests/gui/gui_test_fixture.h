@@ -95,26 +95,17 @@ inline void dragMouse(QWidget* widget, QPoint from, QPoint to, Qt::KeyboardModif
   QTest::mouseRelease(widget, Qt::LeftButton, modifiers, to);
 }
 
-#ifdef VIDGRAPH_GUI_HAVE_NODES
-// The editor's session (main.cpp opens the same one), once per suite process: it owns the attention
-// plugin that the built-in node types of the suite's registry call, so it lives until the process exits.
-inline nodes::Session& suiteSession() {
-  static nodes::Session session;
-  return session;
-}
-#endif  // VIDGRAPH_GUI_HAVE_NODES
-
 // initTestCase of both suites: settings and data folders in test mode under the suite's own name,
-// the engine's test node types plus GuiPreview (and the session's built-in nodes when linked), the theme.
+// the engine's test node types plus GuiPreview, the theme. A suite linked with the nodes adds the
+// built-in types of its own nodes::Session member (declared before its registry, so the session,
+// and the plugin with it, ends after the node types that call it and before the process exits, as
+// in main.cpp; a plugin unloaded during exit()'s static teardown races other libraries' teardown).
 inline void initGuiSuite(engine::Registry& registry, const QString& applicationName) {
   QStandardPaths::setTestModeEnabled(true);
   QCoreApplication::setOrganizationName(QStringLiteral("VidgraphTest"));
   QCoreApplication::setApplicationName(applicationName);
   test::register_engine_test_nodes(registry);
   QVERIFY(registry.add(guiPreviewType()).ok());
-#ifdef VIDGRAPH_GUI_HAVE_NODES
-  nodes::register_builtin_nodes(registry, suiteSession().builtin_options());
-#endif  // VIDGRAPH_GUI_HAVE_NODES
   gui::applyTheme(*qApp);
 }
 

@@ -92,6 +92,9 @@ class tst_Gui : public QObject {
   Q_OBJECT
 
  private:
+#ifdef VIDGRAPH_GUI_HAVE_NODES
+  nodes::Session session_;  // before registry_: see gui_test::initGuiSuite
+#endif  // VIDGRAPH_GUI_HAVE_NODES
   engine::Registry registry_;
   QTemporaryDir tmp_;
   bool screenshotOfRun_ = false;  // runDemoWorkflow wrote the artefact with a finished run
@@ -99,6 +102,9 @@ class tst_Gui : public QObject {
  private Q_SLOTS:
   void initTestCase() {
     gui_test::initGuiSuite(registry_, QStringLiteral("tst_gui"));
+#ifdef VIDGRAPH_GUI_HAVE_NODES
+    nodes::register_builtin_nodes(registry_, session_.builtin_options());
+#endif  // VIDGRAPH_GUI_HAVE_NODES
     QVERIFY(tmp_.isValid());
   }
 
@@ -946,7 +952,7 @@ class tst_Gui : public QObject {
     QVERIFY(p.waitForFinished(60000));
     QCOMPARE(p.exitCode(), 0);
     const json cli = json::parse(p.readAllStandardOutput().toStdString());
-    const json editor = gui_test::suiteSession().registry().describe();
+    const json editor = session_.registry().describe();
     QCOMPARE(QString::fromStdString(editor.dump(1)), QString::fromStdString(cli.dump(1)));
     std::map<std::string, json> suite;
     const json described = registry_.describe();

@@ -86,6 +86,9 @@ class tst_GuiFiles : public QObject {
   Q_OBJECT
 
  private:
+#ifdef VIDGRAPH_GUI_HAVE_NODES
+  nodes::Session session_;  // before registry_: see gui_test::initGuiSuite
+#endif  // VIDGRAPH_GUI_HAVE_NODES
   engine::Registry registry_;
   QTemporaryDir tmp_;
 
@@ -138,6 +141,9 @@ class tst_GuiFiles : public QObject {
  private Q_SLOTS:
   void initTestCase() {
     gui_test::initGuiSuite(registry_, QStringLiteral("tst_gui_files"));
+#ifdef VIDGRAPH_GUI_HAVE_NODES
+    nodes::register_builtin_nodes(registry_, session_.builtin_options());
+#endif  // VIDGRAPH_GUI_HAVE_NODES
     QVERIFY(tmp_.isValid());
   }
 
