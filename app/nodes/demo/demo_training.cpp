@@ -54,11 +54,12 @@ vae::WanVaeConfig demo_vae_config() {
   return c;
 }
 
-wan::WanConfig demo_dit_config(int64_t z_dim, int64_t text_dim) {
+// Heads of 64 (the smallest head the GPU attention kernels take); `dim` a multiple of 64.
+wan::WanConfig demo_dit_config(int dim, int64_t z_dim, int64_t text_dim) {
   wan::WanConfig c = wan::wan_tiny_config();
-  c.dim = 128;  // 2 heads of 64: the smallest head the GPU attention kernels take
-  c.num_heads = 2;
-  c.ffn_dim = 512;
+  c.dim = dim;
+  c.num_heads = dim / 64;
+  c.ffn_dim = 4 * dim;
   c.num_layers = 4;
   c.in_dim = c.out_dim = z_dim;
   c.text_dim = text_dim;
@@ -78,6 +79,13 @@ train::SceneOptions scene_options(const DemoTrainingOptions& o, int frames) {
 double psnr(const at::Tensor& a, const at::Tensor& b) {  // videos in [-1, 1]
   const double mse = ((a - b) * 0.5).pow(2).mean().item<double>();
   return 10.0 * std::log10(1.0 / std::max(mse, 1e-12));
+}
+
+// The sample image through the VAE's first-frame path, in dB.
+double still_psnr(const DemoTrainingOptions& o, const vae::WanVae& vae) {
+  c10::NoGradGuard no_grad;
+  const at::Tensor still = train::scene_video(o.image.unsqueeze(0)).unsqueeze(0);
+  return psnr(vae.decode(vae.encode(still.to(o.device))).cpu(), still);
 }
 
 std::shared_ptr<vae::WanVae> train_demo_vae(const DemoTrainingOptions& o, DemoTrainingReport& report) {
@@ -113,11 +121,17 @@ std::shared_ptr<vae::WanVae> train_demo_vae(const DemoTrainingOptions& o, DemoTr
   std::vector<at::Tensor> sample;
   for (int i = 0; i < 16; ++i) sample.push_back(next_batch(0));
   train::normalise_vae_latents(*vae, sample);
-  c10::NoGradGuard no_grad;
-  report.image_psnr = psnr(vae->decode(vae->encode(still.to(o.device))).cpu(), still);
+  report.image_psnr = still_psnr(o, *vae);
   report.seconds_vae = seconds_since(start);
   spdlog::info("VAE trained in {:.0f} s: loss {:.4f}, sample image {:.2f} dB", report.seconds_vae, report.vae_loss,
                report.image_psnr);
+  return vae;
+}
+
+std::shared_ptr<vae::WanVae> load_demo_vae(const DemoTrainingOptions& o, DemoTrainingReport& report) {
+  auto vae = vae::load_wan_vae(o.vae, o.device);
+  report.image_psnr = still_psnr(o, *vae);
+  spdlog::info("Using the VAE '{}': sample image {:.2f} dB", o.vae, report.image_psnr);
   return vae;
 }
 
@@ -148,8 +162,10 @@ wan::WanModel train_demo_dit(const DemoTrainingOptions& o, plugin::AttentionBack
                              DemoTrainingReport& report) {
   const auto start = std::chrono::steady_clock::now();
   wan::WanModelOptions model_options;
-  model_options.config = demo_dit_config(samples.front().latent.size(0), text_dim);
+  model_options.config = demo_dit_config(o.dit_dim, samples.front().latent.size(0), text_dim);
   model_options.device = o.device;
+  // The GPU attention kernels take bf16 (fp32 master weights train it); the CPU reference fp32.
+  model_options.compute_dtype = o.device.is_cuda() ? at::kBFloat16 : at::kFloat;
   wan::WanModel dit(model_options);
   wan::wan_init_weights(*dit, o.seed + 3);
   train::TrainOptions t;
@@ -181,6 +197,9 @@ DemoTrainingReport train_demo_model(const std::string& out_dir, plugin::Attentio
   if (o.image.dim() != 3 || o.image.size(0) != kHeight || o.image.size(1) != kWidth) {
     throw std::invalid_argument("the demo training image must be uint8 [96, 160, 3]");
   }
+  if (o.dit_dim < 64 || o.dit_dim % 64 != 0) {
+    throw std::invalid_argument("the demo DiT width must be a multiple of 64, not " + std::to_string(o.dit_dim));
+  }
   DemoTrainingReport report;
   const fs::path out(out_dir);
   fs::create_directories(out);
@@ -192,7 +211,7 @@ DemoTrainingReport train_demo_model(const std::string& out_dir, plugin::Attentio
   t5::save_umt5_safetensors(*encoder, (out / "text_encoder.safetensors").string(), t5::Umt5Layout::Official,
                             at::kBFloat16);
 
-  const auto vae = train_demo_vae(o, report);
+  const auto vae = o.vae.empty() ? train_demo_vae(o, report) : load_demo_vae(o, report);
   vae::save_vae_safetensors(*vae, (out / "vae.safetensors").string(), vae::VaeLayout::Official, at::kBFloat16);
 
   const auto samples = demo_samples(o, *vae, *encoder, tokenizer, report);

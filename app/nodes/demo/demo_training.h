@@ -24,15 +24,17 @@ struct DemoTrainingOptions {
   std::string tokenizer;     // spiece.model of the demo tokenizer (copied into the folder)
   at::Tensor image;          // uint8 [96, 160, 3]: the sample image as Load Image gives it
   at::Tensor image_large;    // uint8 [192, 320, 3]: the same at twice the size, for crops
-  int vae_steps = 500, vae_batch = 1;
-  int clips = 160;           // training clips of 25 frames for the DiT
-  int dit_steps = 1500, dit_batch = 4;
+  std::string vae;           // a trained demo VAE (vae.safetensors of a model folder): skips the VAE stage
+  int vae_steps = 1500, vae_batch = 4;
+  int clips = 640;           // training clips of 25 frames for the DiT
+  int dit_steps = 3500, dit_batch = 16;
+  int dit_dim = 256;         // DiT width: heads of 64, feed-forward 4x
   double vae_lr = 2e-3, dit_lr = 5e-4;
 };
 
 struct DemoTrainingReport {
   double vae_loss = 0, dit_loss = 0;  // mean of the last 10 % of steps
-  double image_psnr = 0;              // the sample image through the trained VAE (first-frame path)
+  double image_psnr = 0;              // the sample image through the VAE (first-frame path)
   double seconds_vae = 0, seconds_data = 0, seconds_dit = 0;
 };
 
