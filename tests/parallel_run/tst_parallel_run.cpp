@@ -37,8 +37,10 @@ const QString kRunner = kBinary + "/bin/vidgraph-run";
 const QString kDemo = kBinary + "/share/vidgraph/workflows/demo.vgflow";
 
 // The demo cut short, exporting PNG frames (exact pixels, no codec in the comparison).
+// The demo workflow on the seeded tiny model (2 attention heads: splits over 1 or 2 ranks only).
 QStringList frames_args(const QString& out) {
-  return {"run", kDemo, "--output-dir", out, "--set", "sampler.steps=2", "--set", "sampler.frames=5",
+  return {"run", kDemo, "--output-dir", out, "--set", "model.model_path={resources}/models/wan22-tiny",
+          "--set", "sampler.steps=2", "--set", "sampler.frames=5",
           "--set", "export.format=png", "--set", "export.filename={output}/frames"};
 }
 
@@ -241,7 +243,7 @@ void tst_parallel_run::torchrunEnvironmentIsHonoured() {
   QVERIFY2(fs::is_empty(tmp_.path().toStdString()), "rank 1's scratch folder was removed");
 }
 
-// The demo DiT has 2 heads: 4 ranks cannot split them. Exit 2 before the model loads.
+// The tiny DiT has 2 heads: 4 ranks cannot split them. Exit 2 before the model loads.
 void tst_parallel_run::headsNotDividingIsAValidationError() {
   QTemporaryDir out;
   const RunOutcome r = run(QStringList(frames_args(out.path())) << "--nproc" << "4", tmp_.path());
