@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Trains the demo model on the GPU with vidgraph-train-demo (its default schedule unless TRAIN_ARGS
-# says otherwise) from the build's demo tokenizer and IMAGE, the sample image as `vidgraph-train-demo
+# says otherwise) from the shipped model's tokenizer (resources/demo/model) and IMAGE, the sample image as `vidgraph-train-demo
 # --fit-image` writes it (the GPU build reads no pictures). The model folder goes to MODEL_DIR
 # (default /tmp/demo-model); its training.json and the log go to $OUT.
 # Usage: IMAGE=landscape.safetensors tests/bench/train_demo_run.sh BUILD_DIR   (needs target vidgraph-train-demo)
@@ -10,7 +10,8 @@ OUT=${OUT:-$PWD/device-out}
 MODEL_DIR=${MODEL_DIR:-/tmp/demo-model}
 mkdir -p "$OUT"
 BIN="$BUILD/bin/vidgraph-train-demo"
-TOKENIZER="$BUILD/share/vidgraph/models/wan22-tiny/spiece.model"
+# The shipped tokenizer, not the build's: sentencepiece versions train different ones from the corpus.
+TOKENIZER="$(cd "$(dirname "$0")/../.." && pwd)/resources/demo/model/spiece.model"
 [ -x "$BIN" ] || { echo "train_demo_run.sh: $BIN is missing: build it first" >&2; exit 2; }
 [ -f "${IMAGE:-}" ] || { echo "train_demo_run.sh: IMAGE (the --fit-image file) is missing" >&2; exit 2; }
 if [ -d /tmp/vg-deps/usr/lib/x86_64-linux-gnu ]; then

@@ -122,7 +122,6 @@ bool parse(int argc, char** argv, Args& a, std::string& error) {
   else if (!a.fit_image.empty()) return true;
   else if (a.out.empty()) error = "OUT_DIR is missing";
   else if (a.options.tokenizer.empty()) error = "--tokenizer is missing";
-  else if (a.options.dit_dim % 64 != 0) error = "--dit-dim takes a multiple of 64";
   return error.empty();
 }
 

@@ -1,9 +1,9 @@
 // Make Demo Dataset: writes a tiny seeded training dataset of the demo scenes (models/train/
 // demo_scenes.h: shapes moving, growing or bouncing, camera pans and zooms over patterns; short MP4
 // clips, each with a NAME.txt caption saying what moves) for the shipped fine-tuning workflow and the
-// tests: the same vocabulary the demo model was trained on. It never replaces anything: a new folder is filled and then
-// stamped (.vidgraph-demo-dataset.json with the settings); a folder stamped with the same settings
-// is reused as it is, and any other existing, non-empty folder is refused.
+// tests: the vocabulary the demo model was trained on. It never replaces anything: a new folder is
+// filled and then stamped (.vidgraph-demo-dataset.json with the settings); a folder stamped with the
+// same settings is reused as it is, and any other existing, non-empty folder is refused.
 #include <filesystem>
 #include <fstream>
 #include <random>
