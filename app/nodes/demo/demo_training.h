@@ -26,8 +26,8 @@ struct DemoTrainingOptions {
   at::Tensor image_large;    // uint8 [192, 320, 3]: the same at twice the size, for crops
   std::string vae;           // a trained demo VAE (vae.safetensors of a model folder): skips the VAE stage
   int vae_steps = 1500, vae_batch = 4;
-  int clips = 640;           // training clips of 25 frames for the DiT
-  int dit_steps = 3500, dit_batch = 16;
+  int clips = 1280;          // training clips of 25 frames for the DiT
+  int dit_steps = 5000, dit_batch = 32;
   int dit_dim = 256;         // DiT width: heads of 64, feed-forward 4x
   double vae_lr = 2e-3, dit_lr = 5e-4;
 };
