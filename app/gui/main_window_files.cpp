@@ -1,8 +1,10 @@
 // MainWindow: files (new, open, save, save as, recent, drag-and-drop), the unsaved-changes prompt,
 // crash recovery and window state (see main_window.h).
+#include <QtCore/QDir>
 #include <QtCore/QFileInfo>
 #include <QtCore/QMimeData>
 #include <QtCore/QSettings>
+#include <QtCore/QStandardPaths>
 #include <QtGui/QCloseEvent>
 #include <QtGui/QDragEnterEvent>
 #include <QtGui/QDropEvent>
@@ -142,8 +144,20 @@ bool MainWindow::save() {
   return controller_->filePath().isEmpty() ? saveAs() : saveTo(controller_->filePath());
 }
 
+// Where Save As starts: the document's own file; for an untitled one, the folder of the latest
+// recent file that still exists, else the Documents folder (never the process's working folder).
+QString MainWindow::saveDialogPath() const {
+  if (!controller_->filePath().isEmpty()) return controller_->filePath();
+  for (const QString& f : recentFiles()) {
+    const QString dir = QFileInfo(f).absolutePath();
+    if (QFileInfo(dir).isDir()) return dir;
+  }
+  const QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+  return QFileInfo(documents).isDir() ? documents : QDir::homePath();
+}
+
 bool MainWindow::saveAs() {
-  QString path = QFileDialog::getSaveFileName(this, tr("Save workflow"), controller_->filePath(), tr(kWorkflowFilter));
+  QString path = QFileDialog::getSaveFileName(this, tr("Save workflow"), saveDialogPath(), tr(kWorkflowFilter));
   if (path.isEmpty()) return false;
   if (QFileInfo(path).suffix().isEmpty()) path += QStringLiteral(".vgflow");
   return saveTo(path);

@@ -7,9 +7,11 @@
 // (selected and accepted; rejected when none is queued). Every dialog seen is recorded (title, and
 // the text or the file dialog's folder) so a test can assert that a dialog was (or was not) shown.
 // A QInputDialog gets the next queued text (answerText), or is rejected when none is queued.
-// A dialog arriving after the queue is empty is recorded and rejected, so a test never hangs.
+// A dialog arriving after the queue is empty is recorded and rejected, so a test never hangs; so is
+// one still open 2 s after it was answered (a file dialog is given its name once more first).
 #pragma once
 
+#include <QtCore/QElapsedTimer>
 #include <QtCore/QList>
 #include <QtCore/QPointer>
 #include <QtCore/QString>
@@ -18,6 +20,7 @@
 #include <QtWidgets/QApplication>
 #include <QtWidgets/QFileDialog>
 #include <QtWidgets/QInputDialog>
+#include <QtWidgets/QLineEdit>
 #include <QtWidgets/QMessageBox>
 
 namespace vidgraph::gui_test {
@@ -61,8 +64,14 @@ class DialogAnswerer {
 
   void poll() {
     QWidget* w = activeDialog();
-    if (!w || (w == last_ && w->isVisible())) return;  // nothing new (or the last one is still closing)
+    if (!w) return;
+    if (w == last_ && w->isVisible()) {  // the last one is still closing, or did not take its answer
+      if (answeredAt_.elapsed() > 2000) unstick(w);
+      return;
+    }
     last_ = w;
+    answeredAt_.start();
+    retried_ = false;
     if (auto* box = qobject_cast<QMessageBox*>(w)) {
       Seen s{QStringLiteral("message"), box->windowTitle(), box->text(), !answers_.isEmpty()};
       seen_ << s;
@@ -88,17 +97,41 @@ class DialogAnswerer {
         dialog->reject();
         return;
       }
-      dialog->selectFile(saveFileName_);
+      acceptFile(dialog, saveFileName_);
+      lastFileName_ = saveFileName_;
       saveFileName_.clear();
-      static_cast<QDialog*>(dialog)->accept();  // QFileDialog::accept is protected; the virtual is not
     }
   }
 
+  // selectFile() leaves the name field alone once it has the focus (which the dialog gives it when
+  // its window activates, so sooner or later depending on load): type the name into it as well.
+  static void acceptFile(QFileDialog* dialog, const QString& name) {
+    dialog->selectFile(name);
+    if (auto* edit = dialog->findChild<QLineEdit*>(QStringLiteral("fileNameEdit"))) edit->setText(name);
+    static_cast<QDialog*>(dialog)->accept();  // QFileDialog::accept is protected; the virtual is not
+  }
+
+  void unstick(QWidget* w) {
+    auto* dialog = qobject_cast<QFileDialog*>(w);
+    if (dialog && !retried_ && !lastFileName_.isEmpty()) {
+      qWarning("DialogAnswerer: the file dialog is still open 2 s after it was answered; answering again.");
+      retried_ = true;
+      answeredAt_.start();
+      acceptFile(dialog, lastFileName_);
+      return;
+    }
+    qWarning("DialogAnswerer: '%s' is still open 2 s after it was answered; rejecting it.", qPrintable(w->windowTitle()));
+    answeredAt_.start();
+    if (auto* d = qobject_cast<QDialog*>(w)) d->reject();
+  }
+
   QList<QMessageBox::StandardButton> answers_;
-  QString saveFileName_;
+  QString saveFileName_, lastFileName_;
   QStringList texts_;
   QList<Seen> seen_;
   QPointer<QWidget> last_;
+  QElapsedTimer answeredAt_;
+  bool retried_ = false;
   QTimer timer_;
 };
 

@@ -16,6 +16,7 @@
 #include <QtCore/QMimeData>
 #include <QtCore/QRegularExpression>
 #include <QtCore/QSettings>
+#include <QtCore/QStandardPaths>
 #include <QtCore/QTemporaryDir>
 #include <QtCore/QUrl>
 #include <QtGui/QAction>
@@ -544,6 +545,7 @@ class tst_GuiFiles : public QObject {
   void saveUntitledAsksForAFileName() {
     QFETCH(bool, giveName);
     QTemporaryDir dir;
+    QSettings().remove(QStringLiteral("recentFiles"));
     const QString path = QFileInfo(dir.filePath(QStringLiteral("untitled-saved.vgflow"))).absoluteFilePath();
     gui::MainWindow window(registry_, {dir.filePath(QStringLiteral("recovery")), 3600000, false});
     window.show();
@@ -557,6 +559,9 @@ class tst_GuiFiles : public QObject {
     QCOMPARE(answerer.seen().at(0).kind, QStringLiteral("message"));
     QVERIFY(answerer.seen().at(0).text.contains(QStringLiteral("Untitled")));
     QCOMPARE(answerer.seen().at(1).kind, QStringLiteral("file"));
+    // An untitled document with no recent files starts in Documents (or home), not the working folder.
+    const QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    QCOMPARE(answerer.seen().at(1).text, QFileInfo(documents).isDir() ? documents : QDir::homePath());
     if (!giveName) {
       QVERIFY(!closed);
       QVERIFY(window.isVisible());
