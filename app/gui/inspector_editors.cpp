@@ -36,17 +36,22 @@ json valueOrDefault(const engine::ParamSpec& spec, const json& value) {
   return value.is_null() ? spec.default_value : value;
 }
 
+constexpr int kFloatDecimals = 4;
+constexpr double kFloatStep = 1e-4;  // the smallest change a float spin box shows
+
 class NumberEditor : public ParamEditor {
  public:
   NumberEditor(const engine::ParamSpec& spec, QWidget* parent) : ParamEditor(spec, parent) {
     const bool isInt = spec.kind == ParamKind::Int;
     const double lo = spec.min.value_or(isInt ? -2147483647.0 : -1e9);
-    const double hi = spec.max.value_or(isInt ? 2147483647.0 : 1e9);
+    // An open upper bound (sparsity in [0, 1)) stops one shown step below it: 0.9999, not 1.
+    const double hi = spec.max ? *spec.max - (spec.max_exclusive ? (isInt ? 1.0 : kFloatStep) : 0.0)
+                               : (isInt ? 2147483647.0 : 1e9);
     spin_ = new QDoubleSpinBox(this);
     spin_->setRange(lo, hi);
-    spin_->setDecimals(isInt ? 0 : 4);
+    spin_->setDecimals(isInt ? 0 : kFloatDecimals);
     const double intStep = spec.step > 0 ? double(spec.step) : 1.0;
-    spin_->setSingleStep(isInt ? intStep : std::max(0.0001, (spec.min && spec.max) ? (hi - lo) / 100.0 : 0.1));
+    spin_->setSingleStep(isInt ? intStep : std::max(kFloatStep, (spec.min && spec.max) ? (hi - lo) / 100.0 : 0.1));
     spin_->setKeyboardTracking(false);
     auto* layout = rowLayout(this);
     // A slider only where each of its positions is a useful step: a 1–1000 steps slider is not.

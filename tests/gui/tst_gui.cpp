@@ -1065,6 +1065,26 @@ class tst_Gui : public QObject {
     QVERIFY(count->findChild<QSlider*>());
   }
 
+  // An open upper bound (sparsity in [0, 1)): the spin box and the slider stop below it, so the
+  // editor never commits a value the param refuses.
+  void exclusiveMaxStaysBelowTheBound() {
+    engine::ParamSpec spec = engine::ParamSpec::real("sparsity", 0.5, 0.0, 1.0);
+    spec.max_exclusive = true;
+    std::unique_ptr<gui::ParamEditor> editor(gui::createParamEditor(spec, nullptr));
+    std::vector<json> commits;
+    editor->setCommit([&](json v) { commits.push_back(v); });
+    editor->showValue(0.5);
+    auto* spin = editor->findChild<QDoubleSpinBox*>();
+    auto* slider = editor->findChild<QSlider*>();
+    QVERIFY(spin && slider);
+    QVERIFY(spin->maximum() < 1.0);
+    spin->setValue(1.0);  // what typing 1 gives: clamped to the maximum
+    slider->setValue(slider->maximum());
+    QVERIFY(!commits.empty());
+    for (const json& v : commits) QVERIFY2(spec.check(v).ok(), v.dump().c_str());
+    QCOMPARE(commits.back().get<double>(), spin->maximum());
+  }
+
   // Frames are 4k + 1: the spin box steps by 4 from 1 and a typed 24 becomes 25; a file's 24 is
   // shown as it is, marked invalid, and not rewritten.
   void framesSpinBoxStepsByFour() {
