@@ -323,11 +323,12 @@ RunStatus Runner::run_node(const Node& n, NodeRunStat& stat, const RunRequest& r
   }
   post(EventKind::NodeStarted, n.id, n.type);
   NodeContext::Hooks hooks;
-  hooks.progress = [&](std::int64_t value, std::int64_t max, const std::string& text) {
+  hooks.progress = [&](std::int64_t value, std::int64_t max, const std::string& text, const ProgressMetrics& metrics) {
     post(EventKind::NodeProgress, n.id, n.type, [&](Event& e) {
       e.value = value;
       e.max = max;
       e.text = text;
+      e.metrics = metrics;
     });
   };
   hooks.cancelled = [this] { return cancel_.load(); };

@@ -59,6 +59,10 @@ nlohmann::json event_to_json(const Event& e) {
       j["value"] = e.value;
       j["max"] = e.max;
       if (!e.text.empty()) j["text"] = e.text;
+      if (!e.metrics.empty()) {
+        nlohmann::json& metrics = j["metrics"] = nlohmann::json::object();
+        for (const auto& [name, number] : e.metrics) metrics[name] = number;
+      }
       break;
     case EventKind::NodeFinished:
     case EventKind::NodeCancelled: j["seconds"] = e.seconds; break;

@@ -55,6 +55,7 @@ struct Event {
   std::string node_type;
   std::int64_t value = 0;     // NodeProgress; RunStarted: planned node count; Preview: step (1-based)
   std::int64_t max = 0;       // NodeProgress; Preview: step count (0 = not a step preview)
+  ProgressMetrics metrics;    // NodeProgress: the step's numbers by name ("loss", "lr"), if any
   std::string text;           // progress text, failure message, log line, run summary; Preview:
                               // the file a consumer saved it to (set by that consumer)
   double seconds = 0.0;       // NodeFinished/Failed/Cancelled: node time; RunFinished: run time

@@ -66,8 +66,9 @@ std::string NodeContext::param_string(const std::string& name) const {
 
 std::string NodeContext::param_path(const std::string& name) const { return resolve_path(param_string(name)); }
 
-void NodeContext::progress(std::int64_t value, std::int64_t max, const std::string& text) const {
-  if (hooks_.progress) hooks_.progress(value, max, text);
+void NodeContext::progress(std::int64_t value, std::int64_t max, const std::string& text,
+                           const ProgressMetrics& metrics) const {
+  if (hooks_.progress) hooks_.progress(value, max, text, metrics);
 }
 
 bool NodeContext::cancelled() const { return hooks_.cancelled && hooks_.cancelled(); }

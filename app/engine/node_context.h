@@ -19,6 +19,7 @@
 #include <functional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,10 +30,14 @@ namespace vidgraph::engine {
 
 enum class LogLevel { Trace, Debug, Info, Warn, Error };
 
+// Named numbers of one progress step, in the order the node gives them.
+using ProgressMetrics = std::vector<std::pair<std::string, double>>;
+
 class NodeContext {
  public:
   struct Hooks {
-    std::function<void(std::int64_t value, std::int64_t max, const std::string& text)> progress;
+    std::function<void(std::int64_t value, std::int64_t max, const std::string& text, const ProgressMetrics& metrics)>
+        progress;
     std::function<bool()> cancelled;
     std::function<void(LogLevel level, const std::string& line)> log;
     std::function<void(const Value& preview)> preview;
@@ -81,7 +86,10 @@ class NodeContext {
   const std::string& workflow_json() const { return options_.workflow_json; }
 
   // Channels back to the engine.
-  void progress(std::int64_t value, std::int64_t max, const std::string& text = std::string()) const;
+  // `metrics`: the step's numbers by name (a training step's "loss" and "lr"), for consumers that
+  // chart them; `text` says the same for people.
+  void progress(std::int64_t value, std::int64_t max, const std::string& text = std::string(),
+                const ProgressMetrics& metrics = {}) const;
   bool cancelled() const;
   void log(LogLevel level, const std::string& line) const;
   void log_info(const std::string& line) const { log(LogLevel::Info, line); }

@@ -27,7 +27,7 @@ inline engine::NodeContext context(const engine::NodeType& type, const nlohmann:
                                    engine::ValueMap inputs, const std::string& output_dir,
                                    Recorder* recorder) {
   engine::NodeContext::Hooks hooks;
-  hooks.progress = [recorder](std::int64_t v, std::int64_t m, const std::string& text) {
+  hooks.progress = [recorder](std::int64_t v, std::int64_t m, const std::string& text, const engine::ProgressMetrics&) {
     recorder->progress.emplace_back(v, m);
     recorder->progress_text.push_back(text);
   };

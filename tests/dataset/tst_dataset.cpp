@@ -7,6 +7,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/equal.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -478,8 +479,11 @@ void tst_dataset::shippedWorkflowRuns() {
   request.overrides = {"train.steps=4", "train.warmup=0", "sampler.steps=2", "make_dataset.clips=2"};
   engine::Engine engine(registry_);
   std::vector<std::string> train_progress;
-  engine.events().subscribe([&train_progress](const engine::Event& e) {
-    if (e.kind == engine::EventKind::NodeProgress && e.node_id == "train") train_progress.push_back(e.text);
+  nlohmann::json last_json;  // the last step's event as --json-events prints it
+  engine.events().subscribe([&](const engine::Event& e) {
+    if (e.kind != engine::EventKind::NodeProgress || e.node_id != "train") return;
+    train_progress.push_back(e.text);
+    last_json = engine::event_to_json(e);
   });
   const engine::RunResult result = engine.run(loaded->document, request);
   QVERIFY2(result.status == engine::RunStatus::Succeeded,
@@ -487,6 +491,10 @@ void tst_dataset::shippedWorkflowRuns() {
   QCOMPARE(train_progress.size(), std::size_t(4));
   QVERIFY2(train_progress.back().rfind("loss ", 0) == 0 && train_progress.back().find(" lr ") != std::string::npos,
            train_progress.back().c_str());
+  // The numbers themselves, for a chart: the loss the text shows (to its 6 decimals), a positive lr.
+  QVERIFY2(last_json["metrics"].is_object(), last_json.dump().c_str());
+  QVERIFY(std::abs(last_json["metrics"]["loss"].get<double>() - std::stod(train_progress.back().substr(5))) < 1e-6);
+  QVERIFY(last_json["metrics"]["lr"].get<double>() > 0.0);
   for (const char* file : {"lora.safetensors", "finetuned.mp4", "demo-dataset/demo_1.txt"}) {
     QVERIFY2(fs::is_regular_file(out.filePath(file).toStdString()), file);
   }

@@ -867,7 +867,7 @@ class tst_Engine : public QObject {
     ValueMap inputs{{"x", make_value("NUMBER", 2.5)}};
     int progress_calls = 0;
     NodeContext::Hooks hooks;
-    hooks.progress = [&](std::int64_t, std::int64_t, const std::string&) { ++progress_calls; };
+    hooks.progress = [&](std::int64_t, std::int64_t, const std::string&, const ProgressMetrics&) { ++progress_calls; };
     NodeContext ctx("n1", "Scale", inputs, json{{"factor", 3}, {"name", "x"}, {"f", "img/a.png"}}, opts, hooks);
     QCOMPARE(ctx.input_as<double>("x"), 2.5);
     QVERIFY(!ctx.has_input("y"));

@@ -30,7 +30,7 @@ inline engine::NodeContext make_context(const engine::NodeType& type, const nloh
                                         engine::ValueMap inputs, engine::RunOptions options,
                                         Recorder* recorder) {
   engine::NodeContext::Hooks hooks;
-  hooks.progress = [recorder](std::int64_t v, std::int64_t m, const std::string& text) {
+  hooks.progress = [recorder](std::int64_t v, std::int64_t m, const std::string& text, const engine::ProgressMetrics&) {
     recorder->progress.emplace_back(v, m);
     recorder->progress_text.push_back(text);
   };

@@ -81,7 +81,8 @@ train::TrainOptions train_options(const engine::NodeContext& ctx) {
   o.checkpoint_dir = ctx.param_path("checkpoint_folder");
   o.resume_from = ctx.param_string("resume").empty() ? std::string() : ctx.param_path("resume");
   o.on_step = [&ctx](const train::TrainStep& s) {
-    ctx.progress(s.step, s.steps, "loss " + number("%.6f", s.loss) + " lr " + number("%.3g", s.lr));
+    ctx.progress(s.step, s.steps, "loss " + number("%.6f", s.loss) + " lr " + number("%.3g", s.lr),
+                 {{"loss", s.loss}, {"lr", s.lr}});
   };
   o.is_cancelled = [&ctx] { return ctx.cancelled(); };
   return o;
