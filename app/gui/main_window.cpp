@@ -27,6 +27,7 @@
 #include "gui/graph_view.h"
 #include "gui/inspector_panel.h"
 #include "gui/log_panel.h"
+#include "gui/loss_chart.h"
 #include "gui/log_sink.h"
 #include "gui/minimap.h"
 #include "gui/node_palette.h"
@@ -108,9 +109,17 @@ void MainWindow::buildDocks() {
   logDock->setObjectName(QStringLiteral("logDock"));
   logDock->setWidget(log_);
   addDockWidget(Qt::BottomDockWidgetArea, logDock);
+  lossChart_ = new LossChart(this);
+  trainingDock_ = new QDockWidget(tr("Training"), this);
+  trainingDock_->setObjectName(QStringLiteral("trainingDock"));
+  trainingDock_->setWidget(lossChart_);
+  addDockWidget(Qt::BottomDockWidgetArea, trainingDock_);
+  splitDockWidget(logDock, trainingDock_, Qt::Horizontal);
+  trainingDock_->hide();  // shown when a run posts training steps
   resizeDocks({inspectorDock, previewDock_}, {420, 360}, Qt::Vertical);
   resizeDocks({inspectorDock}, {400}, Qt::Horizontal);
   resizeDocks({logDock}, {150}, Qt::Vertical);
+  resizeDocks({logDock, trainingDock_}, {3, 2}, Qt::Horizontal);
 }
 
 void MainWindow::buildMenus() {
@@ -249,6 +258,11 @@ void MainWindow::connectSignals() {
   connect(palette_, &NodePalette::nodeChosen, this, &MainWindow::onNodeChosen);
   connect(run_, &RunController::logLine, log_, &LogPanel::appendLine);
   connect(run_, &RunController::runStarted, this, [this] { updateRunActions(); });
+  connect(run_, &RunController::stepMetrics, this,
+          [this](const QString& id, qint64 step, qint64 steps, const QVariantMap& metrics) {
+            lossChart_->addStep(id, step, steps, metrics);
+            if (!trainingDock_->isVisible()) trainingDock_->show();
+          });
   connect(run_, &RunController::queueChanged, this, [this] { updateRunActions(); });
   connect(run_, &RunController::nodeStatusChanged, this, [this] { updateRunActions(); });
   connect(run_, &RunController::previewReceived, this, [this](const QString& id, const PreviewClip& clip) {

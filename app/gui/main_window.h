@@ -34,6 +34,7 @@ class GroupItem;
 class RerouteItem;
 class InspectorPanel;
 class LogPanel;
+class LossChart;
 class LogSink;
 class NodePalette;
 class PreviewPlayer;
@@ -60,6 +61,7 @@ class MainWindow : public QMainWindow {
   GraphView* view() const { return view_; }
   InspectorPanel* inspector() const { return inspector_; }
   PreviewPlayer* player() const { return player_; }
+  LossChart* lossChart() const { return lossChart_; }
   NodePalette* palette() const { return palette_; }
   LogPanel* logPanel() const { return log_; }
   Autosave* autosave() const { return autosave_; }
@@ -168,6 +170,8 @@ class MainWindow : public QMainWindow {
   Autosave* autosave_;
   std::shared_ptr<LogSink> logSink_;
   QDockWidget* previewDock_ = nullptr;
+  LossChart* lossChart_ = nullptr;
+  QDockWidget* trainingDock_ = nullptr;
   QMenu* recentMenu_ = nullptr;
   QMenu* examplesMenu_ = nullptr;
   QAction* runAction_ = nullptr;

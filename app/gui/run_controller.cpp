@@ -147,6 +147,11 @@ void RunController::handleEvent(const engine::Event& e, const PreviewClip& previ
       s.max = e.max;
       s.text = QString::fromStdString(e.text);
       setStatus(e.node_id, s);
+      if (!e.metrics.empty()) {
+        QVariantMap metrics;
+        for (const auto& [name, number] : e.metrics) metrics.insert(QString::fromStdString(name), number);
+        Q_EMIT stepMetrics(node, e.value, e.max, metrics);
+      }
       break;
     case EventKind::NodeCached: setStatus(e.node_id, NodeStatus{NodeRunState::Cached, 0, 0, {}, {}}); break;
     case EventKind::NodeBypassed: setStatus(e.node_id, NodeStatus{NodeRunState::Bypassed, 0, 0, {}, {}}); break;

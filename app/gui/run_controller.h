@@ -24,6 +24,7 @@
 #include <QtCore/QObject>
 #include <QtCore/QString>
 #include <QtCore/QStringList>
+#include <QtCore/QVariantMap>
 #include <QtCore/QVector>
 #include <QtGui/QImage>
 
@@ -85,6 +86,8 @@ class RunController : public QObject {
   // level: "trace" ... "error"; source: node id or logger name.
   void logLine(const QString& level, const QString& source, const QString& text);
   void previewReceived(const QString& nodeId, const vidgraph::gui::PreviewClip& clip);
+  // A progress step that carries numbers (Train Wan's "loss" and "lr").
+  void stepMetrics(const QString& nodeId, qint64 step, qint64 steps, const QVariantMap& metrics);
   // status: "succeeded", "failed", "cancelled", "invalid"; message: the first error, if any.
   void runFinished(const QString& status, const QString& message);
   void queueChanged(int waiting);

@@ -336,7 +336,7 @@ class tst_Cli : public QObject {
     const Output o = run_tool({"nodes", "--json"});
     QCOMPARE(o.code, 0);
     const json j = json::parse(o.out.toStdString());
-    QCOMPARE(j["node_types"].size(), std::size_t(11));
+    QCOMPARE(j["node_types"].size(), std::size_t(12));
     bool found = false;
     for (const json& t : j["node_types"]) {
       if (t["name"] != "Slow") continue;

@@ -105,6 +105,19 @@ NodeType slow_type() {
   return t;
 }
 
+NodeType learn_type() {
+  NodeType t = base("Learn", "Posts a falling loss per step, as a training node does.");
+  t.outputs = {port("out", "NUMBER")};
+  t.params = {ParamSpec::integer("steps", 5, 1, 1000)};
+  t.compute = [](NodeContext& ctx) -> Result<ValueMap> {
+    count(ctx);
+    const auto steps = ctx.param_int("steps");
+    for (std::int64_t i = 1; i <= steps; ++i) ctx.progress(i, steps, "learning", {{"loss", 1.0 / i}, {"lr", 0.001}});
+    return ValueMap{{"out", number(1.0 / steps)}};
+  };
+  return t;
+}
+
 NodeType fail_type() {
   NodeType t = base("Fail", "Throws an exception.");
   t.inputs = {port("x", "NUMBER", true)};
@@ -219,7 +232,7 @@ NodeType versioned_type() {
 }  // namespace
 
 void register_engine_test_nodes(engine::Registry& registry) {
-  for (NodeType t : {number_type(), add_type(), scale_type(), slow_type(), fail_type(), refuse_type(), blob_type(),
+  for (NodeType t : {number_type(), add_type(), scale_type(), slow_type(), learn_type(), fail_type(), refuse_type(), blob_type(),
                      sink_type(), kinds_type(), write_text_type(), versioned_type()}) {
     auto s = registry.add(std::move(t));
     if (!s) throw std::logic_error("test node registration failed: " + s.error().message);

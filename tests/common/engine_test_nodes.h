@@ -6,6 +6,8 @@
 //   Scale    x → out                 params: factor (Float [-100, 100])
 //   Slow     x? → out                params: steps (Int [1, 100000]), step_ms (Int [0, 1000]); progress
 //                                    per step, polls cancellation; out = x (or 0) + steps
+//   Learn    → out                   params: steps (Int [1, 1000]); progress per step with metrics
+//                                    loss = 1 / step and lr = 0.001; out = the last loss
 //   Fail     x? → out                params: message (String); throws std::runtime_error(message)
 //   Refuse   x? → out                params: message (String); returns an Error value
 //   Blob     → out (type "BLOB")     params: bytes (Int [0, 1e12]), tag (String); a value whose

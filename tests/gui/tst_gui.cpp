@@ -16,6 +16,7 @@
 #include <QtWidgets/QApplication>
 #include <QtWidgets/QComboBox>
 #include <QtWidgets/QToolButton>
+#include <QtWidgets/QDockWidget>
 #include <QtWidgets/QDoubleSpinBox>
 #include <QtWidgets/QLabel>
 #include <QtWidgets/QMenu>
@@ -36,6 +37,7 @@
 #include "gui/group_item.h"
 #include "gui/inspector_editors.h"
 #include "gui/inspector_panel.h"
+#include "gui/loss_chart.h"
 #include "gui/main_window.h"
 #include "gui/minimap.h"
 #include "gui/node_item.h"
@@ -385,6 +387,35 @@ class tst_Gui : public QObject {
     QVERIFY(waitFinished(finished, 10000));
     QCOMPARE(finished.at(0).at(0).toString(), QStringLiteral("invalid"));
     QCOMPARE(run.nodeStatus("Scale").state, gui::NodeRunState::Failed);
+  }
+
+  // A node that posts a loss per step (as Train Wan does) draws the Training panel's curve, which
+  // opens by itself; a second run starts a new curve.
+  void trainingStepsDrawTheLossCurve() {
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-loss"), 3600000, false});
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    auto* dock = window.findChild<QDockWidget*>(QStringLiteral("trainingDock"));
+    QVERIFY(dock && !dock->isVisible());
+    DocumentController* c = window.controller();
+    QVERIFY(c->addNode("Learn", {0, 0}).ok());
+    QVERIFY(c->addNode("Sink", {200, 0}).ok());
+    QVERIFY(c->connectPorts("Learn", "out", "Sink", "value").ok());
+    QSignalSpy finished(window.runController(), &gui::RunController::runFinished);
+    QVERIFY(window.runWorkflow());
+    QVERIFY(waitFinished(finished, 10000));
+    const gui::LossChart* chart = window.lossChart();
+    QCOMPARE(chart->points().size(), 5);
+    QCOMPARE(chart->points().front(), QPointF(1, 1.0));
+    QCOMPARE(chart->points().back(), QPointF(5, 0.2));
+    QVERIFY(dock->isVisible());
+    QVERIFY2(chart->summary().contains(QLatin1String("step 5 of 5")) && chart->summary().contains(QLatin1String("loss 0.2000")),
+             qPrintable(chart->summary()));
+    QVERIFY(c->setParam("Learn", "steps", 3).ok());
+    finished.clear();
+    QVERIFY(window.runWorkflow());
+    QVERIFY(waitFinished(finished, 10000));
+    QCOMPARE(chart->points().size(), 3);
   }
 
   void cancelFromGui() {
