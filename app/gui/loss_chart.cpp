@@ -21,16 +21,7 @@ void LossChart::addStep(const QString& nodeId, qint64 step, qint64 steps, const 
   steps_ = steps;
   points_.append(QPointF(double(step), loss->toDouble()));
   const auto lr = metrics.find(QStringLiteral("lr"));
-  hasLr_ = lr != metrics.end();
-  lr_ = hasLr_ ? lr->toDouble() : 0.0;
-  update();
-}
-
-void LossChart::clear() {
-  points_.clear();
-  nodeId_.clear();
-  steps_ = 0;
-  hasLr_ = false;
+  lr_ = lr != metrics.end() ? std::optional<double>(lr->toDouble()) : std::nullopt;
   update();
 }
 
@@ -38,7 +29,7 @@ QString LossChart::summary() const {
   if (points_.isEmpty()) return tr("Run a workflow with Train Wan to see its loss here.");
   const QPointF& last = points_.back();
   QString text = tr("%1: step %2 of %3 · loss %4").arg(nodeId_).arg(qint64(last.x())).arg(steps_).arg(last.y(), 0, 'f', 4);
-  if (hasLr_) text += tr(" · lr %1").arg(lr_, 0, 'e', 1);
+  if (lr_) text += tr(" · lr %1").arg(*lr_, 0, 'e', 1);
   return text;
 }
 

@@ -4,6 +4,8 @@
 // another node) starts a new curve. Painted by hand: a polyline on a grid, no chart library.
 #pragma once
 
+#include <optional>
+
 #include <QtCore/QPointF>
 #include <QtCore/QString>
 #include <QtCore/QVector>
@@ -19,7 +21,6 @@ class LossChart : public QWidget {
 
   // (step, loss) of the current curve, in order.
   const QVector<QPointF>& points() const { return points_; }
-  const QString& nodeId() const { return nodeId_; }
   // "step 40 of 200 · loss 0.1234 · lr 1.0e-04", or how to get a curve when there is none.
   QString summary() const;
   QSize sizeHint() const override { return {360, 180}; }
@@ -27,7 +28,6 @@ class LossChart : public QWidget {
  public Q_SLOTS:
   // One progress step's numbers; steps without a "loss" are ignored.
   void addStep(const QString& nodeId, qint64 step, qint64 steps, const QVariantMap& metrics);
-  void clear();
 
  protected:
   void paintEvent(QPaintEvent* event) override;
@@ -36,8 +36,7 @@ class LossChart : public QWidget {
   QVector<QPointF> points_;
   QString nodeId_;
   qint64 steps_ = 0;
-  double lr_ = 0.0;
-  bool hasLr_ = false;
+  std::optional<double> lr_;
 };
 
 }  // namespace vidgraph::gui

@@ -87,6 +87,8 @@ class MainWindow : public QMainWindow {
   bool openExample(const QString& path);
   // Where the Open dialog starts: the folder of the most recent file, else the examples folder.
   QString openDialogDir() const;
+  // The folder of the latest recent file that still exists; empty when none does.
+  QString recentFolder() const;
   // Where Save As starts: the document's file, else a recent file's folder, else Documents.
   QString saveDialogPath() const;
 

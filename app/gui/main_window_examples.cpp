@@ -60,13 +60,17 @@ bool MainWindow::openExample(const QString& path) {
   return true;
 }
 
-QString MainWindow::openDialogDir() const {
-  const QStringList recent = recentFiles();
-  for (const QString& f : recent) {
+QString MainWindow::recentFolder() const {
+  for (const QString& f : recentFiles()) {
     const QString dir = QFileInfo(f).absolutePath();
     if (QFileInfo(dir).isDir()) return dir;
   }
-  return examplesDir();
+  return {};
+}
+
+QString MainWindow::openDialogDir() const {
+  const QString recent = recentFolder();
+  return recent.isEmpty() ? examplesDir() : recent;
 }
 
 void MainWindow::openWithDialog() {

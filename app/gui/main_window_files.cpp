@@ -148,10 +148,7 @@ bool MainWindow::save() {
 // recent file that still exists, else the Documents folder (never the process's working folder).
 QString MainWindow::saveDialogPath() const {
   if (!controller_->filePath().isEmpty()) return controller_->filePath();
-  for (const QString& f : recentFiles()) {
-    const QString dir = QFileInfo(f).absolutePath();
-    if (QFileInfo(dir).isDir()) return dir;
-  }
+  if (const QString recent = recentFolder(); !recent.isEmpty()) return recent;
   const QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
   return QFileInfo(documents).isDir() ? documents : QDir::homePath();
 }
