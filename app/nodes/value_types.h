@@ -33,7 +33,4 @@ struct Video {
   double fps = 24.0;
 };
 
-// The Wan2.2 reference default negative prompt (shared_config.sample_neg_prompt).
-const std::string& default_negative_prompt();
-
 }  // namespace vidgraph::nodes

@@ -41,6 +41,7 @@ nlohmann::json options_that_must_match(const TrainOptions& o, size_t sample_coun
           {"batch", o.batch},
           {"accumulation", o.accumulation},
           {"shift", o.shift},
+          {"caption_dropout", o.caption_dropout},
           {"samples", sample_count}};
 }
 
@@ -82,10 +83,14 @@ ResumedState read_train_state(const std::string& path, const std::vector<Trainab
   }
   const nlohmann::json meta = nlohmann::json::parse(it->second);
   const nlohmann::json expected = options_that_must_match(options, sample_count);
+  nlohmann::json saved = meta["options"];
+  if (saved.is_object() && !saved.contains("caption_dropout")) {
+    saved["caption_dropout"] = 0.0;  // checkpoints without the key trained without dropout
+  }
   for (const auto& [key, value] : expected.items()) {
-    if (!meta["options"].contains(key) || meta["options"][key] != value) {
+    if (!saved.contains(key) || saved[key] != value) {
       throw std::runtime_error("Cannot resume from '" + path + "': it was trained with " + key + " = " +
-                               meta["options"].value(key, nlohmann::json()).dump() + ", these options have " +
+                               saved.value(key, nlohmann::json()).dump() + ", these options have " +
                                value.dump() + ". Use the same options or start a new run.");
     }
   }

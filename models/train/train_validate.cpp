@@ -101,6 +101,16 @@ void validate_training(const wan::WanModelImpl& model, plugin::AttentionBackend*
     require(o.lora.alpha > 0, "LoRA alpha must be positive.");
     lora_target_modules(model, o.lora);  // throws for a pattern that matches nothing
   }
+  require(o.caption_dropout >= 0 && o.caption_dropout < 1,
+          "Caption dropout must lie in [0, 1), got " + std::to_string(o.caption_dropout) + ".");
+  if (o.caption_dropout > 0) {
+    const wan::WanConfig& c = model.config();
+    const at::Tensor& e = o.empty_context;
+    require(e.defined() && e.dim() == 2 && e.size(1) == c.text_dim && e.size(0) >= 1 && e.size(0) <= c.text_len,
+            "Caption dropout needs the empty prompt's text context [L, " + std::to_string(c.text_dim) +
+                "] with 1 <= L <= " + std::to_string(c.text_len) + ", got " +
+                (e.defined() ? shape_text(e) : "none") + "; encode \"\" with the same text encoder.");
+  }
   validate_method(model, backend, o);
   require(!samples.empty(), "Training needs at least one sample; none were given.");
   for (size_t i = 0; i < samples.size(); ++i) {

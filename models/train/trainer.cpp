@@ -8,6 +8,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/cat.h>
+#include <ATen/ops/rand.h>
 #include <ATen/ops/randperm.h>
 #include <ATen/ops/stack.h>
 #include <ATen/ops/zeros.h>
@@ -92,7 +93,17 @@ class SampleOrder {
 struct BatchItem {
   const TrainingSample* sample;
   FlowExample example;
+  const at::Tensor* context;  // the sample's, or the empty caption's when dropped
 };
+
+// Draws from `gen` only when dropout is on, so runs without it see the same draws as before.
+const at::Tensor* context_for(const TrainingSample& s, const TrainOptions& o, at::Generator& gen) {
+  if (o.caption_dropout <= 0) {
+    return &s.context;
+  }
+  const double u = at::rand({1}, gen, at::TensorOptions().dtype(at::kDouble)).item<double>();
+  return u < o.caption_dropout ? &o.empty_context : &s.context;
+}
 
 // One forward + backward over items of one latent shape; returns the items' summed loss.
 double forward_backward(wan::WanModelImpl& model, const std::vector<BatchItem*>& items, const wan::AttentionRun& run,
@@ -100,12 +111,12 @@ double forward_backward(wan::WanModelImpl& model, const std::vector<BatchItem*>&
   std::vector<at::Tensor> xs, ts, ctxs;
   int64_t longest = 0;
   for (const BatchItem* it : items) {
-    longest = std::max(longest, it->sample->context.size(0));
+    longest = std::max(longest, it->context->size(0));
   }
   for (const BatchItem* it : items) {
     xs.push_back(it->example.x_t);
     ts.push_back(it->example.t);
-    at::Tensor c = it->sample->context.to(at::kCPU, at::kFloat);
+    at::Tensor c = it->context->to(at::kCPU, at::kFloat);
     if (c.size(0) < longest) {  // zero rows: the model pads with zeros to text_len anyway
       c = at::cat({c, at::zeros({longest - c.size(0), c.size(1)}, c.options())}, 0);
     }
@@ -213,7 +224,8 @@ TrainResult train(wan::WanModelImpl& model, plugin::AttentionBackend* backend,
         const int64_t position = (static_cast<int64_t>(step - 1) * o.accumulation + a) * o.batch + b;
         const TrainingSample& s = samples[order.at(position)];
         at::Generator gen = at::detail::createCPUGenerator(mix_seed(o.seed, position));
-        items.push_back({&s, make_flow_example(s.latent, s.image_to_video, o.shift, patch_t, gen)});
+        FlowExample example = make_flow_example(s.latent, s.image_to_video, o.shift, patch_t, gen);
+        items.push_back({&s, std::move(example), context_for(s, o, gen)});
       }
       std::map<std::vector<int64_t>, std::vector<BatchItem*>> by_shape;  // one forward per latent shape
       for (BatchItem& it : items) {

@@ -53,6 +53,11 @@ struct TrainOptions {
   int steps = 100, batch = 1, accumulation = 1, warmup_steps = 0;
   std::string lr_schedule = "constant";  // or "cosine": lr * (1 + cos(pi * (k-1-warmup) / (steps-warmup))) / 2
   double lr = 1e-4, weight_decay = 0.0, grad_clip = 1.0, shift = 5.0;  // grad_clip <= 0: no clipping
+  // Classifier-free guidance needs a model that has also learned without its caption: each sample
+  // is drawn with `empty_context` (the encoding of the sampler's negative prompt, usually "") in
+  // place of its own with this probability, in [0, 1). 0 leaves every draw as it was.
+  double caption_dropout = 0.0;
+  at::Tensor empty_context;  // [L, text_dim] fp32; required when caption_dropout > 0
   uint64_t seed = 0;
   bool checkpointing = false;  // gradient checkpointing per DiT block
   int save_every = 0;          // write a resumable checkpoint every N steps (0: only at the end / cancel)

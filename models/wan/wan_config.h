@@ -65,4 +65,8 @@ inline bool operator!=(const WanConfig& a, const WanConfig& b) {
   return !(a == b);
 }
 
+// The Wan2.2 reference's default negative prompt (shared_config.sample_neg_prompt): what the
+// sampler guides away from, and what the demo model's caption dropout trains on.
+const std::string& default_negative_prompt();
+
 }  // namespace vidgraph::wan

@@ -23,6 +23,7 @@
 #include "nodes/register_nodes.h"
 #include "nodes/session.h"
 #include "nodes/types/latent.h"
+#include "models/wan/wan_config.h"
 #include "nodes/value_types.h"
 #include "nodes_test_fixture.h"
 #ifdef VIDGRAPH_HAVE_MEDIA
@@ -162,8 +163,8 @@ void tst_nodes::paramsValidated() {
 
 void tst_nodes::promptDefaults() {
   const engine::NodeType& t = type("Prompt");
-  QCOMPARE(t.find_param("negative")->default_value.get<std::string>(), default_negative_prompt());
-  QVERIFY(default_negative_prompt().rfind("色调艳丽", 0) == 0);
+  QCOMPARE(t.find_param("negative")->default_value.get<std::string>(), wan::default_negative_prompt());
+  QVERIFY(wan::default_negative_prompt().rfind("色调艳丽", 0) == 0);
   Recorder rec;
   for (const char* negative : {"", "blurry"}) {
     auto ctx = make_context(t, {{"positive", "a cat"}, {"negative", negative}}, {}, {}, &rec);
@@ -172,7 +173,7 @@ void tst_nodes::promptDefaults() {
     const PromptText* text = engine::value_as<PromptText>(out->at("prompt"));
     QVERIFY(text);
     QCOMPARE(text->positive, std::string("a cat"));
-    QCOMPARE(text->negative, std::string(*negative ? negative : default_negative_prompt()));
+    QCOMPARE(text->negative, std::string(*negative ? negative : wan::default_negative_prompt()));
   }
 }
 

@@ -1,6 +1,6 @@
 // The fine-tuning library (models/train) on the tiny DiT on the CPU: gradients against finite
 // differences in float64, LoRA == merged weights, checkpointing == no checkpointing, overfitting,
-// bit-identical resume and cancel, the LoRA / full checkpoint files, and option errors.
+// bit-identical resume and cancel, caption dropout, the LoRA / full checkpoint files, and option errors.
 #pragma once
 
 #include <memory>
@@ -33,6 +33,7 @@ class tst_train : public QObject {
   void cancelLeavesLoadableCheckpoint();
   void stepReportsAndSchedules();
   void bf16WeightsTrainThroughFp32Masters();
+  void captionDropoutTrainsOnTheEmptyContext();
   void badOptionsAreRejected_data();
   void badOptionsAreRejected();
 

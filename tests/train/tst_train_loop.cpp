@@ -4,6 +4,7 @@
 #include <c10/core/GradMode.h>
 #include <filesystem>
 #include <map>
+#include <tuple>
 
 #include "models/io/safetensors.h"
 #include "models/train/block_checkpoint.h"
@@ -238,6 +239,72 @@ void tst_train::bf16WeightsTrainThroughFp32Masters() {
   QCOMPARE(moved, static_cast<int>(before.size()));
   const double first = (r.losses[0] + r.losses[1]) / 2, last = (r.losses[28] + r.losses[29]) / 2;
   QVERIFY2(last < 0.7 * first, qPrintable(QString("loss %1 -> %2").arg(first).arg(last)));
+}
+
+void tst_train::captionDropoutTrainsOnTheEmptyContext() {
+  // A dropped sample trains on the empty context with its own (t, noise) draw: at a dropout that
+  // drops every draw, training equals training without dropout on samples whose context is the
+  // empty one, loss for loss and weight for weight.
+  const at::Tensor empty = randn_seeded({1, 16}, 77);
+  auto run = [&](double dropout, bool contexts_empty, std::vector<double>* losses) {
+    auto samples = make_samples(3);
+    if (contexts_empty) {
+      for (auto& s : samples) s.context = empty;
+    }
+    wan::WanModel model = wan::wan_make_model(small_config(), 4);
+    train::TrainOptions o = base_options("vsa");
+    o.steps = 4;
+    o.batch = 2;
+    o.lr = 5e-3;
+    o.caption_dropout = dropout;
+    o.empty_context = empty;
+    *losses = train::train(*model, backend(), samples, o).losses;
+    return adapter_tensors(*model);
+  };
+  std::vector<double> all_dropped, on_empty, none, half, half_again;
+  const auto w_dropped = run(0.999999, false, &all_dropped);
+  const auto w_empty = run(0.0, true, &on_empty);
+  run(0.0, false, &none);
+  run(0.5, false, &half);
+  run(0.5, false, &half_again);
+  QCOMPARE(all_dropped, on_empty);
+  for (size_t i = 0; i < w_dropped.size(); ++i) QVERIFY(w_dropped[i].equal(w_empty[i]));
+  QVERIFY(all_dropped != none);  // the context matters to the loss, so the check above can fail
+  QCOMPARE(half, half_again);    // the draws follow the seed
+  QVERIFY(half != none && half != all_dropped);
+
+  // Out of range, or without the empty context, is refused before any work; so is resuming a
+  // checkpoint trained with another dropout.
+  auto samples = make_samples(2);
+  wan::WanModel model = wan::wan_make_model(small_config(), 4);
+  train::TrainOptions o = base_options("vsa");
+  for (const auto& [dropout, context, message] :
+       {std::tuple{1.0, empty, "Caption dropout must lie in [0, 1)"},
+        std::tuple{0.2, at::Tensor(), "needs the empty prompt's text context [L, 16]"},
+        std::tuple{0.2, empty.repeat({1, 2}), "needs the empty prompt's text context [L, 16]"}}) {
+    o.caption_dropout = dropout;
+    o.empty_context = context;
+    try {
+      train::train(*model, backend(), samples, o);
+      QFAIL("bad caption dropout options were accepted");
+    } catch (const std::invalid_argument& e) {
+      QVERIFY2(QString(e.what()).contains(message), e.what());
+    }
+  }
+  o.caption_dropout = 0.0;
+  o.steps = 2;
+  o.checkpoint_dir = temp_dir("dropout");
+  const std::string checkpoint = train::train(*model, backend(), samples, o).checkpoint_path;
+  wan::WanModel again = wan::wan_make_model(small_config(), 4);
+  o.caption_dropout = 0.1;
+  o.empty_context = empty;
+  o.resume_from = checkpoint;
+  try {
+    train::train(*again, backend(), samples, o);
+    QFAIL("a checkpoint trained without caption dropout resumed with it");
+  } catch (const std::runtime_error& e) {
+    QVERIFY2(std::string(e.what()).find("caption_dropout") != std::string::npos, e.what());
+  }
 }
 
 void tst_train::badOptionsAreRejected_data() {

@@ -162,11 +162,11 @@ std::vector<train::TrainingSample> demo_samples(const DemoTrainingOptions& o, co
 }
 
 wan::WanModel train_demo_dit(const DemoTrainingOptions& o, plugin::AttentionBackend& backend,
-                             const std::vector<train::TrainingSample>& samples, int64_t text_dim,
+                             const std::vector<train::TrainingSample>& samples, const at::Tensor& negative,
                              DemoTrainingReport& report) {
   const auto start = std::chrono::steady_clock::now();
   wan::WanModelOptions model_options;
-  model_options.config = demo_dit_config(o.dit_dim, samples.front().latent.size(0), text_dim);
+  model_options.config = demo_dit_config(o.dit_dim, samples.front().latent.size(0), negative.size(1));
   model_options.device = o.device;
   // The GPU attention kernels take bf16 (fp32 master weights train it); the CPU reference fp32.
   model_options.compute_dtype = o.device.is_cuda() ? at::kBFloat16 : at::kFloat;
@@ -182,6 +182,8 @@ wan::WanModel train_demo_dit(const DemoTrainingOptions& o, plugin::AttentionBack
   t.warmup_steps = std::min(100, o.dit_steps / 10);
   t.lr_schedule = "cosine";
   t.seed = o.seed + 30;
+  t.caption_dropout = o.caption_dropout;
+  t.empty_context = negative;
   t.on_step = [](const train::TrainStep& s) {
     if (s.step % 50 == 0 || s.step == s.steps) {
       spdlog::info("DiT step {}/{}: loss {:.4f}, lr {:.2e}, {:.3f} s/step", s.step, s.steps, s.loss, s.lr, s.seconds);
@@ -219,7 +221,11 @@ DemoTrainingReport train_demo_model(const std::string& out_dir, plugin::Attentio
   vae::save_vae_safetensors(*vae, (out / "vae.safetensors").string(), vae::VaeLayout::Official, at::kBFloat16);
 
   const auto samples = demo_samples(o, *vae, *encoder, tokenizer, report);
-  wan::WanModel dit = train_demo_dit(o, backend, samples, text_config.dim, report);
+  const at::Tensor negative = [&] {
+    c10::NoGradGuard no_grad;
+    return t5::encode_prompts(*encoder, tokenizer, {wan::default_negative_prompt()})[0].to(at::kCPU, at::kFloat);
+  }();
+  wan::WanModel dit = train_demo_dit(o, backend, samples, negative, report);
   wan::WanSaveOptions save;
   save.layout = wan::WanLayout::Official;
   save.dtype = at::kBFloat16;

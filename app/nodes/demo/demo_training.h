@@ -30,6 +30,9 @@ struct DemoTrainingOptions {
   int dit_steps = 5000, dit_batch = 32;
   int dit_dim = 256;         // DiT width: heads of 64, feed-forward 4x
   double vae_lr = 2e-3, dit_lr = 5e-4;
+  // The share of DiT samples trained on the default negative prompt instead of their caption, so
+  // that guidance above 1 (which the sampler takes against that prompt) has an unconditional branch.
+  double caption_dropout = 0.0;
 };
 
 struct DemoTrainingReport {

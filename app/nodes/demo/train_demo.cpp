@@ -32,13 +32,14 @@ namespace {
 const char* kUsage =
     "usage: vidgraph-train-demo OUT_DIR --tokenizer spiece.model --image IMAGE [--seed N] [--quick]\n"
     "                           [--vae FILE | --vae-steps N --vae-batch N] [--clips N] [--dit-steps N]\n"
-    "                           [--dit-batch N] [--dit-dim N] [--device cpu|cuda]\n"
+    "                           [--dit-batch N] [--dit-dim N] [--caption-dropout P] [--device cpu|cuda]\n"
     "       vidgraph-train-demo --fit-image OUT.safetensors --image PICTURE\n"
     "Trains the tiny demo model (VAE, then DiT with vsa attention) on procedural scenes and crops of\n"
     "the image, and writes the model folder OUT_DIR (which must not exist). IMAGE is a picture or the\n"
     ".safetensors that --fit-image writes from one (for builds without OpenCV). --vae: reuse the\n"
-    "vae.safetensors of a demo model folder instead of training one. --quick: a short schedule for\n"
-    "tests (40 VAE steps, 8 clips, 100 DiT steps of width 64).\n";
+    "vae.safetensors of a demo model folder instead of training one. --caption-dropout: the share of\n"
+    "DiT samples trained on the default negative prompt, for guidance above 1 (default 0).\n"
+    "--quick: a short schedule for tests (40 VAE steps, 8 clips, 100 DiT steps of width 64).\n";
 
 constexpr int kWidth = 160, kHeight = 96;
 
@@ -52,6 +53,16 @@ bool parse_count(const std::string& name, const char* text, int minimum, long lo
   *value = std::strtoll(text, &end, 10);
   if (*end != '\0' || *value < minimum) {
     error = name + " takes an integer >= " + std::to_string(minimum) + ", not '" + text + "'";
+    return false;
+  }
+  return true;
+}
+
+bool parse_fraction(const std::string& name, const char* text, double* value, std::string& error) {
+  char* end = nullptr;
+  *value = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(*value >= 0 && *value < 1)) {
+    error = name + " takes a number in [0, 1), not '" + text + "'";
     return false;
   }
   return true;
@@ -110,6 +121,8 @@ bool parse(int argc, char** argv, Args& a, std::string& error) {
     } else if (arg == "--seed") {
       if (!parse_count(arg, v, 0, &n, error)) return false;
       a.options.seed = static_cast<uint64_t>(n);
+    } else if (arg == "--caption-dropout") {
+      if (!parse_fraction(arg, v, &a.options.caption_dropout, error)) return false;
     } else if (int* count = count_option(a.options, arg)) {
       if (!parse_count(arg, v, 1, &n, error)) return false;
       *count = static_cast<int>(n);
@@ -174,7 +187,8 @@ void write_training_record(const fs::path& dir, const Args& a, const nodes::Demo
       {"device", o.device.str()},
       {"vae", o.vae.empty() ? nlohmann::json{{"steps", o.vae_steps}, {"batch", o.vae_batch}, {"lr", o.vae_lr}}
                             : nlohmann::json{{"from", o.vae}}},
-      {"dit", {{"clips", o.clips}, {"steps", o.dit_steps}, {"batch", o.dit_batch}, {"dim", o.dit_dim}, {"lr", o.dit_lr}}},
+      {"dit", {{"clips", o.clips}, {"steps", o.dit_steps}, {"batch", o.dit_batch}, {"dim", o.dit_dim}, {"lr", o.dit_lr},
+               {"caption_dropout", o.caption_dropout}}},
       {"vae_loss", r.vae_loss},
       {"dit_loss", r.dit_loss},
       {"image_psnr_db", r.image_psnr},

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "models/t5/umt5_prompt.h"
+#include "models/wan/wan_config.h"
 #include "nodes/types/conditioning.h"
 #include "nodes/types/model_handles.h"
 #include "nodes/types/node_types.h"
@@ -25,7 +26,7 @@ engine::Result<engine::ValueMap> compute_encode_text(engine::NodeContext& ctx) {
   const StageMemory memory(encoder.device);
   Conditioning cond;
   cond.positive = prompt.positive;
-  cond.negative = prompt.negative.empty() ? default_negative_prompt() : prompt.negative;
+  cond.negative = prompt.negative.empty() ? wan::default_negative_prompt() : prompt.negative;
   for (const auto& [text, what] : {std::pair{&cond.positive, "The positive prompt"},
                                    std::pair{&cond.negative, "The negative prompt"}}) {
     const std::string bad = t5::check_prompt_size(*text, what);

@@ -1,6 +1,7 @@
 // Prompt: the positive and negative text for Encode Text. An empty negative prompt means the Wan2.2
 // reference default (as the reference does when n_prompt is empty).
 #include "models/t5/umt5_prompt.h"
+#include "models/wan/wan_config.h"
 #include "nodes/types/node_types.h"
 #include "nodes/types/node_util.h"
 #include "nodes/value_types.h"
@@ -22,7 +23,7 @@ engine::NodeType prompt_node() {
   t.outputs = {{"prompt", kPromptType, false, "The positive and negative text."}};
   t.params = {
       ParamSpec::text("positive", "", "What the video should show."),
-      ParamSpec::text("negative", default_negative_prompt(),
+      ParamSpec::text("negative", wan::default_negative_prompt(),
                       "What to steer away from; empty = the reference default negative prompt."),
   };
   // Not a file fingerprint: refuses text that is not UTF-8, naming the param, before the engine
@@ -38,7 +39,7 @@ engine::NodeType prompt_node() {
                                                     std::string("The ") + param + " param");
       if (!bad.empty()) return node_error(ctx, bad);
     }
-    if (text.negative.empty()) text.negative = default_negative_prompt();
+    if (text.negative.empty()) text.negative = wan::default_negative_prompt();
     const std::size_t bytes = text.positive.size() + text.negative.size() + sizeof(PromptText);
     return engine::ValueMap{{"prompt", engine::make_value(kPromptType, std::move(text), bytes)}};
   };
