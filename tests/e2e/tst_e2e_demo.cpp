@@ -8,6 +8,9 @@
 #include <limits>
 #include <string>
 
+#include <QtCore/QFile>
+#include <QtCore/QJsonDocument>
+#include <QtCore/QJsonObject>
 #include <QtCore/QProcess>
 #include <QtCore/QTemporaryDir>
 #include <QtTest/QtTest>
@@ -161,13 +164,20 @@ void tst_e2e_demo::promptsGiveDifferentMotion() {
 void tst_e2e_demo::trainDemoQuickReproduces() {
   const QString model = dir_.filePath("quick-model");
   QVERIFY(run_ok(kBinary + "/bin/vidgraph-train-demo",
-                 {model, "--quick", "--tokenizer", kBinary + "/share/vidgraph/models/wan22-demo/spiece.model",
-                  "--image", QString::fromStdString(kSample)},
+                 {model, "--quick", "--caption-dropout", "0.1", "--tokenizer",
+                  kBinary + "/share/vidgraph/models/wan22-demo/spiece.model", "--image", QString::fromStdString(kSample)},
                  540000));
   for (const char* file : {"config.json", "diffusion_pytorch_model.safetensors.index.json", "vae.safetensors",
                            "text_encoder.safetensors", "spiece.model", "training.json"}) {
     QVERIFY2(fs::is_regular_file(fs::path(model.toStdString()) / file), file);
   }
+  QFile record(model + "/training.json");
+  QVERIFY(record.open(QIODevice::ReadOnly));
+  const QJsonObject training = QJsonDocument::fromJson(record.readAll()).object();
+  QCOMPARE(training["dit"].toObject()["caption_dropout"].toDouble(), 0.1);
+  const double colour_error = training["shape_colour_error"].toDouble(-1);
+  qInfo("quick VAE: shape colour error %.1f", colour_error);
+  QVERIFY2(colour_error > 0 && colour_error < 442, "training.json has no shape colour error in RGB units");
   const nodes::Frames video = demo_video(dir_.filePath("quick"), {"model.model_path=" + model});
   QVERIFY(video.count == 25);
   const VideoScores s = score(video);

@@ -92,6 +92,31 @@ double still_psnr(const DemoTrainingOptions& o, const vae::WanVae& vae) {
   return psnr(vae.decode(vae.encode(still.to(o.device))).cpu(), still);
 }
 
+double shape_colour_error(const DemoTrainingOptions& o, const vae::WanVae& vae) {
+  c10::NoGradGuard no_grad;
+  const train::SceneOptions scenes = scene_options(o, kFrames);
+  const auto& colours = train::scene_shape_colours();
+  double total = 0;
+  std::string per_colour;
+  for (size_t c = 0; c < colours.size(); ++c) {
+    train::ScenePlan plan;
+    plan.circle = true;
+    plan.colour = static_cast<int>(c);
+    plan.background = 1;  // black
+    const at::Tensor truth = train::scene_video(train::render_scene(plan, scenes));      // [3, T, H, W]
+    const at::Tensor decoded = vae.decode(vae.encode(truth.unsqueeze(0).to(o.device)))[0].cpu();
+    const at::Tensor inside = (truth - truth.narrow(2, 0, 1).narrow(3, 0, 1)).abs().sum(0) > 0.3;  // [T, H, W]
+    const at::Tensor mask = inside.unsqueeze(0).to(at::kFloat);
+    const at::Tensor mean = (decoded * mask).sum({2, 3}) / mask.sum({2, 3});  // [3, T] in [-1, 1]
+    const at::Tensor target = (truth * mask).sum({2, 3}) / mask.sum({2, 3});
+    const double error = ((mean - target) * 127.5).pow(2).sum(0).sqrt().mean().item<double>();
+    total += error;
+    per_colour += std::string(c ? ", " : "") + colours[c].name + " " + std::to_string(static_cast<int>(error + 0.5));
+  }
+  spdlog::info("VAE shape colour error (RGB distance, moving circles): {}", per_colour);
+  return total / static_cast<double>(colours.size());
+}
+
 std::shared_ptr<vae::WanVae> train_demo_vae(const DemoTrainingOptions& o, DemoTrainingReport& report) {
   const auto start = std::chrono::steady_clock::now();
   auto vae = vae::make_seeded_vae(demo_vae_config(), o.seed + 2);
@@ -126,16 +151,19 @@ std::shared_ptr<vae::WanVae> train_demo_vae(const DemoTrainingOptions& o, DemoTr
   for (int i = 0; i < 16; ++i) sample.push_back(next_batch(0));
   train::normalise_vae_latents(*vae, sample);
   report.image_psnr = still_psnr(o, *vae);
+  report.shape_colour_error = shape_colour_error(o, *vae);
   report.seconds_vae = seconds_since(start);
-  spdlog::info("VAE trained in {:.0f} s: loss {:.4f}, sample image {:.2f} dB", report.seconds_vae, report.vae_loss,
-               report.image_psnr);
+  spdlog::info("VAE trained in {:.0f} s: loss {:.4f}, sample image {:.2f} dB, shape colour error {:.1f}",
+               report.seconds_vae, report.vae_loss, report.image_psnr, report.shape_colour_error);
   return vae;
 }
 
 std::shared_ptr<vae::WanVae> load_demo_vae(const DemoTrainingOptions& o, DemoTrainingReport& report) {
   auto vae = vae::load_wan_vae(o.vae, o.device);
   report.image_psnr = still_psnr(o, *vae);
-  spdlog::info("Using the VAE '{}': sample image {:.2f} dB", o.vae, report.image_psnr);
+  report.shape_colour_error = shape_colour_error(o, *vae);
+  spdlog::info("Using the VAE '{}': sample image {:.2f} dB, shape colour error {:.1f}", o.vae, report.image_psnr,
+               report.shape_colour_error);
   return vae;
 }
 

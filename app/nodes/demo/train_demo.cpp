@@ -192,6 +192,7 @@ void write_training_record(const fs::path& dir, const Args& a, const nodes::Demo
       {"vae_loss", r.vae_loss},
       {"dit_loss", r.dit_loss},
       {"image_psnr_db", r.image_psnr},
+      {"shape_colour_error", r.shape_colour_error},
       {"seconds", {{"vae", r.seconds_vae}, {"data", r.seconds_data}, {"dit", r.seconds_dit}}}};
   std::ofstream(dir / "training.json") << record.dump(2) << "\n";
 }
