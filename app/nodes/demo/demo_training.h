@@ -32,7 +32,7 @@ struct DemoTrainingOptions {
   double vae_lr = 2e-3, dit_lr = 5e-4;
   // The share of DiT samples trained on the default negative prompt instead of their caption, so
   // that guidance above 1 (which the sampler takes against that prompt) has an unconditional branch.
-  double caption_dropout = 0.0;
+  double caption_dropout = 0.1;
 };
 
 struct DemoTrainingReport {

@@ -38,7 +38,7 @@ const char* kUsage =
     "the image, and writes the model folder OUT_DIR (which must not exist). IMAGE is a picture or the\n"
     ".safetensors that --fit-image writes from one (for builds without OpenCV). --vae: reuse the\n"
     "vae.safetensors of a demo model folder instead of training one. --caption-dropout: the share of\n"
-    "DiT samples trained on the default negative prompt, for guidance above 1 (default 0).\n"
+    "DiT samples trained on the default negative prompt, for guidance above 1 (default 0.1).\n"
     "--quick: a short schedule for tests (40 VAE steps, 8 clips, 100 DiT steps of width 64).\n";
 
 constexpr int kWidth = 160, kHeight = 96;
