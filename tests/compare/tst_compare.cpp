@@ -13,7 +13,6 @@
 
 #include <QtCore/QDir>
 #include <QtCore/QFile>
-#include <QtCore/QProcess>
 #include <QtCore/QTemporaryDir>
 #include <QtTest/QtTest>
 
@@ -21,6 +20,7 @@
 #include "nodes/media/frame_metrics.h"
 #include "nodes/media/video_export.h"
 #include "nodes/media/video_probe.h"
+#include "process_run.h"
 
 using namespace vidgraph;
 using nodes::Frames;
@@ -82,25 +82,10 @@ double ssim_by_definition(const Frames& a, const Frames& b, int frame) {
   return sum / windows;
 }
 
-struct Outcome {
-  int exit_code = -1;
-  QString out, err;
-};
+using Outcome = test_common::ProcessOutcome;
 
 Outcome run_compare(const QStringList& args) {
-  QProcess p;
-  p.start(kRunner, QStringList{"compare"} + args);
-  Outcome o;
-  if (!p.waitForStarted() || !p.waitForFinished(60000)) {
-    p.kill();
-    p.waitForFinished();
-    o.err = "did not finish";
-    return o;
-  }
-  o.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-  o.out = QString::fromUtf8(p.readAllStandardOutput());
-  o.err = QString::fromUtf8(p.readAllStandardError());
-  return o;
+  return test_common::run_process(kRunner, QStringList{"compare"} + args, 60000);
 }
 
 // Writes `frames` losslessly as a PNG-sequence folder.

@@ -27,6 +27,7 @@
 #include "nodes/media/image_io.h"
 #include "nodes/media/video_probe.h"
 #include "nodes/session.h"
+#include "process_run.h"
 
 namespace fs = std::filesystem;
 using namespace vidgraph;
@@ -38,27 +39,11 @@ const QString kBinary = QStringLiteral(VIDGRAPH_BINARY_DIR);
 const QString kRunner = kBinary + "/bin/vidgraph-run";
 const QString kDemo = kBinary + "/share/vidgraph/workflows/demo.vgflow";
 
-struct RunOutcome {
-  int exit_code = -1;
-  QString out;
-  QString err;
-};
+using RunOutcome = test_common::ProcessOutcome;
 
 // Runs vidgraph-run with `args`; quick settings keep the error cases fast.
 RunOutcome run_runner(const QStringList& args, int timeout_ms = 240000) {
-  QProcess process;
-  process.start(kRunner, args);
-  RunOutcome outcome;
-  if (!process.waitForStarted() || !process.waitForFinished(timeout_ms)) {
-    process.kill();
-    process.waitForFinished();
-    outcome.err = "did not finish";
-    return outcome;
-  }
-  outcome.exit_code = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
-  outcome.out = QString::fromUtf8(process.readAllStandardOutput());
-  outcome.err = QString::fromUtf8(process.readAllStandardError());
-  return outcome;
+  return test_common::run_process(kRunner, args, timeout_ms);
 }
 
 QStringList quick() {

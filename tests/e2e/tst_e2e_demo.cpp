@@ -13,15 +13,15 @@
 #include <QtCore/QFile>
 #include <QtCore/QJsonDocument>
 #include <QtCore/QJsonObject>
-#include <QtCore/QProcess>
 #include <QtCore/QTemporaryDir>
 #include <QtTest/QtTest>
 
+#include "models/train/demo_scenes.h"
 #include "nodes/frames.h"
 #include "nodes/media/clip_reader.h"
 #include "nodes/media/frame_metrics.h"
-#include "models/train/demo_scenes.h"
 #include "nodes/media/image_io.h"
+#include "process_run.h"
 
 namespace fs = std::filesystem;
 using namespace vidgraph;
@@ -36,18 +36,11 @@ const std::string kSample = VIDGRAPH_BINARY_DIR "/share/vidgraph/samples/landsca
 const QString kPanRight = QStringLiteral("the camera pans right over the landscape");
 const QString kPanLeft = QStringLiteral("the camera pans left over the landscape");
 
-// Runs `program` with `args`; fails the test (with its stderr) unless it exits 0 in time.
+// Runs `program` with `args`; false (its stderr in the log) unless it exits 0 in time.
 bool run_ok(const QString& program, const QStringList& args, int timeout_ms) {
-  QProcess process;
-  process.setProcessChannelMode(QProcess::ForwardedErrorChannel);
-  process.start(program, args);
-  if (!process.waitForStarted() || !process.waitForFinished(timeout_ms)) {
-    process.kill();
-    process.waitForFinished();
-    qWarning("%s did not finish in %d s", qPrintable(program), timeout_ms / 1000);
-    return false;
-  }
-  return process.exitStatus() == QProcess::NormalExit && process.exitCode() == 0;
+  const test_common::ProcessOutcome r = test_common::run_process(program, args, timeout_ms);
+  if (r.exit_code != 0) qWarning("%s exited %d: %s", qPrintable(program), r.exit_code, qPrintable(r.err.right(4000)));
+  return r.exit_code == 0;
 }
 
 // Runs a demo workflow with `sets` (NODE.PARAM=VALUE) and reads back every frame of its MP4.

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nodes/media/image_io.h"
+#include "process_run.h"
 #include "run_launch.h"
 
 namespace fs = std::filesystem;
@@ -44,10 +45,7 @@ QStringList frames_args(const QString& out) {
           "--set", "export.format=png", "--set", "export.filename={output}/frames"};
 }
 
-struct RunOutcome {
-  int exit_code = -1;
-  QString out, err;
-};
+using RunOutcome = test_common::ProcessOutcome;
 
 // Each process gets `tmp` as TMPDIR, so the test sees any scratch folder a rank leaves behind.
 void start(QProcess& p, const QStringList& args, const QString& tmp, const QStringList& env = {}) {
@@ -59,17 +57,7 @@ void start(QProcess& p, const QStringList& args, const QString& tmp, const QStri
 }
 
 RunOutcome finish(QProcess& p, int timeout_ms = 240000) {
-  RunOutcome r;
-  if (!p.waitForFinished(timeout_ms)) {
-    p.kill();
-    p.waitForFinished();
-    r.err = "did not finish in time";
-    return r;
-  }
-  r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
+  return test_common::finish_process(p, timeout_ms);
 }
 
 RunOutcome run(const QStringList& args, const QString& tmp) {
