@@ -18,30 +18,18 @@
 #include <nlohmann/json.hpp>
 
 #include "../model_loading/model_folder_files.h"
+#include "process_run.h"
 
 using nlohmann::json;
 
 namespace {
 
-struct Output {
-  int code = -1;
-  QString out;
-  QString err;
-};
+using Output = test_common::ProcessOutcome;
 
 QString flow(const char* name) { return QStringLiteral(VIDGRAPH_SOURCE_DIR "/tests/cli/data/") + name; }
 
 Output run_tool(const QStringList& args, const QString& cwd = {}) {
-  QProcess p;
-  if (!cwd.isEmpty()) p.setWorkingDirectory(cwd);
-  p.start(QStringLiteral(VIDGRAPH_RUN_TEST), args);
-  if (!p.waitForFinished(60000)) {
-    p.kill();
-    p.waitForFinished();
-    return Output{-2, {}, QStringLiteral("timed out")};
-  }
-  return Output{p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
-                QString::fromUtf8(p.readAllStandardError())};
+  return test_common::run_process(QStringLiteral(VIDGRAPH_RUN_TEST), args, 60000, cwd);
 }
 
 std::vector<json> json_lines(const QString& text) {
@@ -120,7 +108,7 @@ class tst_Cli : public QObject {
     QFETCH(QString, fragment);
     args.replaceInStrings(QStringLiteral("OUT"), tmp_.filePath("out_exit"));
     const Output o = run_tool(args);
-    QVERIFY2(o.code == code, qPrintable(QStringLiteral("exit %1\n%2\n%3").arg(o.code).arg(o.out, o.err)));
+    QVERIFY2(o.exit_code == code, qPrintable(QStringLiteral("exit %1\n%2\n%3").arg(o.exit_code).arg(o.out, o.err)));
     QVERIFY2((o.out + o.err).contains(fragment), qPrintable(o.out + o.err));
   }
 
@@ -143,7 +131,7 @@ class tst_Cli : public QObject {
     QFETCH(int, code);
     QFETCH(QString, fragment);
     const Output o = run_tool({"run", flow("good.vgflow"), "--set", set, "--json-events", "--output-dir", tmp_.filePath("o")});
-    QVERIFY2(o.code == code, qPrintable(o.out + o.err));
+    QVERIFY2(o.exit_code == code, qPrintable(o.out + o.err));
     if (!fragment.isEmpty()) QVERIFY2(o.err.contains(fragment), qPrintable(o.err));
     // Every stdout line is JSON even on errors.
     for (const json& j : json_lines(o.out)) QVERIFY(j.contains("event"));
@@ -151,7 +139,7 @@ class tst_Cli : public QObject {
   void setChangesTheRun() {
     const Output o = run_tool({"run", flow("good.vgflow"), "--set", "s.factor=4", "--set", "slow.steps=2",
                                "--json-events", "--output-dir", tmp_.filePath("o")});
-    QCOMPARE(o.code, 0);
+    QCOMPARE(o.exit_code, 0);
     int progress = 0;
     for (const json& j : json_lines(o.out)) {
       if (j["event"] == "node_progress") {
@@ -175,20 +163,20 @@ class tst_Cli : public QObject {
     QFETCH(QString, logged);
     const Output o = run_tool(QStringList{"run", flow("versioned.vgflow"), "--json-events", "--output-dir",
                                           tmp_.filePath("o")} + sets);
-    QVERIFY2(o.code == 0, qPrintable(o.out + o.err));
+    QVERIFY2(o.exit_code == 0, qPrintable(o.out + o.err));
     QStringList messages;
     for (const json& j : json_lines(o.out)) {
       if (j["event"] == "log" && j["node"] == "v") messages << QString::fromStdString(j["message"].get<std::string>());
     }
     QVERIFY2(messages.size() == 1 && messages.front().startsWith(logged), qPrintable(messages.join('\n') + o.err));
     const Output old_name = run_tool({"validate", flow("versioned.vgflow"), "--set", "v.amount=3"});
-    QCOMPARE(old_name.code, 2);
+    QCOMPARE(old_name.exit_code, 2);
     QVERIFY2(old_name.err.contains("Versioned has no param 'amount'"), qPrintable(old_name.err));
   }
 
   void jsonEventsParseLineByLine() {
     const Output o = run_tool({"run", flow("good.vgflow"), "--json-events", "--output-dir", tmp_.filePath("o")});
-    QCOMPARE(o.code, 0);
+    QCOMPARE(o.exit_code, 0);
     const auto lines = json_lines(o.out);
     QVERIFY(lines.size() > 10);
     QCOMPARE(lines.front()["event"], json("run_started"));
@@ -209,20 +197,20 @@ class tst_Cli : public QObject {
     QVERIFY(saw_progress);
     // A failing run: the summary names the node, the exit code is 3.
     const Output f = run_tool({"run", flow("fail.vgflow"), "--json-events"}, tmp_.path());
-    QCOMPARE(f.code, 3);
+    QCOMPARE(f.exit_code, 3);
     const json fs = json_lines(f.out).back();
     QCOMPARE(fs["status"], json("failed"));
     QCOMPARE(fs["errors"][0]["node"], json("bad"));
     QCOMPARE(fs["exit_code"], json(3));
     // A file that does not load: one error line.
     const Output bad = run_tool({"run", flow("truncated.vgflow"), "--json-events"});
-    QCOMPARE(bad.code, 2);
+    QCOMPARE(bad.exit_code, 2);
     QCOMPARE(json_lines(bad.out).back()["event"], json("error"));
   }
 
   void plainOutputWhenNotATerminal() {
     const Output o = run_tool({"run", flow("good.vgflow"), "--output-dir", tmp_.filePath("o")});
-    QCOMPARE(o.code, 0);
+    QCOMPARE(o.exit_code, 0);
     QVERIFY(o.out.contains("node slow (Slow): started"));
     QVERIFY(o.out.contains("node slow: 20/20"));
     QVERIFY(!o.out.contains("\033["));  // no terminal control codes in a pipe
@@ -235,13 +223,7 @@ class tst_Cli : public QObject {
   void modelsListsComfyFolder() {
     const QString product = QFileInfo(QStringLiteral(VIDGRAPH_RUN_TEST)).absoluteDir().filePath("../bin/vidgraph-run");
     if (!QFileInfo::exists(product)) QSKIP("vidgraph-run is not built (no models layer)");
-    auto run_product = [&](const QStringList& args) {
-      QProcess p;
-      p.start(product, args);
-      p.waitForFinished(60000);
-      return Output{p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
-                    QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
-    };
+    auto run_product = [&](const QStringList& args) { return test_common::run_process(product, args, 60000); };
     const std::string models = tmp_.filePath("ComfyUI/models").toStdString();
     for (const char* sub : {"diffusion_models", "vae", "text_encoders"}) QDir().mkpath(QString::fromStdString(models + "/" + sub));
     write_sparse_safetensors(models + "/diffusion_models/wan2.2_ti2v_5B_fp16.safetensors", dit_5b_tensors());
@@ -250,7 +232,7 @@ class tst_Cli : public QObject {
     QFile notes(QString::fromStdString(models + "/vae/notes.txt"));
     QVERIFY(notes.open(QIODevice::WriteOnly));
     const Output o = run_product({"models", "--json", tmp_.filePath("ComfyUI")});
-    QCOMPARE(o.code, 0);
+    QCOMPARE(o.exit_code, 0);
     const json out = json::parse(o.out.toStdString());
     QCOMPARE(out["folders"]["vae"].size(), size_t(1));
     QCOMPARE(out["folders"]["loras"].size(), size_t(0));
@@ -269,17 +251,17 @@ class tst_Cli : public QObject {
     yaml.write("comfy:\n  base_path: ComfyUI/models\n  vae: vae\n");
     yaml.close();
     const Output y = run_product({"models", "--json", "--model-paths", tmp_.filePath("extra_model_paths.yaml")});
-    QCOMPARE(y.code, 0);
+    QCOMPARE(y.exit_code, 0);
     QCOMPARE(json::parse(y.out.toStdString())["files"].size(), size_t(1));
     const Output bad = run_product({"models", tmp_.filePath("ComfyUI/models/vae")});
-    QCOMPARE(bad.code, 2);
+    QCOMPARE(bad.exit_code, 2);
     QVERIFY2(bad.err.contains("is not a ComfyUI models folder"), qPrintable(bad.err));
   }
 
   // `nodes` prints integer ranges as integers.
   void nodesPrintsIntegerRanges() {
     const Output o = run_tool({"nodes"});
-    QCOMPARE(o.code, 0);
+    QCOMPARE(o.exit_code, 0);
     QVERIFY2(o.out.contains("[1, 100000]"), qPrintable(o.out));    // Slow.steps (Int)
     QVERIFY2(o.out.contains("[-100.0, 100.0]"), qPrintable(o.out));  // Scale.factor (Float)
     QVERIFY2(!o.out.contains("[1.0, 100000.0]"), qPrintable(o.out));
@@ -313,17 +295,17 @@ class tst_Cli : public QObject {
         {"id":"s","type":"Scale","inputs":{"x":{"node":"gone","output":"value"}}}]})");
     }
     const Output o = run_tool({"validate", path});
-    QVERIFY2(o.code == 2, qPrintable(o.out + o.err));
+    QVERIFY2(o.exit_code == 2, qPrintable(o.out + o.err));
     QVERIFY2((o.out + o.err).contains("'gone', which does not exist"), qPrintable(o.out + o.err));
     QCOMPARE((o.out + o.err).count("node 's'"), 1);
   }
 
   void validateJson() {
     const Output good = run_tool({"validate", flow("good.vgflow"), "--json"});
-    QCOMPARE(good.code, 0);
+    QCOMPARE(good.exit_code, 0);
     QCOMPARE(json::parse(good.out.toStdString())["valid"], json(true));
     const Output bad = run_tool({"validate", flow("invalid.vgflow"), "--json"});
-    QCOMPARE(bad.code, 2);
+    QCOMPARE(bad.exit_code, 2);
     const json j = json::parse(bad.out.toStdString());
     QCOMPARE(j["valid"], json(false));
     QCOMPARE(j["errors"].size(), std::size_t(3));  // s: input missing + factor out of range; m: unknown type
@@ -334,7 +316,7 @@ class tst_Cli : public QObject {
 
   void nodesJsonListsEveryType() {
     const Output o = run_tool({"nodes", "--json"});
-    QCOMPARE(o.code, 0);
+    QCOMPARE(o.exit_code, 0);
     const json j = json::parse(o.out.toStdString());
     QCOMPARE(j["node_types"].size(), std::size_t(12));
     bool found = false;
@@ -425,14 +407,14 @@ class tst_Cli : public QObject {
     QFETCH(QString, fragment);
     const QString out = tmp_.filePath("sweep_errors");
     const Output o = run_tool(QStringList{"run", flow(qPrintable(file)), "--output-dir", out} + extra);
-    QVERIFY2(o.code == 2, qPrintable(QString::number(o.code) + o.out + o.err));
+    QVERIFY2(o.exit_code == 2, qPrintable(QString::number(o.exit_code) + o.out + o.err));
     QVERIFY2(o.err.contains(fragment), qPrintable(o.err));
     QVERIFY2(o.err.contains("nothing ran"), qPrintable(o.err));
     QVERIFY2(!QFile::exists(out), "nothing is written before every run is valid");
     QVERIFY2(!o.out.contains("run_started") && !o.out.contains("started"), qPrintable(o.out));
     // With --json-events every stdout line is JSON and the errors are error events.
     const Output j = run_tool(QStringList{"run", flow(qPrintable(file)), "--json-events", "--output-dir", out} + extra);
-    QCOMPARE(j.code, 2);
+    QCOMPARE(j.exit_code, 2);
     const auto lines = json_lines(j.out);
     QVERIFY(!lines.empty());
     for (const json& line : lines) QCOMPARE(line["event"], json("error"));
@@ -442,7 +424,7 @@ class tst_Cli : public QObject {
     const QString out = tmp_.filePath("sweep_combos");
     const Output o = run_tool({"run", flow("good.vgflow"), "--sweep", "s.factor=1,2", "--sweep", "slow.steps=2,3",
                                "--json-events", "--output-dir", out});
-    QVERIFY2(o.code == 0, qPrintable(o.out + o.err));
+    QVERIFY2(o.exit_code == 0, qPrintable(o.out + o.err));
     const auto lines = json_lines(o.out);
     std::vector<json> started;
     for (const json& j : lines) {
@@ -483,7 +465,7 @@ class tst_Cli : public QObject {
     const QString out = tmp_.filePath("sweep_write");
     const QStringList args{"run", flow("write.vgflow"), "--sweep", "w.text=one\\, two,three", "--output-dir", out};
     const Output o = run_tool(args);
-    QVERIFY2(o.code == 0, qPrintable(o.out + o.err));
+    QVERIFY2(o.exit_code == 0, qPrintable(o.out + o.err));
     QCOMPARE(read_text(out + "/run-1/hello.txt"), QString("one, two"));
     QCOMPARE(read_text(out + "/run-2/hello.txt"), QString("three"));
     // Human output: a header per run, then a table with status and outputs per run.
@@ -499,16 +481,16 @@ class tst_Cli : public QObject {
     QCOMPARE(summary["runs"][1]["folder"], json("run-2"));
     // Nothing is replaced without --overwrite: the earlier sweep's summary stops a new one up front.
     const Output again = run_tool(args);
-    QCOMPARE(again.code, 2);
+    QCOMPARE(again.exit_code, 2);
     QVERIFY2(again.err.contains("sweep.json' exists"), qPrintable(again.err));
     QCOMPARE(read_text(out + "/run-2/hello.txt"), QString("three"));
     const Output forced = run_tool(QStringList(args) << "--overwrite" << "--set" << "w.file={output}/bye.txt");
-    QVERIFY2(forced.code == 0, qPrintable(forced.out + forced.err));
+    QVERIFY2(forced.exit_code == 0, qPrintable(forced.out + forced.err));
     QCOMPARE(read_text(out + "/run-2/bye.txt"), QString("three"));
     // Ten runs: folders sort by number.
     const Output ten = run_tool({"run", flow("write.vgflow"), "--sweep", "w.text=0,1,2,3,4,5,6,7,8,9", "--output-dir",
                                  tmp_.filePath("sweep_ten")});
-    QCOMPARE(ten.code, 0);
+    QCOMPARE(ten.exit_code, 0);
     QCOMPARE(read_text(tmp_.filePath("sweep_ten/run-01/hello.txt")), QString("0"));
     QCOMPARE(read_text(tmp_.filePath("sweep_ten/run-10/hello.txt")), QString("9"));
   }
@@ -530,7 +512,7 @@ class tst_Cli : public QObject {
     const QTemporaryDir out;
     const Output o = run_tool(QStringList{"run", flow("cache.vgflow"), "--sweep", "s.factor=1,2", "--json-events",
                                           "--output-dir", out.path()} + budget);
-    QVERIFY2(o.code == code, qPrintable(o.out + o.err));
+    QVERIFY2(o.exit_code == code, qPrintable(o.out + o.err));
     if (code != 0) {
       QVERIFY2(o.err.contains("--cache-budget"), qPrintable(o.err));
       return;
@@ -548,7 +530,7 @@ class tst_Cli : public QObject {
     QVERIFY(blocker.open(QIODevice::WriteOnly));
     blocker.close();
     const Output o = run_tool({"run", flow("write.vgflow"), "--sweep", "w.text=a,b", "--output-dir", out});
-    QCOMPARE(o.code, 2);
+    QCOMPARE(o.exit_code, 2);
     QVERIFY2(o.err.contains("run-2' is a file, but run 2 needs it as its folder"), qPrintable(o.err));
     QVERIFY2(!QFile::exists(out + "/run-1"), "nothing ran");
   }
@@ -556,7 +538,7 @@ class tst_Cli : public QObject {
   void sweepStopsAtTheFirstFailure() {
     const QString out = tmp_.filePath("sweep_fail");
     const Output o = run_tool({"run", flow("fail.vgflow"), "--sweep", "a.value=1,2,3", "--json-events", "--output-dir", out});
-    QCOMPARE(o.code, 3);
+    QCOMPARE(o.exit_code, 3);
     const auto lines = json_lines(o.out);
     const json summary = lines.back();
     QCOMPARE(summary["event"], json("sweep_summary"));
@@ -609,7 +591,7 @@ class tst_Cli : public QObject {
     QByteArray text = good.readAll();
     text.replace("\"type\": \"Scale\",", "\"type\": \"Scale\", \"bypass\": true,");
     const Output o = run_tool({"run", write("bypass-scale.vgflow", text), "--json-events", "--output-dir", tmp_.filePath("o")});
-    QVERIFY2(o.code == 0, qPrintable(o.out + o.err));
+    QVERIFY2(o.exit_code == 0, qPrintable(o.out + o.err));
     std::map<std::string, std::string> seen;
     for (const json& j : json_lines(o.out)) {
       if (j.contains("node") && j["node"].is_string() && j["event"] != "node_queued") seen[j["node"]] = j["event"];
@@ -622,40 +604,40 @@ class tst_Cli : public QObject {
       {"id": "a", "type": "Number", "params": {"value": 1}},
       {"id": "k", "type": "Sink", "inputs": {"value": {"node": "a", "output": "value"}}}]})");
     const Output m = run_tool({"run", muted, "--output-dir", out});
-    QVERIFY2(m.code == 0, qPrintable(m.out + m.err));
+    QVERIFY2(m.exit_code == 0, qPrintable(m.out + m.err));
     QVERIFY(!QFile::exists(out + "/hello.txt"));
     const Output none = run_tool({"run", write("bypass-all.vgflow", R"({"format": "vidgraph-workflow", "version": 1, "nodes": [
       {"id": "w", "type": "WriteText", "bypass": true}]})"), "--output-dir", out});
-    QCOMPARE(none.code, 2);
+    QCOMPARE(none.exit_code, 2);
     QVERIFY2(none.err.contains("every output node is bypassed"), qPrintable(none.err));
   }
 
   void outputDirOverwriteAndPaths() {
     const QString out = tmp_.filePath("written");
     const Output first = run_tool({"run", flow("write.vgflow"), "--output-dir", out});
-    QCOMPARE(first.code, 0);
+    QCOMPARE(first.exit_code, 0);
     QFile f(out + "/hello.txt");
     QVERIFY(f.open(QIODevice::ReadOnly));
     QCOMPARE(f.readAll(), QByteArray("hello"));
     f.close();
     const Output again = run_tool({"run", flow("write.vgflow"), "--output-dir", out, "--set", "w.text=bye"});
-    QCOMPARE(again.code, 3);
+    QCOMPARE(again.exit_code, 3);
     QVERIFY(again.err.contains("--overwrite"));
     const Output forced = run_tool({"run", flow("write.vgflow"), "--output-dir", out, "--set", "w.text=bye", "--overwrite"});
-    QCOMPARE(forced.code, 0);
+    QCOMPARE(forced.exit_code, 0);
     QVERIFY(f.open(QIODevice::ReadOnly));
     QCOMPARE(f.readAll(), QByteArray("bye"));
     f.close();
     // {resources}/ and workflow-relative paths.
     const QString res = tmp_.filePath("res");
-    QCOMPARE(run_tool({"run", flow("write.vgflow"), "--resources", res, "--set", "w.file={resources}/r.txt"}).code, 0);
+    QCOMPARE(run_tool({"run", flow("write.vgflow"), "--resources", res, "--set", "w.file={resources}/r.txt"}).exit_code, 0);
     QVERIFY(QFile::exists(res + "/r.txt"));
     QDir().mkpath(tmp_.filePath("flows"));
     QVERIFY(QFile::copy(flow("write.vgflow"), tmp_.filePath("flows/w.vgflow")));
-    QCOMPARE(run_tool({"run", tmp_.filePath("flows/w.vgflow"), "--set", "w.file=rel/x.txt"}, QDir::rootPath()).code, 0);
+    QCOMPARE(run_tool({"run", tmp_.filePath("flows/w.vgflow"), "--set", "w.file=rel/x.txt"}, QDir::rootPath()).exit_code, 0);
     QVERIFY(QFile::exists(tmp_.filePath("flows/rel/x.txt")));
     // An output folder that cannot be made is an argument error.
-    QCOMPARE(run_tool({"run", flow("write.vgflow"), "--output-dir", flow("write.vgflow") + "/sub"}).code, 2);
+    QCOMPARE(run_tool({"run", flow("write.vgflow"), "--output-dir", flow("write.vgflow") + "/sub"}).exit_code, 2);
   }
 };
 

@@ -32,8 +32,11 @@ inline ProcessOutcome finish_process(QProcess& process, int timeout_ms = 240000)
   return r;
 }
 
-inline ProcessOutcome run_process(const QString& program, const QStringList& args, int timeout_ms = 240000) {
+// `working_dir` empty: the test's own.
+inline ProcessOutcome run_process(const QString& program, const QStringList& args, int timeout_ms = 240000,
+                                  const QString& working_dir = {}) {
   QProcess process;
+  if (!working_dir.isEmpty()) process.setWorkingDirectory(working_dir);
   process.start(program, args);
   process.waitForStarted();
   return finish_process(process, timeout_ms);

@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include <QtCore/QProcess>
 #include <QtCore/QTemporaryDir>
 #include <QtTest/QtTest>
 
@@ -28,6 +27,7 @@
 #include "nodes/value_types.h"
 #include "nodes_test_fixture.h"
 #include "plugins/api/plugin_loader.h"
+#include "process_run.h"
 
 using namespace vidgraph;
 using namespace vidgraph::nodes;
@@ -86,20 +86,8 @@ std::string sampler_flow_with(const json& params) {
   return doc.dump();
 }
 
-struct Process {
-  int code = -1;
-  QString out, err;
-};
-
-Process run_vidgraph(const QStringList& args) {
-  QProcess p;
-  p.start(QStringLiteral(VIDGRAPH_RUN), args);
-  if (!p.waitForFinished(120000)) {
-    p.kill();
-    p.waitForFinished();
-  }
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
-          QString::fromUtf8(p.readAllStandardError())};
+test_common::ProcessOutcome run_vidgraph(const QStringList& args) {
+  return test_common::run_process(QStringLiteral(VIDGRAPH_RUN), args, 120000);
 }
 
 bool any_contains(const std::vector<engine::Error>& errors, const std::string& a, const std::string& b) {
@@ -254,8 +242,8 @@ void tst_nodes_schema::runnerRefusesBeforeLoading() {
   if (command == "run") {
     args << "--json-events" << "--output-dir" << out.path();
   }
-  const Process p = run_vidgraph(args);
-  QVERIFY2(p.code == 2, qPrintable(QStringLiteral("exit %1\n%2\n%3").arg(p.code).arg(p.out, p.err)));
+  const test_common::ProcessOutcome p = run_vidgraph(args);
+  QVERIFY2(p.exit_code == 2, qPrintable(QStringLiteral("exit %1\n%2\n%3").arg(p.exit_code).arg(p.out, p.err)));
   const QString param = set.section('.', 1).section('=', 0, 0);
   QVERIFY2((p.out + p.err).contains("'" + param + "'"), qPrintable(p.out + p.err));
   QVERIFY2((p.out + p.err).contains(fragment), qPrintable(p.out + p.err));
