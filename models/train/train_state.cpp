@@ -83,10 +83,10 @@ ResumedState read_train_state(const std::string& path, const std::vector<Trainab
   }
   const nlohmann::json meta = nlohmann::json::parse(it->second);
   const nlohmann::json expected = options_that_must_match(options, sample_count);
-  nlohmann::json saved = meta["options"];
-  if (saved.is_object() && !saved.contains("caption_dropout")) {
-    saved["caption_dropout"] = 0.0;  // checkpoints without the key trained without dropout
-  }
+  // Options added after the first checkpoints were written: a checkpoint without one used its default.
+  nlohmann::json saved = {{"caption_dropout", 0.0}};
+  const nlohmann::json recorded = meta.value("options", nlohmann::json::object());
+  if (recorded.is_object()) saved.update(recorded);
   for (const auto& [key, value] : expected.items()) {
     if (!saved.contains(key) || saved[key] != value) {
       throw std::runtime_error("Cannot resume from '" + path + "': it was trained with " + key + " = " +

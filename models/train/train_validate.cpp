@@ -23,6 +23,14 @@ std::string shape_text(const at::Tensor& t) {
   return s + "]";
 }
 
+// `needs` starts the sentence: "Training sample 2 needs a", "Caption dropout needs the empty prompt's".
+void require_text_context(const wan::WanConfig& c, const at::Tensor& t, const std::string& needs,
+                          const std::string& advice = "") {
+  require(t.defined() && t.dim() == 2 && t.size(1) == c.text_dim && t.size(0) >= 1 && t.size(0) <= c.text_len,
+          needs + " text context [L, " + std::to_string(c.text_dim) + "] with 1 <= L <= " + std::to_string(c.text_len) +
+              ", got " + (t.defined() ? shape_text(t) : "none") + advice + ".");
+}
+
 void validate_sample(const wan::WanConfig& c, const TrainingSample& s, size_t index) {
   const std::string who = "Training sample " + std::to_string(index) + (s.name.empty() ? "" : " ('" + s.name + "')");
   require(s.latent.defined() && s.latent.dim() == 4 && s.latent.is_floating_point(),
@@ -35,10 +43,7 @@ void validate_sample(const wan::WanConfig& c, const TrainingSample& s, size_t in
               s.latent.size(2) > 0 && s.latent.size(3) > 0,
           who + " latent " + shape_text(s.latent) + " is not a whole number of patches (" + std::to_string(p[0]) +
               ", " + std::to_string(p[1]) + ", " + std::to_string(p[2]) + ") in frames, height and width.");
-  require(s.context.defined() && s.context.dim() == 2 && s.context.size(1) == c.text_dim &&
-              s.context.size(0) >= 1 && s.context.size(0) <= c.text_len,
-          who + " needs a text context [L, " + std::to_string(c.text_dim) + "] with 1 <= L <= " +
-              std::to_string(c.text_len) + ", got " + (s.context.defined() ? shape_text(s.context) : "none") + ".");
+  require_text_context(c, s.context, who + " needs a");
   if (s.image_to_video) {
     require(s.latent.size(1) >= 2,
             who + " is image-to-video but has 1 latent frame: frame 0 is the clean image, so nothing is left to "
@@ -104,12 +109,8 @@ void validate_training(const wan::WanModelImpl& model, plugin::AttentionBackend*
   require(o.caption_dropout >= 0 && o.caption_dropout < 1,
           "Caption dropout must lie in [0, 1), got " + std::to_string(o.caption_dropout) + ".");
   if (o.caption_dropout > 0) {
-    const wan::WanConfig& c = model.config();
-    const at::Tensor& e = o.empty_context;
-    require(e.defined() && e.dim() == 2 && e.size(1) == c.text_dim && e.size(0) >= 1 && e.size(0) <= c.text_len,
-            "Caption dropout needs the empty prompt's text context [L, " + std::to_string(c.text_dim) +
-                "] with 1 <= L <= " + std::to_string(c.text_len) + ", got " +
-                (e.defined() ? shape_text(e) : "none") + "; encode \"\" with the same text encoder.");
+    require_text_context(model.config(), o.empty_context, "Caption dropout needs the empty prompt's",
+                         "; encode \"\" with the same text encoder");
   }
   validate_method(model, backend, o);
   require(!samples.empty(), "Training needs at least one sample; none were given.");
