@@ -25,6 +25,7 @@
 #include "models/io/safetensors.h"
 #include "models/train/demo_scenes.h"
 #include "models/train/lora.h"
+#include "models/wan/wan_config.h"
 #include "nodes/types/model_handles.h"
 #include "nodes/types/training_set.h"
 #include "nodes/types/video_dataset.h"
@@ -82,6 +83,7 @@ class tst_dataset : public QObject {
   void demoDatasetIsSeededAndNeverReplaces();
   void trainReducesLossAndWritesLora();
   void trainCancelLeavesResumableCheckpoint();
+  void trainCaptionDropoutUsesTheDropoutPrompt();
   void shippedWorkflowRuns();
 
  private:
@@ -463,6 +465,31 @@ void tst_dataset::trainCancelLeavesResumableCheckpoint() {
   QCOMPARE(resumed.progress.front().first, std::int64_t(4));
   QCOMPARE(resumed.progress.back(), std::make_pair(std::int64_t(8), std::int64_t(8)));
   QVERIFY(fs::is_regular_file(dir_.path().toStdString() + "/cancel/lora.safetensors"));
+}
+
+// Encode Dataset encodes the dropout prompt (by default the sampler's negative prompt); Train Wan's
+// caption_dropout trains on it: with it, the same seed gives other losses, and each run repeats.
+void tst_dataset::trainCaptionDropoutUsesTheDropoutPrompt() {
+  const engine::Value value = training_set("dropout");
+  const TrainingSet& set = *engine::value_as<TrainingSet>(value);
+  const auto& encoder = *engine::value_as<TextEncoderHandle>(model_.at("text_encoder"));
+  QVERIFY(set.dropout_context.defined());
+  QVERIFY(at::equal(set.dropout_context, encoder.encode(wan::default_negative_prompt())[0].to(at::kFloat)));
+  QCOMPARE(set.dropout_context.size(1), set.samples.at(0).context_shape.at(1));
+
+  auto losses = [&](double dropout, const char* name) {
+    Recorder recorder;
+    const nlohmann::json params = {{"steps", 6}, {"lr", 1e-3}, {"lora_rank", 4}, {"batch", 2}, {"seed", 5},
+                                   {"caption_dropout", dropout},
+                                   {"output", std::string("{output}/dropout/") + name + ".safetensors"}};
+    auto out = run("TrainWan", params, {{"model", model_.at("model")}, {"training_set", value}}, &recorder);
+    if (!out.ok()) qFatal("%s", out.error().message.c_str());
+    return losses_of(recorder);
+  };
+  const std::vector<double> plain = losses(0.0, "plain"), dropped = losses(0.9, "dropped");
+  QCOMPARE(dropped.size(), std::size_t(6));
+  QVERIFY2(dropped != plain, "caption dropout 0.9 trained exactly as without it");
+  QCOMPARE(losses(0.9, "again"), dropped);
 }
 
 // finetune-demo.vgflow end to end, with fewer steps: dataset made, encoded, a LoRA trained and

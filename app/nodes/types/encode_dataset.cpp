@@ -11,6 +11,7 @@
 #include <map>
 
 #include "models/vae/wan_vae.h"
+#include "models/wan/wan_config.h"
 #include "nodes/media/clip_reader.h"
 #include "nodes/media/image_io.h"
 #include "nodes/size_rules.h"
@@ -168,6 +169,7 @@ engine::Result<engine::ValueMap> compute_encode_dataset(engine::NodeContext& ctx
       ctx.progress(i, total, clip.name);
       set.samples.push_back(run.sample(clip, folder));
     }
+    set.dropout_context = run.caption_context(ctx.param_string("dropout_prompt")).to(c10::kCPU, at::kFloat);
   } catch (const vae::VaeCancelled&) {
     return node_error(ctx, "Dataset encoding cancelled.");
   } catch (const c10::Error& e) {
@@ -178,7 +180,8 @@ engine::Result<engine::ValueMap> compute_encode_dataset(engine::NodeContext& ctx
   ctx.progress(total, total, "encoded");
   ctx.log_info("Training set in '" + set.cache_folder + "': " + std::to_string(run.encoded) +
                " clip(s) encoded, " + std::to_string(run.cached) + " from the cache.");
-  const std::size_t bytes = sizeof(TrainingSet) + set.samples.size() * sizeof(TrainingSampleFile);
+  const std::size_t bytes = sizeof(TrainingSet) + set.samples.size() * sizeof(TrainingSampleFile) +
+                            set.dropout_context.nbytes();
   return engine::ValueMap{{"training_set", engine::make_value(kTrainingSetType, std::move(set), bytes)}};
 }
 
@@ -193,7 +196,8 @@ engine::NodeType encode_dataset_node() {
                   "and centre-cropped to width x height, VAE-encoded to latents, captions encoded "
                   "with umT5. Samples are cached in cache_folder by content (clip, caption, these "
                   "settings, model files): a re-run encodes only what changed, and training needs "
-                  "no text encoder.";
+                  "no text encoder. The dropout prompt is encoded too, for Train Wan's caption "
+                  "dropout.";
   t.version = 1;
   t.inputs = {{"vae", kVaeType, false, "From Load Wan Model."},
               {"text_encoder", kTextEncoderType, false, "From Load Wan Model."},
@@ -209,7 +213,11 @@ engine::NodeType encode_dataset_node() {
                              "t2v: text to video; i2v: the first latent frame is the conditioning image."),
       ParamSpec::folder_path("cache_folder", "{output}/dataset-cache",
                              "Where encoded samples are kept (reused by later runs)."),
+      ParamSpec::text("dropout_prompt", wan::default_negative_prompt(),
+                      "What a sample trains on when Train Wan drops its caption: the negative prompt "
+                      "the sampler guides against."),
   };
+  t.params.back().advanced = true;
   t.preflight = [](const nlohmann::json& params, const engine::RunOptions&) {
     return check_settings(params);
   };

@@ -59,7 +59,7 @@ engine::Result<std::vector<train::TrainingSample>> load_samples(const engine::No
   return samples;
 }
 
-train::TrainOptions train_options(const engine::NodeContext& ctx) {
+train::TrainOptions train_options(const engine::NodeContext& ctx, const TrainingSet& set) {
   train::TrainOptions o;
   o.mode = ctx.param_string("mode") == "full" ? train::TrainMode::Full : train::TrainMode::Lora;
   o.lora.rank = static_cast<int>(ctx.param_int("lora_rank"));
@@ -76,6 +76,8 @@ train::TrainOptions train_options(const engine::NodeContext& ctx) {
   o.weight_decay = ctx.param_float("weight_decay");
   o.grad_clip = ctx.param_float("grad_clip");
   o.seed = static_cast<uint64_t>(ctx.param_int("seed"));
+  o.caption_dropout = ctx.param_float("caption_dropout");
+  if (o.caption_dropout > 0) o.empty_context = set.dropout_context;
   o.checkpointing = ctx.param_bool("checkpointing");
   o.save_every = static_cast<int>(ctx.param_int("save_every"));
   o.checkpoint_dir = ctx.param_path("checkpoint_folder");
@@ -117,7 +119,7 @@ engine::Result<engine::ValueMap> compute_train_wan(engine::NodeContext& ctx, con
   if (!backend) return node_error(ctx, "No attention plugin for training: " + attention.missing);
   auto samples = load_samples(ctx, set, dit.model->config());
   if (!samples.ok()) return samples.error();
-  const train::TrainOptions options = train_options(ctx);
+  const train::TrainOptions options = train_options(ctx, set);
   std::error_code ec;
   fs::create_directories(options.checkpoint_dir, ec);
   // A deep copy: the input MODEL is shared with other nodes and the cache.
@@ -185,7 +187,10 @@ engine::NodeType train_wan_node(const AttentionSource& attention) {
       ParamSpec::real("sparsity_start", 0.0, 0.0, 1.0, "vsa / sla_star: sparsity at step 1."),
       ParamSpec::real("sparsity_target", 0.875, 0.0, 1.0, "vsa / sla_star: sparsity reached at the end of the schedule."),
       ParamSpec::integer("sparsity_schedule_steps", 0, 0, 1000000, "Steps from start to target (0: target at once)."),
-      ParamSpec::seed("seed", 0, "Noise, timesteps, sample order and LoRA init."),
+      ParamSpec::seed("seed", 0, "Noise, timesteps, sample order, caption dropout and LoRA init."),
+      ParamSpec::real("caption_dropout", 0.0, 0.0, 0.95,
+                      "Share of samples trained on Encode Dataset's dropout prompt instead of their "
+                      "caption, so that guidance above 1 keeps working (0.1 is usual)."),
       ParamSpec::boolean("checkpointing", false, "Gradient checkpointing per block (less memory, slower)."),
       ParamSpec::integer("save_every", 0, 0, 1000000, "Resumable checkpoint every N steps (0: only on cancel)."),
       ParamSpec::folder_path("checkpoint_folder", "{output}/train-checkpoints", "Where resumable checkpoints go."),

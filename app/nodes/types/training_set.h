@@ -7,8 +7,9 @@
 //   tensor `context`  [L, text_dim] float32: the umT5 embedding of the caption (real tokens only)
 //   metadata          vidgraph_format = vidgraph-training-sample-v1, caption, source (the clip's
 //                     file name), mode (t2v | i2v), settings (JSON of what made it)
-// The TRAINING_SET value lists the files and their shapes only; the trainer loads them when it
-// starts, so training needs neither the clips nor the text encoder.
+// The TRAINING_SET value lists the files and their shapes, and holds the encoding of the dropout
+// prompt (one small tensor); the trainer loads the samples when it starts, so training needs
+// neither the clips nor the text encoder.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +34,8 @@ struct TrainingSampleFile {
 struct TrainingSet {
   std::string cache_folder;
   std::vector<TrainingSampleFile> samples;
+  // [L, text_dim] float32: the prompt a sample trains on when Train Wan drops its caption.
+  at::Tensor dropout_context;
 };
 
 struct TrainingSampleData {
