@@ -25,7 +25,7 @@ struct DemoTrainingOptions {
   at::Tensor image;          // uint8 [96, 160, 3]: the sample image as Load Image gives it
   at::Tensor image_large;    // uint8 [192, 320, 3]: the same at twice the size, for crops
   std::string vae;           // a trained demo VAE (vae.safetensors of a model folder): skips the VAE stage
-  int vae_steps = 1500, vae_batch = 4;
+  int vae_steps = 3500, vae_batch = 4;
   int clips = 1280;          // training clips of 25 frames for the DiT
   int dit_steps = 5000, dit_batch = 32;
   int dit_dim = 256;         // DiT width: heads of 64, feed-forward 4x
