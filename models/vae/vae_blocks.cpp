@@ -13,9 +13,10 @@
 #include <ATen/ops/ones.h>
 #include <ATen/ops/silu.h>
 #include <ATen/ops/softmax.h>
-#include <ATen/ops/stack.h>
+#include <ATen/ops/upsample_nearest2d.h>
 #include <ATen/ops/zeros.h>
 #include <ATen/ops/zeros_like.h>
+#include <c10/core/GradMode.h>
 
 namespace vidgraph::vae {
 
@@ -38,6 +39,14 @@ at::Tensor last_frames(const at::Tensor& x, int64_t n) {
 }
 
 }  // namespace
+
+at::Tensor activate(at::Tensor x) {
+  return c10::GradMode::is_enabled() ? at::silu(x) : at::silu_(x);
+}
+
+at::Tensor add_residual(at::Tensor y, const at::Tensor& h) {
+  return c10::GradMode::is_enabled() ? y + h : y.add_(h);
+}
 
 CausalCache::Slot& CausalCache::next_slot() {
   if (next_ == slots_.size()) {
@@ -68,9 +77,10 @@ at::Tensor CausalConv3d::forward(const at::Tensor& x, const at::Tensor& past) co
     input = at::cat({past.to(x.device(), x.scalar_type()), x}, 2);
     front -= past.size(2);
   }
-  // F.pad order: (w_left, w_right, h_top, h_bottom, t_front, t_back)
-  input = at::constant_pad_nd(input, {padding_[2], padding_[2], padding_[1], padding_[1], front, 0}, 0);
-  return at::conv3d(input, weight, bias, {stride_[0], stride_[1], stride_[2]});
+  // Only the causal time padding is materialised (F.pad order: w, h, t front/back); the convolution
+  // pads height and width itself, so the activation is not copied for them.
+  if (front != 0) input = at::constant_pad_nd(input, {0, 0, 0, 0, front, 0}, 0);
+  return at::conv3d(input, weight, bias, {stride_[0], stride_[1], stride_[2]}, {0, padding_[1], padding_[2]});
 }
 
 at::Tensor causal_conv(const CausalConv3d& conv, const at::Tensor& x, CausalCache* cache) {
@@ -125,11 +135,11 @@ ResidualBlock::ResidualBlock(int64_t in, int64_t out) {
 
 at::Tensor ResidualBlock::forward(const at::Tensor& x, CausalCache* cache) const {
   const at::Tensor h = shortcut_ ? shortcut_->forward(x) : x;
-  at::Tensor y = at::silu(norm1_->forward(x));
+  at::Tensor y = activate(norm1_->forward(x));
   y = causal_conv(*conv1_, y, cache);
-  y = at::silu(norm2_->forward(y));  // dropout 0 between SiLU and the second conv
+  y = activate(norm2_->forward(y));  // dropout 0 between SiLU and the second conv
   y = causal_conv(*conv2_, y, cache);
-  return y + h;
+  return add_residual(y, h);
 }
 
 AttentionBlock::AttentionBlock(int64_t dim) {
@@ -166,18 +176,20 @@ Resample::Resample(int64_t dim, ResampleMode mode) : mode_(mode) {
 at::Tensor Resample::spatial(const at::Tensor& x) const {
   at::Tensor y = frames_to_batch(x);  // [N,C,H,W]
   if (mode_ == ResampleMode::Upsample2d || mode_ == ResampleMode::Upsample3d) {
-    y = y.repeat_interleave(2, 2).repeat_interleave(2, 3);  // nearest(-exact) x2
+    y = at::upsample_nearest2d(y, {2 * y.size(2), 2 * y.size(3)});  // = nearest-exact at a factor of 2
   } else {
     y = at::constant_pad_nd(y, {0, 1, 0, 1}, 0);  // right and bottom
   }
   return batch_to_frames(conv_->forward(y), x.size(0));
 }
 
-// time_conv output [B,2C,T,H,W] -> frames interleaved [B,C,2T,H,W]
+// time_conv output [B,2C,T,H,W] -> frames interleaved [B,C,2T,H,W], in one copy that keeps the
+// memory format (channels-last on the GPU).
 static at::Tensor interleave_time(const at::Tensor& y) {
   const int64_t b = y.size(0), c = y.size(1) / 2, t = y.size(2), h = y.size(3), w = y.size(4);
-  const at::Tensor v = y.view({b, 2, c, t, h, w});
-  return at::stack({v.select(1, 0), v.select(1, 1)}, 3).reshape({b, c, t * 2, h, w});
+  at::Tensor out = at::empty({b, c, 2 * t, h, w}, y.options().memory_format(y.suggest_memory_format()));
+  out.view({b, c, t, 2, h, w}).copy_(y.view({b, 2, c, t, h, w}).permute({0, 2, 3, 1, 4, 5}));
+  return out;
 }
 
 at::Tensor Resample::time_up(const at::Tensor& x, CausalCache* cache) const {

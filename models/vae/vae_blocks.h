@@ -22,6 +22,12 @@
 
 namespace vidgraph::vae {
 
+// activate: SiLU; add_residual: y + h for a residual branch y. Without gradient recording
+// (decoding) both overwrite their first argument, which keeps one activation fewer alive at the
+// VAE's memory peak; with it (training) they allocate, as autograd needs.
+at::Tensor activate(at::Tensor x);
+at::Tensor add_residual(at::Tensor y, const at::Tensor& h);
+
 // The per-chunk state of the cached convolutions (one slot per call site, in call order).
 class CausalCache {
  public:

@@ -2,7 +2,6 @@
 
 #include <string>
 
-#include <ATen/ops/silu.h>
 
 namespace vidgraph::vae {
 
@@ -37,7 +36,7 @@ at::Tensor DownResidualBlock::forward(const at::Tensor& x, CausalCache* cache) c
   if (resample_) {
     y = resample_->forward(y, cache);
   }
-  return y + avg_down_3d(x, out_, ft_, fs_);
+  return add_residual(y, avg_down_3d(x, out_, ft_, fs_));
 }
 
 UpResidualBlock::UpResidualBlock(int64_t in, int64_t out, int64_t mult, bool temporal, bool up)
@@ -63,7 +62,7 @@ at::Tensor UpResidualBlock::forward(const at::Tensor& x, CausalCache* cache, boo
     return y;
   }
   y = resample_->forward(y, cache);
-  return y + dup_up_3d(x, out_, ft_, fs_, first_chunk);
+  return add_residual(y, dup_up_3d(x, out_, ft_, fs_, first_chunk));
 }
 
 Encoder3d::Encoder3d(const WanVaeConfig& c) {
@@ -96,7 +95,7 @@ at::Tensor Encoder3d::forward(const at::Tensor& x, CausalCache* cache) const {
     y = stage->forward(y, cache);
   }
   y = mid2_->forward(mid1_->forward(mid0_->forward(y, cache)), cache);
-  return causal_conv(*head_conv_, at::silu(head_norm_->forward(y)), cache);
+  return causal_conv(*head_conv_, activate(head_norm_->forward(y)), cache);
 }
 
 Decoder3d::Decoder3d(const WanVaeConfig& c) {
@@ -130,7 +129,7 @@ at::Tensor Decoder3d::forward(const at::Tensor& x, CausalCache* cache, bool firs
   for (const auto& stage : stages_) {
     y = stage->forward(y, cache, first_chunk);
   }
-  return causal_conv(*head_conv_, at::silu(head_norm_->forward(y)), cache);
+  return causal_conv(*head_conv_, activate(head_norm_->forward(y)), cache);
 }
 
 }  // namespace vidgraph::vae

@@ -149,12 +149,15 @@ at::Tensor WanVae::decode_chunks(const at::Tensor& latent, const VaeCallbacks& c
   c10::NoGradGuard no_grad;  // results stay ordinary tensors (in-place use allowed)
   const at::Tensor& w = conv2_->weight;
   const at::Tensor x = conv2_->forward(denormalize(latent.to(w.device(), w.scalar_type())));
+  // cuDNN's tensor-core convolutions work in channels-last (NDHWC); the decoder's ops keep the layout.
+  const at::MemoryFormat format = x.is_cuda() ? at::MemoryFormat::ChannelsLast3d : at::MemoryFormat::Contiguous;
   CausalCache cache;
   std::vector<at::Tensor> outs;
   for (int64_t i = 0; i < x.size(2); ++i) {
     poll(callbacks);
     cache.begin_chunk();
-    const at::Tensor y = decoder_->forward(x.slice(2, i, i + 1), &cache, i == 0);  // [B,12,1|4,8h,8w]
+    const at::Tensor chunk = x.slice(2, i, i + 1).contiguous(format);
+    const at::Tensor y = decoder_->forward(chunk, &cache, i == 0);  // [B,12,1|4,8h,8w]
     outs.push_back(unpatchify(y, 2).clamp(-1.0, 1.0).to(output_device, at::kFloat));
     report(callbacks, done_before + i + 1, total);
   }

@@ -1,8 +1,10 @@
 // Tests of the Wan2.2 VAE (models/vae): topology against the official parameter counts, patchify
 // channel order, chunked (cached) encode/decode equal to the whole-sequence computation, tiled decode
 // within tolerance, progress and cancellation, latent normalisation, key mapping of every layout,
-// and loading each layout (official .pth / safetensors, diffusers folder, prefixed repack).
+// and loading each layout (official .pth / safetensors, diffusers folder, prefixed repack); on a GPU,
+// the channels-last fp32 and bf16 decode against the CPU reference.
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/equal.h>
@@ -64,6 +66,7 @@ class tst_Vae : public QObject {
   void progressAndCancel();
   void latentNormalisation();
   void badInputs();
+  void gpuDecodeMatchesCpu();
   void keyMapping_data();
   void keyMapping();
   void keyMappingRoundTripsEveryKey();
@@ -279,6 +282,24 @@ void tst_Vae::badInputs() {
   VaeDecodeOptions bad;
   bad.tiling = VaeTiling{2, 2, 2};
   QVERIFY_THROWS_EXCEPTION(std::invalid_argument, tiny_->decode(at::zeros({1, 8, 1, 4, 4}), {}, bad));
+}
+
+void tst_Vae::gpuDecodeMatchesCpu() {
+  if (!at::hasCUDA()) QSKIP("No GPU: the GPU decode was not run.");
+  // Four latent frames: the first chunk, the cached causal convolutions and the temporal upsampling.
+  const at::Tensor z = seeded({1, 8, 4, 6, 10}, 11);
+  const at::Tensor want = tiny_->decode(z);
+  for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
+    auto gpu = make_seeded_vae(WanVaeConfig::tiny(), 1234);
+    gpu->to(c10::Device(c10::kCUDA, 0), dtype);
+    const at::Tensor got = gpu->decode(z.cuda());
+    QCOMPARE(got.device().type(), c10::kCUDA);
+    QCOMPARE(got.scalar_type(), at::kFloat);
+    QCOMPARE(got.sizes(), want.sizes());
+    // fp32 convolutions may run in TF32 on the GPU; bf16 rounds every activation.
+    const double rel = ((got.cpu() - want).norm() / want.norm()).item<double>();
+    QVERIFY2(rel < (dtype == at::kFloat ? 1e-2 : 5e-2), qPrintable(QString("relative L2 %1").arg(rel)));
+  }
 }
 
 void tst_Vae::keyMapping_data() {
