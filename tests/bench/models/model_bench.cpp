@@ -3,6 +3,7 @@
 // device, and prints one JSON object (also to --out). Logs go to stderr, so stdout is the JSON.
 // Exit status: 0 all measured, 1 bad options or no plugin, 3 some measurement failed (its entry
 // says why; the JSON is still written).
+#include <ATen/Context.h>
 #include <ATen/core/Tensor.h>
 #include <torch/version.h>
 
@@ -47,7 +48,7 @@ struct Options {
   double sparsity = 0.875;
   int warmup = 1, repeats = 5, vae_warmup = 1, vae_repeats = 2;
   std::vector<std::string> vae_dtypes;  // default: --dtype
-  bool skip_vae = false, vae_tiled = false, taehv = false;
+  bool skip_vae = false, vae_tiled = false, taehv = false, cudnn_benchmark = false;
   double time_limit_s = 0;
   std::string plugin;
   std::string out;
@@ -96,6 +97,7 @@ json environment(const Options& o, c10::Device device, const plugin::LoadedPlugi
               {"commit", commit ? commit : ""},
               {"plugin", plugin::plugin_version_string(loaded)},
               {"dtype", o.dtype},
+              {"cudnn_benchmark", o.cudnn_benchmark},
               {"warmup", o.warmup},
               {"repeats", o.repeats},
               {"vae_warmup", o.vae_warmup},
@@ -192,6 +194,8 @@ int run(const Options& o) {
   result["dit"]["targets"] = dit_targets(o, dit, result["dit"]["methods"]);
   write_json(o.out, result);  // a run cut short during the VAE keeps the DiT results
 
+  // cuDNN's algorithm search affects the VAE's convolutions (the warm-up decode pays for it).
+  at::globalContext().setBenchmarkCuDNN(o.cudnn_benchmark);
   if (!o.skip_vae) result["vae"] = run_vae_bench(vae_options(o, dit, start));
   if (o.taehv) {
     TaehvBenchOptions t;
@@ -242,6 +246,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
   app.add_flag("--vae-tiled", o.vae_tiled, "also time a spatially tiled decode");
   app.add_flag("--skip-vae", o.skip_vae, "time the DiT only");
+  app.add_flag("--cudnn-benchmark", o.cudnn_benchmark, "let cuDNN time its algorithms for the VAE's convolutions");
   app.add_flag("--taehv", o.taehv, "also time the TAEHV light decoder (taew2_2 layout) on the same latent");
   app.add_option("--time-limit-s", o.time_limit_s, "skip VAE variants that would start after this many seconds");
   app.add_option("--plugin", o.plugin, "attention plugin name (default: the first usable one)");
