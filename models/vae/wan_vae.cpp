@@ -5,6 +5,7 @@
 #include <utility>
 
 #include <ATen/ops/cat.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/tensor.h>
 #include <c10/core/GradMode.h>
@@ -152,16 +153,20 @@ at::Tensor WanVae::decode_chunks(const at::Tensor& latent, const VaeCallbacks& c
   // cuDNN's tensor-core convolutions work in channels-last (NDHWC); the decoder's ops keep the layout.
   const at::MemoryFormat format = x.is_cuda() ? at::MemoryFormat::ChannelsLast3d : at::MemoryFormat::Contiguous;
   CausalCache cache;
-  std::vector<at::Tensor> outs;
+  // Each chunk's frames go straight into the video (no list of chunks and concatenation after).
+  at::Tensor video = at::empty({x.size(0), 3, 1 + 4 * (x.size(2) - 1), 16 * x.size(3), 16 * x.size(4)},
+                               at::TensorOptions().dtype(at::kFloat).device(output_device));
+  int64_t frame = 0;
   for (int64_t i = 0; i < x.size(2); ++i) {
     poll(callbacks);
     cache.begin_chunk();
     const at::Tensor chunk = x.slice(2, i, i + 1).contiguous(format);
-    const at::Tensor y = decoder_->forward(chunk, &cache, i == 0);  // [B,12,1|4,8h,8w]
-    outs.push_back(unpatchify(y, 2).clamp(-1.0, 1.0).to(output_device, at::kFloat));
+    const at::Tensor y = unpatchify(decoder_->forward(chunk, &cache, i == 0), 2).clamp_(-1.0, 1.0);  // 1|4 frames
+    video.slice(2, frame, frame + y.size(2)).copy_(y);
+    frame += y.size(2);
     report(callbacks, done_before + i + 1, total);
   }
-  return at::cat(outs, 2);
+  return video;
 }
 
 at::Tensor WanVae::decode(const at::Tensor& latent, const VaeCallbacks& callbacks,
