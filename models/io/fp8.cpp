@@ -2,6 +2,8 @@
 #include "models/io/fp8.h"
 
 #include <ATen/ops/empty.h>
+#include <ATen/ops/from_blob.h>
+#include <ATen/ops/index_select.h>
 
 #include <cmath>
 #include <cstring>
@@ -89,6 +91,20 @@ at::Tensor fp8_encode(const at::Tensor& values, Fp8Format format) {
   uint8_t* d = out.data_ptr<uint8_t>();
   for (int64_t i = 0; i < src.numel(); ++i) d[i] = fp8_from_float(s[i], format);
   return out;
+}
+
+at::Tensor fp8_value_table(Fp8Format format, float scale, at::ScalarType dtype, c10::Device device) {
+  std::array<float, 256> values = fp8_table(format);
+  for (float& v : values) v *= scale;
+  const at::Tensor table = at::from_blob(values.data(), {256}, at::TensorOptions().dtype(at::kFloat));
+  return table.to(device, dtype, /*non_blocking=*/false, /*copy=*/true);
+}
+
+at::Tensor fp8_lookup(const at::Tensor& codes, const at::Tensor& table) {
+  // index_select takes int32 indices: 4 bytes per weight in flight for one layer, not 8.
+  // (Codes in host memory, as a block swap's offloaded blocks keep them, look up on the host.)
+  const at::Tensor t = table.device() == codes.device() ? table : table.to(codes.device());
+  return t.index_select(0, codes.reshape({-1}).to(at::kInt)).view(codes.sizes());
 }
 
 }  // namespace vidgraph::model_io

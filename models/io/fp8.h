@@ -15,6 +15,8 @@
 #include <vector>
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
 
 namespace vidgraph::model_io {
 
@@ -33,5 +35,11 @@ uint8_t fp8_from_float(float value, Fp8Format format);
 at::Tensor fp8_decode(const uint8_t* codes, const std::vector<int64_t>& shape, Fp8Format format);
 // U8 codes (same shape, CPU) of a float tensor, for writing F8 safetensors.
 at::Tensor fp8_encode(const at::Tensor& values, Fp8Format format);
+
+// Weights kept as fp8 codes (on any device) are decoded by a lookup: the 256 values of `format`
+// times `scale`, computed in fp32 and rounded once to `dtype` (as a dequantisation at load rounds),
+// on `device`; fp8_lookup(codes, table) is then table[codes], in the table's dtype and device.
+at::Tensor fp8_value_table(Fp8Format format, float scale, at::ScalarType dtype, c10::Device device);
+at::Tensor fp8_lookup(const at::Tensor& codes, const at::Tensor& table);
 
 }  // namespace vidgraph::model_io

@@ -153,4 +153,15 @@ at::Tensor SafetensorsFile::load(const std::string& name, c10::Device device,
   }
 }
 
+at::Tensor SafetensorsFile::load_fp8_codes(const std::string& name, c10::Device device) const {
+  const SafetensorsEntry& e = entry(name);
+  if (!fp8_format_of(e.dtype)) {
+    throw SafetensorsError("tensor '" + name + "' in safetensors file '" + impl_->path + "' is " + e.dtype +
+                           ", not an fp8 type (F8_E4M3, F8_E5M2)");
+  }
+  const at::Tensor view = at::from_blob(const_cast<uint8_t*>(impl_->data + e.begin), e.shape,
+                                        at::TensorOptions().dtype(at::kByte));
+  return view.to(device, at::kByte, /*non_blocking=*/false, /*copy=*/true);
+}
+
 }  // namespace vidgraph::model_io

@@ -95,6 +95,8 @@ class SafetensorsFile {
   // when given. Throws SafetensorsError naming the file and the tensor.
   at::Tensor load(const std::string& name, c10::Device device = c10::Device(c10::kCPU),
                   std::optional<at::ScalarType> dtype = std::nullopt) const;
+  // The stored bytes of an F8_* tensor `name` as U8 codes on `device` (fp8.h decodes them).
+  at::Tensor load_fp8_codes(const std::string& name, c10::Device device = c10::Device(c10::kCPU)) const;
 
  private:
   struct Impl;

@@ -73,4 +73,15 @@ at::Tensor TensorFile::load(const std::string& name, c10::Device device, std::op
   return load_dequantized(*impl_->st, impl_->fp8, name, device, dtype);
 }
 
+std::optional<Fp8Stored> TensorFile::load_fp8(const std::string& name, c10::Device device) const {
+  if (impl_->gguf) return std::nullopt;
+  const auto format = fp8_format_of(impl_->st->entry(name).dtype);
+  if (!format) return std::nullopt;
+  Fp8Stored out{impl_->st->load_fp8_codes(name, device), *format, 1.0f};
+  if (const auto scale = impl_->fp8.scale_of.find(name); scale != impl_->fp8.scale_of.end()) {
+    out.scale = impl_->st->load(scale->second, c10::Device(c10::kCPU), at::kFloat).reshape({}).item<float>();
+  }
+  return out;
+}
+
 }  // namespace vidgraph::model_io

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "models/io/fp8.h"
+
 namespace vidgraph::model_io {
 
 struct TensorFileEntry {
@@ -21,6 +23,13 @@ struct TensorFileEntry {
   std::string dtype;           // as the file names it: "BF16", "F8_E4M3", "Q4_K", ...
   bool is_float = false;       // a float type this reader decodes to floats
   std::string unreadable;      // why this tensor cannot be loaded ("" when it can)
+};
+
+// An fp8 tensor as stored: its codes and its scale in ComfyUI's convention (1 when it has none).
+struct Fp8Stored {
+  at::Tensor codes;  // U8
+  Fp8Format format = Fp8Format::E4M3FN;
+  float scale = 1.0f;
 };
 
 class TensorFile {
@@ -40,6 +49,8 @@ class TensorFile {
   const std::map<std::string, std::string>& metadata() const;
   // `name` dequantised on `device` in `dtype` (when none: as stored for plain floats, else fp32).
   at::Tensor load(const std::string& name, c10::Device device, std::optional<at::ScalarType> dtype) const;
+  // `name` as stored when that is fp8 (a safetensors F8_* tensor), codes on `device`; else nullopt.
+  std::optional<Fp8Stored> load_fp8(const std::string& name, c10::Device device) const;
 
  private:
   struct Impl;

@@ -54,7 +54,7 @@ void save_full_checkpoint(const wan::WanModelImpl& model, const std::string& pat
     adapters[lm.name + ".weight"] = &lm.linear->adapter;
   }
   model_io::NamedTensors tensors;
-  for (const auto& [name, param] : wan::wan_named_parameters(m)) {
+  for (const auto& [name, param] : wan::wan_named_weights(m)) {
     at::Tensor t = param.detach();
     if (auto it = adapters.find(name); it != adapters.end()) {
       const wan::WanLinearAdapter& a = *it->second;

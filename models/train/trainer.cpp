@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <stdexcept>
 #include <map>
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -42,6 +43,10 @@ std::vector<Trainable> collect_trainables(wan::WanModelImpl& model, const TrainO
   }
   std::vector<Trainable> out;
   for (auto& [name, t] : tensors) {
+    if (t.scalar_type() == at::kByte) {
+      throw std::invalid_argument("Cannot train '" + name + "': the DiT keeps this weight as fp8 codes (keep_fp8), "
+                                  "which cannot learn. Load the model with keep_fp8 off, or train a LoRA.");
+    }
     at::Tensor master = t.scalar_type() == at::kFloat ? t : t.detach().to(at::kFloat);
     out.push_back({name, t, master});
   }

@@ -108,7 +108,7 @@ at::Tensor WanSelfAttentionImpl::forward(const at::Tensor& x_in, const std::arra
                                          const RopeTables& rope, const AttentionRun& run) {
   const int64_t B = x_in.size(0), L = x_in.size(1);
   const int64_t H = options.num_heads, D = options.dim / options.num_heads;
-  const auto dtype = q->weight.scalar_type();
+  const auto dtype = q->dtype();
   const at::Tensor x = x_in.to(dtype);  // once for the q, k, v and gate projections
   // [B, L, dim] -> [B, L, H, D]; RoPE in fp32, then back to the compute dtype.
   at::Tensor qh = rope_apply(norm_q(q(x)).view({B, L, H, D}), rope).to(dtype);
@@ -141,7 +141,7 @@ at::Tensor WanSelfAttentionImpl::forward(const at::Tensor& x_in, const std::arra
       call.extras.gate = to_heads(to_gate_compress(x).view({B, L, H, D}));
     }
     if (uses.uses_proj_l && !proj_l.is_empty()) {
-      call.extras.proj_l_weight = proj_l->weight;
+      call.extras.proj_l_weight = proj_l->dense_weight();
       call.extras.proj_l_bias = proj_l->bias;
     }
     out = run.backend->forward(call);
@@ -159,7 +159,7 @@ void WanCrossAttentionImpl::reset() { register_projections(*this); }
 at::Tensor WanCrossAttentionImpl::forward(const at::Tensor& x, const at::Tensor& context) {
   const int64_t B = x.size(0), L = x.size(1), Lt = context.size(1);
   const int64_t H = options.num_heads, D = options.dim / options.num_heads;
-  const auto dtype = q->weight.scalar_type();
+  const auto dtype = q->dtype();
   at::Tensor qh = norm_q(q(x)).to(dtype).view({B, L, H, D});
   at::Tensor kh = norm_k(k(context)).to(dtype).view({B, Lt, H, D});
   at::Tensor vh = v(context).view({B, Lt, H, D});

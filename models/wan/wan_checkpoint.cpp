@@ -200,7 +200,7 @@ WanCheckpointInfo wan_inspect_checkpoint(const std::string& path) {
   return info;
 }
 
-void wan_load_weights(WanModelImpl& model, const WanCheckpointInfo& info) {
+void wan_load_weights(WanModelImpl& model, const WanCheckpointInfo& info, bool keep_fp8) {
   auto log = models_logger();
   const auto start = std::chrono::steady_clock::now();
   const auto params = wan_named_parameters(model);
@@ -245,6 +245,9 @@ void wan_load_weights(WanModelImpl& model, const WanCheckpointInfo& info) {
   for (const auto& unknown : info.unknown) {
     log->warn("Wan DiT checkpoint '{}': skipping unknown tensor '{}'", info.path, unknown);
   }
+  std::map<std::string, WanLinearImpl*> linears;
+  if (keep_fp8) linears = wan_linears_by_weight(model);
+  int64_t kept_fp8 = 0;
   for (const auto& file : info.files) {
     auto it = per_file.find(file);
     if (it == per_file.end()) {
@@ -253,6 +256,16 @@ void wan_load_weights(WanModelImpl& model, const WanCheckpointInfo& info) {
     const auto tf = model_io::TensorFile::open(file);
     for (auto& [name, param] : it->second) {
       const WanTensorSource& src = info.tensors.at(name);
+      const auto linear = linears.find(name);
+      if (linear != linears.end()) {
+        if (auto fp8 = tf.load_fp8(src.stored_name, param.device())) {
+          linear->second->fp8_table = model_io::fp8_value_table(fp8->format, fp8->scale, param.scalar_type(),
+                                                                model.device());
+          param.set_data(fp8->codes);
+          ++kept_fp8;
+          continue;
+        }
+      }
       param.set_data(tf.load(src.stored_name, param.device(), param.scalar_type()));
     }
     log->debug("Wan DiT: loaded {} tensors from '{}'", it->second.size(), file);
@@ -267,6 +280,13 @@ void wan_load_weights(WanModelImpl& model, const WanCheckpointInfo& info) {
             wan_layout_name(info.layout), key_naming_name(info.scheme.naming),
             info.scheme.prefix.empty() ? "" : ", prefix ", info.scheme.prefix, secs,
             zeroed ? ", " + std::to_string(zeroed) + " sparse-attention extras zero-initialised" : "");
+  if (keep_fp8) {
+    if (kept_fp8 == 0) {
+      log->warn("Wan DiT checkpoint '{}' has no fp8 linear weights: keep_fp8 changes nothing.", info.path);
+    } else {
+      log->info("Wan DiT: {} linear weights kept as fp8", kept_fp8);
+    }
+  }
 }
 
 WanModel wan_load_model(const std::string& path, const WanLoadOptions& options) {
@@ -284,7 +304,7 @@ WanModel wan_load_model(const std::string& path, const WanLoadOptions& options) 
   }
   mo.offload_blocks = options.offload_blocks;
   WanModel model(mo);
-  wan_load_weights(*model, info);
+  wan_load_weights(*model, info, options.keep_fp8);
   pin_offloaded_blocks(*model);
   return model;
 }
@@ -331,7 +351,7 @@ void wan_save_checkpoint(WanModelImpl& model, const std::string& path, const Wan
   const KeyNaming naming = options.layout == WanLayout::Diffusers ? KeyNaming::Diffusers : KeyNaming::Official;
   const std::string prefix = folder ? "" : options.prefix;
   model_io::NamedTensors tensors;
-  for (const auto& [name, param] : wan_named_parameters(model)) {
+  for (const auto& [name, param] : wan_named_weights(model)) {
     at::Tensor t = param.detach();
     if (options.dtype) {
       t = t.to(*options.dtype);

@@ -66,7 +66,8 @@ WanCheckpointInfo wan_inspect_checkpoint(const std::string& path);
 // Loads every parameter of `model` from the checkpoint, shard by shard, converting to each
 // parameter's device and dtype. Throws on missing tensors (except sparse extras, zeroed), shape
 // mismatch and non-float dtypes, naming the file and tensor.
-void wan_load_weights(WanModelImpl& model, const WanCheckpointInfo& info);
+// keep_fp8: every linear weight stored as F8_* stays fp8 (wan_layers.h: WanLinear's fp8_table).
+void wan_load_weights(WanModelImpl& model, const WanCheckpointInfo& info, bool keep_fp8 = false);
 
 struct WanLoadOptions {
   c10::Device device = c10::Device(c10::kCPU);
@@ -77,6 +78,10 @@ struct WanLoadOptions {
   // Block swap: the last N blocks stay in (pinned) host memory and stream to the device as they
   // run (wan_block_swap.h); 0 keeps every block on the device.
   int64_t offload_blocks = 0;
+  // Linear weights stored as fp8 (Kijai's / ComfyUI's scaled fp8 files) stay fp8 in memory, one
+  // byte per weight instead of two in bf16, and are looked up per layer as it runs. Others load
+  // as usual. Such a model can sample and train LoRAs, not be fine-tuned in full.
+  bool keep_fp8 = false;
 };
 
 // Inspect + build + load.

@@ -8,6 +8,8 @@
 #include <ATen/ops/rsqrt.h>
 #include <ATen/ops/square.h>
 
+#include "models/io/fp8.h"
+
 namespace vidgraph::wan {
 
 WanLinearImpl::WanLinearImpl(const WanLinearOptions& options_) : options(options_) {
@@ -23,8 +25,13 @@ void WanLinearImpl::reset() {
   }
 }
 
+at::Tensor WanLinearImpl::dense_weight() const {
+  return fp8_table.defined() ? model_io::fp8_lookup(weight, fp8_table) : weight;
+}
+
 at::Tensor WanLinearImpl::forward(const at::Tensor& x) {
-  at::Tensor y = at::linear(x.to(weight.scalar_type()), weight, bias);
+  const at::Tensor w = dense_weight();
+  at::Tensor y = at::linear(x.to(w.scalar_type()), w, bias);
   if (!adapter.attached()) {
     return y;
   }

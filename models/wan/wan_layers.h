@@ -41,16 +41,23 @@ struct WanLinearOptions {
 };
 
 // y = x W^T + b; parameters `weight` [out, in], `bias` [out].
+// fp8 kept (a checkpoint loaded with keep_fp8): `weight` holds the file's 1-byte codes (kByte) and
+// `fp8_table` their 256 values in the compute dtype, on the model's device; each forward looks the
+// weight up for this layer only, so the model holds 1 byte per weight instead of 2.
 class WanLinearImpl : public torch::nn::Cloneable<WanLinearImpl> {
  public:
   explicit WanLinearImpl(const WanLinearOptions& options);
   void reset() override;
   // x: [..., in] any float dtype -> [..., out] in the weight's dtype (+ the adapter's term).
   at::Tensor forward(const at::Tensor& x);
+  // The weight as floats: `weight` itself, or the fp8 codes looked up; and its dtype.
+  at::Tensor dense_weight() const;
+  at::ScalarType dtype() const { return fp8_table.defined() ? fp8_table.scalar_type() : weight.scalar_type(); }
 
   WanLinearOptions options;
   at::Tensor weight;
   at::Tensor bias;
+  at::Tensor fp8_table;      // [256], defined only when `weight` holds fp8 codes
   WanLinearAdapter adapter;  // none unless attached
 };
 TORCH_MODULE(WanLinear);

@@ -16,6 +16,7 @@ namespace vidgraph::wan {
 namespace {
 
 using ParamMap = std::map<std::string, at::Tensor>;
+using LinearMap = std::map<std::string, WanLinearImpl*>;
 
 std::string shape_of(const at::Tensor& t) {
   std::ostringstream s;
@@ -87,9 +88,10 @@ struct Resolved {
 // W (`name` in `params`) plus this module's change, in fp32 on W's device, rounded to W's dtype.
 class Patcher {
  public:
-  Patcher(const WanLora& lora, const ParamMap& targets, const ParamMap& base, c10::Device device, int64_t dim,
-          double strength)
-      : lora_(lora), targets_(targets), base_(base), device_(device), dim_(dim), strength_(strength) {}
+  Patcher(const WanLora& lora, const ParamMap& targets, const ParamMap& base, const LinearMap& base_linears,
+          c10::Device device, int64_t dim, double strength)
+      : lora_(lora), targets_(targets), base_(base), base_linears_(base_linears), device_(device), dim_(dim),
+        strength_(strength) {}
 
   void apply(const Resolved& r, ParamMap& out) {
     const WanLoraModule& m = *r.tensors;
@@ -121,9 +123,11 @@ class Patcher {
                              ", the model's weight is " + shape_of(w) + " (dim " + std::to_string(dim_) +
                              "); it is a LoRA for another model, not for Wan2.2-TI2V-5B.");
   }
-  // The value so far: an earlier patch of this run, the base model's tensor, or zeros (new extra).
+  // The value so far: an earlier patch of this run, the base model's tensor (fp8 codes looked up:
+  // a patched layer becomes a private copy in the compute dtype), or zeros (new extra).
   at::Tensor current(const std::string& name, const ParamMap& out) const {
     if (const auto it = out.find(name); it != out.end()) return it->second;
+    if (const auto it = base_linears_.find(name); it != base_linears_.end()) return it->second->dense_weight();
     if (const auto it = base_.find(name); it != base_.end()) return it->second;
     const at::Tensor& shell = targets_.at(name);
     return at::zeros(shell.sizes(), shell.options().device(device_));
@@ -160,6 +164,7 @@ class Patcher {
   const WanLora& lora_;
   const ParamMap& targets_;
   const ParamMap& base_;
+  const LinearMap& base_linears_;
   c10::Device device_;
   int64_t dim_;
   double strength_;
@@ -211,7 +216,8 @@ WanLoraResult wan_apply_lora(WanModelImpl& base, const WanLora& lora, double str
   std::shared_ptr<WanModelImpl> model = make_shell(base, config);
   const ParamMap targets = to_map(wan_named_parameters(*model));
   ParamMap patched;
-  Patcher patcher(lora, targets, base_params, base.device(), base.config().dim, strength);
+  const LinearMap base_linears = wan_linears_by_weight(base);
+  Patcher patcher(lora, targets, base_params, base_linears, base.device(), base.config().dim, strength);
   for (const Resolved& r : resolved) patcher.apply(r, patched);
   for (auto& [name, param] : wan_named_parameters(*model)) {
     if (const auto it = patched.find(name); it != patched.end()) {
@@ -224,6 +230,11 @@ WanLoraResult wan_apply_lora(WanModelImpl& base, const WanLora& lora, double str
       param.set_data(at::zeros(param.sizes(), param.options().device(base.device())));
       result.private_bytes += size_t(param.numel() * param.element_size());
     }
+  }
+  // Layers left as they are share the base's fp8 codes, so they need its value table too.
+  const LinearMap shell_linears = wan_linears_by_weight(*model);
+  for (const auto& [name, linear] : base_linears) {
+    if (linear->fp8_table.defined() && !patched.count(name)) shell_linears.at(name)->fp8_table = linear->fp8_table;
   }
   // The shell was built on the CPU; it now runs where its tensors are.
   model->options.device = base.device();

@@ -229,4 +229,23 @@ std::vector<std::pair<std::string, at::Tensor>> wan_named_parameters(WanModelImp
   return out;
 }
 
+std::map<std::string, WanLinearImpl*> wan_linears_by_weight(WanModelImpl& model) {
+  std::map<std::string, WanLinearImpl*> out;
+  for (const auto& item : model.named_modules("", /*include_self=*/false)) {
+    if (auto* linear = item.value()->as<WanLinearImpl>()) out[item.key() + ".weight"] = linear;
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, at::Tensor>> wan_named_weights(WanModelImpl& model) {
+  const auto linears = wan_linears_by_weight(model);
+  std::vector<std::pair<std::string, at::Tensor>> out = wan_named_parameters(model);
+  for (auto& [name, tensor] : out) {
+    if (const auto it = linears.find(name); it != linears.end() && it->second->fp8_table.defined()) {
+      tensor = it->second->dense_weight();
+    }
+  }
+  return out;
+}
+
 }  // namespace vidgraph::wan

@@ -137,4 +137,10 @@ TORCH_MODULE(WanModel);
 // Name of every parameter of `model` (canonical = official checkpoint keys) with its tensor.
 std::vector<std::pair<std::string, at::Tensor>> wan_named_parameters(WanModelImpl& model);
 
+// Every WanLinear of `model`, by the name of its weight parameter ("blocks.0.ffn.0.weight").
+std::map<std::string, WanLinearImpl*> wan_linears_by_weight(WanModelImpl& model);
+
+// wan_named_parameters with fp8-kept weights looked up to floats: the values writers save.
+std::vector<std::pair<std::string, at::Tensor>> wan_named_weights(WanModelImpl& model);
+
 }  // namespace vidgraph::wan

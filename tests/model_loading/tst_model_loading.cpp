@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "error_of.h"
+#include "fp8_dit_file.h"
 #include "models/device/device_memory.h"
 #include "models/io/safetensors.h"
 #include "models/io/scaled_fp8.h"
@@ -450,24 +451,10 @@ void tst_model_loading::fp8ScaledDit() {
   QFETCH(int, naming);
   const std::string base = (tmp_.path() + QString("/fp8-%1").arg(naming)).toStdString();
   WanModel src = wan_make_model(wan_tiny_config(), 31);
-  WanSaveOptions so;
-  so.layout = WanLayout::SingleFile;
-  so.prefix = "";
-  const std::string fp32 = base + "-fp32.safetensors";
-  wan_save_checkpoint(*src, fp32, so);
-  const auto st = model_io::SafetensorsFile::open(fp32);
-  model_io::NamedTensors tensors;
-  std::set<std::string> quantise;
-  for (const std::string& name : st.names()) {
-    tensors.emplace_back(name, st.load(name));
-    if (name.rfind("blocks.", 0) == 0 && name.size() > 7 && name.compare(name.size() - 7, 7, ".weight") == 0 &&
-        tensors.back().second.dim() == 2 && name.find("norm") == std::string::npos)
-      quantise.insert(name);
-  }
+  const std::set<std::string> quantise = test::write_fp8_dit(*src, base, model_io::Fp8Format::E4M3FN,
+                                                             static_cast<model_io::Fp8ScaleNaming>(naming));
   QCOMPARE(int(quantise.size()), 2 * (4 + 4 + 2));  // per block: self q k v o, cross q k v o, ffn.0 ffn.2
   const std::string fp8 = base + ".safetensors";
-  model_io::save_scaled_fp8_safetensors(fp8, tensors, quantise, model_io::Fp8Format::E4M3FN,
-                                        static_cast<model_io::Fp8ScaleNaming>(naming), st.metadata());
   WanModel got = wan_load_model(fp8, WanLoadOptions{});
   const auto want = wan_named_parameters(*src);
   const auto have = wan_named_parameters(*got);

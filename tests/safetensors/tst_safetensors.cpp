@@ -241,6 +241,21 @@ class tst_safetensors : public QObject {
     QCOMPARE(largest, max_finite);
     QCOMPARE(nans, f == Fp8Format::E4M3FN ? 2 : 6);
     QCOMPARE(infs, f == Fp8Format::E4M3FN ? 0 : 2);
+    // Kept as codes (keep_fp8) and looked up with a scale: the fp32 product rounded once to the dtype,
+    // as a dequantisation at load gives.
+    const at::Tensor kept = st.load_fp8_codes("codes");
+    QCOMPARE(kept.scalar_type(), at::kByte);
+    QVERIFY(at::equal(kept, codes));
+    const c10::Device cpu(c10::kCPU);
+    for (const at::ScalarType type : {at::kFloat, at::kBFloat16}) {
+      const at::Tensor got = vidgraph::model_io::fp8_lookup(
+          kept, vidgraph::model_io::fp8_value_table(f, 0.3f, type, cpu)).to(at::kDouble).view({256});
+      const at::Tensor want = (as_f32 * 0.3f).to(type).to(at::kDouble).view({256});
+      for (int code = 0; code < 256; ++code) {
+        QVERIFY2(same_value(got[code].item<double>(), want[code].item<double>()), QByteArray::number(code, 16));
+      }
+    }
+    QVERIFY_THROWS_EXCEPTION(vidgraph::model_io::SafetensorsError, st.load_fp8_codes("missing"));
   }
 
   // The encoder (used by writers and tests) inverts the table, rounds to nearest-even, saturates.

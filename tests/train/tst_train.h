@@ -40,6 +40,7 @@ class tst_train : public QObject {
   // tst_train_files.cpp
   void saveLoraWritesComfyLayout();
   void fullCheckpointRoundTrips();
+  void keptFp8WeightsTrainLorasOnly();
 
  public:
   static vidgraph::plugin::AttentionBackend* backend();

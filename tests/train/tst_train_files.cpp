@@ -1,9 +1,10 @@
 // The files train produces: the LoRA in ComfyUI's layout and the full checkpoint in the official
-// layout, read back by the real readers.
+// layout, read back by the real readers; a DiT that keeps fp8 weights trains LoRAs, saves floats.
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/full.h>
 #include <c10/core/GradMode.h>
 
+#include "models/io/fp8.h"
 #include "models/io/safetensors.h"
 #include "models/wan/wan_checkpoint.h"
 #include "models/wan/wan_tiny.h"
@@ -99,4 +100,47 @@ void tst_train::fullCheckpointRoundTrips() {
   const at::Tensor ya = model->forward(x, t, ctx, wan::AttentionRun{});
   const at::Tensor yb = merged->forward(x, t, ctx, wan::AttentionRun{});
   QVERIFY2(rel_err(yb, ya) < 1e-5, qPrintable(QString::number(rel_err(yb, ya))));
+}
+
+// A layer that keeps fp8 codes (a DiT loaded with keep_fp8): a LoRA on it trains and its codes stay
+// as they were; full fine-tuning is refused before any step, naming the layer; the full checkpoint
+// holds the looked-up weight plus the adapter.
+void tst_train::keptFp8WeightsTrainLorasOnly() {
+  const auto samples = make_samples(2);
+  wan::WanModel model = wan::wan_make_model(small_config(), 9);
+  wan::WanLinearImpl* q = wan::wan_linears_by_weight(*model).at("blocks.0.self_attn.q.weight");
+  const float scale = q->weight.abs().max().item<float>() / 448.0f;
+  q->fp8_table = model_io::fp8_value_table(model_io::Fp8Format::E4M3FN, scale, at::kFloat, c10::Device(c10::kCPU));
+  q->weight.set_data(model_io::fp8_encode(q->weight / scale, model_io::Fp8Format::E4M3FN));
+  const at::Tensor codes = q->weight.clone();
+  train::TrainOptions o;
+  o.steps = 2;
+  o.lr = 1e-2;
+  o.lora.rank = 4;
+  o.lora.targets = {"self_attn.q"};
+  const train::TrainResult r = train::train(*model, backend(), samples, o);
+  QCOMPARE(r.steps_done, 2);
+  QVERIFY(std::isfinite(r.losses.back()));
+  QVERIFY(q->adapter.up.abs().sum().item<double>() > 0);
+  QVERIFY(q->weight.equal(codes));
+
+  const std::string path = temp_dir("fp8") + "/full.safetensors";
+  train::save_full_checkpoint(*model, path);
+  const auto file = model_io::SafetensorsFile::open(path);
+  QCOMPARE(file.entry("blocks.0.self_attn.q.weight").dtype, std::string("F32"));
+  const at::Tensor merged = q->dense_weight() + at::matmul(q->adapter.up, q->adapter.down) * q->adapter.scale;
+  QVERIFY(at::allclose(file.load("blocks.0.self_attn.q.weight"), merged, 1e-6, 1e-6));
+
+  wan::WanModel fresh = wan::wan_make_model(small_config(), 9);
+  wan::WanLinearImpl* k = wan::wan_linears_by_weight(*fresh).at("blocks.1.ffn.2.weight");
+  k->fp8_table = model_io::fp8_value_table(model_io::Fp8Format::E5M2, 1.0f, at::kFloat, c10::Device(c10::kCPU));
+  k->weight.set_data(model_io::fp8_encode(k->weight, model_io::Fp8Format::E5M2));
+  o.mode = train::TrainMode::Full;
+  try {
+    train::train(*fresh, backend(), samples, o);
+    QFAIL("full fine-tuning of fp8 codes started");
+  } catch (const std::invalid_argument& e) {
+    QVERIFY2(std::string(e.what()).find("'blocks.1.ffn.2.weight'") != std::string::npos, e.what());
+    QVERIFY2(std::string(e.what()).find("keep_fp8") != std::string::npos, e.what());
+  }
 }

@@ -72,6 +72,7 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
     dit_options.device = *device;
     dit_options.compute_dtype = dtype;
     dit_options.offload_blocks = ctx.param_int("offload_blocks");
+    dit_options.keep_fp8 = ctx.param_bool("keep_fp8");
     if (dit_options.offload_blocks > 0 && device->is_cpu()) {
       ctx.log_warn("offload_blocks saves GPU memory only; on the CPU it copies the offloaded blocks at every "
                    "step for nothing. Set it to 0 here.");
@@ -172,6 +173,10 @@ engine::NodeType load_wan_model_node() {
       ParamSpec::integer("offload_blocks", 0, 0, 64,
                          "Block swap for small GPUs: this many DiT blocks (of 30 in the 5B) stay in host "
                          "memory and stream to the GPU as they run; 0 keeps all on the GPU."),
+      ParamSpec::boolean("keep_fp8", false,
+                         "Keep a DiT file's fp8 weights as fp8 in memory (half of bfloat16), looked up "
+                         "layer by layer as it runs; such a model samples and trains LoRAs, not full "
+                         "fine-tunes. Off: fp8 weights are converted to dtype at load."),
   };
   // Only the files the loaders will read (model_files.h): never a walk of model_path, which may
   // be a huge or partly unreadable tree.
