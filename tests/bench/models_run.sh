@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Times the Wan2.2-TI2V-5B DiT forward (full, vsa, sla_star at 0.875, and LibTorch's dense SDPA as a
-# peer) with its breakdown, and the VAE 2.2 decode (bf16, untiled and tiled; fp32 figures are in
-# tests/bench/results/NOTES.md), at 704x1280x121 on the GPU, with vidgraph-model-bench already built in
+# peer) with its breakdown, then each method with the linears kept as fp8 codes (keep_fp8), and the
+# VAE 2.2 decode (bf16, untiled and tiled; fp32 figures are in tests/bench/results/NOTES.md), at
+# 704x1280x121 on the GPU, with vidgraph-model-bench already built in
 # BUILD_DIR (ninja target vidgraph-model-bench, which builds the vidgraph_attention plugin too).
 # Usage: tests/bench/models_run.sh BUILD_DIR        (from the repository root on the device)
 # Writes $OUT/models.json and $OUT/models.log (default OUT: ./device-out) and prints a summary
 # table; exits non-zero when the program fails or any measurement failed.
-# Device time: ~1 min for the DiT part (4 methods x 6 forwards of ~1-2 s, plus the breakdown), then
-# VAE decodes of ~5-10 s each (3 untiled, 3 tiled); --time-limit-s skips VAE variants that would
+# Device time: ~1.5 min for the DiT part (4 methods x 6 forwards of ~1-2 s, the breakdown, 3 methods
+# with fp8 weights), then VAE decodes of ~5-10 s each (3 untiled, 3 tiled); --time-limit-s skips VAE variants that would
 # start after 120 s, so the whole run stays under ~2.5 min.
 set -uo pipefail
 BUILD=${1:?usage: tests/bench/models_run.sh BUILD_DIR}
@@ -27,7 +28,7 @@ export VIDGRAPH_COMMIT=${VIDGRAPH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/nu
 
 start=$(date +%s)
 "$BIN" --device cuda --config 5b --dtype bf16 --grid 31,22,40 --methods full,vsa,sla_star --sparsity 0.875 \
-  --warmup 1 --repeats 5 --vae-warmup 1 --vae-repeats 2 --vae-dtypes bf16 --vae-tiled --time-limit-s 120 \
+  --warmup 1 --repeats 5 --fp8-weights --vae-warmup 1 --vae-repeats 2 --vae-dtypes bf16 --vae-tiled --time-limit-s 120 \
   --out "$OUT/models.json" > /dev/null 2> "$OUT/models.log"
 rc=$?
 echo "vidgraph-model-bench rc=$rc in $(( $(date +%s) - start )) s"
@@ -54,6 +55,13 @@ for name, m in dit["methods"].items():
     print(f"{name:16} {m['median_ms']:10.1f} {m['min_ms']:8.1f} {m['max_ms']:8.1f} {m.get('peak_gib', 0):9.2f} | "
           f"{b.get('attention_ms', float('nan')):8.1f} {b.get('linear_ms', float('nan')):8.1f} "
           f"{b.get('other_ms', float('nan')):8.1f}")
+fp8 = dit.get("fp8_weights")
+if fp8:
+    print(f"linears kept as fp8 (keep_fp8): weights {fp8['weights_gib']:.2f} GiB")
+    for name in [k for k in fp8 if isinstance(fp8[k], dict)]:
+        m = fp8[name]
+        print(f"  {name:14} " + (f"{m['median_ms']:10.1f} ms, peak {m.get('peak_gib', 0):.2f} GiB" if "median_ms" in m
+                                  else f"ERROR {m.get('error', '')[:100]}"))
 lin = dit["breakdown"]["linear"]
 if "tflops" in lin:
     print(f"GEMMs of all blocks: {lin['median_ms']:.1f} ms, {lin['tflops']:.0f} TFLOP/s")

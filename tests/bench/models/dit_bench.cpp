@@ -12,12 +12,14 @@
 #include <nlohmann/json.hpp>
 
 #include <exception>
+#include <algorithm>
 #include <functional>
 #include <memory>
 
 #include "bench_log.h"
 #include "bench_timing.h"
 #include "bench_weights.h"
+#include "models/io/fp8.h"
 #include "models/wan/wan_block_swap.h"
 #include "models/wan/wan_model.h"
 
@@ -222,6 +224,35 @@ json time_block_swap(const DitBenchOptions& o, wan::WanModelImpl& model, const D
   return out;
 }
 
+// Every linear weight as fp8 E4M3 codes with a per-tensor scale, held as a checkpoint loaded with
+// keep_fp8 holds them (the values are random: time and memory are what is measured).
+void keep_linears_as_fp8(wan::WanModelImpl& model) {
+  for (auto& [name, linear] : wan::wan_linears_by_weight(model)) {
+    const at::Tensor w = linear->weight;
+    const float scale = std::max(w.abs().max().item<float>(), 1e-30f) / 448.0f;
+    linear->fp8_table = model_io::fp8_value_table(model_io::Fp8Format::E4M3FN, scale, w.scalar_type(), w.device());
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)  // has float8
+    const at::Tensor codes = (w.to(at::kFloat) / scale).to(at::kFloat8_e4m3fn).view(at::kByte);  // on the device
+#else
+    const at::Tensor codes = model_io::fp8_encode(w / scale, model_io::Fp8Format::E4M3FN).to(w.device());
+#endif
+    linear->weight.set_data(codes);
+  }
+}
+
+// Every method with the linears kept as fp8 (the model keeps them: this section runs last).
+json time_fp8_weights(const DitBenchOptions& o, wan::WanModelImpl& model, const DitInputs& in,
+                      plugin::AttentionBackend& backend) {
+  wan::wan_set_offload_blocks(model, 0);
+  keep_linears_as_fp8(model);
+  release_cached_memory(o.device);
+  json out{{"weights_gib", double(parameter_bytes(model)) / kGiB}, {"format", "F8_E4M3, per-tensor scale"}};
+  for (const std::string& m : o.methods) {
+    out[m] = guarded("fp8 weights " + m, [&] { return time_forward(o, model, in, attention_run(o, backend, m)); });
+  }
+  return out;
+}
+
 }  // namespace
 
 json run_dit_bench(const DitBenchOptions& o, plugin::AttentionBackend& backend) {
@@ -280,6 +311,7 @@ json run_dit_bench(const DitBenchOptions& o, plugin::AttentionBackend& backend) 
                              {"gate_linear", gate},
                              {"per_method", split_forward(timed, attention, linear, gate)}};
   if (!o.offload_blocks.empty()) result["block_swap"] = time_block_swap(opts, *model, in, backend);
+  if (o.fp8_weights) result["fp8_weights"] = time_fp8_weights(opts, *model, in, backend);
   return result;
 }
 

@@ -42,6 +42,7 @@ struct DitBenchOptions {
   int warmup = 1;
   int repeats = 5;
   std::vector<int64_t> offload_blocks;  // block swap runs of methods[0], after everything else
+  bool fp8_weights = false;  // then every method again with the linears kept as fp8 codes (keep_fp8)
 };
 
 // The method name of the LibTorch dense peer.

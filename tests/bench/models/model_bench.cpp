@@ -48,7 +48,7 @@ struct Options {
   double sparsity = 0.875;
   int warmup = 1, repeats = 5, vae_warmup = 1, vae_repeats = 2;
   std::vector<std::string> vae_dtypes;  // default: --dtype
-  bool skip_vae = false, vae_tiled = false, taehv = false, cudnn_benchmark = false;
+  bool skip_vae = false, vae_tiled = false, taehv = false, cudnn_benchmark = false, fp8_weights = false;
   double time_limit_s = 0;
   std::string plugin;
   std::string out;
@@ -179,6 +179,7 @@ int run(const Options& o) {
   dit.warmup = o.warmup;
   dit.repeats = o.repeats;
   dit.offload_blocks = o.offload_blocks;
+  dit.fp8_weights = o.fp8_weights;
 
   plugin::PluginLoadReport report = plugin::load_attention_plugin(o.plugin);
   if (!report.plugin) {
@@ -246,6 +247,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
   app.add_flag("--vae-tiled", o.vae_tiled, "also time a spatially tiled decode");
   app.add_flag("--skip-vae", o.skip_vae, "time the DiT only");
+  app.add_flag("--fp8-weights", o.fp8_weights,
+               "then time every method again with the DiT's linears kept as fp8 codes (keep_fp8)");
   app.add_flag("--cudnn-benchmark", o.cudnn_benchmark, "let cuDNN time its algorithms for the VAE's convolutions");
   app.add_flag("--taehv", o.taehv, "also time the TAEHV light decoder (taew2_2 layout) on the same latent");
   app.add_option("--time-limit-s", o.time_limit_s, "skip VAE variants that would start after this many seconds");
