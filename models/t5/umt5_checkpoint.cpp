@@ -15,6 +15,7 @@
 #include "models/io/gguf.h"
 #include "models/io/scaled_fp8.h"
 #include "models/io/state_dict_file.h"
+#include "models/t5/spiece_from_gguf.h"
 
 namespace vidgraph::t5 {
 
@@ -296,9 +297,17 @@ Umt5Tokenizer load_umt5_tokenizer(const std::string& path) {
                            "google/umt5-xxl/); point at the umT5 SentencePiece model file");
 }
 
-std::optional<Umt5Tokenizer> load_umt5_embedded_tokenizer(const std::string& weights) {
+std::optional<Umt5Tokenizer> load_umt5_embedded_tokenizer(const std::string& weights, std::string* origin) {
   for (const std::string& f : umt5_weight_files(weights)) {
-    if (model_io::detect_weight_format(f) != model_io::WeightFormat::Safetensors) {
+    const model_io::WeightFormat format = model_io::detect_weight_format(f);
+    if (format == model_io::WeightFormat::Gguf) {
+      const std::optional<std::string> model = spiece_model_from_gguf(model_io::GgufFile::open(f).header(), f);
+      if (!model) continue;
+      const std::string where = f + "' metadata 'tokenizer.ggml";
+      if (origin != nullptr) *origin = where;
+      return Umt5Tokenizer::load_from_bytes(*model, where);
+    }
+    if (format != model_io::WeightFormat::Safetensors) {
       continue;
     }
     const auto st = model_io::SafetensorsFile::open(f);
@@ -311,6 +320,7 @@ std::optional<Umt5Tokenizer> load_umt5_embedded_tokenizer(const std::string& wei
       }
       const at::Tensor bytes = st.load(name);
       const std::string data(static_cast<const char*>(bytes.data_ptr()), size_t(bytes.numel()));
+      if (origin != nullptr) *origin = f + "' tensor '" + name;
       return Umt5Tokenizer::load_from_bytes(data, f + "' tensor '" + name);
     }
   }

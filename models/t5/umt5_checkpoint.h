@@ -2,7 +2,7 @@
 // - official (`models_t5_umt5-xxl-enc-bf16.pth`): our module keys (umt5_encoder.h);
 // - llama.cpp GGUF (city96's `umt5-xxl-encoder-Q8_0.gguf`, ...): names as umt5_key_from_llama maps
 //   them, quantised tensors dequantised (models/io/gguf.h). Its tokenizer lives in GGUF metadata
-//   (`tokenizer.ggml.*`), which Vidgraph does not turn into a SentencePiece model: give spiece.model;
+//   (`tokenizer.ggml.*`), rebuilt into a SentencePiece model by spiece_from_gguf.h;
 // - Hugging Face / Comfy (`text_encoder/` shards of a *-Diffusers repo, `umt5_xxl_fp16.safetensors`):
 //   `shared.weight` (or `encoder.embed_tokens.weight`), `encoder.block.{i}.layer.0.SelfAttention.
 //   {q,k,v,o,relative_attention_bias}.weight`, `layer.0.layer_norm`, `layer.1.DenseReluDense.
@@ -50,9 +50,10 @@ std::shared_ptr<Umt5Encoder> load_umt5(const std::string& path, c10::Device devi
 // From `spiece.model` itself or a folder holding it (directly, in `tokenizer/` or `google/umt5-xxl/`).
 Umt5Tokenizer load_umt5_tokenizer(const std::string& path);
 // The tokenizer a weights file carries: ComfyUI's `umt5_xxl_*.safetensors` hold the spiece.model bytes
-// as a U8 tensor `spiece_model` (load_umt5 ignores it). nullopt when the file (or, for a folder, every
-// shard) has none, or is a `.pth`.
-std::optional<Umt5Tokenizer> load_umt5_embedded_tokenizer(const std::string& weights);
+// as a U8 tensor `spiece_model` (load_umt5 ignores it); a GGUF its `tokenizer.ggml.*` metadata.
+// nullopt when the file (or, for a folder, every shard) has none, or is a `.pth`. `origin`, when
+// given, is set to where it was found, for messages ("FILE' tensor 'spiece_model").
+std::optional<Umt5Tokenizer> load_umt5_embedded_tokenizer(const std::string& weights, std::string* origin = nullptr);
 
 // Does `tokenizer` belong to an encoder whose embedding has `embedding_rows` rows? Errors
 // (std::runtime_error naming both files): more pieces than rows (ids past the embedding); special

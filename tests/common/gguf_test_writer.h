@@ -58,6 +58,20 @@ struct GgufTestWriter {
     for (int32_t v : values) body += le(v);
     raw_kv(key, kArray, body);
   }
+  void bool_kv(const std::string& key, bool value) { raw_kv(key, kBool, std::string(1, value ? '\1' : '\0')); }
+  void f32_array_kv(const std::string& key, const std::vector<float>& values) {
+    std::string body = le<uint32_t>(kF32) + le<uint64_t>(values.size());
+    for (float v : values) body += le(v);
+    raw_kv(key, kArray, body);
+  }
+  void u8_array_kv(const std::string& key, const std::string& bytes) {
+    raw_kv(key, kArray, le<uint32_t>(kU8) + le<uint64_t>(bytes.size()) + bytes);
+  }
+  void string_array_kv(const std::string& key, const std::vector<std::string>& values) {
+    std::string body = le<uint32_t>(kString) + le<uint64_t>(values.size());
+    for (const std::string& v : values) body += gguf_str(v);
+    raw_kv(key, kArray, body);
+  }
   void tensor(const std::string& name, std::vector<uint64_t> dims, uint32_t type, std::string data) {
     tensors.push_back({name, std::move(dims), type, std::move(data)});
   }

@@ -3,7 +3,8 @@
 // Q8_0 matrices, F16, F32 vectors / small tensors / modulation, the 5-D patch embedding restored,
 // a tensor stored reshaped with comfy.gguf.orig_shape) gives the fp32 model's output within the
 // Q8_0 tolerance; a tiny umT5 encoder as city96's umt5-xxl-encoder GGUF (llama.cpp names) maps and
-// loads; GGUFs of other models are refused by name.
+// loads, with the tokenizer its llama.cpp metadata carries rebuilt (the ids of the spiece.model it
+// came from); GGUFs of other models are refused by name.
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/abs.h>
@@ -15,13 +16,17 @@
 #include <ATen/ops/randn.h>
 #include <c10/core/GradMode.h>
 
+#include <fstream>
 #include <functional>
+#include <sstream>
 
 #include "error_of.h"
 #include "gguf_test_writer.h"
 #include "model_io_pth_writer.h"
 #include "models/io/safetensors.h"
+#include "models/t5/sentencepiece_library.h"
 #include "models/t5/umt5_checkpoint.h"
+#include "models/t5/umt5_tokenizer.h"
 #include "models/wan/wan_checkpoint.h"
 #include "models/wan/wan_tiny.h"
 
@@ -32,6 +37,87 @@ using namespace vidgraph;
 using namespace vidgraph::test;
 
 namespace {
+
+// What llama.cpp's converter reads from a SentencePiece model, read here from the protobuf wire
+// format of the .model file (ModelProto: 1 pieces {1 piece, 2 score, 3 type}, 3 normalizer_spec
+// {2 precompiled_charsmap, 3 add_dummy_prefix, 4 remove_extra_whitespaces}).
+struct SpmFields {
+  std::vector<std::string> pieces;
+  std::vector<float> scores;
+  std::vector<int32_t> types;
+  std::string charsmap;
+  bool add_dummy_prefix = true, remove_extra_whitespaces = true;
+};
+
+uint64_t varint(const std::string& s, size_t& i) {
+  uint64_t v = 0;
+  for (int shift = 0; i < s.size(); shift += 7) {
+    const uint8_t b = uint8_t(s[i++]);
+    v |= uint64_t(b & 0x7f) << shift;
+    if (!(b & 0x80)) break;
+  }
+  return v;
+}
+
+// Calls on(field, wire type, value bytes or varint) for each field of a message.
+void fields(const std::string& m, const std::function<void(int, int, const std::string&, uint64_t)>& on) {
+  for (size_t i = 0; i < m.size();) {
+    const uint64_t key = varint(m, i);
+    const int wire = int(key & 7);
+    uint64_t v = 0;
+    std::string bytes;
+    if (wire == 0) v = varint(m, i);
+    if (wire == 2) {
+      const uint64_t n = varint(m, i);
+      bytes = m.substr(i, n);
+      i += n;
+    }
+    if (wire == 5) bytes = m.substr(i, 4), i += 4;
+    if (wire == 1) bytes = m.substr(i, 8), i += 8;
+    on(int(key >> 3), wire, bytes, v);
+  }
+}
+
+SpmFields read_spm(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  SpmFields out;
+  fields(buffer.str(), [&](int f, int, const std::string& bytes, uint64_t) {
+    if (f == 1) {
+      out.pieces.emplace_back();
+      out.scores.push_back(0.0f);
+      out.types.push_back(1);  // NORMAL, the proto default
+      fields(bytes, [&](int pf, int, const std::string& b, uint64_t v) {
+        if (pf == 1) out.pieces.back() = b;
+        if (pf == 2) std::memcpy(&out.scores.back(), b.data(), 4);
+        if (pf == 3) out.types.back() = int32_t(v);
+      });
+    }
+    if (f == 3) {
+      fields(bytes, [&](int nf, int, const std::string& b, uint64_t v) {
+        if (nf == 2) out.charsmap = b;
+        if (nf == 3) out.add_dummy_prefix = v != 0;
+        if (nf == 4) out.remove_extra_whitespaces = v != 0;
+      });
+    }
+  });
+  return out;
+}
+
+// The tokenizer metadata llama.cpp's converter writes for a T5 model (convert_hf_to_gguf.py).
+void write_tokenizer_metadata(GgufTestWriter& w, const SpmFields& spm, bool with_charsmap) {
+  w.string_kv("tokenizer.ggml.model", "t5");
+  w.string_kv("tokenizer.ggml.pre", "default");
+  w.string_array_kv("tokenizer.ggml.tokens", spm.pieces);
+  w.f32_array_kv("tokenizer.ggml.scores", spm.scores);
+  w.i32_array_kv("tokenizer.ggml.token_type", spm.types);
+  w.bool_kv("tokenizer.ggml.add_space_prefix", spm.add_dummy_prefix);
+  w.bool_kv("tokenizer.ggml.remove_extra_whitespaces", spm.remove_extra_whitespaces);
+  if (with_charsmap) w.u8_array_kv("tokenizer.ggml.precompiled_charsmap", spm.charsmap);
+  w.u32_kv("tokenizer.ggml.eos_token_id", 1);
+  w.u32_kv("tokenizer.ggml.padding_token_id", 0);
+}
 
 double rel_l2(const at::Tensor& a, const at::Tensor& b) {
   return (a - b).norm().item<double>() / b.norm().item<double>();
@@ -146,9 +232,25 @@ class tst_GgufModels : public QObject {
     c10::NoGradGuard no_grad;
     const t5::Umt5Config cfg = t5::Umt5Config::tiny(96);
     const auto enc = t5::make_seeded_umt5(cfg, 5);
+    // A unigram tokenizer with SentencePiece's default NFKC normalisation, as umT5's.
+    {
+      std::ofstream corpus(path("corpus.txt"));
+      const char* words[] = {"a red circle", "a blue square", "moving right", "moving left", "on a dark background",
+                             "the camera pans", "over the landscape", "two spaces", "green", "slowly"};
+      for (int i = 0; i < 300; ++i) corpus << words[i % 10] << ' ' << words[(i * 7 + 3) % 10] << ".\n";
+    }
+    t5::train_sentencepiece("--input=" + path("corpus.txt") + " --model_prefix=" + path("nfkc") +
+                            " --vocab_size=120 --model_type=unigram --pad_id=0 --eos_id=1 --unk_id=2 --bos_id=-1"
+                            " --hard_vocab_limit=false --num_threads=1 --minloglevel=2");
+    const std::string spiece = path("nfkc.model");
+    const SpmFields spm = read_spm(spiece);
+    QVERIFY2(spm.pieces.size() > 20, qPrintable(QString::number(spm.pieces.size())));
+    QVERIFY2(!spm.charsmap.empty(), "the tokenizer normalises with NFKC tables");
     GgufTestWriter w;
     w.string_kv("general.architecture", "t5encoder");
-    w.string_kv("tokenizer.ggml.model", "t5");
+    GgufTestWriter bare = w;  // the same file without the normaliser's tables
+    write_tokenizer_metadata(w, spm, true);
+    write_tokenizer_metadata(bare, spm, false);
     std::map<std::string, at::Tensor> official;
     const auto llama_name = [](const std::string& k) {
       if (k == "token_embedding.weight") return std::string("token_embd.weight");
@@ -169,6 +271,7 @@ class tst_GgufModels : public QObject {
     }
     const std::string file = path("umt5-xxl-encoder-Q8_0.gguf");
     write_file(file, w.bytes());
+    write_file(path("umt5-no-charsmap.gguf"), bare.bytes());
 
     const auto loaded = t5::load_umt5(file, c10::Device(c10::kCPU), at::kFloat);
     QCOMPARE(loaded->config().num_layers, cfg.num_layers);
@@ -186,8 +289,34 @@ class tst_GgufModels : public QObject {
     const double err = rel_l2(loaded->forward(ids, mask), enc->forward(ids, mask));
     qInfo("tiny umT5, Q8_0 GGUF vs fp32: output rel-L2 %.2e", err);
     QVERIFY2(err < 6e-2, qPrintable(QString::number(err)));  // 3.3e-2 seen: 2 tiny random layers amplify
-    // The GGUF carries its tokenizer as metadata only: no spiece_model tensor to use.
-    QVERIFY(!t5::load_umt5_embedded_tokenizer(file).has_value());
+    // The tokenizer rebuilt from the metadata gives spiece.model's ids, text that NFKC changes included
+    // (its tables came along); without the tables that text tokenizes otherwise.
+    std::string origin;
+    const auto rebuilt = t5::load_umt5_embedded_tokenizer(file, &origin);
+    QVERIFY(rebuilt.has_value());
+    QVERIFY2(origin == file + "' metadata 'tokenizer.ggml", origin.c_str());
+    const auto no_tables = t5::load_umt5_embedded_tokenizer(path("umt5-no-charsmap.gguf"));
+    QVERIFY(no_tables.has_value());
+    const t5::Umt5Tokenizer original = t5::load_umt5_tokenizer(spiece);
+    QCOMPARE(rebuilt->vocab_size(), original.vocab_size());
+    // U+1D43 MODIFIER LETTER SMALL A: NFKC makes it "a"; the prompt cleaning leaves it alone.
+    const std::string wide = "\xe1\xb5\x83 red circle";
+    for (const std::string text : {"a red circle moving right on a dark blue background",
+                                   "the camera pans left over the landscape", "  two   spaces ", wide.c_str()}) {
+      QCOMPARE(rebuilt->ids(text), original.ids(text));
+    }
+    QCOMPARE(original.ids(wide), original.ids("a red circle"));
+    QVERIFY(no_tables->ids(wide) != original.ids(wide));
+    // Metadata that does not add up is refused by key.
+    GgufTestWriter broken;
+    broken.string_kv("general.architecture", "t5encoder");
+    SpmFields short_scores = spm;
+    short_scores.scores.pop_back();
+    write_tokenizer_metadata(broken, short_scores, true);
+    write_file(path("umt5-broken.gguf"), broken.bytes());
+    const std::string why = error_of([&] { t5::load_umt5_embedded_tokenizer(path("umt5-broken.gguf")); });
+    QVERIFY2(why.find("'tokenizer.ggml.scores' has " + std::to_string(spm.pieces.size() - 1) + " elements") !=
+                 std::string::npos, why.c_str());
 
     GgufTestWriter other;
     other.string_kv("general.architecture", "llama");

@@ -46,21 +46,16 @@ TextEncoderHandle load_text_encoder(const std::string& weights, const std::strin
   state->device = device;
   // The reference runs umT5 in bf16; CPUs without fast bf16 matmuls run it in fp32.
   state->dtype = device.is_cpu() ? at::kFloat : at::kBFloat16;
-  // No tokenizer given: the one ComfyUI's umT5 files carry (`spiece_model`).
-  std::optional<t5::Umt5Tokenizer> tok =
-      tokenizer.empty() ? t5::load_umt5_embedded_tokenizer(weights) : t5::load_umt5_tokenizer(tokenizer);
-  if (!tok && is_gguf(weights)) {
-    throw std::runtime_error("no tokenizer was given and the text encoder '" + weights +
-                             "' is a GGUF, whose tokenizer (tokenizer.ggml.* metadata) Vidgraph does not read; set "
-                             "the tokenizer param to umT5's spiece.model (google/umt5-xxl)");
-  }
+  // No tokenizer given: the one the encoder file carries (ComfyUI's `spiece_model`, GGUF metadata).
+  std::string tokenizer_origin = tokenizer;
+  std::optional<t5::Umt5Tokenizer> tok = tokenizer.empty() ? t5::load_umt5_embedded_tokenizer(weights, &tokenizer_origin)
+                                                           : t5::load_umt5_tokenizer(tokenizer);
   if (!tok) {
-    throw std::runtime_error("no tokenizer was given and the text encoder '" + weights +
-                             "' carries none (no 'spiece_model' tensor); set the tokenizer param to the umT5 "
-                             "spiece.model");
+    throw std::runtime_error("no tokenizer was given and the text encoder '" + weights + "' carries none (" +
+                             (is_gguf(weights) ? "no tokenizer.ggml.tokens metadata" : "no 'spiece_model' tensor") +
+                             "); set the tokenizer param to the umT5 spiece.model (google/umt5-xxl)");
   }
   state->tokenizer = std::make_shared<t5::Umt5Tokenizer>(std::move(*tok));
-  const std::string tokenizer_origin = tokenizer.empty() ? weights + "' tensor 'spiece_model" : tokenizer;
   TextEncoderHandle handle;
   handle.path = weights;
   handle.device = device;
