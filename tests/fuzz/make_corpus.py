@@ -30,6 +30,30 @@ def safetensors(tensors, metadata=None):
     return struct.pack("<Q", len(text)) + text + data
 
 
+def gguf(kvs, tensors):
+    """kvs: [(key, type id, packed value)], tensors: [(name, dims, ggml type, bytes)] -> a GGUF v3 file."""
+    def string(t):
+        return struct.pack("<Q", len(t)) + t.encode()
+    head = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(kvs))
+    for key, kind, value in kvs:
+        head += string(key) + struct.pack("<I", kind) + value
+    data = b""
+    for name, dims, kind, raw in tensors:
+        head += string(name) + struct.pack("<I", len(dims)) + b"".join(struct.pack("<Q", d) for d in dims)
+        head += struct.pack("<IQ", kind, len(data))
+        data += raw + b"\0" * (-len(raw) % 32)
+    return head + b"\0" * (-len(head) % 32) + data
+
+
+def gguf_array(kind, fmt, values):
+    """A GGUF array value of scalars packed with struct format `fmt` (type ids: 0 u8, 5 i32, 6 f32)."""
+    return struct.pack("<IQ", kind, len(values)) + b"".join(struct.pack("<" + fmt, v) for v in values)
+
+
+def gguf_strings(values):
+    return struct.pack("<IQ", 8, len(values)) + b"".join(struct.pack("<Q", len(v)) + v.encode() for v in values)
+
+
 class Pickle:
     """Protocol-2 pickle of an OrderedDict of tensors, as torch.save writes a state dict."""
 
@@ -115,6 +139,18 @@ def main():
     write("fuzz_pth", "two_tensors.pkl",
           Pickle().state_dict([("a", ("BFloat16Storage", "0", 3, [3], [1])), ("b", ("LongStorage", "1", 1, [], []))]))
     write("fuzz_pth", "empty.pkl", Pickle().state_dict([]))
+
+    arch = ("general.architecture", 8, struct.pack("<Q", 9) + b"t5encoder")
+    write("fuzz_gguf", "one_f32.gguf", gguf([arch], [("token_embd.weight", [2, 2], 0, struct.pack("<4f", 1, 2, 3, 4))]))
+    pieces = ["<pad>", "</s>", "<unk>", "\u2581a", "\u2581red", "b"]
+    write("fuzz_gguf", "tokenizer.gguf", gguf([
+        arch, ("tokenizer.ggml.model", 8, struct.pack("<Q", 2) + b"t5"),
+        ("tokenizer.ggml.tokens", 9, gguf_strings(pieces)),
+        ("tokenizer.ggml.scores", 9, gguf_array(6, "f", [0, 0, 0, -1.5, -2.0, -3.25])),
+        ("tokenizer.ggml.token_type", 9, gguf_array(5, "i", [3, 3, 2, 1, 1, 1])),
+        ("tokenizer.ggml.add_space_prefix", 7, b"\1"),
+        ("tokenizer.ggml.precompiled_charsmap", 9, gguf_array(0, "B", [0, 1, 2, 3]))], []))
+    write("fuzz_gguf", "empty.gguf", gguf([], []))
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ case "$seconds" in
   ''|*[!0-9]*) echo "usage: $0 SECONDS [BUILD_DIR] [OUT]" >&2; exit 2 ;;
 esac
 status=0
-for target in ${VIDGRAPH_FUZZ_TARGETS:-fuzz_workflow fuzz_safetensors fuzz_pth}; do
+for target in ${VIDGRAPH_FUZZ_TARGETS:-fuzz_workflow fuzz_safetensors fuzz_pth fuzz_gguf}; do
   exe="$build/fuzz/$target"
   if [ ! -x "$exe" ]; then
     echo "$target: not built ($exe missing); build it with -DVIDGRAPH_FUZZ=ON" >&2
