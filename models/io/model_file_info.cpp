@@ -8,6 +8,7 @@
 #include <c10/core/ScalarType.h>
 
 #include "file_kind.h"
+#include "gguf.h"
 #include "pth_reader.h"
 #include "safetensors.h"
 
@@ -59,10 +60,10 @@ std::string detect(const std::vector<Tensor>& tensors, bool* has_tokenizer) {
     const std::vector<int64_t> s = shape(conv);
     if (s.size() == 5) return s[1] == 48 ? "wan2.2-vae" : s[1] == 16 ? "wan2.1-vae" : "";
   }
-  for (const char* embedding : {"shared.weight", "encoder.embed_tokens.weight", "token_embedding.weight"}) {
+  for (const char* embedding : {"shared.weight", "encoder.embed_tokens.weight", "token_embedding.weight", "token_embd.weight"}) {
     const std::vector<int64_t> s = shape(embedding);
     const bool t5 = by_name.count("encoder.block.0.layer.0.SelfAttention.q.weight") ||
-                    by_name.count("blocks.0.attn.q.weight");
+                    by_name.count("blocks.0.attn.q.weight") || by_name.count("enc.blk.0.attn_q.weight");
     if (s.size() == 2 && t5) return s[0] == 256384 && s[1] == 4096 ? "umt5-xxl" : "t5";
   }
   return "";
@@ -92,6 +93,16 @@ std::vector<Tensor> safetensors_tensors(const std::string& path) {
   return out;
 }
 
+// llama.cpp's names for a GGUF umT5 (token_embd, enc.blk.N.attn_q, ...) are detected above; a GGUF's
+// tokenizer is its tokenizer.ggml.* metadata.
+std::vector<Tensor> gguf_tensors(const std::string& path, bool* has_tokenizer) {
+  const GgufFile file = GgufFile::open(path);
+  *has_tokenizer = file.header().metadata.count("tokenizer.ggml.tokens") > 0;
+  std::vector<Tensor> out;
+  for (const GgufTensorInfo& t : file.tensors()) out.push_back({t.name, ggml_type_info(t.type).name, t.shape});
+  return out;
+}
+
 std::vector<Tensor> pth_tensors(const std::string& path) {
   const PthReader reader = PthReader::open(path);
   std::vector<Tensor> out;
@@ -117,7 +128,13 @@ ModelFileInfo inspect_model_file(const std::string& path) {
         info.format = "pth";
         summarise(info, pth_tensors(path));
         break;
-      case FileKind::Gguf: info.format = "gguf"; break;
+      case FileKind::Gguf: {
+        info.format = "gguf";
+        bool tokenizer = false;
+        summarise(info, gguf_tensors(path, &tokenizer));
+        info.has_tokenizer = info.has_tokenizer || tokenizer;
+        break;
+      }
       default:
         info.format = "unknown";
         info.error = "'" + path + "' is " + file_kind_sentence(kind);

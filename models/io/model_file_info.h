@@ -1,5 +1,5 @@
 // What a weight file holds, told cheaply from its header (safetensors JSON header, the .pth
-// pickle, the GGUF magic) without reading any tensor data: format, main dtype, and which Wan2.2
+// pickle, the GGUF header) without reading any tensor data: format, main dtype, and which Wan2.2
 // part it is by its tensor names and shapes. For listing model folders and picking files in them.
 #pragma once
 
@@ -21,7 +21,7 @@ struct ModelFileInfo {
   //   Wan DiT), "wan2.2-vae" (decoder input z_dim 48), "wan2.1-vae" (z_dim 16), "umt5-xxl"
   //   (vocab 256,384 x 4096), "t5" (another T5 encoder), "lora".
   std::string detected;
-  bool has_tokenizer = false;  // carries ComfyUI's `spiece_model` tensor
+  bool has_tokenizer = false;  // carries its tokenizer: ComfyUI's `spiece_model` tensor, GGUF tokenizer metadata
   std::string error;           // why the header could not be read ("" when it could)
 };
 

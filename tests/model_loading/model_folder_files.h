@@ -7,11 +7,14 @@
 
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "gguf_test_writer.h"
 
 struct HeaderTensor {
   std::string name;
@@ -64,4 +67,37 @@ inline std::vector<HeaderTensor> umt5_tensors(bool with_tokenizer) {
                                  {"encoder.block.0.layer.0.SelfAttention.q.weight", "F16", {4096, 4096}}};
   if (with_tokenizer) t.push_back({"spiece_model", "U8", {4548313}});
   return t;
+}
+
+// A GGUF whose tensors (stored F16, `shape` in torch order) are holes; `metadata` adds key-values.
+inline void write_sparse_gguf(const std::string& path, const std::vector<HeaderTensor>& tensors,
+                              const std::function<void(vidgraph::test::GgufTestWriter&)>& metadata = {}) {
+  vidgraph::test::GgufTestWriter w;
+  if (metadata) metadata(w);
+  uint64_t offset = 0;
+  for (const HeaderTensor& t : tensors) {
+    vidgraph::test::GgufTestTensor info{t.name, std::vector<uint64_t>(t.shape.rbegin(), t.shape.rend()),
+                                        vidgraph::test::kTF16, "", int64_t(offset)};
+    w.tensors.push_back(info);
+    int64_t bytes = 2;
+    for (const int64_t d : t.shape) bytes *= d;
+    offset += (uint64_t(bytes) + w.alignment - 1) / w.alignment * w.alignment;
+  }
+  const std::string head = w.bytes();  // header and tensor infos only: the explicit offsets hold no data
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << head;
+  }
+  if (::truncate(path.c_str(), off_t(head.size() + offset)) != 0) throw std::runtime_error("truncate " + path);
+}
+
+// city96's umT5 GGUF: llama.cpp names, and its tokenizer as metadata when `with_tokenizer`.
+inline void write_sparse_umt5_gguf(const std::string& path, bool with_tokenizer) {
+  write_sparse_gguf(path, {{"token_embd.weight", "F16", {256384, 4096}}, {"enc.blk.0.attn_q.weight", "F16", {4096, 4096}}},
+                    [&](vidgraph::test::GgufTestWriter& w) {
+                      w.string_kv("general.architecture", "t5encoder");
+                      if (!with_tokenizer) return;
+                      w.string_kv("tokenizer.ggml.model", "t5");
+                      w.string_array_kv("tokenizer.ggml.tokens", {"<pad>", "</s>", "<unk>", "\u2581a"});
+                    });
 }

@@ -1,6 +1,7 @@
 // ComfyUI-style model folders: listing by kind (models/io/model_folders.h), what each file holds
 // from its header (model_file_info.h), extra_model_paths.yaml, and Load Wan Model's picking of
-// its files there (app/nodes model_files.h): by content, ambiguity named, embedded tokenizer.
+// its files there (app/nodes model_files.h): by content, ambiguity named, embedded tokenizer (ComfyUI's
+// spiece_model tensor or a GGUF's tokenizer metadata).
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -57,6 +58,7 @@ class tst_model_folders : public QObject {
   void picksByContent();
   void ambiguousFilesAreNamed();
   void embeddedTokenizerNeedsNoFile();
+  void ggufEncoderBringsItsTokenizer();
   void paramsAndEnvironment();
 };
 
@@ -204,6 +206,31 @@ void tst_model_folders::embeddedTokenizerNeedsNoFile() {
   auto files = locate_model_files("", given);
   QVERIFY2(files.ok(), error_of(files).c_str());
   QCOMPARE(files->tokenizer, std::string());
+}
+
+// city96's umT5 GGUF in text_encoders/: told apart by its llama.cpp names and shape, and its
+// tokenizer metadata stands for the tokenizer file; the same file without that metadata needs one.
+void tst_model_folders::ggufEncoderBringsItsTokenizer() {
+  QTemporaryDir dir;
+  const std::string models = make_comfy(dir, /*tokenizer_inside=*/false);
+  fs::remove(models + "/text_encoders/umt5_xxl_fp16.safetensors");
+  const std::string gguf = models + "/text_encoders/umt5-xxl-encoder-Q8_0.gguf";
+  write_sparse_umt5_gguf(gguf, /*with_tokenizer=*/true);
+  const mio::ModelFileInfo info = mio::inspect_model_file(gguf);
+  QVERIFY2(info.error.empty(), info.error.c_str());
+  QCOMPARE(info.format, std::string("gguf"));
+  QCOMPARE(info.detected, std::string("umt5-xxl"));
+  QCOMPARE(info.dtype, std::string("F16"));
+  QVERIFY(info.has_tokenizer);
+  auto files = locate_model_files(models, {}, mio::comfy_model_folders(models));
+  QVERIFY2(files.ok(), error_of(files).c_str());
+  QCOMPARE(files->text_encoder, gguf);
+  QCOMPARE(files->tokenizer, std::string());
+
+  write_sparse_umt5_gguf(gguf, /*with_tokenizer=*/false);
+  QVERIFY(!mio::inspect_model_file(gguf).has_tokenizer);
+  const std::string message = error_of(locate_model_files(models, {}, mio::comfy_model_folders(models)));
+  QVERIFY2(message.find("No tokenizer found") != std::string::npos, message.c_str());
 }
 
 void tst_model_folders::paramsAndEnvironment() {
