@@ -27,7 +27,9 @@
 #include "nodes/media/image_io.h"
 #include "nodes/media/video_probe.h"
 #include "nodes/session.h"
+#include "models/io/safetensors.h"
 #include "process_run.h"
+#include "taehv_test_weights.h"
 
 namespace fs = std::filesystem;
 using namespace vidgraph;
@@ -105,6 +107,7 @@ class tst_e2e : public QObject {
   void demoWritesMp4();
   void fastWorkflowRuns();
   void previewsPerStep();
+  void lightVaePreviewsOnTheDemo();
   void changedParamRerunsDownstream();
   void cancelDuringSampling();
   void sweepRerunsOnlyDownstream();
@@ -220,6 +223,39 @@ void tst_e2e::previewsPerStep() {
                                      "sampler.frames=5", "--set", "sampler.preview=light_vae"});
   QCOMPARE(bad.exit_code, 3);
   QVERIFY2(bad.err.contains("preview_vae") || bad.out.contains("preview_vae"), qPrintable(bad.out + bad.err));
+}
+
+// preview light_vae on the shipped demo (48 latent channels, as TAEHV's): a taew2_2 file at the
+// real widths (random weights: the picture is noise, the cost is real) decodes one preview per
+// step, and the sampler logs what that costs against a step.
+void tst_e2e::lightVaePreviewsOnTheDemo() {
+  QTemporaryDir out, previews;
+  const std::string taehv = out.filePath("taew2_2.safetensors").toStdString();
+  model_io::save_safetensors(taehv, test::taew2_2_weights(3));
+  const QString dir = previews.filePath("light");
+  const RunOutcome r = run_runner({"run", kDemo, "--output-dir", out.path(), "--json-events", "--previews", dir,
+                                   "--set", "sampler.preview=light_vae",
+                                   "--set", "sampler.preview_vae=" + QString::fromStdString(taehv)});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+  int previews_seen = 0, steps = 0;
+  std::string cost;
+  for (const auto& e : json_lines(r.out)) {
+    if (!e.is_object()) continue;
+    const std::string message = e.value("message", "");
+    if (message.rfind("Live previews (light_vae): ", 0) == 0) cost = message;
+    if (e.value("event", "") != "preview" || e.value("node", "") != "sampler") continue;
+    ++previews_seen;
+    steps = e.value("steps", 0);
+    nodes::Image image;
+    std::string error;
+    QVERIFY2(media::load_image(e.value("path", ""), &image, &error), error.c_str());
+    QCOMPARE(image.width, 80);  // half the demo's 160x96
+    QCOMPARE(image.height, 48);
+  }
+  QVERIFY(steps > 0);
+  QCOMPARE(previews_seen, steps);
+  QVERIFY2(cost.rfind("Live previews (light_vae): " + std::to_string(steps) + " at ", 0) == 0, qPrintable(r.out));
+  qInfo("%s", cost.c_str());
 }
 
 void tst_e2e::changedParamRerunsDownstream() {
