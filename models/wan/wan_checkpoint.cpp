@@ -259,9 +259,7 @@ void wan_load_weights(WanModelImpl& model, const WanCheckpointInfo& info, bool k
       const auto linear = linears.find(name);
       if (linear != linears.end()) {
         if (auto fp8 = tf.load_fp8(src.stored_name, param.device())) {
-          linear->second->fp8_table = model_io::fp8_value_table(fp8->format, fp8->scale, param.scalar_type(),
-                                                                model.device());
-          param.set_data(fp8->codes);
+          linear->second->keep_fp8(fp8->codes, fp8->format, fp8->scale, model.device());
           ++kept_fp8;
           continue;
         }

@@ -1,5 +1,7 @@
 #include "wan_layers.h"
 
+#include <stdexcept>
+
 #include <ATen/ops/empty.h>
 #include <ATen/ops/layer_norm.h>
 #include <ATen/ops/linear.h>
@@ -7,8 +9,7 @@
 #include <ATen/ops/norm.h>
 #include <ATen/ops/rsqrt.h>
 #include <ATen/ops/square.h>
-
-#include "models/io/fp8.h"
+#include <c10/util/StringUtil.h>
 
 namespace vidgraph::wan {
 
@@ -27,6 +28,16 @@ void WanLinearImpl::reset() {
 
 at::Tensor WanLinearImpl::dense_weight() const {
   return fp8_table.defined() ? model_io::fp8_lookup(weight, fp8_table) : weight;
+}
+
+void WanLinearImpl::keep_fp8(const at::Tensor& codes, model_io::Fp8Format format, float scale,
+                             c10::Device table_device) {
+  if (codes.scalar_type() != at::kByte || codes.sizes() != weight.sizes()) {
+    throw std::invalid_argument("fp8 codes for a linear weight of shape " + c10::str(weight.sizes()) +
+                                " must be U8 of that shape, got " + c10::str(codes.scalar_type(), " ", codes.sizes()));
+  }
+  fp8_table = model_io::fp8_value_table(format, scale, dtype(), table_device);
+  weight.set_data(codes);
 }
 
 at::Tensor WanLinearImpl::forward(const at::Tensor& x) {

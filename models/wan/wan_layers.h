@@ -15,6 +15,8 @@
 #include <torch/nn/cloneable.h>
 #include <torch/nn/pimpl.h>
 
+#include "models/io/fp8.h"
+
 namespace vidgraph::wan {
 
 // fp32, or float64 for a float64 input: the accumulation type of the fp32 parts of the model.
@@ -52,6 +54,10 @@ class WanLinearImpl : public torch::nn::Cloneable<WanLinearImpl> {
   at::Tensor forward(const at::Tensor& x);
   // The weight as floats: `weight` itself, or the fp8 codes looked up; and its dtype.
   at::Tensor dense_weight() const;
+  // Makes `weight` the fp8 `codes` (kByte, its shape, on any device), their values fp8 x `scale` in
+  // the weight's dtype, the table on `table_device` (the model's). Throws std::invalid_argument on a
+  // shape or dtype that does not fit.
+  void keep_fp8(const at::Tensor& codes, model_io::Fp8Format format, float scale, c10::Device table_device);
   at::ScalarType dtype() const { return fp8_table.defined() ? fp8_table.scalar_type() : weight.scalar_type(); }
 
   WanLinearOptions options;

@@ -241,9 +241,7 @@ std::vector<std::pair<std::string, at::Tensor>> wan_named_weights(WanModelImpl& 
   const auto linears = wan_linears_by_weight(model);
   std::vector<std::pair<std::string, at::Tensor>> out = wan_named_parameters(model);
   for (auto& [name, tensor] : out) {
-    if (const auto it = linears.find(name); it != linears.end() && it->second->fp8_table.defined()) {
-      tensor = it->second->dense_weight();
-    }
+    if (const auto it = linears.find(name); it != linears.end()) tensor = it->second->dense_weight();
   }
   return out;
 }

@@ -110,8 +110,8 @@ void tst_train::keptFp8WeightsTrainLorasOnly() {
   wan::WanModel model = wan::wan_make_model(small_config(), 9);
   wan::WanLinearImpl* q = wan::wan_linears_by_weight(*model).at("blocks.0.self_attn.q.weight");
   const float scale = q->weight.abs().max().item<float>() / 448.0f;
-  q->fp8_table = model_io::fp8_value_table(model_io::Fp8Format::E4M3FN, scale, at::kFloat, c10::Device(c10::kCPU));
-  q->weight.set_data(model_io::fp8_encode(q->weight / scale, model_io::Fp8Format::E4M3FN));
+  q->keep_fp8(model_io::fp8_encode(q->weight / scale, model_io::Fp8Format::E4M3FN), model_io::Fp8Format::E4M3FN,
+              scale, c10::Device(c10::kCPU));
   const at::Tensor codes = q->weight.clone();
   train::TrainOptions o;
   o.steps = 2;
@@ -133,8 +133,8 @@ void tst_train::keptFp8WeightsTrainLorasOnly() {
 
   wan::WanModel fresh = wan::wan_make_model(small_config(), 9);
   wan::WanLinearImpl* k = wan::wan_linears_by_weight(*fresh).at("blocks.1.ffn.2.weight");
-  k->fp8_table = model_io::fp8_value_table(model_io::Fp8Format::E5M2, 1.0f, at::kFloat, c10::Device(c10::kCPU));
-  k->weight.set_data(model_io::fp8_encode(k->weight, model_io::Fp8Format::E5M2));
+  k->keep_fp8(model_io::fp8_encode(k->weight, model_io::Fp8Format::E5M2), model_io::Fp8Format::E5M2, 1.0f,
+              c10::Device(c10::kCPU));
   o.mode = train::TrainMode::Full;
   try {
     train::train(*fresh, backend(), samples, o);

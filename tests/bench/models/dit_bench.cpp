@@ -230,13 +230,12 @@ void keep_linears_as_fp8(wan::WanModelImpl& model) {
   for (auto& [name, linear] : wan::wan_linears_by_weight(model)) {
     const at::Tensor w = linear->weight;
     const float scale = std::max(w.abs().max().item<float>(), 1e-30f) / 448.0f;
-    linear->fp8_table = model_io::fp8_value_table(model_io::Fp8Format::E4M3FN, scale, w.scalar_type(), w.device());
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)  // has float8
     const at::Tensor codes = (w.to(at::kFloat) / scale).to(at::kFloat8_e4m3fn).view(at::kByte);  // on the device
 #else
     const at::Tensor codes = model_io::fp8_encode(w / scale, model_io::Fp8Format::E4M3FN).to(w.device());
 #endif
-    linear->weight.set_data(codes);
+    linear->keep_fp8(codes, model_io::Fp8Format::E4M3FN, scale, w.device());
   }
 }
 
