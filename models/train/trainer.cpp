@@ -3,8 +3,8 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <stdexcept>
 #include <map>
+#include <stdexcept>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/TensorOperators.h>
