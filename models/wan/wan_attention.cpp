@@ -7,6 +7,7 @@
 #include <ATen/ops/cat.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/softmax.h>
+#include <c10/core/InferenceMode.h>
 #include <c10/util/Exception.h>
 #include <torch/version.h>
 #if TORCH_VERSION_MAJOR >= 2
@@ -42,6 +43,11 @@ at::Tensor dense_attention(const at::Tensor& q, const at::Tensor& k, const at::T
   }
   return at::cat(outs, 2).transpose(1, 2);  // [B, Lq, H, D]
 #endif
+}
+
+plugin::DitKernels* fused_kernels(const AttentionRun& run, c10::Device device, at::ScalarType compute_dtype) {
+  if (run.dit_kernels == nullptr || !c10::InferenceMode::is_enabled()) return nullptr;
+  return run.dit_kernels->supports(device, compute_dtype) ? run.dit_kernels : nullptr;
 }
 
 namespace {
@@ -110,9 +116,14 @@ at::Tensor WanSelfAttentionImpl::forward(const at::Tensor& x_in, const std::arra
   const int64_t H = options.num_heads, D = options.dim / options.num_heads;
   const auto dtype = q->dtype();
   const at::Tensor x = x_in.to(dtype);  // once for the q, k, v and gate projections
-  // [B, L, dim] -> [B, L, H, D]; RoPE in fp32, then back to the compute dtype.
-  at::Tensor qh = rope_apply(norm_q(q(x)).view({B, L, H, D}), rope).to(dtype);
-  at::Tensor kh = rope_apply(norm_k(k(x)).view({B, L, H, D}), rope).to(dtype);
+  // [B, L, dim] -> [B, L, H, D]; norm and RoPE in fp32, then back to the compute dtype.
+  plugin::DitKernels* fused = fused_kernels(run, x.device(), dtype);
+  auto norm_rope = [&](WanRMSNorm& norm, const at::Tensor& y) {
+    if (fused) return fused->rms_norm_rope(y, norm->weight, norm->options.eps, rope.cos, rope.sin, H).view({B, L, H, D});
+    return rope_apply(norm(y).view({B, L, H, D}), rope).to(dtype);
+  };
+  at::Tensor qh = norm_rope(norm_q, q(x));
+  at::Tensor kh = norm_rope(norm_k, k(x));
   at::Tensor vh = v(x).view({B, L, H, D});
   // Sequence-parallel: L local tokens of every head -> all grid tokens of this rank's heads.
   parallel::SequenceParallel* sp = run.sequence_parallel;
@@ -156,12 +167,15 @@ WanCrossAttentionImpl::WanCrossAttentionImpl(const WanAttentionOptions& options_
 
 void WanCrossAttentionImpl::reset() { register_projections(*this); }
 
-at::Tensor WanCrossAttentionImpl::forward(const at::Tensor& x, const at::Tensor& context) {
+at::Tensor WanCrossAttentionImpl::forward(const at::Tensor& x, const at::Tensor& context, plugin::DitKernels* fused) {
   const int64_t B = x.size(0), L = x.size(1), Lt = context.size(1);
   const int64_t H = options.num_heads, D = options.dim / options.num_heads;
   const auto dtype = q->dtype();
-  at::Tensor qh = norm_q(q(x)).to(dtype).view({B, L, H, D});
-  at::Tensor kh = norm_k(k(context)).to(dtype).view({B, Lt, H, D});
+  auto normed = [&](WanRMSNorm& norm, const at::Tensor& y) {
+    return fused ? fused->rms_norm_rope(y, norm->weight, norm->options.eps, {}, {}, H) : norm(y).to(dtype);
+  };
+  at::Tensor qh = normed(norm_q, q(x)).view({B, L, H, D});
+  at::Tensor kh = normed(norm_k, k(context)).view({B, Lt, H, D});
   at::Tensor vh = v(context).view({B, Lt, H, D});
   return o(dense_attention(qh, kh, vh).reshape({B, L, H * D}));  // [B, L, dim]
 }

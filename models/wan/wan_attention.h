@@ -35,13 +35,21 @@ namespace vidgraph::wan {
 // `prepared` (from backend->prepare() for this run's grid, dtype and head dim) is passed with every
 // call: its method, params and extras are then the ones used. Without it, each call is prepared on
 // the fly from method and params.
+// `dit_kernels` (a backend's AttentionBackend::dit_kernels()) runs the blocks' norms, RoPE and
+// gated residuals as fused kernels in inference-mode forwards on the devices it supports; under
+// autograd (training, checkpoint recomputation) and elsewhere the blocks use their ATen ops.
 struct AttentionRun {
   plugin::AttentionBackend* backend = nullptr;
   std::string method = "full";
   plugin::ParamMap params;
   parallel::SequenceParallel* sequence_parallel = nullptr;
   std::shared_ptr<const plugin::PreparedAttention> prepared;
+  plugin::DitKernels* dit_kernels = nullptr;
 };
+
+// The run's fused kernels when this forward may use them for activations on `device` with matmuls
+// in `compute_dtype` (inference mode, a kernel set that supports them), else nullptr.
+plugin::DitKernels* fused_kernels(const AttentionRun& run, c10::Device device, at::ScalarType compute_dtype);
 
 // Dense softmax attention, scale 1/sqrt(D). q: [B, Lq, H, D], k, v: [B, Lk, H, D] (same dtype)
 // -> [B, Lq, H, D] in q's dtype. Computed in query chunks so memory stays O(chunk * Lk).
@@ -61,8 +69,8 @@ class WanSelfAttentionImpl : public torch::nn::Cloneable<WanSelfAttentionImpl> {
  public:
   explicit WanSelfAttentionImpl(const WanAttentionOptions& options);
   void reset() override;
-  // x: [B, L, dim] fp32 (the modulated, normalised hidden state), L = grid volume
-  // -> [B, L, dim] in the compute dtype.
+  // x: [B, L, dim] fp32 or the compute dtype (the modulated, normalised hidden state), L = grid
+  // volume -> [B, L, dim] in the compute dtype.
   at::Tensor forward(const at::Tensor& x, const std::array<int64_t, 3>& grid, const RopeTables& rope,
                      const AttentionRun& run);
 
@@ -79,7 +87,8 @@ class WanCrossAttentionImpl : public torch::nn::Cloneable<WanCrossAttentionImpl>
   explicit WanCrossAttentionImpl(const WanAttentionOptions& options);
   void reset() override;
   // x: [B, L, dim] fp32, context: [B, Lt, dim] (text_embedding output) -> [B, L, dim] compute dtype.
-  at::Tensor forward(const at::Tensor& x, const at::Tensor& context);
+  // `fused` (from fused_kernels()) runs the q/k norms as fused kernels.
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& context, plugin::DitKernels* fused = nullptr);
 
   WanAttentionOptions options;
   WanLinear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};

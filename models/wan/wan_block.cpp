@@ -3,6 +3,7 @@
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/addcmul.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
 #include <ATen/ops/gelu.h>
 #include <ATen/ops/silu.h>
 #include <c10/util/Exception.h>
@@ -77,12 +78,30 @@ at::Tensor WanAttentionBlockImpl::forward(const at::Tensor& x, const at::Tensor&
                                           const std::array<int64_t, 3>& grid, const RopeTables& rope,
                                           const AttentionRun& run) {
   at::Tensor m = modulation.to(at_least_fp32(e0.scalar_type())).unsqueeze(0) + e0;  // [B, G, 6, dim]
+  if (plugin::DitKernels* fused = fused_kernels(run, x.device(), self_attn->q->dtype())) {
+    return forward_fused(*fused, x, m, context, grid, rope, run);
+  }
   auto mi = [&](int64_t i) { return m.select(2, i); };         // [B, G, dim]
   at::Tensor y = self_attn(modulate_groups(norm1(x), mi(0), mi(1)), grid, rope, run);
   at::Tensor h = x + gate_groups(y, mi(2));  // fp32 residual
   h = h + cross_attn(norm3(h), context);  // compute dtype + fp32 promotes to fp32
   y = ffn(modulate_groups(norm2(h), mi(3), mi(4)));
   return h + gate_groups(y, mi(5));  // [B, L, dim] fp32
+}
+
+at::Tensor WanAttentionBlockImpl::forward_fused(plugin::DitKernels& fused, const at::Tensor& x_in, const at::Tensor& m,
+                                                const at::Tensor& context, const std::array<int64_t, 3>& grid,
+                                                const RopeTables& rope, const AttentionRun& run) {
+  const at::ScalarType dtype = self_attn->q->dtype();
+  const double eps = options.config.eps;
+  const at::Tensor x = x_in.to(at::kFloat).contiguous();
+  auto mi = [&](int64_t i) { return m.select(2, i); };  // [B, G, dim]
+  at::Tensor y = self_attn(fused.layer_norm_modulate(x, {}, {}, eps, mi(0), mi(1), dtype), grid, rope, run);
+  at::Tensor h = fused.gate_residual(x, y, mi(2), at::empty_like(x));  // the block's own residual stream
+  y = cross_attn(fused.layer_norm_modulate(h, norm3->weight, norm3->bias, eps, {}, {}, dtype), context, &fused);
+  fused.gate_residual(h, y, {}, h);
+  y = ffn(fused.layer_norm_modulate(h, {}, {}, eps, mi(3), mi(4), dtype));
+  return fused.gate_residual(h, y, mi(5), h);  // [B, L, dim] fp32
 }
 
 }  // namespace vidgraph::wan

@@ -63,6 +63,7 @@ class WanAttentionBlockImpl : public torch::nn::Cloneable<WanAttentionBlockImpl>
   explicit WanAttentionBlockImpl(const WanBlockOptions& options);
   void reset() override;
   // x: [B, L, dim] fp32, e0: [B, G, 6, dim] fp32, context: [B, Lt, dim] -> [B, L, dim] fp32
+  // (a new tensor: x is never written).
   at::Tensor forward(const at::Tensor& x, const at::Tensor& e0, const at::Tensor& context,
                      const std::array<int64_t, 3>& grid, const RopeTables& rope, const AttentionRun& run);
 
@@ -72,6 +73,12 @@ class WanAttentionBlockImpl : public torch::nn::Cloneable<WanAttentionBlockImpl>
   WanSelfAttention self_attn{nullptr};
   WanCrossAttention cross_attn{nullptr};
   WanMlp ffn{nullptr};
+
+ private:
+  // forward() on the fused kernels: the same steps, the residual stream updated in place.
+  at::Tensor forward_fused(plugin::DitKernels& fused, const at::Tensor& x, const at::Tensor& m,
+                           const at::Tensor& context, const std::array<int64_t, 3>& grid, const RopeTables& rope,
+                           const AttentionRun& run);
 };
 TORCH_MODULE(WanAttentionBlock);
 

@@ -18,6 +18,7 @@
 #pragma once
 
 #include "plugins/api/attention_params.h"
+#include "plugins/api/dit_kernels.h"
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
@@ -130,6 +131,9 @@ class AttentionBackend {
   // Whether `method` can run on tensors of `device_type` (e.g. "cpu", "cuda"); false if unknown.
   virtual bool supports(const std::string& method, const std::string& device_type) const = 0;
 
+  // The backend's fused elementwise kernels of the DiT block (dit_kernels.h), or nullptr when it has
+  // none. Owned by the backend; valid until shutdown().
+  virtual DitKernels* dit_kernels() { return nullptr; }
   // Frees caches and drains device work. Called by the loader before the backend is destroyed;
   // after it, forward must not be called again.
   virtual void shutdown() = 0;

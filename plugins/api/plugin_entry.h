@@ -13,9 +13,9 @@
 
 #include <cstdint>
 
-// Bump on any change to AttentionBackend, AttentionCall, PreparedAttention, MethodInfo, ParamValue or
-// this struct.
-#define VIDGRAPH_PLUGIN_ABI_VERSION 2u
+// Bump on any change to AttentionBackend, DitKernels, AttentionCall, PreparedAttention, MethodInfo,
+// ParamValue or this struct.
+#define VIDGRAPH_PLUGIN_ABI_VERSION 3u
 
 #define VIDGRAPH_PLUGIN_ENTRY_SYMBOL "vidgraph_plugin_entry"
 

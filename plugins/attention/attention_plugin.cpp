@@ -6,6 +6,9 @@
 #include "plugins/attention/attention_methods.h"
 #include "plugins/attention/cpu_path.h"
 #include "plugins/attention/tile_layout.h"
+#ifdef VIDGRAPH_ATTENTION_GPU
+#include "plugins/attention/gpu/gpu_dit_kernels.h"
+#endif
 
 #include <c10/core/Device.h>
 #include <c10/util/Exception.h>
@@ -69,6 +72,9 @@ std::vector<plugin::MethodInfo> attention_methods() {
 }
 
 AttentionPluginBackend::AttentionPluginBackend() : methods_(attention_methods()) {
+#ifdef VIDGRAPH_ATTENTION_GPU
+  dit_kernels_ = std::make_unique<GpuDitKernels>();
+#endif  // VIDGRAPH_ATTENTION_GPU
   std::lock_guard<std::mutex> lock(g_instances_mutex);
   if (g_instances++ == 0) {
     register_device_path(c10::DeviceType::CPU, std::make_unique<CpuPath>());

@@ -1,6 +1,6 @@
 // The attention plugin's backend: method table (full, vsa, sla_star and their params), prepare
 // (attention_prepare.h), dispatch to the method implementations after the door checks, and shutdown
-// (device paths drained, layout cache freed). create_attention_plugin_backend() is what the entry symbol's factory returns.
+// (device paths drained, layout cache freed), and the GPU build's fused DiT kernels. create_attention_plugin_backend() is what the entry symbol's factory returns.
 #pragma once
 
 #include "plugins/api/attention_backend.h"
@@ -25,6 +25,7 @@ class AttentionPluginBackend : public plugin::AttentionBackend {
   at::Tensor forward(const plugin::AttentionCall& call) override;
   plugin::AttentionResult forward_with_stats(const plugin::AttentionCall& call) override;
   bool supports(const std::string& method, const std::string& device_type) const override;
+  plugin::DitKernels* dit_kernels() override { return shut_down_ ? nullptr : dit_kernels_.get(); }
   void shutdown() override;
 
  private:
@@ -33,6 +34,7 @@ class AttentionPluginBackend : public plugin::AttentionBackend {
   std::shared_ptr<const PreparedState> state_for(const plugin::AttentionCall& call) const;
 
   std::vector<plugin::MethodInfo> methods_;
+  std::unique_ptr<plugin::DitKernels> dit_kernels_;  // GPU builds only
   bool shut_down_ = false;
 };
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Times the Wan2.2-TI2V-5B DiT forward (full, vsa, sla_star at 0.875, and LibTorch's dense SDPA as a
-# peer) with its breakdown, then each method with the linears kept as fp8 codes (keep_fp8), and the
+# peer; then each again with the blocks' elementwise steps on ATen ops, the fused kernels' peer)
+# with its breakdown, then each method with the linears kept as fp8 codes (keep_fp8), and the
 # VAE 2.2 decode (bf16, untiled and tiled; fp32 figures are in tests/bench/results/NOTES.md), at
 # 704x1280x121 on the GPU, with vidgraph-model-bench already built in
 # BUILD_DIR (ninja target vidgraph-model-bench, which builds the vidgraph_attention plugin too).
@@ -55,6 +56,16 @@ for name, m in dit["methods"].items():
     print(f"{name:16} {m['median_ms']:10.1f} {m['min_ms']:8.1f} {m['max_ms']:8.1f} {m.get('peak_gib', 0):9.2f} | "
           f"{b.get('attention_ms', float('nan')):8.1f} {b.get('linear_ms', float('nan')):8.1f} "
           f"{b.get('other_ms', float('nan')):8.1f}")
+aten = dit.get("aten_elementwise")
+if aten:
+    print("the same forwards with the blocks' elementwise steps on ATen ops (the fused kernels' peer):")
+    for name, m in aten.items():
+        fused = dit["methods"].get(name, {})
+        if "median_ms" in m and "median_ms" in fused:
+            print(f"  {name:14} {m['median_ms']:10.1f} ms, peak {m.get('peak_gib', 0):.2f} GiB; fused "
+                  f"{fused['median_ms']:.1f} ms = {m['median_ms'] / fused['median_ms']:.3f}x faster")
+        else:
+            print(f"  {name:14} ERROR {m.get('error', fused.get('error', ''))[:100]}")
 fp8 = dit.get("fp8_weights")
 if fp8:
     print(f"linears kept as fp8 (keep_fp8): weights {fp8['weights_gib']:.2f} GiB")

@@ -1,6 +1,7 @@
 // Wan DiT: config (5B counts, detection), RoPE against its closed formula, the forward pass against
 // an independent float64 per-token reference, per-frame modulation == per-token, shape contract and
-// errors, dtype plumbing (bf16 weights), and self-attention through the real attention plugin.
+// errors, dtype plumbing (bf16 weights), self-attention through the real attention plugin, and the
+// blocks' fused elementwise kernels (plugins/api/dit_kernels.h) against an ATen reference of them.
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/cat.h>
@@ -10,9 +11,14 @@
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/silu.h>
+#include <ATen/ops/layer_norm.h>
+#include <ATen/ops/rsqrt.h>
 #include <ATen/ops/softmax.h>
+#include <ATen/ops/stack.h>
 #include <ATen/ops/zeros.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/equal.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/pow.h>
@@ -20,6 +26,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
 #include <c10/core/GradMode.h>
+#include <c10/core/InferenceMode.h>
 
 #include <cmath>
 #include <map>
@@ -27,6 +34,7 @@
 #include <nlohmann/json.hpp>
 #include <memory>
 
+#include "models/wan/wan_block.h"
 #include "models/wan/wan_config.h"
 #include "models/wan/wan_memory.h"
 #include "models/wan/wan_model.h"
@@ -59,6 +67,43 @@ WanConfig small_config() {
   c.text_dim = 16;
   return c;
 }
+
+// The DitKernels contract in plain ATen ops (fp32 maths, one rounding at the end), on any device:
+// the reference of the fused GPU kernels, and what lets the CPU suite check the blocks' fused path.
+class AtenDitKernels : public plugin::DitKernels {
+ public:
+  bool supports(c10::Device, at::ScalarType) const override { return supported; }
+  at::Tensor layer_norm_modulate(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, double eps,
+                                 const at::Tensor& shift, const at::Tensor& scale, at::ScalarType dtype) override {
+    ++calls;
+    at::Tensor y = at::layer_norm(x, {x.size(2)}, weight, bias, eps);
+    if (shift.defined()) y = modulate_groups(y, shift, scale);
+    return y.to(dtype);
+  }
+  at::Tensor rms_norm_rope(const at::Tensor& y, const at::Tensor& weight, double eps, const at::Tensor& cos,
+                           const at::Tensor& sin, int64_t heads) override {
+    ++calls;
+    const at::Tensor f = y.to(at::kFloat);
+    at::Tensor n = f * at::rsqrt(f.pow(2).mean({-1}, true) + eps) * weight;
+    if (cos.defined()) {
+      const int64_t B = y.size(0), L = y.size(1), C = y.size(2);
+      const at::Tensor pairs = n.view({B, L, heads, C / heads / 2, 2});
+      const at::Tensor a = pairs.select(-1, 0), b = pairs.select(-1, 1);
+      const at::Tensor c = cos.view({1, L, 1, -1}), s = sin.view({1, L, 1, -1});
+      n = at::stack({a * c - b * s, a * s + b * c}, -1).view({B, L, C});
+    }
+    return n.to(y.scalar_type());
+  }
+  at::Tensor gate_residual(const at::Tensor& h, const at::Tensor& y, const at::Tensor& gate,
+                           const at::Tensor& out) override {
+    ++calls;
+    at::Tensor target = out;
+    return target.copy_(gate.defined() ? h + gate_groups(y, gate) : h + y);
+  }
+
+  bool supported = true;
+  int calls = 0;
+};
 
 // ---- An independent float64 reference of the Wan forward pass (per token, loops for RoPE). ----
 struct Ref {
@@ -184,6 +229,9 @@ class tst_dit : public QObject {
   void pluginRequiredForSparse();
   void memoryEstimate();
   void gpuMatchesCpu();
+  void fusedBlocksMatchAten();
+  void gpuFusedKernels_data();
+  void gpuFusedKernels();
 };
 
 void tst_dit::config5bCounts() {
@@ -533,6 +581,15 @@ void tst_dit::gpuMatchesCpu() {
       const at::Tensor got = gpu->forward(x.cuda(), t.cuda(), ctx.cuda(), run).cpu();
       const double err = rel_err(got, want);
       QVERIFY2(err < 5e-2, qPrintable(QString::fromStdString(method) + ": rel-L2 " + QString::number(err)));
+      // The same in inference mode on the fused elementwise kernels.
+      c10::InferenceMode inference;
+      run.dit_kernels = report.plugin->backend().dit_kernels();
+      QVERIFY(fused_kernels(run, o.device, at::kBFloat16) != nullptr);
+      const at::Tensor fused = gpu->forward(x.cuda(), t.cuda(), ctx.cuda(), run).cpu();
+      const double to_aten = rel_err(fused, got), to_cpu = rel_err(fused, want);
+      QVERIFY2(to_aten < 1e-2 && to_cpu < 5e-2,
+               qPrintable(QString("%1 fused: rel-L2 %2 to the ATen GPU path, %3 to the CPU model")
+                              .arg(QString::fromStdString(method)).arg(to_aten).arg(to_cpu)));
     } catch (const std::exception& e) {
       QFAIL(qPrintable(QString::fromStdString(method) + ": " + e.what()));
     }
@@ -553,6 +610,101 @@ void tst_dit::gpuMatchesCpu() {
   }
   gpu = nullptr;
   gpu_small = nullptr;
+  report.plugin.reset();
+}
+
+// The blocks' fused path (forward_fused) with the ATen reference kernels equals the ATen path, runs
+// only in inference mode and only where the kernels say they run.
+void tst_dit::fusedBlocksMatchAten() {
+  const WanConfig c = small_config();
+  WanModel model = wan_make_model(c, 13);
+  const at::Tensor x = randn_seeded({1, 4, 4, 8, 8}, 1);
+  const at::Tensor ctx = randn_seeded({1, 3, 16}, 2);
+  const at::Tensor t = at::tensor({0.0f, 300.0f, 600.0f, 900.0f}).view({1, 4});
+  const at::Tensor want = model->forward(x, t, ctx, AttentionRun{});
+  AtenDitKernels kernels;
+  AttentionRun run;
+  run.dit_kernels = &kernels;
+  QVERIFY(at::equal(model->forward(x, t, ctx, run), want));  // not in inference mode: ATen ops
+  QCOMPARE(kernels.calls, 0);
+  c10::InferenceMode inference;
+  const at::Tensor got = model->forward(x, t, ctx, run);
+  // Per block: 3 LayerNorms, 4 q/k RMSNorms (self and cross), 3 residual adds.
+  QCOMPARE(kernels.calls, 10 * int(c.num_layers));
+  QVERIFY2(rel_err(got, want) < 1e-5, qPrintable(QString::number(rel_err(got, want))));
+  kernels.supported = false;
+  kernels.calls = 0;
+  QVERIFY(at::equal(model->forward(x, t, ctx, run), want));
+  QCOMPARE(kernels.calls, 0);
+}
+
+void tst_dit::gpuFusedKernels_data() {
+  QTest::addColumn<int>("heads");
+  QTest::addColumn<int>("dim");
+  QTest::addColumn<int>("groups");
+  QTest::addColumn<bool>("fp16");
+  QTest::newRow("5B head dim 128, bf16") << 2 << 256 << 3 << false;
+  QTest::newRow("head dim 64, 3 heads, fp16") << 3 << 192 << 1 << true;
+  QTest::newRow("a row longer than the block") << 24 << 3072 << 12 << false;
+}
+
+// Each fused kernel against the ATen reference on the CPU (same inputs, fp32 maths there).
+void tst_dit::gpuFusedKernels() {
+  if (!at::hasCUDA()) QSKIP("No GPU: the fused DiT kernels were not run.");
+  QFETCH(int, heads);
+  QFETCH(int, dim);
+  QFETCH(int, groups);
+  QFETCH(bool, fp16);
+  auto report = plugin::load_attention_plugin_from({VIDGRAPH_BINARY_DIR "/lib/vidgraph/plugins"});
+  QVERIFY2(report.plugin != nullptr, report.message().c_str());
+  plugin::DitKernels* k = report.plugin->backend().dit_kernels();
+  QVERIFY(k != nullptr);
+  const c10::Device cuda(c10::kCUDA, 0);
+  const at::ScalarType half = fp16 ? at::kHalf : at::kBFloat16;
+  QVERIFY(k->supports(cuda, half));
+  QVERIFY(!k->supports(c10::Device(c10::kCPU), half));
+  QVERIFY(!k->supports(cuda, at::kFloat));
+  AtenDitKernels ref;
+  const std::array<int64_t, 3> grid{2, 3, 4};
+  const int64_t B = 2, L = grid[0] * grid[1] * grid[2];
+  const at::Tensor x = randn_seeded({B, L, dim}, 3) * 3.0 + 1.0;
+  const at::Tensor m = randn_seeded({B, groups, 6, dim}, 4) * 0.5;  // strided shift/scale, as the model's
+  const at::Tensor w = randn_seeded({dim}, 5) * 0.1 + 1.0, b = randn_seeded({dim}, 6) * 0.1;
+#define CHECK_CLOSE(got, want, tol, what)                                                      \
+  do {                                                                                         \
+    const double e_ = rel_err((got).cpu().to(at::kFloat), (want).to(at::kFloat));              \
+    QVERIFY2(e_ < (tol), qPrintable(QString("%1: rel-L2 %2").arg(what).arg(e_)));              \
+  } while (0)
+  try {
+    const at::Tensor mg = m.to(cuda);
+    CHECK_CLOSE(k->layer_norm_modulate(x.to(cuda), {}, {}, 1e-6, mg.select(2, 0), mg.select(2, 1), half),
+                ref.layer_norm_modulate(x, {}, {}, 1e-6, m.select(2, 0), m.select(2, 1), at::kFloat), 1e-2,
+                "LayerNorm + modulation");
+    CHECK_CLOSE(k->layer_norm_modulate(x.to(cuda), w.to(cuda), b.to(cuda), 1e-6, {}, {}, half),
+                ref.layer_norm_modulate(x, w, b, 1e-6, {}, {}, at::kFloat), 1e-2, "affine LayerNorm");
+    const at::Tensor y = (randn_seeded({B, L, dim}, 7) * 2.0).to(half);
+    const RopeTables rope = rope_tables(dim / heads, grid, 10000.0, c10::Device(c10::kCPU));
+    CHECK_CLOSE(k->rms_norm_rope(y.to(cuda), w.to(cuda), 1e-6, rope.cos.to(cuda), rope.sin.to(cuda), heads),
+                ref.rms_norm_rope(y, w, 1e-6, rope.cos, rope.sin, heads), 1e-2, "RMSNorm + RoPE");
+    CHECK_CLOSE(k->rms_norm_rope(y.to(cuda), w.to(cuda), 1e-6, {}, {}, heads),
+                ref.rms_norm_rope(y, w, 1e-6, {}, {}, heads), 1e-2, "RMSNorm");
+    at::Tensor h = x.to(cuda);
+    CHECK_CLOSE(k->gate_residual(h, y.to(cuda), mg.select(2, 2), h), ref.gate_residual(x, y, m.select(2, 2), x.clone()),
+                1e-6, "gated residual, in place");
+    CHECK_CLOSE(h, x + gate_groups(y, m.select(2, 2)), 1e-6, "the residual stream written in place");
+    CHECK_CLOSE(k->gate_residual(x.to(cuda), y.to(cuda), {}, at::empty_like(h)), x + y.to(at::kFloat), 1e-6,
+                "residual");
+  } catch (const std::exception& e) {
+    QFAIL(e.what());
+  }
+#undef CHECK_CLOSE
+  // Bad input: a clear error naming the tensor, never a launch on a wrong layout.
+  try {
+    k->layer_norm_modulate(x.to(cuda).transpose(0, 1), {}, {}, 1e-6, {}, {}, half);
+    QFAIL("expected an error for a non-contiguous x");
+  } catch (const std::exception& e) {
+    QVERIFY2(std::string(e.what()).find("x must be a contiguous") != std::string::npos, e.what());
+  }
   report.plugin.reset();
 }
 

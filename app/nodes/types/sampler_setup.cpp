@@ -85,6 +85,7 @@ engine::Status resolve_attention(const engine::NodeContext& ctx, const DitHandle
   s.attention.method = method;
   s.attention.params = std::move(*params);
   s.attention.prepared = std::move(prepared.prepared);
+  s.attention.dit_kernels = backend->dit_kernels();
   // Several ranks (vidgraph-run --nproc, torchrun): the DiT runs sequence-parallel over them. Load
   // Wan Model's preflight has checked the heads already; this catches a DiT from elsewhere.
   if (const auto sp = parallel::process_sequence_parallel(); sp && sp->world_size() > 1) {

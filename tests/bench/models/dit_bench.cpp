@@ -7,6 +7,7 @@
 #include <ATen/ops/isfinite.h>
 #include <ATen/ops/randn.h>
 #include <c10/core/GradMode.h>
+#include <c10/core/InferenceMode.h>
 #include <torch/version.h>
 
 #include <nlohmann/json.hpp>
@@ -51,6 +52,7 @@ DitInputs make_inputs(const DitBenchOptions& o) {
 wan::AttentionRun attention_run(const DitBenchOptions& o, plugin::AttentionBackend& backend,
                                 const std::string& method) {
   wan::AttentionRun run;
+  if (o.fused_elementwise) run.dit_kernels = backend.dit_kernels();
   if (method == kLibtorchDense) return run;  // backend null, method "full": the model's own
   run.backend = &backend;
   run.method = method;
@@ -70,6 +72,7 @@ json guarded(const std::string& what, const std::function<json()>& measure) {
 
 json time_forward(const DitBenchOptions& o, wan::WanModelImpl& model, const DitInputs& in,
                   const wan::AttentionRun& run) {
+  c10::InferenceMode inference;  // as the sampler runs the DiT (the fused kernels need it)
   at::Tensor out;
   const RunStats s = time_runs(o.device, o.warmup, o.repeats,
                                [&] { out = model.forward(in.x, in.t, in.context, run); });  // [1, out_dim, F, H, W]
@@ -294,6 +297,19 @@ json run_dit_bench(const DitBenchOptions& o, plugin::AttentionBackend& backend) 
     });
   }
   result["methods"] = timed;
+  plugin::DitKernels* fused = backend.dit_kernels();
+  result["fused_elementwise"] = fused != nullptr && fused->supports(o.device, o.dtype);
+  if (result["fused_elementwise"].get<bool>()) {
+    DitBenchOptions aten = opts;
+    aten.fused_elementwise = false;
+    json peer = json::object();
+    for (const std::string& m : methods) {
+      log->info("DiT forward: {} with the blocks' elementwise steps on ATen ops", m);
+      peer[m] = guarded("DiT forward (ATen elementwise) " + m,
+                        [&] { return time_forward(aten, *model, in, attention_run(aten, backend, m)); });
+    }
+    result["aten_elementwise"] = peer;
+  }
   log->info("DiT breakdown: self-attention calls and GEMMs apart");
   release_cached_memory(o.device);
   json attention = json::object();

@@ -6,7 +6,9 @@
 // every block, all filled with random values on the device (bench_weights.h), so vsa's gated coarse
 // branch and sla_star's linear branch both run. Inputs: x [1, in_dim, F*pt, H*ph, W*pw] for the
 // token grid (F, H, W), t per latent frame [1, F] (700, frame 0 at 0 as for image-to-video),
-// context [1, text_len, text_dim], all random. Everything runs under no-grad.
+// context [1, text_len, text_dim], all random. Forwards run in inference mode, as the sampler's do,
+// so the blocks' norms, RoPE and gated residuals run on the backend's fused kernels where it has
+// them; then every method again on the blocks' ATen ops ("aten_elementwise"), the same run's peer.
 //
 // Methods: the plugin's methods by name ("full", "vsa", "sla_star"; sparse ones at `sparsity`) and
 // "libtorch_dense": the model's own dense attention (at::scaled_dot_product_attention on [B,H,S,D]
@@ -43,6 +45,7 @@ struct DitBenchOptions {
   int repeats = 5;
   std::vector<int64_t> offload_blocks;  // block swap runs of methods[0], after everything else
   bool fp8_weights = false;  // then every method again with the linears kept as fp8 codes (keep_fp8)
+  bool fused_elementwise = true;  // the backend's fused DiT kernels where it has them
 };
 
 // The method name of the LibTorch dense peer.
@@ -51,7 +54,8 @@ inline constexpr char kLibtorchDense[] = "libtorch_dense";
 // Runs the section; `backend` serves the plugin methods. Failures of one method or piece are
 // recorded as {"error": "..."} in its place and the rest still runs. Returns
 // {"model": {...}, "inputs": {...}, "methods": {name: {median_ms, min_ms, max_ms, runs, peak_gib,
-// finite, ...}}, "breakdown": {...}, "block_swap": {N: {median_ms, peak_gib, ...}} when asked}.
+// finite, ...}}, "fused_elementwise": bool, "aten_elementwise": {name: {...}} when fused,
+// "breakdown": {...}, "block_swap": {N: {median_ms, peak_gib, ...}} when asked}.
 nlohmann::json run_dit_bench(const DitBenchOptions& options, plugin::AttentionBackend& backend);
 
 }  // namespace vidgraph::bench
