@@ -4,7 +4,6 @@
 // for the first steps: sampler_dense.h), an optional initial latent, progress and a live preview
 // per step (sampler_preview.h) and cancellation between steps.
 #include <algorithm>
-#include <chrono>
 #include <memory>
 
 #include <c10/core/InferenceMode.h>
@@ -90,7 +89,7 @@ engine::Result<engine::ValueMap> compute_sampler(engine::NodeContext& ctx, const
     ctx.progress(done, total, done <= dense ? "sampling (full attention)" : "sampling");
   };
   s.options.is_cancelled = [&ctx] { return ctx.cancelled(); };
-  auto preview = SamplerPreview::make(ctx, s.options.latent_shape.at(0), dit.device);
+  auto preview = SamplerPreview::make(ctx, s.options.latent_shape, dit.device);
   if (!preview.ok()) return preview.error();
   SamplerPreview& previews = **preview;
   if (previews.enabled()) {
@@ -98,15 +97,13 @@ engine::Result<engine::ValueMap> compute_sampler(engine::NodeContext& ctx, const
       previews.post(ctx, done, total, x0);
     };
   }
-  const auto started = std::chrono::steady_clock::now();
   at::Tensor result;
   try {
     result = sampling::flow_sample(velocity, s.options);
   } catch (const sampling::SamplingCancelled& e) {
     return node_error(ctx, e.what());
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  if (const std::string cost = previews.summary(seconds, s.options.steps); !cost.empty()) ctx.log_info(cost);
+  if (const std::string cost = previews.summary(s.options.steps); !cost.empty()) ctx.log_info(cost);
   memory.report(ctx, "Wan Sampler");
   Latent latent;
   latent.samples = result.unsqueeze(0).to(c10::Device(c10::kCPU), at::kFloat).contiguous();
@@ -175,6 +172,9 @@ engine::NodeType wan_sampler_node(const std::vector<plugin::MethodInfo>& attenti
                              "preview_vae, off = none."),
       ParamSpec::file_path("preview_vae", "", "Weights (*.pth *.safetensors)",
                            "preview light_vae: the TAEHV weights for Wan2.2 (taew2_2.pth)."),
+      ParamSpec::real("preview_budget", 5.0, 0.1, 100.0,
+                      "preview light_vae: the percent of the sampling time light decodes may take; the "
+                      "steps past it show the latent projection (100 = a light decode every step)."),
   };
   std::vector<std::string> taken;
   for (const auto& p : t.params) taken.push_back(p.name);
