@@ -49,26 +49,27 @@ ParamValue to_param_value(const ParamDescriptor& d, const nlohmann::json& value)
                               std::string(value.type_name()));
 }
 
-// The workflow spec of `d` under `key`, for the methods listed in `users`.
-engine::ParamSpec spec_of(const ParamDescriptor& d, const std::string& key, const std::string& users) {
-  const std::string description = d.description + " (used by " + users + ")";
+}  // namespace
+
+engine::ParamSpec spec_like(const ParamDescriptor& d, const std::string& key, const nlohmann::json& def,
+                            const std::string& description) {
   engine::ParamSpec s;
   switch (d.type) {
-    case ParamType::Bool: s = engine::ParamSpec::boolean(key, json_default(d).get<bool>(), description); break;
+    case ParamType::Bool: s = engine::ParamSpec::boolean(key, def.get<bool>(), description); break;
     case ParamType::Int:
-      s = engine::ParamSpec::integer(key, json_default(d).get<int64_t>(), d.min, d.max, description);
+      s = engine::ParamSpec::integer(key, def.get<int64_t>(), d.min, d.max, description);
       s.max_exclusive = d.max_exclusive;
       break;
     case ParamType::Float:
-      s = engine::ParamSpec::real(key, json_default(d).get<double>(), d.min, d.max, description);
+      s = engine::ParamSpec::real(key, def.get<double>(), d.min, d.max, description);
       s.max_exclusive = d.max_exclusive;
       break;
     case ParamType::String:
-      s = d.choices.empty() ? engine::ParamSpec::string(key, json_default(d), description)
-                            : engine::ParamSpec::enumeration(key, d.choices, json_default(d), description);
+      s = d.choices.empty() ? engine::ParamSpec::string(key, def, description)
+                            : engine::ParamSpec::enumeration(key, d.choices, def, description);
       break;
     case ParamType::IntList:
-      s = engine::ParamSpec::string(key, json_default(d), description);
+      s = engine::ParamSpec::string(key, def, description);
       break;
   }
   if (d.type == ParamType::IntList || (d.type == ParamType::String && d.choices.empty())) {
@@ -85,10 +86,18 @@ engine::ParamSpec spec_of(const ParamDescriptor& d, const std::string& key, cons
   return s;
 }
 
+namespace {
+
+// The workflow spec of `d` under `key`, for the methods listed in `users`.
+engine::ParamSpec spec_of(const ParamDescriptor& d, const std::string& key, const std::string& users) {
+  return spec_like(d, key, json_default(d), d.description + " (used by " + users + ")");
+}
+
 }  // namespace
 
 AttentionParamSchema::AttentionParamSchema(std::vector<plugin::MethodInfo> methods,
-                                           const std::vector<std::string>& reserved)
+                                           const std::vector<std::string>& reserved,
+                                           const std::vector<std::string>& node_supplied)
     : methods_(std::move(methods)) {
   struct Shared {
     const ParamDescriptor* first;
@@ -101,6 +110,7 @@ AttentionParamSchema::AttentionParamSchema(std::vector<plugin::MethodInfo> metho
   };
   for (const plugin::MethodInfo& m : methods_) {
     for (const ParamDescriptor& d : m.params) {
+      if (std::find(node_supplied.begin(), node_supplied.end(), d.name) != node_supplied.end()) continue;
       auto same = std::find_if(shared.begin(), shared.end(), [&](const Shared& s) {
         return s.first->name == d.name && plugin::same_param_rules(*s.first, d);
       });
@@ -125,6 +135,13 @@ std::vector<std::string> AttentionParamSchema::method_names() const {
 
 const plugin::MethodInfo* AttentionParamSchema::find_method(const std::string& name) const {
   return plugin::find_method(methods_, name);
+}
+
+const ParamDescriptor* AttentionParamSchema::descriptor(const std::string& name) const {
+  for (const plugin::MethodInfo& m : methods_)
+    for (const ParamDescriptor& d : m.params)
+      if (d.name == name) return &d;
+  return nullptr;
 }
 
 std::string AttentionParamSchema::key_of(const std::string& method, const std::string& param) const {

@@ -1,6 +1,7 @@
 // The one bridge between the attention plugin's method descriptors (plugins/api MethodInfo and
-// ParamDescriptor) and the Wan Sampler's workflow params (engine ParamSpec): how a plugin param
-// appears in a workflow, how it is checked at validation, and how a node's value reaches the plugin.
+// ParamDescriptor) and the workflow params of the nodes that run it (engine ParamSpec; Wan Sampler,
+// Train Wan): how a plugin param appears in a workflow, how it is checked at validation, and how a
+// node's value reaches the plugin.
 //
 // Naming: flat, the plugin's own name ("sparsity", "tile", "feature_map"). Methods declaring a name
 // with the same rules (type, default, range, choices) share one workflow param: vsa and sla_star
@@ -28,14 +29,24 @@
 
 namespace vidgraph::nodes {
 
+// The workflow spec of plugin param `d` under another key, default and description: a node param
+// that feeds `d` (Train Wan's sparsity_start and sparsity_target follow the plugin's sparsity).
+engine::ParamSpec spec_like(const plugin::ParamDescriptor& d, const std::string& key, const nlohmann::json& def,
+                            const std::string& description);
+
 class AttentionParamSchema {
  public:
   // `reserved`: param names the node already uses; a plugin param of that name gets the prefix.
-  AttentionParamSchema(std::vector<plugin::MethodInfo> methods, const std::vector<std::string>& reserved);
+  // `node_supplied`: plugin params the node sets itself (Train Wan's sparsity, from its schedule):
+  // no workflow param, and params_for() leaves them out.
+  AttentionParamSchema(std::vector<plugin::MethodInfo> methods, const std::vector<std::string>& reserved,
+                       const std::vector<std::string>& node_supplied = {});
 
   const std::vector<plugin::MethodInfo>& methods() const { return methods_; }
   std::vector<std::string> method_names() const;
   const plugin::MethodInfo* find_method(const std::string& name) const;
+  // The first method's descriptor of plugin param `name` (nullptr when no method declares it).
+  const plugin::ParamDescriptor* descriptor(const std::string& name) const;
 
   // One spec per workflow param, in order of first declaration.
   const std::vector<engine::ParamSpec>& specs() const { return specs_; }

@@ -44,16 +44,15 @@ void add_sparse_extras(wan::WanModelImpl& model, bool gate_compress, bool proj_l
   model.options.config.with_proj_l = c.with_proj_l || proj_l;
 }
 
-SparseExtrasNeeded sparse_extras_for_method(const std::string& method) {
+SparseExtrasNeeded sparse_extras_for(const plugin::MethodInfo& method) {
   SparseExtrasNeeded n;
-  n.gate_compress = method == "vsa" || method == "sla_star";
-  n.proj_l = method == "sla_star";
+  n.gate_compress = method.uses_gate;
+  n.proj_l = method.uses_proj_l;
   return n;
 }
 
 std::vector<std::pair<std::string, at::Tensor>> sparse_extra_parameters(wan::WanModelImpl& model,
-                                                                        const std::string& method) {
-  const SparseExtrasNeeded need = sparse_extras_for_method(method);
+                                                                        const SparseExtrasNeeded& need) {
   std::vector<std::pair<std::string, at::Tensor>> out;
   for (const auto& [name, param] : wan::wan_named_parameters(model)) {
     const bool gate = name.find(".to_gate_compress.") != std::string::npos;

@@ -10,6 +10,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "models/wan/wan_model.h"
+#include "plugins/api/attention_params.h"
 
 namespace vidgraph::train {
 
@@ -17,15 +18,16 @@ namespace vidgraph::train {
 // them in the model's config, so checkpoints written afterwards carry them.
 void add_sparse_extras(wan::WanModelImpl& model, bool gate_compress, bool proj_l);
 
-// The extras a method trains: "vsa" -> gate; "sla_star" -> gate and proj_l; others -> none.
+// The extras a method trains: the ones it reads (MethodInfo::uses_gate -> to_gate_compress,
+// uses_proj_l -> proj_l; vsa reads the gate, sla_star both).
 struct SparseExtrasNeeded {
   bool gate_compress = false;
   bool proj_l = false;
 };
-SparseExtrasNeeded sparse_extras_for_method(const std::string& method);
+SparseExtrasNeeded sparse_extras_for(const plugin::MethodInfo& method);
 
-// Parameters of the extras the method trains, with canonical names, in module order.
+// Parameters of the extras `need` names, with canonical names, in module order.
 std::vector<std::pair<std::string, at::Tensor>> sparse_extra_parameters(wan::WanModelImpl& model,
-                                                                        const std::string& method);
+                                                                        const SparseExtrasNeeded& need);
 
 }  // namespace vidgraph::train

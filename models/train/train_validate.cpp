@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <filesystem>
 #include <stdexcept>
 
@@ -65,7 +66,7 @@ void validate_method(const wan::WanModelImpl& model, plugin::AttentionBackend* b
   require(backend->supports(o.method, device),
           "Attention method '" + o.method + "' is not available on device " + device + ".");
   plugin::ParamMap params = o.method_params;
-  if (sparse_extras_method(o.method)) {
+  if (has_sparsity(*info)) {
     require(params.count("sparsity") == 0,
             "Set the sparsity of '" + o.method + "' through TrainOptions::sparsity (a schedule), not method_params.");
     require(o.sparsity.start >= 0 && o.sparsity.start < 1 && o.sparsity.target >= 0 && o.sparsity.target < 1,
@@ -78,8 +79,19 @@ void validate_method(const wan::WanModelImpl& model, plugin::AttentionBackend* b
 
 }  // namespace
 
-bool sparse_extras_method(const std::string& method) {
-  return method == "vsa" || method == "sla_star";
+plugin::MethodInfo training_method(plugin::AttentionBackend* backend, const std::string& method) {
+  if (backend != nullptr) {
+    const std::vector<plugin::MethodInfo> methods = backend->methods();
+    if (const plugin::MethodInfo* info = plugin::find_method(methods, method)) return *info;
+  }
+  plugin::MethodInfo none;
+  none.name = method;
+  return none;
+}
+
+bool has_sparsity(const plugin::MethodInfo& method) {
+  return std::any_of(method.params.begin(), method.params.end(),
+                     [](const plugin::ParamDescriptor& d) { return d.name == "sparsity"; });
 }
 
 void validate_training(const wan::WanModelImpl& model, plugin::AttentionBackend* backend,

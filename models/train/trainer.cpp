@@ -28,7 +28,8 @@ namespace vidgraph::train {
 namespace {
 
 // What the run trains, with fp32 masters (lora.h adapters are fp32 already).
-std::vector<Trainable> collect_trainables(wan::WanModelImpl& model, const TrainOptions& o) {
+std::vector<Trainable> collect_trainables(wan::WanModelImpl& model, const TrainOptions& o,
+                                         const SparseExtrasNeeded& extras) {
   std::vector<std::pair<std::string, at::Tensor>> tensors;
   if (o.mode == TrainMode::Full) {
     tensors = wan::wan_named_parameters(model);
@@ -37,7 +38,7 @@ std::vector<Trainable> collect_trainables(wan::WanModelImpl& model, const TrainO
       tensors.emplace_back(m.name + ".lora_down", m.linear->adapter.down);
       tensors.emplace_back(m.name + ".lora_up", m.linear->adapter.up);
     }
-    for (auto& extra : sparse_extra_parameters(model, o.method)) {
+    for (auto& extra : sparse_extra_parameters(model, extras)) {
       tensors.push_back(extra);
     }
   }
@@ -174,9 +175,10 @@ TrainResult train(wan::WanModelImpl& model, plugin::AttentionBackend* backend,
                   const std::vector<TrainingSample>& samples, const TrainOptions& o) {
   validate_training(model, backend, samples, o);
   auto log = wan::models_logger();
-  const SparseExtrasNeeded extras = sparse_extras_for_method(o.method);
+  const plugin::MethodInfo method = training_method(backend, o.method);
+  const SparseExtrasNeeded extras = sparse_extras_for(method);
   add_sparse_extras(model, extras.gate_compress, extras.proj_l);
-  const std::vector<Trainable> trained = collect_trainables(model, o);
+  const std::vector<Trainable> trained = collect_trainables(model, o, extras);
   std::vector<at::Tensor> masters;
   for (const Trainable& t : trained) {
     masters.push_back(t.master);
@@ -219,7 +221,7 @@ TrainResult train(wan::WanModelImpl& model, plugin::AttentionBackend* backend,
     }
     const auto start = std::chrono::steady_clock::now();
     StepMemory memory(model.device());
-    if (sparse_extras_method(o.method)) {
+    if (has_sparsity(method)) {
       run.params["sparsity"] = sparsity_at(o.sparsity, step);
     }
     double loss_sum = 0;

@@ -14,8 +14,11 @@
 
 namespace vidgraph::train {
 
-// vsa and sla_star: the methods with a sparsity schedule and trained sparse extras.
-bool sparse_extras_method(const std::string& method);
+// The training method's entry in the backend's method table: its params and the extras it reads
+// (without a backend: "full", the one method that runs without one, with none).
+plugin::MethodInfo training_method(plugin::AttentionBackend* backend, const std::string& method);
+// Whether the method takes a sparsity: then TrainOptions::sparsity sets it at every step.
+bool has_sparsity(const plugin::MethodInfo& method);
 
 // Throws std::invalid_argument with a sentence for the first bad option or sample.
 void validate_training(const wan::WanModelImpl& model, plugin::AttentionBackend* backend,

@@ -105,6 +105,7 @@ class tst_nodes_schema : public QObject {
   void initTestCase();
   void everyPluginParamIsAWorkflowParam();
   void everyPluginParamReachesThePlugin();
+  void trainWanTakesThePluginParams();
   void refusedValuesFailValidation_data();
   void refusedValuesFailValidation();
   void runnerRefusesBeforeLoading_data();
@@ -186,6 +187,36 @@ void tst_nodes_schema::everyPluginParamReachesThePlugin() {
       QVERIFY2(!at::equal(base, changed), (m.name + "." + d.name + " did not change the result").c_str());
     }
   }
+}
+
+// Train Wan reads the same schema: every plugin param but sparsity (its schedule sets that), and the
+// schedule's start and target keep the plugin's sparsity rules.
+void tst_nodes_schema::trainWanTakesThePluginParams() {
+  const engine::NodeType& train = nodes_test::find_type(registry_, "TrainWan");
+  QVERIFY(train.find_param("sparsity") == nullptr);
+  int params = 0;
+  for (const auto& m : methods_) {
+    for (const auto& d : m.params) {
+      if (d.name == "sparsity") continue;
+      ++params;
+      const engine::ParamSpec* spec = train.find_param(d.name);
+      QVERIFY2(spec, d.name.c_str());
+      QVERIFY2(spec->check(other_value(d)).ok(), d.name.c_str());
+      if (!d.choices.empty()) QCOMPARE(spec->choices, d.choices);
+    }
+  }
+  QVERIFY(params >= 3);  // vsa: tile; sla_star: tile, feature_map
+  QVERIFY2(!train.find_param("tile")->check("4,4").ok(), "tile takes 3 values");
+  const engine::ParamSpec* sparsity = sampler().find_param("sparsity");
+  for (const char* name : {"sparsity_start", "sparsity_target"}) {
+    const engine::ParamSpec* spec = train.find_param(name);
+    QVERIFY2(spec, name);
+    QCOMPARE(spec->max_exclusive, sparsity->max_exclusive);
+    QCOMPARE(spec->max.value_or(-1), sparsity->max.value_or(-2));
+    QVERIFY2(!spec->check(1.0).ok(), name);  // the plugin refuses 1: so does validation
+    QVERIFY2(spec->check(0.9).ok(), name);
+  }
+  QCOMPARE(train.find_param("sparsity_target")->default_value, sparsity->default_value);
 }
 
 void tst_nodes_schema::refusedValuesFailValidation_data() {

@@ -55,10 +55,11 @@ struct GradCase {
 GradCase make_grad_case(const std::string& method, bool lora, at::ScalarType dtype) {
   GradCase g;
   g.model = wan::wan_make_model(small_config(), 7);
-  const auto need = train::sparse_extras_for_method(method);
+  const auto methods = tst_train::backend()->methods();
+  const auto need = train::sparse_extras_for(*plugin::find_method(methods, method));
   train::add_sparse_extras(*g.model, need.gate_compress, need.proj_l);
   int seed = 500;
-  for (auto& [name, p] : train::sparse_extra_parameters(*g.model, method)) {
+  for (auto& [name, p] : train::sparse_extra_parameters(*g.model, need)) {
     c10::NoGradGuard no_grad;
     p.copy_(randn_seeded(p.sizes(), seed++) * 0.1);
   }
@@ -76,7 +77,7 @@ GradCase make_grad_case(const std::string& method, bool lora, at::ScalarType dty
       g.trained.push_back(m.linear->adapter.down);
       g.trained.push_back(m.linear->adapter.up);
     }
-    for (auto& [name, p] : train::sparse_extra_parameters(*g.model, method)) {
+    for (auto& [name, p] : train::sparse_extra_parameters(*g.model, need)) {
       g.trained.push_back(p.requires_grad_(true));
     }
   } else {

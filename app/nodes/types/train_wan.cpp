@@ -3,6 +3,9 @@
 // or the full checkpoint through a temporary published by its `naming`. The MODEL input is never
 // modified (other nodes and the cache share it): training runs on a deep copy, which is the MODEL
 // output. Cancel stops between steps and leaves a resumable checkpoint, named in the error.
+// The method's params come from the plugin through the same bridge as Wan Sampler's
+// (attention_params_bridge.h), except its sparsity, which the schedule sets at every step:
+// sparsity_start and sparsity_target follow the plugin's sparsity rules.
 #include <c10/util/Exception.h>
 
 #include <algorithm>
@@ -11,6 +14,7 @@
 #include <filesystem>
 
 #include "models/train/trainer.h"
+#include "nodes/attention_params_bridge.h"
 #include "nodes/types/attention_plugin.h"
 #include "nodes/types/model_handles.h"
 #include "nodes/types/node_types.h"
@@ -59,12 +63,18 @@ engine::Result<std::vector<train::TrainingSample>> load_samples(const engine::No
   return samples;
 }
 
-train::TrainOptions train_options(const engine::NodeContext& ctx, const TrainingSet& set) {
+engine::Result<train::TrainOptions> train_options(const engine::NodeContext& ctx, const TrainingSet& set,
+                                                  const AttentionParamSchema& schema) {
   train::TrainOptions o;
   o.mode = ctx.param_string("mode") == "full" ? train::TrainMode::Full : train::TrainMode::Lora;
   o.lora.rank = static_cast<int>(ctx.param_int("lora_rank"));
   o.lora.alpha = ctx.param_float("lora_alpha");
   o.method = ctx.param_string("method");
+  const plugin::MethodInfo* method = schema.find_method(o.method);
+  if (method == nullptr) return node_error(ctx, "The attention plugin has no method '" + o.method + "'.");
+  auto method_params = schema.params_for(*method, ctx.params());
+  if (!method_params.ok()) return node_error(ctx, method_params.error().message);
+  o.method_params = std::move(*method_params);
   o.sparsity = {ctx.param_float("sparsity_start"), ctx.param_float("sparsity_target"),
                 static_cast<int>(ctx.param_int("sparsity_schedule_steps"))};
   o.steps = static_cast<int>(ctx.param_int("steps"));
@@ -112,14 +122,17 @@ engine::Result<std::string> write_weights(const engine::NodeContext& ctx, const 
   return published.path;
 }
 
-engine::Result<engine::ValueMap> compute_train_wan(engine::NodeContext& ctx, const AttentionSource& attention) {
+engine::Result<engine::ValueMap> compute_train_wan(engine::NodeContext& ctx, const AttentionParamSchema& schema,
+                                                   const AttentionSource& attention) {
   const DitHandle& dit = ctx.input_as<DitHandle>("model");
   const TrainingSet& set = ctx.input_as<TrainingSet>("training_set");
   plugin::AttentionBackend* backend = attention.backend;
   if (!backend) return node_error(ctx, "No attention plugin for training: " + attention.missing);
   auto samples = load_samples(ctx, set, dit.model->config());
   if (!samples.ok()) return samples.error();
-  const train::TrainOptions options = train_options(ctx, set);
+  auto trained_options = train_options(ctx, set, schema);
+  if (!trained_options.ok()) return trained_options.error();
+  const train::TrainOptions& options = *trained_options;
   std::error_code ec;
   fs::create_directories(options.checkpoint_dir, ec);
   // A deep copy: the input MODEL is shared with other nodes and the cache.
@@ -150,6 +163,24 @@ engine::Result<engine::ValueMap> compute_train_wan(engine::NodeContext& ctx, con
   const std::size_t bytes = module_bytes(*model);
   return engine::ValueMap{{"model", engine::make_value(kModelType, std::move(trained), bytes)},
                           {"path", engine::make_value(kPathType, *written)}};
+}
+
+// sparsity_start and sparsity_target with the rules of the plugin's sparsity ([0, 1) without one).
+std::vector<ParamSpec> sparsity_schedule_specs(const plugin::ParamDescriptor* sparsity) {
+  plugin::ParamDescriptor d;
+  d.name = "sparsity";
+  d.type = plugin::ParamType::Float;
+  d.min = 0.0;
+  d.max = 1.0;
+  d.max_exclusive = true;
+  d.default_value = 0.875;
+  if (sparsity != nullptr && sparsity->type == plugin::ParamType::Float &&
+      std::holds_alternative<double>(sparsity->default_value)) {
+    d = *sparsity;
+  }
+  const nlohmann::json target = std::get<double>(d.default_value);
+  return {spec_like(d, "sparsity_start", 0.0, "Methods with a sparsity (vsa, sla_star): the sparsity at step 1."),
+          spec_like(d, "sparsity_target", target, "The sparsity reached at the end of the schedule.")};
 }
 
 }  // namespace
@@ -184,8 +215,6 @@ engine::NodeType train_wan_node(const AttentionSource& attention) {
       ParamSpec::enumeration("lr_schedule", {"constant", "cosine"}, "constant", "Learning rate after warm-up."),
       ParamSpec::integer("lora_rank", 32, 1, 1024, "LoRA rank."),
       ParamSpec::real("lora_alpha", 32.0, 0.001, 100000.0, "LoRA alpha (scale = alpha / rank)."),
-      ParamSpec::real("sparsity_start", 0.0, 0.0, 1.0, "vsa / sla_star: sparsity at step 1."),
-      ParamSpec::real("sparsity_target", 0.875, 0.0, 1.0, "vsa / sla_star: sparsity reached at the end of the schedule."),
       ParamSpec::integer("sparsity_schedule_steps", 0, 0, 1000000, "Steps from start to target (0: target at once)."),
       ParamSpec::seed("seed", 0, "Noise, timesteps, sample order, caption dropout and LoRA init."),
       ParamSpec::real("caption_dropout", 0.0, 0.0, 0.95,
@@ -201,6 +230,17 @@ engine::NodeType train_wan_node(const AttentionSource& attention) {
       ParamSpec::real("weight_decay", 0.0, 0.0, 1.0, "AdamW weight decay."),
       ParamSpec::real("grad_clip", 1.0, 0.0, 1000.0, "Global gradient-norm clip (0: none)."),
   };
+  std::vector<std::string> taken;
+  for (const auto& p : t.params) taken.push_back(p.name);
+  auto schema = std::make_shared<const AttentionParamSchema>(attention.methods(), taken,
+                                                             std::vector<std::string>{"sparsity"});
+  // The method's params right after the method, then the sparsity schedule.
+  auto after_method = std::find_if(t.params.begin(), t.params.end(),
+                                   [](const ParamSpec& p) { return p.name == "method"; }) + 1;
+  after_method = t.params.insert(after_method, schema->specs().begin(), schema->specs().end()) +
+                 static_cast<std::ptrdiff_t>(schema->specs().size());
+  const std::vector<ParamSpec> schedule = sparsity_schedule_specs(schema->descriptor("sparsity"));
+  t.params.insert(after_method, schedule.begin(), schedule.end());
   for (const char* advanced : {"sparsity_start", "sparsity_schedule_steps", "checkpointing", "weight_decay", "grad_clip"}) {
     for (ParamSpec& p : t.params) {
       if (p.name == advanced) p.advanced = true;
@@ -212,7 +252,7 @@ engine::NodeType train_wan_node(const AttentionSource& attention) {
     return output(params, options) + "|" + (resumes ? file_param_fingerprint(params, options, "resume") : "");
   };
   t.preflight = writer_preflight("output", weights_kind);
-  t.compute = [attention](engine::NodeContext& ctx) { return compute_train_wan(ctx, attention); };
+  t.compute = [schema, attention](engine::NodeContext& ctx) { return compute_train_wan(ctx, *schema, attention); };
   return t;
 }
 
