@@ -182,17 +182,18 @@ int run_cli_main(int argc, char** argv, const RunnerConfig& config) {
       return kExitInvalid;
     }
   }
-  std::shared_ptr<const engine::Registry> registry;
+  RunSession session;
   try {
-    registry = config.open_session ? config.open_session(args) : std::make_shared<const engine::Registry>();
+    session = config.open_session ? config.open_session(args)
+                                  : session_from_args(std::make_shared<const engine::Registry>(), args);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: registering node types failed: %s\n", e.what());
     return kExitInvalid;
   }
   switch (args.command) {
-    case RunCommand::Run: return command_run(args, *registry);
-    case RunCommand::Validate: return command_validate(args, *registry);
-    case RunCommand::Nodes: return command_nodes(args, *registry);
+    case RunCommand::Run: return command_run(args, session);
+    case RunCommand::Validate: return command_validate(args, *session.registry);
+    case RunCommand::Nodes: return command_nodes(args, *session.registry);
     case RunCommand::Compare:
     case RunCommand::None: break;
   }

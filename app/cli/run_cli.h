@@ -16,7 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/engine.h"
 #include "engine/registry.h"
+#include "engine/run_options.h"
 #include "run_args.h"
 
 namespace vidgraph::cli {
@@ -26,14 +28,21 @@ inline constexpr int kExitInvalid = 2;
 inline constexpr int kExitNodeFailed = 3;
 inline constexpr int kExitCancelled = 130;
 
+// What the commands run against, opened once per invocation (after the ranks joined).
+struct RunSession {
+  // This program's node types; the pointer keeps whatever owns them (the product: a nodes::Session
+  // and its attention plugin) alive until the command ends.
+  std::shared_ptr<const engine::Registry> registry;
+  engine::EngineConfig engine;      // the session's engine settings (its cache budget)
+  engine::RunOptions run_defaults;  // what every run starts from (its resources folder)
+};
+
 struct RunnerConfig {
   std::string program = "vidgraph-run";
   std::string version;  // "0.1.0"
-  // Opens what the commands run against, once per invocation, after the ranks joined: the
-  // registry of this program's node types for these args (the product: a nodes::Session's,
-  // built from --resources and --cache-budget). The pointer keeps whatever owns the registry
-  // (the session and its attention plugin) alive until the command ends.
-  std::function<std::shared_ptr<const engine::Registry>(const RunArgs&)> open_session;
+  // Opens what the commands run against from args' session options (--resources, --cache-budget):
+  // the product builds a nodes::Session from them; session_from_args (run_driver.h) is the plain one.
+  std::function<RunSession(const RunArgs&)> open_session;
   // Extra lines for --version (e.g. the attention plugin loaded); may be empty.
   std::function<std::string()> version_details;
   // The compare command (it needs the media layer); unset = "not in this build".

@@ -99,18 +99,19 @@ class RunEvents {
 
 }  // namespace
 
-int command_run(const RunArgs& args, const engine::Registry& registry) {
+int command_run(const RunArgs& args, const RunSession& session) {
+  const engine::Registry& registry = *session.registry;
   if (!args.sweeps.empty() && !args.previews_dir.empty()) {
     report_error(args, "--previews saves the previews of one run; leave it out with --sweep");
     return kExitInvalid;
   }
-  if (!args.sweeps.empty()) return command_sweep(args, registry);
+  if (!args.sweeps.empty()) return command_sweep(args, session);
   auto doc = load_flow(args, registry);
   if (!doc.ok()) {
     report_error(args, doc.error().to_string());
     return kExitInvalid;
   }
-  engine::RunRequest request = base_request(args);
+  engine::RunRequest request = base_request(args, session.run_defaults);
   request.options.workflow_json = engine::save_workflow_string(*doc);
   std::string created;  // removed again when the run turns out invalid: exit 2 leaves nothing behind
   std::string scratch;  // where a rank above 0 writes: never the output folder
@@ -133,7 +134,7 @@ int command_run(const RunArgs& args, const engine::Registry& registry) {
   }
   const std::string output_dir = request.options.output_dir;
 
-  engine::Engine engine(registry, engine_config(args));
+  engine::Engine engine(registry, session.engine);
   // A rank above 0 prints on a discarded stdout; its errors must reach stderr even with --json-events.
   // Rank 0 alone saves previews.
   RunArgs render_args = args;

@@ -4,10 +4,11 @@
 
 #include "engine/registry.h"
 #include "run_args.h"
+#include "run_cli.h"
 
 namespace vidgraph::cli {
 
-int command_run(const RunArgs& args, const engine::Registry& registry);
+int command_run(const RunArgs& args, const RunSession& session);
 int command_validate(const RunArgs& args, const engine::Registry& registry);
 int command_nodes(const RunArgs& args, const engine::Registry& registry);
 

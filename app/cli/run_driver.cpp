@@ -101,12 +101,12 @@ void remove_created_output_dir(const std::string& output_dir, const std::string&
   }
 }
 
-engine::RunRequest base_request(const RunArgs& args) {
+engine::RunRequest base_request(const RunArgs& args, const engine::RunOptions& defaults) {
   engine::RunRequest request;
   request.targets = args.targets;
   request.keep_outputs = false;
+  request.options = defaults;
   request.options.workflow_dir = absolute_dir_of(args.flow);
-  request.options.resources_dir = args.resources_dir;
   request.options.overwrite = args.overwrite;
   return request;
 }
@@ -115,6 +115,14 @@ engine::EngineConfig engine_config(const RunArgs& args) {
   engine::EngineConfig config;
   if (args.cache_budget_gib > 0) config.cache_budget_bytes = static_cast<std::size_t>(args.cache_budget_gib * double(1ull << 30));
   return config;
+}
+
+RunSession session_from_args(std::shared_ptr<const engine::Registry> registry, const RunArgs& args) {
+  RunSession session;
+  session.registry = std::move(registry);
+  session.engine = engine_config(args);
+  session.run_defaults.resources_dir = args.resources_dir;
+  return session;
 }
 
 int exit_code_for(engine::RunStatus status) {

@@ -14,6 +14,7 @@
 #include "engine/engine.h"
 #include "engine/registry.h"
 #include "run_args.h"
+#include "run_cli.h"
 #include "run_render.h"
 
 namespace vidgraph::cli {
@@ -37,12 +38,15 @@ engine::Result<std::string> prepare_output_dir(const RunArgs& args, std::string*
 // Undoes prepare_output_dir when nothing ran (exit 2 leaves no new folder behind): removes
 // output_dir and its parents up to `created`, each only while it is empty.
 void remove_created_output_dir(const std::string& output_dir, const std::string& created);
-// The request every run of args starts from (targets, paths, overwrite); output_dir and
-// workflow_json are the caller's.
-engine::RunRequest base_request(const RunArgs& args);
+// The request every run of args starts from: the session's run defaults, args' targets, workflow
+// folder and overwrite; output_dir and workflow_json are the caller's.
+engine::RunRequest base_request(const RunArgs& args, const engine::RunOptions& defaults);
 
 // The engine settings of args (--cache-budget).
 engine::EngineConfig engine_config(const RunArgs& args);
+// A session of `registry` with args' settings (--cache-budget, --resources), for runners whose node
+// types need no nodes::Session.
+RunSession session_from_args(std::shared_ptr<const engine::Registry> registry, const RunArgs& args);
 int exit_code_for(engine::RunStatus status);
 // json when args.json_events (each line gets `tag`'s fields), else tty on a terminal, else plain.
 std::unique_ptr<RunRenderer> pick_renderer(const RunArgs& args, const nlohmann::json& tag = nlohmann::json::object());

@@ -103,8 +103,8 @@ void print_json_line(const json& j) {
 }
 
 // One run of the sweep on the shared engine; fills `record` (status, code, time, outputs).
-void run_one(const RunArgs& args, engine::Engine& engine, const SweepRun& run, const std::string& output_dir,
-             std::size_t count, SweepRunRecord& record) {
+void run_one(const RunArgs& args, const engine::RunOptions& defaults, engine::Engine& engine, const SweepRun& run,
+             const std::string& output_dir, std::size_t count, SweepRunRecord& record) {
   const fs::path folder = fs::path(output_dir) / run.folder;
   if (args.json_events) {
     print_json_line(run_started_json(record, count, folder.string()));
@@ -113,7 +113,7 @@ void run_one(const RunArgs& args, engine::Engine& engine, const SweepRun& run, c
   }
   std::error_code ec;
   fs::create_directories(folder, ec);
-  engine::RunRequest request = base_request(args);
+  engine::RunRequest request = base_request(args, defaults);
   request.options.output_dir = folder.string();
   request.options.workflow_json = engine::save_workflow_string(run.document);
   auto renderer = pick_renderer(args, json{{"run_index", run.index}});
@@ -170,7 +170,8 @@ int finish_sweep(const RunArgs& args, SweepReport& report) {
 
 }  // namespace
 
-int command_sweep(const RunArgs& args, const engine::Registry& registry) {
+int command_sweep(const RunArgs& args, const RunSession& session) {
+  const engine::Registry& registry = *session.registry;
   Prepared p = prepare(args, registry);
   if (p.refusal != kExitOk) return p.refusal;
   SweepReport report;
@@ -188,7 +189,7 @@ int command_sweep(const RunArgs& args, const engine::Registry& registry) {
   }
   const auto t0 = Clock::now();
   const std::size_t count = p.plan.runs.size();
-  engine::Engine engine(registry, engine_config(args));
+  engine::Engine engine(registry, session.engine);
   install_interrupt_handler();
   for (std::size_t i = 0; i < count; ++i) {
     SweepRunRecord& record = report.runs[i];
@@ -197,7 +198,7 @@ int command_sweep(const RunArgs& args, const engine::Registry& registry) {
       report.stop_message = "cancelled before run " + std::to_string(i + 1) + not_run_text(i + 1, count);
       break;
     }
-    run_one(args, engine, p.plan.runs[i], p.output_dir, count, record);
+    run_one(args, session.run_defaults, engine, p.plan.runs[i], p.output_dir, count, record);
     if (record.exit_code != kExitOk) {
       report.exit_code = record.exit_code;
       report.stop_message = (record.exit_code == kExitCancelled ? "cancelled during run " : "stopped: run ") +

@@ -18,9 +18,10 @@
 
 #include "engine/registry.h"
 #include "run_args.h"
+#include "run_cli.h"
 
 namespace vidgraph::cli {
 
-int command_sweep(const RunArgs& args, const engine::Registry& registry);
+int command_sweep(const RunArgs& args, const RunSession& session);
 
 }  // namespace vidgraph::cli

@@ -58,8 +58,12 @@ int main(int argc, char** argv) {
 #ifdef VIDGRAPH_HAVE_NODES
   config.open_session = [](const vidgraph::cli::RunArgs& args) {
     auto session = open_session(args);
+    vidgraph::cli::RunSession run;
     // Shares the session's ownership: the registry keeps its node types' plugin loaded.
-    return std::shared_ptr<const vidgraph::engine::Registry>(session, &session->registry());
+    run.registry = std::shared_ptr<const vidgraph::engine::Registry>(session, &session->registry());
+    run.engine = session->engine_config();
+    run.run_defaults = session->run_options();
+    return run;
   };
 #endif  // VIDGRAPH_HAVE_NODES
   config.version_details = []() -> std::string {

@@ -36,6 +36,8 @@ int main(int argc, char** argv) {
   vidgraph::nodes::Session session;
   const vidgraph::engine::Registry& registry = session.registry();
   options.attentionPlugin = QString::fromStdString(session.attention_plugin_description());
+  options.engine = session.engine_config();
+  options.runDefaults = session.run_options();
 #else
   vidgraph::engine::Registry registry;
 #endif  // VIDGRAPH_GUI_HAVE_NODES

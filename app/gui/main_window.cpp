@@ -41,7 +41,7 @@ MainWindow::MainWindow(const engine::Registry& registry, MainWindowOptions optio
       registry_(registry),
       options_(std::move(options)),
       controller_(new DocumentController(registry, this)),
-      run_(new RunController(registry, this)),
+      run_(new RunController(registry, options_.engine, this)),
       scene_(new GraphScene(controller_, this)),
       view_(new GraphView(this)),
       palette_(new NodePalette(registry, this)),
@@ -381,7 +381,7 @@ void MainWindow::deleteSelection() {
 }
 
 bool MainWindow::runWorkflow(const QStringList& targets) {
-  engine::RunOptions options;
+  engine::RunOptions options = options_.runDefaults;
   if (!controller_->filePath().isEmpty()) {
     options.workflow_dir = QFileInfo(controller_->filePath()).absolutePath().toStdString();
   }

@@ -16,7 +16,9 @@
 #include <QtCore/QStringList>
 #include <QtWidgets/QMainWindow>
 
+#include "engine/engine.h"
 #include "engine/registry.h"
+#include "engine/run_options.h"
 #include "gui/document_controller.h"
 #include "gui/graph_scene.h"
 
@@ -46,6 +48,8 @@ struct MainWindowOptions {
   bool restoreWindowState = true;
   QString examplesDir;          // empty = <resources>/workflows (the shipped workflows)
   QString attentionPlugin;      // the session's plugin for About (Session::attention_plugin_description)
+  engine::EngineConfig engine;  // the session's engine settings (Session::engine_config)
+  engine::RunOptions runDefaults;  // what every run starts from (Session::run_options: resources folder)
 };
 
 class MainWindow : public QMainWindow {

@@ -30,7 +30,8 @@ QString exampleTitle(const QFileInfo& file) {
 
 QString MainWindow::examplesDir() const {
   if (!options_.examplesDir.isEmpty()) return options_.examplesDir;
-  const std::string resources = engine::default_resources_dir();
+  const std::string resources = options_.runDefaults.resources_dir.empty() ? engine::default_resources_dir()
+                                                                           : options_.runDefaults.resources_dir;
   return resources.empty() ? QString() : QString::fromStdString(resources) + QStringLiteral("/workflows");
 }
 

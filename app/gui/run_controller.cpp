@@ -38,8 +38,8 @@ PreviewClip previewClipFromValue(const engine::Value& value) {
   return clip;
 }
 
-RunController::RunController(const engine::Registry& registry, QObject* parent)
-    : QObject(parent), engine_(std::make_unique<engine::Engine>(registry)) {
+RunController::RunController(const engine::Registry& registry, engine::EngineConfig config, QObject* parent)
+    : QObject(parent), engine_(std::make_unique<engine::Engine>(registry, config)) {
   qRegisterMetaType<PreviewClip>();
   subscription_ = engine_->events().subscribe([this](const engine::Event& event) {
     // Worker thread: copy what the GUI needs, convert previews here, hand over to the GUI thread.

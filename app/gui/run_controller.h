@@ -56,7 +56,9 @@ class RunController : public QObject {
   Q_OBJECT
 
  public:
-  explicit RunController(const engine::Registry& registry, QObject* parent = nullptr);
+  // `config`: the session's engine settings (its cache budget).
+  explicit RunController(const engine::Registry& registry, engine::EngineConfig config = {},
+                         QObject* parent = nullptr);
   ~RunController() override;
 
   // Starts a run of `doc` (targets empty = every sink node). Refused while a run is in progress.

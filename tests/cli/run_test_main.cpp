@@ -4,15 +4,16 @@
 
 #include "engine_test_nodes.h"
 #include "run_cli.h"
+#include "run_driver.h"
 
 int main(int argc, char** argv) {
   vidgraph::cli::RunnerConfig config;
   config.program = "vidgraph-run-test";
   config.version = VIDGRAPH_VERSION;
-  config.open_session = [](const vidgraph::cli::RunArgs&) {
+  config.open_session = [](const vidgraph::cli::RunArgs& args) {
     auto registry = std::make_shared<vidgraph::engine::Registry>();
     vidgraph::test::register_engine_test_nodes(*registry);
-    return std::shared_ptr<const vidgraph::engine::Registry>(std::move(registry));
+    return vidgraph::cli::session_from_args(std::move(registry), args);
   };
   return vidgraph::cli::run_cli_main(argc, argv, config);
 }

@@ -751,6 +751,29 @@ class tst_GuiFiles : public QObject {
     QCOMPARE(readAll(examples + QStringLiteral("/number-chain.vgflow")), onDisk);
   }
 
+  // The session's settings reach the window: its engine's cache budget, and the examples menu reads
+  // the session's resources folder.
+  void sessionSettingsReachTheWindow() {
+    QTemporaryDir dir;
+    const QString resources = dir.filePath(QStringLiteral("resources"));
+    QVERIFY(QDir().mkpath(resources + QStringLiteral("/workflows")));
+    {
+      DocumentController c(registry_);
+      buildChain(c);
+      QVERIFY(c.save(resources + QStringLiteral("/workflows/from-resources.vgflow")).ok());
+    }
+    gui::MainWindowOptions options{dir.filePath(QStringLiteral("recovery")), 3600000, false};
+    options.engine.cache_budget_bytes = std::size_t(3) << 20;
+    options.runDefaults.resources_dir = resources.toStdString();
+    gui::MainWindow window(registry_, options);
+    QCOMPARE(window.runController()->engine().cache().stats().budget, std::size_t(3) << 20);
+    auto* menu = window.findChild<QMenu*>(QStringLiteral("examplesMenu"));
+    QVERIFY(menu);
+    Q_EMIT menu->aboutToShow();
+    QCOMPARE(menu->actions().size(), 1);
+    QCOMPARE(menu->actions().front()->text(), QStringLiteral("from resources"));
+  }
+
   // The Open dialog starts in the examples folder while no file was opened or saved yet, then in the
   // folder of the most recent file.
   void openDialogStartsInTheExamplesFolder() {
