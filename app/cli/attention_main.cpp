@@ -16,21 +16,67 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
+#include <vector>
+
+#include "plugins/api/plugin_loader.h"
+#include "plugins/api/plugin_log.h"
 
 namespace {
 
-void add_run_command(CLI::App& app, vidgraph::cli::AttentionRunOptions& o, double& sparsity,
-                     std::string& tile, std::string& feature_map) {
+namespace plugin = vidgraph::plugin;
+
+// A plugin param given as its own option (--sparsity, --tile, --feature-map, ...): its value and
+// the option, to tell whether it was given.
+struct ParamOption {
+  std::string value;
+  CLI::Option* option = nullptr;
+};
+
+// The methods of the plugin the tool would load, for its options; none when none loads (then only
+// --param remains, and run reports why the plugin did not load).
+std::vector<plugin::MethodInfo> plugin_methods() {
+  // Quietly: the command that runs loads the plugin again and reports it then.
+  const auto log = plugin::plugin_logger();
+  const spdlog::level::level_enum level = log->level();
+  log->set_level(spdlog::level::err);
+  const plugin::PluginLoadReport report = plugin::load_attention_plugin();
+  std::vector<plugin::MethodInfo> methods;
+  if (report.plugin) methods = report.plugin->backend().methods();
+  log->set_level(level);
+  return methods;
+}
+
+// One option per plugin param, named and described by the plugin's own descriptors (underscores as
+// dashes); each given one becomes a --param name=value, checked by the plugin as --param is.
+std::map<std::string, ParamOption> add_param_options(CLI::App* run, const std::vector<plugin::MethodInfo>& methods) {
+  std::map<std::string, std::string> users;
+  std::map<std::string, const plugin::ParamDescriptor*> first;
+  for (const auto& m : methods) {
+    for (const auto& d : m.params) {
+      users[d.name] += (users[d.name].empty() ? "" : ", ") + m.name;
+      first.emplace(d.name, &d);
+    }
+  }
+  std::map<std::string, ParamOption> options;
+  for (const auto& [name, d] : first) {
+    std::string flag = "--" + name;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    ParamOption& p = options[name];
+    p.option = run->add_option(flag, p.value, d->description + " (" + users[name] + ")");
+    if (d->type == plugin::ParamType::Float) p.option->check(vidgraph::cli::finite_number());
+  }
+  return options;
+}
+
+void add_run_command(CLI::App& app, vidgraph::cli::AttentionRunOptions& o) {
   CLI::App* run = app.add_subcommand("run", "run one method on q, k, v (and extras) from a safetensors file");
   run->add_option("-i,--input", o.input, "input safetensors file (q, k, v; optional gate, proj_l.weight, proj_l.bias, do)")->required();
   run->add_option("-o,--output", o.output, "output safetensors file (o; with --backward dq, dk, dv, ...)")->required();
   run->add_option("-m,--method", o.method, "full, vsa or sla_star")->capture_default_str();
   run->add_option("-g,--grid", o.grid, "token grid T,H,W (T*H*W = S)")->required();
-  run->add_option("-s,--sparsity", sparsity, "fraction of KV tiles skipped per query tile (vsa, sla_star)")
-      ->check(vidgraph::cli::finite_number());  // the range is the plugin's: [0, 1)
-  run->add_option("--tile", tile, "tile shape T,H,W (vsa, sla_star)");
-  run->add_option("--feature-map", feature_map, "sla_star linear-branch feature map: softmax, elu or relu");
   run->add_option("-p,--param", o.params, "any method parameter as name=value (repeatable)");
   run->add_option("-d,--device", o.device, "device of the computation: cpu, cuda, cuda:N, hip")->capture_default_str();
   run->add_option("--dtype", o.dtype, "compute dtype: keep, float32, float64, float16, bfloat16")->capture_default_str();
@@ -65,9 +111,9 @@ int main(int argc, char** argv) {
   bool version = false;
   app.add_flag("-V,--version", version, "print the program and the loaded plugin versions");
   vidgraph::cli::AttentionRunOptions run_options;
-  double sparsity = -1;
-  std::string tile, feature_map;
-  add_run_command(app, run_options, sparsity, tile, feature_map);
+  add_run_command(app, run_options);
+  const std::map<std::string, ParamOption> param_options =
+      add_param_options(app.get_subcommand("run"), plugin_methods());
   std::string methods_plugin;
   CLI::App* methods = app.add_subcommand("methods", "list the loaded plugin's methods and parameters (JSON)");
   methods->add_option("--plugin", methods_plugin, "name of the plugin to use");
@@ -85,9 +131,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (app.got_subcommand("run")) {
-    if (app.get_subcommand("run")->count("--sparsity") > 0) run_options.params.push_back("sparsity=" + std::to_string(sparsity));
-    if (!tile.empty()) run_options.params.push_back("tile=" + tile);
-    if (!feature_map.empty()) run_options.params.push_back("feature_map=" + feature_map);
+    for (const auto& [name, p] : param_options) {
+      if (p.option->count() > 0) run_options.params.push_back(name + "=" + p.value);
+    }
     return vidgraph::cli::run_attention(run_options);
   }
   if (app.got_subcommand("methods")) return vidgraph::cli::print_methods(methods_plugin);

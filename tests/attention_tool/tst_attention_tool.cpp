@@ -146,6 +146,9 @@ class tst_attention_tool : public QObject {
     QTest::newRow("sparsity nan") << "nan" << 2 << "not a finite number";
     QTest::newRow("sparsity inf") << "inf" << 2 << "not a finite number";
     QTest::newRow("negative sparsity reaches the plugin") << "negative" << 1 << "must be in [0, 1)";
+    // Options made from the plugin's descriptors: --tile and --feature-map reach it too.
+    QTest::newRow("tile of two values") << "tile" << 1 << "3 values";
+    QTest::newRow("unknown feature map") << "feature_map" << 1 << "tanh";
   }
   void errors_are_reported() {
     QFETCH(QString, case_name); QFETCH(int, exit_code); QFETCH(QString, expected);
@@ -178,9 +181,14 @@ class tst_attention_tool : public QObject {
       save_safetensors(in.toStdString(), {{"q", y}, {"k", y}, {"v", y}});
       grid = QStringLiteral("1,1096708,269121685242884");
     } else if (case_name == "nan" || case_name == "inf") {
-      extra << QStringLiteral("-s") << case_name;
+      extra << QStringLiteral("--sparsity") << case_name;
     } else if (case_name == "negative") {
-      extra << QStringLiteral("-s") << QStringLiteral("-0.5");
+      extra << QStringLiteral("--sparsity") << QStringLiteral("-0.5");
+    } else if (case_name == "tile") {
+      extra << QStringLiteral("--tile") << QStringLiteral("4,4");
+    } else if (case_name == "feature_map") {
+      method = QStringLiteral("sla_star");
+      extra << QStringLiteral("--feature-map") << QStringLiteral("tanh");
     }
     const ToolRun r = run_tool(QStringList{QStringLiteral("run"), QStringLiteral("-i"), in, QStringLiteral("-o"),
                                            path(QStringLiteral("err_out.safetensors")), QStringLiteral("-m"), method,
