@@ -277,6 +277,9 @@ TrainResult train(wan::WanModelImpl& model, plugin::AttentionBackend* backend,
     if (o.on_step) {
       o.on_step(report);
     }
+    if (o.on_validate && o.validate_every > 0 && (step % o.validate_every == 0 || step == o.steps)) {
+      o.on_validate(step, run);
+    }
     if (o.save_every > 0 && step % o.save_every == 0 && step < o.steps) {
       save_checkpoint(step);
     }

@@ -65,6 +65,12 @@ struct TrainOptions {
   std::string resume_from;     // a checkpoint file written by train(), or ""
   std::function<void(const TrainStep&)> on_step;
   std::function<bool()> is_cancelled;  // polled before every step; true stops and writes a checkpoint
+  // Every `validate_every` steps and after the last (0: never), after on_step: the step and the
+  // attention run that step trained with (its method, params and scheduled sparsity), for sampling
+  // with the model as trained so far. It must not change the model or draw from the trainer's
+  // generators (seeded sampling noise does not).
+  int validate_every = 0;
+  std::function<void(int step, const wan::AttentionRun& run)> on_validate;
 };
 
 struct TrainResult {

@@ -20,6 +20,7 @@ struct Recorder {
   std::vector<std::string> progress_text;
   std::vector<std::string> warnings;
   std::vector<std::string> infos;
+  std::vector<engine::Value> previews;
   int cancel_after_progress = -1;  // cancel once this many progress events were seen
 };
 
@@ -38,6 +39,7 @@ inline engine::NodeContext context(const engine::NodeType& type, const nlohmann:
   hooks.log = [recorder](engine::LogLevel level, const std::string& line) {
     (level == engine::LogLevel::Warn ? recorder->warnings : recorder->infos).push_back(line);
   };
+  hooks.preview = [recorder](const engine::Value& v) { recorder->previews.push_back(v); };
   engine::RunOptions options;
   options.output_dir = output_dir;
   return engine::NodeContext("n1", type.name, std::move(inputs), type.params_with_defaults(params),

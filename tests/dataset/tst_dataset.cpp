@@ -26,6 +26,7 @@
 #include "models/train/demo_scenes.h"
 #include "models/train/lora.h"
 #include "models/wan/wan_config.h"
+#include "nodes/types/conditioning.h"
 #include "nodes/types/model_handles.h"
 #include "nodes/types/training_set.h"
 #include "nodes/types/video_dataset.h"
@@ -84,6 +85,7 @@ class tst_dataset : public QObject {
   void trainReducesLossAndWritesLora();
   void trainCancelLeavesResumableCheckpoint();
   void trainCaptionDropoutUsesTheDropoutPrompt();
+  void trainValidationClips();
   void shippedWorkflowRuns();
 
  private:
@@ -494,6 +496,45 @@ void tst_dataset::trainCaptionDropoutUsesTheDropoutPrompt() {
 
 // finetune-demo.vgflow end to end, with fewer steps: dataset made, encoded, a LoRA trained and
 // written, a clip sampled with the trained model and exported.
+// validate_every 2 of 4 steps: two clips sampled with the model as trained so far, decoded by the
+// VAE, posted as previews and written as MP4s; training itself is the run without validation's.
+void tst_dataset::trainValidationClips() {
+  const engine::Value set = training_set("validate");
+  Conditioning prompt;
+  prompt.context = engine::value_as<TrainingSet>(set)->dropout_context.unsqueeze(0);
+  const engine::Value validation = engine::make_value(kConditioningType, prompt);
+  const nlohmann::json params = {{"steps", 4}, {"lr", 2e-3}, {"lora_rank", 4}, {"seed", 5},
+                                 {"output", "{output}/validate/lora.safetensors"}};
+  Recorder plain;
+  QVERIFY(run("TrainWan", params, {{"model", model_.at("model")}, {"training_set", set}}, &plain).ok());
+  nlohmann::json validating = params;
+  validating["validate_every"] = 2;
+  validating["validation_steps"] = 2;
+  validating["validation_folder"] = "{output}/validate/clips";
+  Recorder recorder;
+  auto out = run("TrainWan", validating,
+                 {{"model", model_.at("model")}, {"training_set", set}, {"validation", validation},
+                  {"vae", model_.at("vae")}},
+                 &recorder);
+  QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
+  QCOMPARE(losses_of(recorder), losses_of(plain));
+  QCOMPARE(recorder.previews.size(), std::size_t(2));
+  const auto* clip = engine::value_as<Video>(recorder.previews.back());
+  QVERIFY(clip != nullptr);
+  QCOMPARE(clip->frames.count, 5);  // the training size: 5 frames of 64x32
+  QCOMPARE(clip->frames.width, 64);
+  const fs::path clips = fs::path(dir_.path().toStdString()) / "validate" / "clips";
+  for (const char* name : {"step_000002.mp4", "step_000004.mp4"}) {
+    QVERIFY2(fs::file_size(clips / name) > 0, name);
+  }
+  // Asked for without a prompt: an error before any step, naming what to connect.
+  Recorder refused;
+  auto bad = run("TrainWan", validating, {{"model", model_.at("model")}, {"training_set", set}}, &refused);
+  QVERIFY(!bad.ok());
+  QVERIFY2(bad.error().message.find("validation prompt") != std::string::npos, bad.error().message.c_str());
+  QVERIFY(losses_of(refused).empty());
+}
+
 void tst_dataset::shippedWorkflowRuns() {
   engine::LoadOptions load;
   load.registry = &registry_;

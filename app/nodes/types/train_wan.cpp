@@ -19,6 +19,7 @@
 #include "nodes/types/model_handles.h"
 #include "nodes/types/node_types.h"
 #include "nodes/types/node_util.h"
+#include "nodes/types/train_validation.h"
 #include "nodes/types/training_set.h"
 #include "nodes/types/writer_params.h"
 #include "nodes/value_types.h"
@@ -132,11 +133,19 @@ engine::Result<engine::ValueMap> compute_train_wan(engine::NodeContext& ctx, con
   if (!samples.ok()) return samples.error();
   auto trained_options = train_options(ctx, set, schema);
   if (!trained_options.ok()) return trained_options.error();
-  const train::TrainOptions& options = *trained_options;
+  train::TrainOptions& options = *trained_options;
+  auto validation = TrainValidation::make(ctx, set);
+  if (!validation.ok()) return validation.error();
   std::error_code ec;
   fs::create_directories(options.checkpoint_dir, ec);
   // A deep copy: the input MODEL is shared with other nodes and the cache.
   auto model = std::dynamic_pointer_cast<wan::WanModelImpl>(dit.model->clone());
+  if (TrainValidation* v = validation->get()) {
+    options.validate_every = static_cast<int>(ctx.param_int("validate_every"));
+    options.on_validate = [&ctx, v, model, steps = options.steps](int step, const wan::AttentionRun& run) {
+      v->run(ctx, step, steps, wan::WanModel(model), run);
+    };
+  }
   const auto start = std::chrono::steady_clock::now();
   train::TrainResult result;
   try {
@@ -198,7 +207,9 @@ engine::NodeType train_wan_node(const AttentionSource& attention) {
                   "checkpoint. The input model is not changed; the trained copy is the model output.";
   t.version = 1;
   t.inputs = {{"model", kModelType, false, "The DiT from Load Wan Model."},
-              {"training_set", kTrainingSetType, false, "From Encode Dataset."}};
+              {"training_set", kTrainingSetType, false, "From Encode Dataset."},
+              {"validation", kConditioningType, true, "A prompt from Encode Text for the validation clips."},
+              {"vae", kVaeType, true, "Decodes the validation clips (without it their latent is previewed)."}};
   t.outputs = {{"model", kModelType, false, "The trained copy (LoRA attached), for Wan Sampler."},
                {"path", kPathType, false, "The written LoRA or checkpoint file."}};
   const std::string default_method =
@@ -230,6 +241,8 @@ engine::NodeType train_wan_node(const AttentionSource& attention) {
       ParamSpec::real("weight_decay", 0.0, 0.0, 1.0, "AdamW weight decay."),
       ParamSpec::real("grad_clip", 1.0, 0.0, 1000.0, "Global gradient-norm clip (0: none)."),
   };
+  const std::vector<ParamSpec> validation = validation_params();
+  t.params.insert(t.params.end(), validation.begin(), validation.end());
   std::vector<std::string> taken;
   for (const auto& p : t.params) taken.push_back(p.name);
   auto schema = std::make_shared<const AttentionParamSchema>(attention.methods(), taken,
