@@ -324,9 +324,7 @@ OperationPtr make_remove_nodes(const GraphDocument& doc, const std::vector<std::
   return make_composite(what, std::move(parts));
 }
 
-OperationPtr make_paste(const GraphDocument& doc, std::vector<Node> nodes, const json& layouts, double offset_x,
-                        double offset_y) {
-  // New ids: unique against the document and against each other.
+std::map<std::string, std::string> paste_ids(const GraphDocument& doc, const std::vector<Node>& nodes) {
   std::map<std::string, std::string> renamed;
   GraphDocument scratch(doc);
   scratch.set_registry(nullptr);
@@ -338,6 +336,12 @@ OperationPtr make_paste(const GraphDocument& doc, std::vector<Node> nodes, const
     placeholder.type = "placeholder";
     (void)scratch.add_node(std::move(placeholder));
   }
+  return renamed;
+}
+
+OperationPtr make_paste(const GraphDocument& doc, std::vector<Node> nodes, const json& layouts, double offset_x,
+                        double offset_y) {
+  std::map<std::string, std::string> renamed = paste_ids(doc, nodes);
   std::vector<OperationPtr> adds, connects;
   for (Node& n : nodes) {
     const std::string original = n.id;

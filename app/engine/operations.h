@@ -10,6 +10,7 @@
 // undo stays as it was, so one undo restores the value from before the drag.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -71,5 +72,8 @@ OperationPtr make_remove_nodes(const GraphDocument& doc, const std::vector<std::
 // `doc`. `layouts` maps original id → layout (may be null).
 OperationPtr make_paste(const GraphDocument& doc, std::vector<Node> nodes, const nlohmann::json& layouts,
                         double offset_x = 0.0, double offset_y = 0.0);
+// The ids make_paste gives `nodes` in `doc`: original id -> fresh id (unique against the document
+// and against each other), for editor state that names the pasted nodes.
+std::map<std::string, std::string> paste_ids(const GraphDocument& doc, const std::vector<Node>& nodes);
 
 }  // namespace vidgraph::engine

@@ -162,12 +162,18 @@ engine::Result<std::vector<std::string>> DocumentController::pasteJson(const QSt
   auto parsed = parseWorkflowJson(json);
   if (!parsed.ok()) return parsed.error();
   if (parsed->nodes.empty()) return engine::make_error("the clipboard holds no nodes to paste");
-  return applyAndCollectNew(
-      engine::make_paste(doc_, std::move(parsed->nodes), parsed->layouts, offset.x(), offset.y()));
+  // One step: the nodes, then the reroutes of their links and the groups that came with them.
+  const std::map<std::string, std::string> ids = engine::paste_ids(doc_, parsed->nodes);
+  std::vector<engine::OperationPtr> parts =
+      pasteEditorEntries(doc_, *parsed, ids, offset.x(), offset.y());
+  const std::size_t count = parsed->nodes.size();
+  parts.insert(parts.begin(), engine::make_paste(doc_, std::move(parsed->nodes), parsed->layouts, offset.x(), offset.y()));
+  return applyAndCollectNew(engine::make_composite(
+      "Paste " + std::to_string(count) + (count == 1 ? " node" : " nodes"), std::move(parts)));
 }
 
-QString DocumentController::copyJson(const std::vector<std::string>& ids) const {
-  return nodesToWorkflowJson(doc_, ids);
+QString DocumentController::copyJson(const std::vector<std::string>& ids, const std::vector<int>& groups) const {
+  return nodesToWorkflowJson(doc_, ids, groups);
 }
 
 QPointF DocumentController::nodePosition(const std::string& id, QPointF fallback) const {

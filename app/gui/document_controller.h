@@ -113,10 +113,12 @@ class DocumentController : public QObject {
   engine::Result<std::vector<std::string>> upgradeNodeTypes();
   // Copies `ids` with fresh ids, offset by `offset`; returns the new ids.
   engine::Result<std::vector<std::string>> duplicateNodes(const std::vector<std::string>& ids, QPointF offset);
-  // Pastes workflow JSON (see clipboard_json.h); returns the new ids.
+  // Pastes workflow JSON (see clipboard_json.h), with its reroutes and groups, as one step; returns
+  // the new ids.
   engine::Result<std::vector<std::string>> pasteJson(const QString& json, QPointF offset);
-  // The nodes as workflow JSON for the clipboard (links to nodes outside `ids` are dropped).
-  QString copyJson(const std::vector<std::string>& ids) const;
+  // The nodes as workflow JSON for the clipboard (links to nodes outside `ids` are dropped), with
+  // the reroute points of links among them and the groups at indices `groups`.
+  QString copyJson(const std::vector<std::string>& ids, const std::vector<int>& groups = {}) const;
 
   // Position of a node from the editor layout, or `fallback` when it has none.
   QPointF nodePosition(const std::string& id, QPointF fallback = QPointF()) const;

@@ -3,6 +3,7 @@
 #include "gui/main_window.h"
 
 #include <algorithm>
+#include <set>
 
 #include <QtCore/QDir>
 #include <QtCore/QFileInfo>
@@ -25,6 +26,7 @@
 #include "gui/clipboard_json.h"
 #include "gui/graph_scene.h"
 #include "gui/graph_view.h"
+#include "gui/group_item.h"
 #include "gui/inspector_panel.h"
 #include "gui/log_panel.h"
 #include "gui/loss_chart.h"
@@ -321,7 +323,17 @@ void MainWindow::onNodeChosen(const QString& type, const QString& port) {
 void MainWindow::copySelection() {
   const auto ids = scene_->selectedNodeIds();
   if (ids.empty()) return;
-  const QString json = controller_->copyJson(ids);
+  // A group travels with the copy when every node inside it is copied.
+  const std::set<std::string> selected(ids.begin(), ids.end());
+  std::vector<int> groups;
+  for (const GroupItem* g : scene_->groupItems()) {
+    const std::vector<std::string> members = scene_->nodesInGroup(g);
+    if (!members.empty() && std::all_of(members.begin(), members.end(),
+                                        [&](const std::string& id) { return selected.count(id) > 0; })) {
+      groups.push_back(g->index());
+    }
+  }
+  const QString json = controller_->copyJson(ids, groups);
   auto* mime = new QMimeData;
   mime->setText(json);
   mime->setData(QString::fromLatin1(kWorkflowMimeType), json.toUtf8());

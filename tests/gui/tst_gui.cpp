@@ -271,6 +271,50 @@ class tst_Gui : public QObject {
     QVERIFY(!scene.nodeItem("Number_2"));
   }
 
+  // Reroute points of copied links and groups whose nodes are all copied paste with the nodes, moved
+  // by the paste's offset, in the same undo step.
+  void copyPasteCarriesReroutesAndGroups() {
+    DocumentController c(registry_);
+    buildChain(c);
+    QVERIFY(c.setReroutePoints("Scale", "x", {QPointF(150, 50)}).ok());
+    QVERIFY(c.setReroutePoints("Sink", "value", {QPointF(450, 60)}).ok());
+    QVERIFY(c.addGroup(QStringLiteral("chain"), QRectF(-50, -50, 1000, 400)).ok());
+    const QString clip = c.copyJson({"Number", "Scale"}, {0});
+    auto parsed = gui::parseWorkflowJson(clip);
+    QVERIFY(parsed.ok());
+    QCOMPARE(parsed->reroutes.size(), std::size_t(1));  // Scale -> Sink left the copy with Sink
+    QCOMPARE(parsed->groups.size(), std::size_t(1));
+    const int steps = c.undoStack()->count();
+    auto added = c.pasteJson(clip, {0, 400});
+    QVERIFY2(added.ok(), added.ok() ? "" : added.error().message.c_str());
+    QCOMPARE(c.undoStack()->count(), steps + 1);
+    const std::string scale2 = added->at(1);
+    QCOMPARE(c.reroutePoints(scale2, "x"), QVector<QPointF>{QPointF(150, 450)});
+    QCOMPARE(c.reroutePoints("Scale", "x"), QVector<QPointF>{QPointF(150, 50)});  // the original stays
+    const std::vector<gui::NodeGroup> groups = c.groups();
+    QCOMPARE(groups.size(), std::size_t(2));
+    QCOMPARE(groups[1].title, QStringLiteral("chain"));
+    QCOMPARE(groups[1].rect, QRectF(-50, 350, 1000, 400));
+    c.undoStack()->undo();
+    QCOMPARE(c.groups().size(), std::size_t(1));
+    QVERIFY(c.document().find_node(scale2) == nullptr);
+    QVERIFY(c.reroutePoints(scale2, "x").isEmpty());
+    // Through a window's Copy: a group goes with the copy when all its nodes are selected.
+    gui::MainWindow a(registry_, {tmp_.filePath("rec-ga"), 3600000, false});
+    gui::MainWindow b(registry_, {tmp_.filePath("rec-gb"), 3600000, false});
+    buildChain(*a.controller());
+    QVERIFY(a.controller()->addGroup(QStringLiteral("all"), QRectF(-50, -50, 1000, 400)).ok());
+    a.scene()->selectNodes({"Number", "Scale"});
+    a.copySelection();
+    b.pasteClipboard();
+    QCOMPARE(b.controller()->groups().size(), std::size_t(0));  // Sink, inside it, was not selected
+    a.scene()->selectNodes({"Number", "Scale", "Sink"});
+    a.copySelection();
+    b.pasteClipboard();
+    QCOMPARE(b.controller()->groups().size(), std::size_t(1));
+    QCOMPARE(b.controller()->groups()[0].title, QStringLiteral("all"));
+  }
+
   void copyPasteRoundTrip() {
     DocumentController c(registry_);
     buildChain(c);
