@@ -58,23 +58,33 @@ using nlohmann::json;
 namespace {
 
 const QString kScreenshot = QStringLiteral(VIDGRAPH_BINARY_DIR "/tests/artifacts/vidgraph-main-window.png");
+const QString kMidRunScreenshot = QStringLiteral(VIDGRAPH_BINARY_DIR "/tests/artifacts/vidgraph-mid-run.png");
 
-// Renders the window to the screenshot artefact; the image must not be blank.
-void saveScreenshot(gui::MainWindow& window) {
+// Shows the window at the screenshots' size with every node in view.
+void showForScreenshot(gui::MainWindow& window) {
   window.resize(1400, 860);
   window.show();
   QVERIFY(QTest::qWaitForWindowExposed(&window));
   window.fitView();
   QApplication::processEvents();
-  const QImage shot = window.grab().toImage();
+}
+
+// Writes a rendering of the window to `path`; the image must not be blank.
+void saveImage(const QImage& shot, const gui::MainWindow& window, const QString& path) {
   QCOMPARE(shot.size(), window.size() * window.devicePixelRatio());
   QSet<QRgb> colours;
   for (int y = 0; y < shot.height(); y += 23) {
     for (int x = 0; x < shot.width(); x += 17) colours.insert(shot.pixel(x, y));
   }
   QVERIFY2(colours.size() > 20, "the window rendered (almost) blank");
-  QVERIFY(QDir().mkpath(QFileInfo(kScreenshot).absolutePath()));
-  QVERIFY(shot.save(kScreenshot));
+  QVERIFY(QDir().mkpath(QFileInfo(path).absolutePath()));
+  QVERIFY(shot.save(path));
+}
+
+// Renders the window to the screenshot artefact.
+void saveScreenshot(gui::MainWindow& window) {
+  showForScreenshot(window);
+  saveImage(window.grab().toImage(), window, kScreenshot);
 }
 
 // Receives the URLs QDesktopServices would open (Show in Folder).
@@ -562,19 +572,27 @@ class tst_Gui : public QObject {
     gui::RunController* run = window.runController();
     QSignalSpy finished(run, &gui::RunController::runFinished);
     QSignalSpy previews(run, &gui::RunController::previewReceived);
-    // The sampler's live previews: one per step, each on the node while the sampler still runs.
+    // The sampler's live previews: one per step, each on the node while the sampler still runs. The
+    // first one is also the mid-run screenshot (progress, the preview on the node, the toolbar).
+    showForScreenshot(window);
+    window.scene()->selectNodes({"sampler"});
     int samplerPreviews = 0, shownWhileRunning = 0;
+    QImage midRun;
     connect(run, &gui::RunController::previewReceived, this, [&](const QString& id, const gui::PreviewClip& clip) {
       if (id != QStringLiteral("sampler")) return;
       ++samplerPreviews;
       const bool running = run->nodeStatus("sampler").state == gui::NodeRunState::Running;
-      if (running && !clip.empty() && window.scene()->nodeItem("sampler")->hasThumbnail()) ++shownWhileRunning;
+      if (running && !clip.empty() && window.scene()->nodeItem("sampler")->hasThumbnail()) {
+        ++shownWhileRunning;
+        if (midRun.isNull()) midRun = window.grab().toImage();
+      }
     });
     QVERIFY(run->start(window.controller()->document(), {}, options).ok());
     QVERIFY(waitFinished(finished, 540000));
     QVERIFY2(finished.at(0).at(0).toString() == QStringLiteral("succeeded"), qPrintable(finished.at(0).at(1).toString()));
     QCOMPARE(samplerPreviews, 2);
     QCOMPARE(shownWhileRunning, 2);
+    saveImage(midRun, window, kMidRunScreenshot);
     QVERIFY(window.scene()->nodeItem("sampler")->hasThumbnail());
     for (const auto& n : window.controller()->document().nodes()) {
       QVERIFY2(run->nodeStatus(n.id).state == gui::NodeRunState::Done, n.id.c_str());
