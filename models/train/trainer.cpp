@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <set>
 #include <map>
 #include <stdexcept>
 
@@ -163,10 +164,18 @@ double clip_gradients(const std::vector<Trainable>& trained, double clip) {
   return norm;
 }
 
-std::string checkpoint_file(const std::string& dir, int step) {
-  char name[64];
-  std::snprintf(name, sizeof(name), "train-step-%06d.safetensors", step);
-  return (std::filesystem::path(dir) / name).string();
+// train-step-000040.safetensors in `dir`, or, when a file of that name exists that this run did not
+// write (`mine`), the first free train-step-000040-2.safetensors, -3, ...: a run never replaces
+// another run's checkpoint.
+std::string checkpoint_file(const std::string& dir, int step, const std::set<std::string>& mine) {
+  char stem[64];
+  std::snprintf(stem, sizeof(stem), "train-step-%06d", step);
+  for (int n = 1;; ++n) {
+    const std::string name = n == 1 ? std::string(stem) : std::string(stem) + "-" + std::to_string(n);
+    const std::string path = (std::filesystem::path(dir) / (name + ".safetensors")).string();
+    std::error_code ec;
+    if (mine.count(path) || !std::filesystem::exists(path, ec)) return path;
+  }
 }
 
 }  // namespace
@@ -195,11 +204,13 @@ TrainResult train(wan::WanModelImpl& model, plugin::AttentionBackend* backend,
   if (!o.checkpoint_dir.empty()) {
     std::filesystem::create_directories(o.checkpoint_dir);
   }
+  std::set<std::string> written;  // this run's checkpoints (it may rewrite those)
   auto save_checkpoint = [&](int step) {
     if (o.checkpoint_dir.empty()) {
       return;
     }
-    result.checkpoint_path = checkpoint_file(o.checkpoint_dir, step);
+    result.checkpoint_path = checkpoint_file(o.checkpoint_dir, step, written);
+    written.insert(result.checkpoint_path);
     write_train_state(result.checkpoint_path, trained, optimizer, o, samples.size(), step, result.losses);
     log->info("Training checkpoint written: {}", result.checkpoint_path);
   };

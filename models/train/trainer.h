@@ -61,7 +61,9 @@ struct TrainOptions {
   uint64_t seed = 0;
   bool checkpointing = false;  // gradient checkpointing per DiT block
   int save_every = 0;          // write a resumable checkpoint every N steps (0: only at the end / cancel)
-  std::string checkpoint_dir;  // resumable checkpoints go here ("" = none are written)
+  // Resumable checkpoints go here ("" = none are written) as train-step-000040.safetensors; a name
+  // another run already wrote gets -2, -3, ... (never replaced).
+  std::string checkpoint_dir;
   std::string resume_from;     // a checkpoint file written by train(), or ""
   std::function<void(const TrainStep&)> on_step;
   std::function<bool()> is_cancelled;  // polled before every step; true stops and writes a checkpoint

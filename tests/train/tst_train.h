@@ -31,6 +31,7 @@ class tst_train : public QObject {
   void overfitDropsLoss();
   void resumeIsBitIdentical();
   void cancelLeavesLoadableCheckpoint();
+  void anotherRunsCheckpointIsKept();
   void stepReportsAndSchedules();
   void bf16WeightsTrainThroughFp32Masters();
   void captionDropoutTrainsOnTheEmptyContext();

@@ -3,6 +3,8 @@
 #include <ATen/TensorOperators.h>
 #include <c10/core/GradMode.h>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <tuple>
 
@@ -146,6 +148,36 @@ void tst_train::resumeIsBitIdentical() {
       QVERIFY2(x[i].equal(y[i]), qPrintable(QString("tensor %1 differs after resuming from %2").arg(i).arg(from.c_str())));
     }
   }
+}
+
+// A second run into the same folder writes its own names; the first run's checkpoint stays as it was.
+void tst_train::anotherRunsCheckpointIsKept() {
+  const auto samples = make_samples(2);
+  const std::string dir = temp_dir("two-runs");
+  auto options = [&](uint64_t seed) {
+    train::TrainOptions o = base_options("full");
+    o.steps = 2;
+    o.seed = seed;
+    o.checkpoint_dir = dir;
+    return o;
+  };
+  wan::WanModel a = wan::wan_make_model(small_config(), 4);
+  const train::TrainResult first = train::train(*a, backend(), samples, options(1));
+  QCOMPARE(QString::fromStdString(first.checkpoint_path), QString::fromStdString(dir + "/train-step-000002.safetensors"));
+  auto bytes = [](const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  const std::string before = bytes(first.checkpoint_path);
+  wan::WanModel b = wan::wan_make_model(small_config(), 4);
+  train::TrainOptions o = options(2);
+  o.save_every = 1;
+  const train::TrainResult second = train::train(*b, backend(), samples, o);
+  QCOMPARE(QString::fromStdString(second.checkpoint_path),
+           QString::fromStdString(dir + "/train-step-000002-2.safetensors"));
+  QVERIFY(std::filesystem::exists(dir + "/train-step-000001.safetensors"));
+  QVERIFY(bytes(first.checkpoint_path) == before);
+  QVERIFY(bytes(second.checkpoint_path) != before);  // another seed: another state
 }
 
 void tst_train::cancelLeavesLoadableCheckpoint() {
