@@ -196,17 +196,20 @@ void tst_parallel_run::twoRanksWriteTheSameFrames() {
   QVERIFY2(worst <= 1, qPrintable("a pixel differs by " + QString::number(worst)));
   QCOMPARE(frames, 5);
   // stdout is rank 0's alone: one run, one summary, every line JSON; the sampler did split the DiT.
-  int summaries = 0, starts = 0, split = 0;
+  // The prompt was encoded once, on rank 0, and sent to rank 1.
+  int summaries = 0, starts = 0, split = 0, sent = 0;
   for (const auto& e : json_lines(r.out)) {
     QVERIFY2(e.is_object(), "every stdout line is JSON");
     summaries += e.value("event", "") == "summary";
     starts += e.value("event", "") == "run_started";
     split += e.value("message", "").find("sequence-parallel over 2 processes, 1 attention heads each") !=
              std::string::npos;
+    sent += e.value("message", "") == "Encoded the prompt once and sent it to the other ranks.";
   }
   QCOMPARE(summaries, 1);
   QCOMPARE(starts, 1);
   QCOMPARE(split, 1);
+  QCOMPARE(sent, 1);
   QVERIFY2(fs::is_empty(tmp_.path().toStdString()), "rank 1's scratch folder was removed");
 }
 

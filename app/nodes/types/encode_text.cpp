@@ -1,5 +1,7 @@
 // Encode Text: prompt -> umT5 embeddings (positive and negative) for the sampler; frees or offloads
 // the encoder afterwards when asked (it is the largest model part and is needed once per prompt).
+// In a run of several ranks only rank 0 encodes; the others receive its embeddings
+// (rank_broadcast.h).
 #include <c10/core/InferenceMode.h>
 #include <c10/util/Exception.h>
 
@@ -11,6 +13,7 @@
 #include "nodes/types/model_handles.h"
 #include "nodes/types/node_types.h"
 #include "nodes/types/node_util.h"
+#include "nodes/types/rank_broadcast.h"
 #include "nodes/types/stage_memory.h"
 #include "nodes/value_types.h"
 
@@ -20,18 +23,8 @@ using engine::ParamSpec;
 
 namespace {
 
-engine::Result<engine::ValueMap> compute_encode_text(engine::NodeContext& ctx) {
-  const TextEncoderHandle& encoder = ctx.input_as<TextEncoderHandle>("text_encoder");
-  const PromptText& prompt = ctx.input_as<PromptText>("prompt");
-  const StageMemory memory(encoder.device);
-  Conditioning cond;
-  cond.positive = prompt.positive;
-  cond.negative = prompt.negative.empty() ? wan::default_negative_prompt() : prompt.negative;
-  for (const auto& [text, what] : {std::pair{&cond.positive, "The positive prompt"},
-                                   std::pair{&cond.negative, "The negative prompt"}}) {
-    const std::string bad = t5::check_prompt_size(*text, what);
-    if (!bad.empty()) return node_error(ctx, bad);
-  }
+// Fills cond.context and cond.context_null with the encoder's embeddings of its two prompts.
+engine::Status encode_prompts(const engine::NodeContext& ctx, const TextEncoderHandle& encoder, Conditioning& cond) {
   try {
     c10::InferenceMode inference;
     ctx.progress(0, 2, "positive prompt");
@@ -46,6 +39,42 @@ engine::Result<engine::ValueMap> compute_encode_text(engine::NodeContext& ctx) {
   } catch (const std::exception& e) {
     return node_error(ctx, std::string("Encoding the prompt failed: ") + e.what() + ".");
   }
+  return {};
+}
+
+// Several ranks: rank 0 encodes and sends, the others receive (the same embeddings, computed once).
+engine::Status encode_or_receive(const engine::NodeContext& ctx, const TextEncoderHandle& encoder, Conditioning& cond) {
+  if (!receives_from_rank0()) {
+    const engine::Status encoded = encode_prompts(ctx, encoder, cond);
+    if (sends_to_other_ranks()) {
+      broadcast_from_rank0(encoded.ok() ? std::optional(std::vector{cond.context, cond.context_null}) : std::nullopt);
+      if (encoded.ok()) ctx.log_info("Encoded the prompt once and sent it to the other ranks.");
+    }
+    return encoded;
+  }
+  const auto received = broadcast_from_rank0(std::nullopt);
+  if (!received || received->size() != 2) {
+    return node_error(ctx, "Rank 0 could not encode the prompt; its message says why.");
+  }
+  cond.context = (*received)[0];
+  cond.context_null = (*received)[1];
+  ctx.progress(2, 2, "received from rank 0");
+  return {};
+}
+
+engine::Result<engine::ValueMap> compute_encode_text(engine::NodeContext& ctx) {
+  const TextEncoderHandle& encoder = ctx.input_as<TextEncoderHandle>("text_encoder");
+  const PromptText& prompt = ctx.input_as<PromptText>("prompt");
+  const StageMemory memory(encoder.device);
+  Conditioning cond;
+  cond.positive = prompt.positive;
+  cond.negative = prompt.negative.empty() ? wan::default_negative_prompt() : prompt.negative;
+  for (const auto& [text, what] : {std::pair{&cond.positive, "The positive prompt"},
+                                   std::pair{&cond.negative, "The negative prompt"}}) {
+    const std::string bad = t5::check_prompt_size(*text, what);
+    if (!bad.empty()) return node_error(ctx, bad);
+  }
+  if (engine::Status done = encode_or_receive(ctx, encoder, cond); !done.ok()) return done.error();
   if (ctx.param_bool("free_encoder") && encoder.release) {
     encoder.release();
     ctx.log_info("Released the text encoder's weights.");

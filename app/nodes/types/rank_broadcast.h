@@ -1,0 +1,26 @@
+// Internal: results that only rank 0 of a multi-process run computes (vidgraph-run --nproc, torchrun),
+// handed to the other ranks over the process's group (models/parallel). Rank 0 sends whether it
+// succeeded, then each tensor's shape and data; the others receive the same list. Every rank of the
+// group must call it at the same point of its run (the nodes that use it run on every rank, before
+// the sampler's collectives).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+namespace vidgraph::nodes {
+
+// Whether this process is one of several ranks, and not rank 0 (then it receives).
+bool receives_from_rank0();
+// Whether this process is rank 0 of several (then it sends).
+bool sends_to_other_ranks();
+
+// Rank 0: sends `tensors` (fp32 on the CPU, any shapes; std::nullopt = it failed, and the others
+// fail too). The others: returns rank 0's tensors (fp32 on the CPU), or std::nullopt when rank 0
+// failed. Throws what the collectives throw (a rank that died, a timeout).
+std::optional<std::vector<at::Tensor>> broadcast_from_rank0(const std::optional<std::vector<at::Tensor>>& tensors);
+
+}  // namespace vidgraph::nodes
