@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/engine.h"
+#include "engine/plan.h"
 #include "engine/validation.h"
 #include "engine/workflow_file.h"
 #include "run_cli.h"
@@ -27,26 +28,29 @@ using nlohmann::json;
 
 namespace {
 
-// The node types whose compute runs over every rank's process group.
-constexpr const char* kSequenceParallelTypes[] = {"WanSampler"};
-
 json error_list(const std::vector<engine::Error>& errors) {
   json arr = json::array();
   for (const auto& e : errors) arr.push_back({{"node", e.node_id}, {"message", e.message}});
   return arr;
 }
 
-// Ranks other than 0 run only the sequence-parallel nodes and what they need (the DiT needs every
-// rank; decoding and export are rank 0's), so rank 0 alone writes outputs. Explicit --target nodes
-// run as on rank 0. Returns false when the workflow has no such node: this rank has nothing to do.
-bool helper_rank_request(const engine::GraphDocument& doc, engine::RunRequest& request) {
-  if (!request.targets.empty()) return true;
-  for (const auto& node : doc.nodes()) {
-    for (const char* type : kSequenceParallelTypes) {
-      if (node.type == type) request.targets.push_back(node.id);
-    }
+// A run of several ranks: every rank runs the run's nodes of every_rank types and what they need;
+// the rest (exports, previews, ...) is rank 0's alone, so rank 0 alone writes outputs. Rank 0 sends
+// the others what it computes alone (the nodes' rank_broadcast). Returns false when the run has no
+// such node: ranks above 0 have nothing to do.
+bool share_run_with_ranks(const engine::GraphDocument& doc, const engine::Registry& registry,
+                          engine::RunRequest& request) {
+  const auto run = engine::plan_execution(doc, request.targets);
+  if (!run.ok()) return true;  // every rank's validation fails alike (rank 0 reports it)
+  std::vector<std::string> targets;
+  for (const std::string& id : *run) {
+    const engine::NodeType* type = registry.find(doc.find_node(id)->type);
+    if (type != nullptr && type->every_rank) targets.push_back(id);
   }
-  return !request.targets.empty();
+  if (targets.empty()) return false;
+  request.options.every_rank_nodes = engine::plan_execution(doc, targets).value();
+  if (own_rank() > 0) request.targets = targets;
+  return true;
 }
 
 // A fresh folder in TMPDIR (or /tmp), or "" when none can be made.
@@ -115,8 +119,9 @@ int command_run(const RunArgs& args, const RunSession& session) {
   request.options.workflow_json = engine::save_workflow_string(*doc);
   std::string created;  // removed again when the run turns out invalid: exit 2 leaves nothing behind
   std::string scratch;  // where a rank above 0 writes: never the output folder
+  const bool shared = running_as_rank() && share_run_with_ranks(*doc, registry, request);
   if (own_rank() > 0) {
-    if (!helper_rank_request(*doc, request)) return kExitOk;
+    if (!shared) return kExitOk;
     scratch = make_scratch_dir();
     if (scratch.empty()) {
       report_error(args, "rank " + std::to_string(own_rank()) +

@@ -223,6 +223,7 @@ json describe_node_type(const NodeType& type) {
   j["description"] = type.description;
   j["version"] = type.version;
   j["always_run"] = type.always_run;
+  j["every_rank"] = type.every_rank;
   auto ports = [](const std::vector<PortSpec>& specs, bool with_optional) {
     json arr = json::array();
     for (const auto& p : specs) {

@@ -107,6 +107,10 @@ struct NodeType {
   FingerprintFn fingerprint;  // optional
   PreflightFn preflight;      // optional
   bool always_run = false;    // never served from the cache (non-deterministic or external state)
+  // In a run of several processes (ranks), nodes of this type run on every rank, with the nodes
+  // they need, because their compute works together with the other ranks (collectives); every
+  // other node runs on rank 0 alone.
+  bool every_rank = false;
   ComputeFn compute;          // required
 
   const PortSpec* find_input(const std::string& port) const;

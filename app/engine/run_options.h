@@ -12,6 +12,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace vidgraph::engine {
 
@@ -21,6 +22,10 @@ struct RunOptions {
   std::string resources_dir;  // empty = default_resources_dir()
   bool overwrite = false;     // nodes may replace existing output files only when true
   std::string workflow_json;  // the workflow as saved (canonical text), for output metadata
+  // A run of several processes (ranks): the ids of the nodes every rank runs (the nodes of
+  // NodeType::every_rank types and those they need); the others run on rank 0 alone. Empty when
+  // the run is one process.
+  std::vector<std::string> every_rank_nodes;
 
   std::string resolve_path(const std::string& path) const;
   // output_dir made absolute (current directory when empty).

@@ -226,6 +226,8 @@ void tst_parallel_run::torchrunEnvironmentIsHonoured() {
   QVERIFY2(r1.exit_code == 0, qPrintable(r1.err));
   QVERIFY2(r0.err.contains("rank 0 of 2 joined the gloo process group"), qPrintable(r0.err));
   QVERIFY2(r0.out.contains("sequence-parallel over 2 processes"), qPrintable(r0.out.right(3000)));
+  QVERIFY2(r1.out.contains("The text encoder was not loaded on this rank"), qPrintable(r1.out.right(3000)));
+  QVERIFY2(!r0.out.contains("The text encoder was not loaded"), qPrintable(r0.out.right(3000)));
   int frames = 0;
   const int worst = worst_pixel_difference(one_.path(), out0.path(), &frames);
   QVERIFY2(worst >= 0 && worst <= 1, qPrintable("rank 0's frames differ: " + QString::number(worst)));

@@ -46,7 +46,7 @@ engine::Status encode_prompts(const engine::NodeContext& ctx, const TextEncoderH
 engine::Status encode_or_receive(const engine::NodeContext& ctx, const TextEncoderHandle& encoder, Conditioning& cond) {
   if (!receives_from_rank0()) {
     const engine::Status encoded = encode_prompts(ctx, encoder, cond);
-    if (sends_to_other_ranks()) {
+    if (sends_to_other_ranks(ctx)) {
       broadcast_from_rank0(encoded.ok() ? std::optional(std::vector{cond.context, cond.context_null}) : std::nullopt);
       if (encoded.ok()) ctx.log_info("Encoded the prompt once and sent it to the other ranks.");
     }

@@ -1,11 +1,15 @@
 // Load Image: reads PNG/JPEG/WebP, then resizes and centre-crops to the Wan2.2 size rules (both
 // sides multiples of 32, aspect as close to the image's as the reference's best_output_size gets,
-// within max_area pixels) or to an explicit width x height.
+// within max_area pixels) or to an explicit width x height. In a run of several ranks only rank 0
+// reads the file and sends the image to the others.
+#include <ATen/ops/from_blob.h>
+
 #include "nodes/input_file.h"
 #include "nodes/media/image_io.h"
 #include "nodes/size_rules.h"
 #include "nodes/types/node_types.h"
 #include "nodes/types/node_util.h"
+#include "nodes/types/rank_broadcast.h"
 #include "nodes/value_types.h"
 
 namespace vidgraph::nodes {
@@ -14,7 +18,8 @@ using engine::ParamSpec;
 
 namespace {
 
-engine::Result<engine::ValueMap> compute_load_image(engine::NodeContext& ctx) {
+// Reads and fits the image (load_image, then the size rules).
+engine::Result<Image> read_image(const engine::NodeContext& ctx) {
   const std::string path = ctx.param_path("path");
   const std::string bad = check_input_path("path", path, InputKind::File,
                                            "an image file (PNG, JPEG or WebP)");
@@ -39,8 +44,41 @@ engine::Result<engine::ValueMap> compute_load_image(engine::NodeContext& ctx) {
   ctx.log_info("Loaded " + path + " (" + std::to_string(original.width) + "x" +
                std::to_string(original.height) + ") as " + std::to_string(size.width) + "x" +
                std::to_string(size.height) + ".");
-  const std::size_t bytes = fitted.byte_size();
-  return engine::ValueMap{{"image", engine::make_value(kImageType, std::move(fitted), bytes)}};
+  return fitted;
+}
+
+// Several ranks: rank 0 reads the image and sends it (its pixels as floats, exact for uint8); the
+// others receive it, so only rank 0 touches the file.
+engine::Result<Image> read_or_receive(const engine::NodeContext& ctx) {
+  if (!receives_from_rank0()) {
+    engine::Result<Image> image = read_image(ctx);
+    if (sends_to_other_ranks(ctx)) {
+      std::optional<std::vector<at::Tensor>> sent;
+      if (image.ok()) {
+        const auto bytes = at::TensorOptions().dtype(at::kByte);
+        sent = std::vector{at::from_blob(image->rgb.data(), {image->height, image->width, 3}, bytes)};
+      }
+      broadcast_from_rank0(sent);
+    }
+    return image;
+  }
+  const auto received = broadcast_from_rank0(std::nullopt);
+  if (!received || received->size() != 1 || (*received)[0].dim() != 3) {
+    return node_error(ctx, "Rank 0 could not load the image; its message says why.");
+  }
+  const at::Tensor pixels = (*received)[0].to(at::kByte).contiguous();
+  Image image;
+  image.height = static_cast<int>(pixels.size(0));
+  image.width = static_cast<int>(pixels.size(1));
+  image.rgb.assign(pixels.data_ptr<uint8_t>(), pixels.data_ptr<uint8_t>() + pixels.numel());
+  return image;
+}
+
+engine::Result<engine::ValueMap> compute_load_image(engine::NodeContext& ctx) {
+  engine::Result<Image> image = read_or_receive(ctx);
+  if (!image.ok()) return image.error();
+  const std::size_t bytes = image->byte_size();
+  return engine::ValueMap{{"image", engine::make_value(kImageType, std::move(*image), bytes)}};
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // Load Wan Model: the DiT, the VAE and the text encoder (+ tokenizer) of a Wan2.2 model, from one
 // folder (official release, diffusers repo or the tiny demo model; layout detected) or from explicit
 // files, on a device in a dtype. The engine's cache keeps them loaded between runs while these
-// params and the files on disk are unchanged.
+// params and the files on disk are unchanged. In a run of several ranks only rank 0 loads the text
+// encoder: Encode Text runs there and sends its embeddings to the others.
 #include <ATen/Context.h>
 #include <c10/util/Exception.h>
 
@@ -13,6 +14,7 @@
 #include "nodes/types/model_handles.h"
 #include "nodes/types/node_types.h"
 #include "nodes/types/node_util.h"
+#include "nodes/types/rank_broadcast.h"
 #include "nodes/types/stage_memory.h"
 #include "nodes/types/text_encoder_loader.h"
 #include "nodes/value_types.h"
@@ -91,9 +93,15 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
 
     stage = "text encoder '" + files->text_encoder + "'";
     ctx.progress(2, 3, "loading text encoder");
-    TextEncoderHandle text = load_text_encoder(files->text_encoder, files->tokenizer,
-                                               ctx.param_string("text_encoder_device") == "cpu"
-                                                   ? c10::Device(c10::kCPU) : *device);
+    const c10::Device text_device =
+        ctx.param_string("text_encoder_device") == "cpu" ? c10::Device(c10::kCPU) : *device;
+    TextEncoderHandle text;
+    if (receives_from_rank0()) {
+      text = rank0_text_encoder(files->text_encoder, text_device);
+      ctx.log_info("The text encoder was not loaded on this rank: rank 0 encodes the prompts.");
+    } else {
+      text = load_text_encoder(files->text_encoder, files->tokenizer, text_device);
+    }
     const std::size_t text_bytes = text.bytes;
     out["text_encoder"] = engine::make_value(kTextEncoderType, std::move(text), text_bytes);
   } catch (const c10::Error& e) {  // a LibTorch check: its message without the C++ backtrace

@@ -1,6 +1,8 @@
 // Implements rank_broadcast.h.
 #include "nodes/types/rank_broadcast.h"
 
+#include <algorithm>
+
 #include <ATen/ops/empty.h>
 #include <ATen/ops/tensor.h>
 
@@ -13,9 +15,11 @@ bool receives_from_rank0() {
   return sp && sp->world_size() > 1 && sp->rank() > 0;
 }
 
-bool sends_to_other_ranks() {
+bool sends_to_other_ranks(const engine::NodeContext& ctx) {
   const auto sp = parallel::process_sequence_parallel();
-  return sp && sp->world_size() > 1 && sp->rank() == 0;
+  if (!sp || sp->world_size() == 1 || sp->rank() != 0) return false;
+  const std::vector<std::string>& shared = ctx.options().every_rank_nodes;
+  return std::find(shared.begin(), shared.end(), ctx.node_id()) != shared.end();
 }
 
 std::optional<std::vector<at::Tensor>> broadcast_from_rank0(const std::optional<std::vector<at::Tensor>>& tensors) {

@@ -78,4 +78,15 @@ TextEncoderHandle load_text_encoder(const std::string& weights, const std::strin
   return handle;
 }
 
+TextEncoderHandle rank0_text_encoder(const std::string& weights, c10::Device device) {
+  TextEncoderHandle handle;
+  handle.path = weights;
+  handle.device = device;
+  handle.encode = [](const std::string&) -> at::Tensor {
+    throw std::runtime_error("this rank loads no text encoder: rank 0 encodes prompts and sends their "
+                             "embeddings; run this node on one process");
+  };
+  return handle;
+}
+
 }  // namespace vidgraph::nodes

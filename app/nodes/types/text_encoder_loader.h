@@ -15,4 +15,9 @@ namespace vidgraph::nodes {
 TextEncoderHandle load_text_encoder(const std::string& weights, const std::string& tokenizer,
                                     c10::Device device);
 
+// On a rank above 0 of a multi-process run, Encode Text receives rank 0's embeddings
+// (rank_broadcast.h), so the encoder (the largest model part: ~11 GB for umT5-XXL in bf16) is not
+// loaded there: this handle's encode throws, saying so.
+TextEncoderHandle rank0_text_encoder(const std::string& weights, c10::Device device);
+
 }  // namespace vidgraph::nodes

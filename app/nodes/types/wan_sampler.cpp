@@ -183,6 +183,7 @@ engine::NodeType wan_sampler_node(const std::vector<plugin::MethodInfo>& attenti
   const auto after_method = std::find_if(t.params.begin(), t.params.end(),
                                          [](const ParamSpec& p) { return p.name == "attention"; }) + 1;
   t.params.insert(after_method, schema->specs().begin(), schema->specs().end());
+  t.every_rank = true;  // several ranks: the DiT runs sequence-parallel over all of them
   t.compute = [schema, attention](engine::NodeContext& ctx) { return compute_sampler(ctx, *schema, attention); };
   return t;
 }
