@@ -110,7 +110,7 @@ std::vector<int64_t> tile_starts(int64_t size, int64_t tile, int64_t overlap) {
 }
 
 at::Tensor decode_tiled(const WanVae& vae, const at::Tensor& latent, const VaeCallbacks& callbacks,
-                        const VaeTiling& tiling, c10::Device output_device) {
+                        const VaeTiling& tiling, c10::Device output_device, const TileShare* share) {
   if (tiling.tile_h < 1 || tiling.tile_w < 1 || tiling.overlap < 0 || tiling.overlap >= tiling.tile_h ||
       tiling.overlap >= tiling.tile_w) {
     throw std::invalid_argument(
@@ -124,28 +124,51 @@ at::Tensor decode_tiled(const WanVae& vae, const at::Tensor& latent, const VaeCa
   const int64_t th = std::min(tiling.tile_h, latent.size(3)), tw = std::min(tiling.tile_w, latent.size(4));
   const std::vector<int64_t> ys = tile_starts(latent.size(3), th, tiling.overlap);
   const std::vector<int64_t> xs = tile_starts(latent.size(4), tw, tiling.overlap);
+  const int64_t tiles = int64_t(ys.size() * xs.size());
+  const int64_t parts = share != nullptr ? share->parts : 1, part = share != nullptr ? share->part : 0;
+  const int64_t rounds = (tiles + parts - 1) / parts;
   const int64_t frames = latent.size(2);
-  const int64_t total = int64_t(ys.size() * xs.size()) * frames;
+  const int64_t total = rounds * frames;
   const int64_t out_t = 1 + (frames - 1) * vae.config().temporal_factor();
   const auto opts = at::TensorOptions().dtype(at::kFloat).device(output_device);
-  at::Tensor out = at::zeros({latent.size(0), 3, out_t, latent.size(3) * s, latent.size(4) * s}, opts);
-  at::Tensor weight = at::zeros({latent.size(3) * s, latent.size(4) * s}, opts);
+  at::Tensor out, weight;
   const int64_t ramp = tiling.overlap * s;
+  // Adds tile `index`'s decoded video into out and weight, with ramps where it has neighbours.
+  auto blend = [&](int64_t index, const at::Tensor& video) {
+    if (!out.defined()) {
+      out = at::zeros({latent.size(0), 3, out_t, latent.size(3) * s, latent.size(4) * s}, opts);
+      weight = at::zeros({latent.size(3) * s, latent.size(4) * s}, opts);
+    }
+    const size_t iy = size_t(index) / xs.size(), ix = size_t(index) % xs.size();
+    const at::Tensor wy = ramp_weights(th * s, ramp, iy > 0, iy + 1 < ys.size()).to(output_device);
+    const at::Tensor wx = ramp_weights(tw * s, ramp, ix > 0, ix + 1 < xs.size()).to(output_device);
+    const at::Tensor w2 = wy.unsqueeze(1) * wx.unsqueeze(0);  // [th*s, tw*s]
+    const int64_t py = ys[iy] * s, px = xs[ix] * s;
+    out.slice(3, py, py + th * s).slice(4, px, px + tw * s).add_(video.to(output_device) * w2);
+    weight.slice(0, py, py + th * s).slice(1, px, px + tw * s).add_(w2);
+  };
   int64_t done = 0;
-  for (size_t iy = 0; iy < ys.size(); ++iy) {
-    for (size_t ix = 0; ix < xs.size(); ++ix) {
-      const at::Tensor region = latent.slice(3, ys[iy], ys[iy] + th).slice(4, xs[ix], xs[ix] + tw);
-      const at::Tensor video = vae.decode_chunks(region, callbacks, done, total, output_device);
+  for (int64_t round = 0; round < rounds; ++round) {
+    const int64_t mine = round * parts + part;
+    at::Tensor video;
+    if (mine < tiles) {
+      const int64_t y = ys[size_t(mine) / xs.size()], x = xs[size_t(mine) % xs.size()];
+      const at::Tensor region = latent.slice(3, y, y + th).slice(4, x, x + tw);
+      video = vae.decode_chunks(region, callbacks, done, total, output_device);
       done += frames;
-      const at::Tensor wy = ramp_weights(th * s, ramp, iy > 0, iy + 1 < ys.size()).to(output_device);
-      const at::Tensor wx = ramp_weights(tw * s, ramp, ix > 0, ix + 1 < xs.size()).to(output_device);
-      const at::Tensor w2 = wy.unsqueeze(1) * wx.unsqueeze(0);  // [th*s, tw*s]
-      const int64_t py = ys[iy] * s, px = xs[ix] * s;
-      out.slice(3, py, py + th * s).slice(4, px, px + tw * s).add_(video * w2);
-      weight.slice(0, py, py + th * s).slice(1, px, px + tw * s).add_(w2);
+    } else {
+      video = at::zeros({latent.size(0), 3, out_t, th * s, tw * s}, opts);
+    }
+    if (share == nullptr) {
+      blend(mine, video);
+      continue;
+    }
+    const std::vector<at::Tensor> round_tiles = share->exchange(video);
+    for (int64_t p = 0; p < int64_t(round_tiles.size()) && round * parts + p < tiles; ++p) {
+      blend(round * parts + p, round_tiles[size_t(p)]);
     }
   }
-  return out.div_(weight);
+  return out.defined() ? out.div_(weight) : out;
 }
 
 }  // namespace vidgraph::vae

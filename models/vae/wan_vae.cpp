@@ -173,8 +173,10 @@ at::Tensor WanVae::decode(const at::Tensor& latent, const VaeCallbacks& callback
                           const VaeDecodeOptions& options) const {
   check_latent(latent);
   const c10::Device out_device = options.output_device.value_or(latent.device());
-  if (options.tiling && (latent.size(3) > options.tiling->tile_h || latent.size(4) > options.tiling->tile_w)) {
-    return decode_tiled(*this, latent, callbacks, *options.tiling, out_device);
+  const bool shared = options.tiling && options.tile_share;  // one tile then goes to one decoder
+  if (options.tiling && (shared || latent.size(3) > options.tiling->tile_h || latent.size(4) > options.tiling->tile_w)) {
+    return decode_tiled(*this, latent, callbacks, *options.tiling, out_device,
+                        shared ? &*options.tile_share : nullptr);
   }
   return decode_chunks(latent, callbacks, 0, latent.size(2), out_device);
 }

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <vector>
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
@@ -46,8 +47,20 @@ struct VaeTiling {
   int64_t overlap = 8;  // 128 px
 };
 
+// Several decoders (one per rank of a multi-process run) sharing one tiled decode. In round r,
+// decoder `part` of `parts` decodes tile r * parts + part (in row-major tile order; zeros past the
+// last tile), then `exchange` trades the round's tiles: it receives this decoder's tile and returns
+// every decoder's tile of the round in part order, or an empty list on a decoder that keeps no video.
+// The tiles are decoded exactly as by one decoder, so the blended video is the same.
+struct TileShare {
+  int part = 0;
+  int parts = 1;
+  std::function<std::vector<at::Tensor>(const at::Tensor& mine)> exchange;
+};
+
 struct VaeDecodeOptions {
   std::optional<VaeTiling> tiling;           // none: decode the whole frame at once
+  std::optional<TileShare> tile_share;       // tiled: the decode is shared by several decoders
   std::optional<c10::Device> output_device;  // where decoded frames go, chunk by chunk (default: latent's)
 };
 

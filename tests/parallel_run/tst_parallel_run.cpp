@@ -1,6 +1,6 @@
 // vidgraph-run as several processes on the demo workflow (tiny generated model, Gloo on loopback,
 // real processes): `--nproc 2` and a torchrun-style pair of processes write the same frames as one
-// process and nothing else; heads that do not divide over the ranks are a validation error before
+// process and nothing else, with the VAE's tiles split over the ranks too; heads that do not divide over the ranks are a validation error before
 // any model loads; a rank killed mid-run ends the job quickly with a message naming it; Ctrl-C to
 // the launcher exits 130 with no partial files. Compared against one process, never against fixed
 // values, so the test holds for any demo weights.
@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -166,6 +167,7 @@ class tst_parallel_run : public QObject {
  private Q_SLOTS:
   void initTestCase();
   void twoRanksWriteTheSameFrames();
+  void tiledDecodeIsShared();
   void torchrunEnvironmentIsHonoured();
   void headsNotDividingIsAValidationError();
   void killedRankEndsTheJob_data();
@@ -210,6 +212,32 @@ void tst_parallel_run::twoRanksWriteTheSameFrames() {
   QCOMPARE(starts, 1);
   QCOMPARE(split, 1);
   QCOMPARE(sent, 1);
+  QVERIFY2(fs::is_empty(tmp_.path().toStdString()), "rank 1's scratch folder was removed");
+}
+
+// The demo at 320 x 192 with its decode tiled into 6 tiles (tile 8 of a 12 x 20 latent, overlap 2),
+// in one process and over 2 ranks (3 tiles each, blended by rank 0): the same frames, and rank 0
+// says it shared them.
+void tst_parallel_run::tiledDecodeIsShared() {
+  const QStringList tiled{"--set", "image.width=320", "--set", "image.height=192", "--set", "decode.tiling=true",
+                          "--set", "decode.tile_size=8", "--set", "decode.tile_overlap=2"};
+  QTemporaryDir one, two;
+  const RunOutcome r1 = run(QStringList(frames_args(one.path())) << tiled, tmp_.path());
+  QVERIFY2(r1.exit_code == 0, qPrintable(r1.out.right(2000) + r1.err));
+  const RunOutcome r2 = run(QStringList(frames_args(two.path())) << tiled << "--nproc" << "2" << "--json-events",
+                            tmp_.path());
+  QVERIFY2(r2.exit_code == 0, qPrintable(r2.out.right(2000) + r2.err));
+  QVERIFY2(r2.out.contains("The tiled decode is shared by 2 ranks."), qPrintable(r2.out.right(3000)));
+  int frames = 0;
+  const int worst = worst_pixel_difference(one.path(), two.path(), &frames);
+  QVERIFY2(worst >= 0 && worst <= 1, qPrintable("a pixel differs by " + QString::number(worst)));
+  QCOMPARE(frames, 5);
+  qInfo("tiled decode over 2 ranks against one process: worst pixel difference %d", worst);
+  // The tiles are really blended: the tiled frames are not the untiled ones.
+  QTemporaryDir untiled;
+  const QStringList large{"--set", "image.width=320", "--set", "image.height=192"};
+  QCOMPARE(run(QStringList(frames_args(untiled.path())) << large, tmp_.path()).exit_code, 0);
+  QVERIFY(worst_pixel_difference(untiled.path(), one.path(), &frames) > 1);
   QVERIFY2(fs::is_empty(tmp_.path().toStdString()), "rank 1's scratch folder was removed");
 }
 

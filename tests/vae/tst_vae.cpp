@@ -62,6 +62,7 @@ class tst_Vae : public QObject {
   void chunkedEncodeEqualsWhole();
   void tileStarts();
   void tiledDecodeWithinTolerance();
+  void sharedTiledDecode();
   void decodeMemoryEstimate();
   void progressAndCancel();
   void latentNormalisation();
@@ -218,6 +219,48 @@ void tst_Vae::tiledDecodeWithinTolerance() {
   // A tile as large as the latent is the untiled path, exactly.
   options.tiling = VaeTiling{12, 14, 2};
   QVERIFY(at::equal(leaky->decode(z1, {}, options), full2));
+}
+
+// Two decoders share a tiled decode (as two ranks do): decoder 1 decodes tiles 1, 3, 5 and keeps no
+// video, decoder 0 decodes tiles 0, 2, 4 and blends all six; the video equals one decoder's
+// tiled decode exactly, and each decoder's progress counts its own three tiles' chunks.
+void tst_Vae::sharedTiledDecode() {
+  const at::Tensor z = seeded({1, 8, 2, 12, 14}, 5) * 0.5;
+  auto vae = localized_vae(0.03);
+  VaeDecodeOptions alone;
+  alone.tiling = VaeTiling{8, 8, 4};  // 2 x 3 tiles
+  const at::Tensor want = vae->decode(z, {}, alone);
+  std::vector<at::Tensor> from_1;  // decoder 1's tile of each round
+  std::vector<int64_t> totals;
+  VaeCallbacks cb;
+  cb.progress = [&](int64_t, int64_t total) { totals.push_back(total); };
+  VaeDecodeOptions second = alone;
+  second.tile_share = TileShare{1, 2, [&](const at::Tensor& mine) {
+                                  from_1.push_back(mine.clone());
+                                  return std::vector<at::Tensor>();
+                                }};
+  QVERIFY(!vae->decode(z, cb, second).defined());
+  QCOMPARE(from_1.size(), size_t(3));
+  QCOMPARE(totals, std::vector<int64_t>(6, 6));  // 3 tiles x 2 latent frames, of 3 rounds x 2
+  VaeDecodeOptions first = alone;
+  size_t round = 0;
+  first.tile_share = TileShare{0, 2, [&](const at::Tensor& mine) {
+                                 return std::vector<at::Tensor>{mine, from_1.at(round++)};
+                               }};
+  const at::Tensor got = vae->decode(z, {}, first);
+  QCOMPARE(round, size_t(3));
+  QVERIFY2(at::equal(got, want), std::to_string(max_abs_diff(got, want)).c_str());
+  // Decoder 1's tiles alone are not the video: a share that drops them leaves holes (weight 0).
+  first.tile_share = TileShare{0, 2, [](const at::Tensor& mine) { return std::vector<at::Tensor>{mine}; }};
+  QVERIFY(!at::equal(vae->decode(z, {}, first), want));
+  // One tile shared by 3 decoders: decoder 0 decodes it, the others get zeros to send.
+  VaeDecodeOptions whole;
+  whole.tiling = VaeTiling{12, 14, 2};
+  whole.tile_share = TileShare{2, 3, [](const at::Tensor& mine) {
+                                 if (mine.abs().max().item<double>() != 0.0) throw std::runtime_error("decoded a tile");
+                                 return std::vector<at::Tensor>();
+                               }};
+  QVERIFY(!vae->decode(z, {}, whole).defined());
 }
 
 // The estimate of vae_tiling.cpp worked by hand for the tiny config (decoder widths 32, 32, 32, 16,

@@ -1,12 +1,15 @@
 // VAE Decode: normalised latents [1, z, T, h, w] -> RGB frames (uint8, [F, H, W, 3]) through the
 // Wan2.2 VAE, one latent frame per chunk (progress per chunk, cancel between chunks), optionally
-// tiled over space to bound memory.
+// tiled over space to bound memory. In a run of several ranks a tiled decode is split over them
+// (each decodes every N-th tile, rank 0 blends); an untiled one runs on rank 0.
+#include <ATen/ops/tensor.h>
 #include <c10/util/Exception.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 
+#include "models/parallel/process_sequence_parallel.h"
 #include "models/vae/vae_tiling.h"
 #include "models/vae/wan_vae.h"
 #include "nodes/nodes_log.h"
@@ -14,6 +17,7 @@
 #include "nodes/types/model_handles.h"
 #include "nodes/types/node_types.h"
 #include "nodes/types/node_util.h"
+#include "nodes/types/rank_broadcast.h"
 #include "nodes/types/stage_memory.h"
 #include "nodes/types/video_frames.h"
 #include "nodes/value_types.h"
@@ -23,6 +27,9 @@ namespace vidgraph::nodes {
 using engine::ParamSpec;
 
 namespace {
+
+// What a rank above 0 returns: rank 0 alone holds the decoded video (only rank 0 exports).
+engine::Value empty_video() { return engine::make_value(kVideoType, Video{}, 0); }
 
 std::string gib(int64_t bytes) {
   char text[32];
@@ -99,6 +106,39 @@ engine::Result<std::optional<vae::VaeTiling>> plan_tiling(const engine::NodeCont
                          "); decode fewer frames or a smaller size, lower tile_size, or free memory.");
 }
 
+// Several ranks: each decodes every N-th tile and sends it to rank 0 (an all-gather on the group's
+// device), which blends them all; the others keep no video.
+vae::TileShare rank_tile_share(std::shared_ptr<parallel::SequenceParallel> sp) {
+  vae::TileShare share;
+  share.part = sp->rank();
+  share.parts = sp->world_size();
+  share.exchange = [sp](const at::Tensor& mine) {
+    parallel::ProcessGroupHandle& group = sp->group();
+    std::vector<at::Tensor> tiles = group.all_gather(mine.to(group.options().device).contiguous());
+    return sp->rank() == 0 ? tiles : std::vector<at::Tensor>();
+  };
+  return share;
+}
+
+// Several ranks: rank 0 plans the decode (its memory budget decides), and the others follow: a tiled
+// decode is shared by all ranks, an untiled one is rank 0's alone. One process plans alone.
+engine::Result<std::optional<vae::VaeTiling>> plan_with_ranks(const engine::NodeContext& ctx, const VaeHandle& vae,
+                                                               const at::Tensor& latent, const vae::VaeTiling& tiling) {
+  if (!receives_from_rank0()) {
+    auto plan = plan_tiling(ctx, vae, latent, tiling);
+    if (sends_to_other_ranks(ctx)) {
+      broadcast_from_rank0(plan.ok() ? std::optional(std::vector{at::tensor({plan->has_value() ? 1.0f : 0.0f})})
+                                     : std::nullopt);
+    }
+    return plan;
+  }
+  const auto received = broadcast_from_rank0(std::nullopt);
+  if (!received || received->size() != 1) {
+    return node_error(ctx, "Rank 0 could not plan the VAE decode; its message says why.");
+  }
+  return (*received)[0].item<float>() > 0 ? std::optional(tiling) : std::nullopt;
+}
+
 engine::Result<engine::ValueMap> compute_vae_decode(engine::NodeContext& ctx) {
   const VaeHandle& vae = ctx.input_as<VaeHandle>("vae");
   const Latent& latent = ctx.input_as<Latent>("latent");
@@ -118,13 +158,20 @@ engine::Result<engine::ValueMap> compute_vae_decode(engine::NodeContext& ctx) {
   if (tiling.overlap * 2 > tiling.tile_h) {
     return node_error(ctx, "tile_overlap must be at most half of tile_size.");
   }
-  auto plan = plan_tiling(ctx, vae, latent.samples, tiling);
+  auto plan = plan_with_ranks(ctx, vae, latent.samples, tiling);
   if (!plan.ok()) return plan.error();
   options.tiling = *plan;
+  if (receives_from_rank0() && !options.tiling) return engine::ValueMap{{"video", empty_video()}};
+  if (options.tiling && (receives_from_rank0() || sends_to_other_ranks(ctx))) {
+    const auto sp = parallel::process_sequence_parallel();
+    options.tile_share = rank_tile_share(sp);
+    if (sp->rank() == 0) ctx.log_info("The tiled decode is shared by " + std::to_string(sp->world_size()) + " ranks.");
+  }
   const StageMemory memory(vae.device);
   at::Tensor video;
   try {
     video = vae.vae->decode(latent.samples.to(vae.device, vae.dtype), callbacks, options);
+    if (!video.defined()) return engine::ValueMap{{"video", empty_video()}};  // rank 0 has the video
   } catch (const vae::VaeCancelled&) {
     return node_error(ctx, "VAE decode cancelled.");
   } catch (const c10::Error& e) {  // e.g. an allocation the estimate missed; no C++ backtrace
@@ -162,6 +209,7 @@ engine::NodeType vae_decode_node() {
                       "Memory budget of the decode in GiB; 0 = 3/4 of the available RAM (on a GPU "
                       "only the decoded video's RAM is checked unless set)."),
   };
+  t.every_rank = true;  // several ranks share a tiled decode
   t.compute = compute_vae_decode;
   return t;
 }
