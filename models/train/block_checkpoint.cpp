@@ -107,25 +107,14 @@ at::Tensor training_forward(wan::WanModelImpl& model, const at::Tensor& x, const
   if (!checkpointing) {
     return model.forward(x, t, context, run);
   }
-  // WanModelImpl::forward with each block behind BlockCheckpoint (shape checks as there).
-  const wan::WanConfig& c = model.config();
-  const auto& p = c.patch_size;
-  TORCH_CHECK(x.dim() == 5 && x.size(1) == c.in_dim && x.size(2) % p[0] == 0 && x.size(3) % p[1] == 0 &&
-                  x.size(4) % p[2] == 0,
-              "training_forward: x must be [B, ", c.in_dim, ", F, H, W] in whole patches, got ", x.sizes());
-  const std::array<int64_t, 3> grid{x.size(2) / p[0], x.size(3) / p[1], x.size(4) / p[2]};
-  at::Tensor tg = t.dim() == 1 ? t.unsqueeze(1) : t;
-  const wan::RopeTables rope = wan::rope_tables(c.head_dim(), grid, c.rope_theta, model.device());
-  auto [e, e0] = model.embed_time(tg);
-  const at::Tensor ctx = model.embed_text(context);
-  at::Tensor h = model.patch_embedding(x.to(model.device()));
-  h = h.to(wan::at_least_fp32(h.scalar_type()));
+  // WanModelImpl::forward with each block behind BlockCheckpoint.
+  wan::DitTokens in = model.embed(x, t, context, run);
   for (const auto& module : *model.blocks) {
-    BlockCall call{module->as<wan::WanAttentionBlockImpl>(), &run, grid, rope};
+    BlockCall call{module->as<wan::WanAttentionBlockImpl>(), &run, in.grid, in.rope};
     const std::vector<at::Tensor> trainable = block_trainable_tensors(*call.block);
-    h = BlockCheckpoint::apply(&call, h, e0, ctx, at::TensorList(trainable));
+    in.h = BlockCheckpoint::apply(&call, in.h, in.e0, in.context, at::TensorList(trainable));
   }
-  return wan::unpatchify(model.head(h, e), grid, p, c.out_dim);
+  return model.finish(in, run);
 }
 
 }  // namespace vidgraph::train

@@ -10,6 +10,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/cat.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/rand.h>
 #include <ATen/ops/randperm.h>
 #include <ATen/ops/stack.h>
@@ -164,6 +165,23 @@ double clip_gradients(const std::vector<Trainable>& trained, double clip) {
   return norm;
 }
 
+// Whether to stop before this step: the caller's cancel, agreed over the ranks (any rank's counts).
+bool cancelled(const TrainOptions& o) {
+  const bool mine = o.is_cancelled && o.is_cancelled();
+  if (o.sequence_parallel == nullptr) return mine;
+  at::Tensor votes = at::full({1}, mine ? 1.0f : 0.0f, at::TensorOptions().device(o.sequence_parallel->group().options().device));
+  o.sequence_parallel->group().all_reduce_sum(votes);
+  return votes.item<float>() > 0;
+}
+
+// Several ranks: each rank's gradients are its tokens' share; their sum is the whole gradient.
+void sum_gradients_over_ranks(const std::vector<Trainable>& trained, const TrainOptions& o) {
+  if (o.sequence_parallel == nullptr) return;
+  std::vector<at::Tensor> tensors;
+  for (const Trainable& t : trained) tensors.push_back(t.model);
+  o.sequence_parallel->all_reduce_gradients(tensors);
+}
+
 // train-step-000040.safetensors in `dir`, or, when a file of that name exists that this run did not
 // write (`mine`), the first free train-step-000040-2.safetensors, -3, ...: a run never replaces
 // another run's checkpoint.
@@ -195,18 +213,19 @@ TrainResult train(wan::WanModelImpl& model, plugin::AttentionBackend* backend,
   torch::optim::AdamW optimizer(masters, torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
 
   TrainResult result;
+  const bool writes = o.sequence_parallel == nullptr || o.sequence_parallel->rank() == 0;
   if (!o.resume_from.empty()) {
     ResumedState r = read_train_state(o.resume_from, trained, optimizer, o, samples.size());
     result.steps_done = r.step;
     result.losses = r.losses;
     log->info("Training resumes from '{}' at step {}", o.resume_from, r.step);
   }
-  if (!o.checkpoint_dir.empty()) {
+  if (!o.checkpoint_dir.empty() && writes) {
     std::filesystem::create_directories(o.checkpoint_dir);
   }
   std::set<std::string> written;  // this run's checkpoints (it may rewrite those)
   auto save_checkpoint = [&](int step) {
-    if (o.checkpoint_dir.empty()) {
+    if (o.checkpoint_dir.empty() || !writes) {
       return;
     }
     result.checkpoint_path = checkpoint_file(o.checkpoint_dir, step, written);
@@ -221,10 +240,11 @@ TrainResult train(wan::WanModelImpl& model, plugin::AttentionBackend* backend,
   run.backend = backend;
   run.method = o.method;
   run.params = o.method_params;
+  run.sequence_parallel = o.sequence_parallel;
   const int64_t patch_t = model.config().patch_size[0];
   const double loss_weight = 1.0 / (static_cast<double>(o.batch) * o.accumulation);
   for (int step = result.steps_done + 1; step <= o.steps; ++step) {
-    if (o.is_cancelled && o.is_cancelled()) {
+    if (cancelled(o)) {
       result.cancelled = true;
       log->info("Training cancelled before step {}", step);
       save_checkpoint(result.steps_done);
@@ -253,6 +273,7 @@ TrainResult train(wan::WanModelImpl& model, plugin::AttentionBackend* backend,
         loss_sum += forward_backward(model, group, run, o.checkpointing, loss_weight);
       }
     }
+    sum_gradients_over_ranks(trained, o);
     for (const Trainable& t : trained) {
       if (!t.model.is_same(t.master) && t.model.grad().defined()) {
         t.master.mutable_grad() = t.model.grad().to(at::kFloat);

@@ -13,6 +13,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "models/parallel/sequence_parallel.h"
 #include "models/train/lora.h"
 #include "models/wan/wan_model.h"
 #include "plugins/api/attention_backend.h"
@@ -73,6 +74,13 @@ struct TrainOptions {
   // generators (seeded sampling noise does not).
   int validate_every = 0;
   std::function<void(int step, const wan::AttentionRun& run)> on_validate;
+  // Several ranks: every rank calls train() with the same model, samples and options; each runs
+  // its share of the tokens (models/parallel), the gradients are summed over the ranks before each
+  // optimizer step, so every rank holds the single-process model after every step. Cancelling is
+  // agreed (any rank's cancel stops all at the same step); only rank 0 writes checkpoints, and
+  // on_validate runs on every rank (its sampling is sequence-parallel too). The caller keeps the
+  // group alive.
+  parallel::SequenceParallel* sequence_parallel = nullptr;
 };
 
 struct TrainResult {

@@ -169,8 +169,8 @@ std::pair<at::Tensor, at::Tensor> WanModelImpl::embed_time(const at::Tensor& t) 
   return {e, e0};
 }
 
-at::Tensor WanModelImpl::forward(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context,
-                                 const AttentionRun& run) {
+DitTokens WanModelImpl::embed(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context,
+                               const AttentionRun& run) {
   const WanConfig& c = options.config;
   const auto& p = c.patch_size;
   TORCH_CHECK(x.dim() == 5 && x.size(1) == c.in_dim, "WanModel: x must be [B, ", c.in_dim, ", F, H, W], got ",
@@ -179,8 +179,10 @@ at::Tensor WanModelImpl::forward(const at::Tensor& x, const at::Tensor& t, const
               "WanModel: x frames/height/width ", x.sizes(), " are not multiples of the patch (", p[0], ", ", p[1],
               ", ", p[2], ")");
   const int64_t B = x.size(0);
-  const std::array<int64_t, 3> grid{x.size(2) / p[0], x.size(3) / p[1], x.size(4) / p[2]};
-  const int64_t L = grid[0] * grid[1] * grid[2];
+  DitTokens in;
+  in.grid = {x.size(2) / p[0], x.size(3) / p[1], x.size(4) / p[2]};
+  in.tokens = in.grid[0] * in.grid[1] * in.grid[2];
+  const int64_t L = in.tokens;
   at::Tensor tg = t.dim() == 1 ? t.unsqueeze(1) : t;  // [B, G]
   TORCH_CHECK(tg.dim() == 2 && tg.size(0) == B && tg.size(1) > 0 && L % tg.size(1) == 0,
               "WanModel: t must be [B], [B, frames] or [B, tokens] with B = ", B, " and a group count dividing ", L,
@@ -190,18 +192,31 @@ at::Tensor WanModelImpl::forward(const at::Tensor& x, const at::Tensor& t, const
   parallel::SequenceParallel* sp = run.sequence_parallel;
   if (sp != nullptr) sp->check_heads(c.num_heads);  // before any work
 
-  RopeTables rope = rope_for(grid);
-  auto [e, e0] = embed_time(tg);
-  at::Tensor ctx = embed_text(context);
-  at::Tensor h = patch_embedding(x.to(options.device));
-  h = h.to(at_least_fp32(h.scalar_type()));  // [B, L, dim] fp32
+  in.rope = rope_for(in.grid);
+  std::tie(in.e, in.e0) = embed_time(tg);
+  in.context = embed_text(context);
+  in.h = patch_embedding(x.to(options.device));
+  in.h = in.h.to(at_least_fp32(in.h.scalar_type()));  // [B, L, dim] fp32
   if (sp != nullptr) {
     // This rank keeps its slice of the tokens, with their RoPE rows and modulation, up to the head.
-    rope = RopeTables{sp->shard(rope.cos, 0, L), sp->shard(rope.sin, 0, L), sp->shard(rope.rotation, 0, L)};
-    e = sp->shard_groups(e, L);
-    e0 = sp->shard_groups(e0, L);
-    h = sp->shard(h, 1, L);
+    const RopeTables& r = in.rope;
+    in.rope = RopeTables{sp->shard(r.cos, 0, L), sp->shard(r.sin, 0, L), sp->shard(r.rotation, 0, L)};
+    in.e = sp->shard_groups(in.e, L);
+    in.e0 = sp->shard_groups(in.e0, L);
+    in.h = sp->shard(in.h, 1, L);
   }
+  return in;
+}
+
+at::Tensor WanModelImpl::finish(const DitTokens& in, const AttentionRun& run) {
+  at::Tensor y = head(in.h, in.e);  // [B, L (or this rank's tokens), out_dim * pv]
+  if (run.sequence_parallel != nullptr) y = run.sequence_parallel->gather(y, in.tokens);
+  return unpatchify(y, in.grid, options.config.patch_size, options.config.out_dim);  // [B, out_dim, F, H, W] fp32
+}
+
+at::Tensor WanModelImpl::forward(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context,
+                                 const AttentionRun& run) {
+  DitTokens in = embed(x, t, context, run);
   std::unique_lock<std::mutex> swap_lock;
   std::optional<BlockSwap> swap;
   const std::size_t first_offloaded = blocks->size() - static_cast<std::size_t>(options.offload_blocks);
@@ -213,12 +228,10 @@ at::Tensor WanModelImpl::forward(const at::Tensor& x, const at::Tensor& t, const
   }
   for (std::size_t i = 0; i < blocks->size(); ++i) {
     if (swap) swap->enter(i);
-    h = blocks->ptr(i)->as<WanAttentionBlockImpl>()->forward(h, e0, ctx, grid, rope, run);
+    in.h = blocks->ptr(i)->as<WanAttentionBlockImpl>()->forward(in.h, in.e0, in.context, in.grid, in.rope, run);
     if (swap) swap->leave(i);
   }
-  at::Tensor y = head(h, e);  // [B, L (or this rank's tokens), out_dim * pv]
-  if (sp != nullptr) y = sp->gather(y, L);
-  return unpatchify(y, grid, p, c.out_dim);  // [B, out_dim, F, H, W] fp32
+  return finish(in, run);
 }
 
 std::vector<std::pair<std::string, at::Tensor>> wan_named_parameters(WanModelImpl& model) {

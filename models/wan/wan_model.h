@@ -98,11 +98,27 @@ class WanHeadImpl : public torch::nn::Cloneable<WanHeadImpl> {
 };
 TORCH_MODULE(WanHead);
 
+// The blocks' inputs, from WanModelImpl::embed: the hidden tokens h [B, L', dim] fp32, the time
+// modulation e [B, G', dim] and e0 [B, G', 6, dim] fp32, the embedded text context [B, text_len,
+// dim], the RoPE rows of the tokens, the token grid and its token count L. Sequence-parallel, L' and
+// the per-token tables are this rank's share; otherwise L' = L.
+struct DitTokens {
+  at::Tensor h, e, e0, context;
+  RopeTables rope;
+  std::array<int64_t, 3> grid{};
+  int64_t tokens = 0;
+};
+
 class WanModelImpl : public torch::nn::Cloneable<WanModelImpl> {
  public:
   explicit WanModelImpl(const WanModelOptions& options);
   void reset() override;
   at::Tensor forward(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context, const AttentionRun& run);
+  // forward = embed, every block, finish: for callers that run the blocks themselves (gradient
+  // checkpointing). embed checks the inputs as forward does; finish runs the head on in.h (and
+  // gathers every rank's tokens when sequence-parallel) and returns forward's result.
+  DitTokens embed(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context, const AttentionRun& run);
+  at::Tensor finish(const DitTokens& in, const AttentionRun& run);
 
   // Text conditioning alone: context [B, l, text_dim] -> [B, text_len, dim] (zero-padded rows
   // become the embedding of zero, as in the reference).

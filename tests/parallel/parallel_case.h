@@ -1,7 +1,7 @@
 // The DiT case both the suite (single process) and its workers (one process per rank) run: a tiny
 // Wan DiT with both sparse extras, a batch of 2 with per-frame timesteps, a 5 x 5 x 7 token grid
 // (175 tokens: divides by neither 2 nor 3; 8 ragged VSA tiles), forward plus the backward of a fixed
-// random projection of the output.
+// random projection of the output; and a few LoRA training steps on that DiT.
 #pragma once
 
 #include <string>
@@ -15,6 +15,7 @@
 #include <ATen/ops/zeros.h>
 
 #include "models/parallel/sequence_parallel.h"
+#include "models/train/trainer.h"
 #include "models/wan/wan_model.h"
 #include "models/wan/wan_tiny.h"
 #include "plugins/api/attention_backend.h"
@@ -77,6 +78,51 @@ inline Result run(const std::string& method, vidgraph::plugin::AttentionBackend*
     grads.push_back(p.grad().defined() ? p.grad().reshape({-1}) : at::zeros({p.numel()}));
   }
   return Result{out.detach(), x.grad(), at::cat(grads)};
+}
+
+// The training case: 3 LoRA steps (rank 4) with `method` (vsa: sparsity 0 -> 0.5 over the steps,
+// its gate trained too) on two samples of the DiT case's size (175 tokens), batch 1, 2 micro-batches
+// a step, with or without gradient checkpointing. `cancel_before` > 0: the caller cancels before
+// that step (with `sp`, only on rank 1, which all ranks must follow). `checkpoint_dir`: where the
+// resumable checkpoint goes.
+struct TrainOutcome {
+  at::Tensor losses;   // [steps done]
+  at::Tensor trained;  // every adapter and the gates, flattened and concatenated in name order
+  bool cancelled = false;
+  std::string checkpoint;
+};
+
+inline TrainOutcome train(const std::string& method, vidgraph::plugin::AttentionBackend* backend,
+                          vidgraph::parallel::SequenceParallel* sp, bool checkpointing, int cancel_before = 0,
+                          const std::string& checkpoint_dir = "") {
+  vidgraph::wan::WanModel model = vidgraph::wan::wan_make_model(config(6), 7);
+  std::vector<vidgraph::train::TrainingSample> samples;
+  for (uint64_t i = 0; i < 2; ++i) {
+    samples.push_back({randn_seeded({4, 5, 10, 14}, 10 + i), randn_seeded({3, 16}, 20 + i), i == 1, "clip"});
+  }
+  vidgraph::train::TrainOptions o;
+  o.lora.rank = 4;
+  o.method = method;
+  o.sparsity = {0.0, 0.5, 2};
+  o.steps = 3;
+  o.accumulation = 2;
+  o.lr = 1e-3;
+  o.seed = 5;
+  o.checkpointing = checkpointing;
+  o.checkpoint_dir = checkpoint_dir;
+  o.sequence_parallel = sp;
+  int step = 0;
+  o.is_cancelled = [&] { return ++step == cancel_before && (sp == nullptr || sp->rank() == 1); };
+  const vidgraph::train::TrainResult r = vidgraph::train::train(*model, backend, samples, o);
+  std::vector<at::Tensor> trained;
+  for (auto& [name, linear] : vidgraph::wan::wan_linears_by_weight(*model)) {
+    if (linear->adapter.attached()) {
+      trained.push_back(linear->adapter.down.detach().reshape({-1}));
+      trained.push_back(linear->adapter.up.detach().reshape({-1}));
+    }
+    if (name.find("to_gate_compress") != std::string::npos) trained.push_back(linear->weight.detach().reshape({-1}));
+  }
+  return {at::tensor(r.losses), at::cat(trained), r.cancelled, r.checkpoint_path};
 }
 
 }  // namespace parallel_case

@@ -6,6 +6,10 @@
 //             WORLD + 1 heads gives.
 // MODE fail:  rank 1 leaves right after joining; the others run the forward, which must fail
 //             within the timeout; they print the error and exit 1.
+// MODE train: the training case with vsa, without and with gradient checkpointing; rank 0 writes
+//             OUT_DIR/train-<checkpointing 0|1>.safetensors (losses, trained). Then the case with
+//             rank 1 cancelling before step 2: every rank writes OUT_DIR/cancel-<rank>.txt
+//             ("<cancelled 0|1> <steps done> <checkpoint path or ->"), checkpoints in OUT_DIR/ckpt.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -43,6 +47,21 @@ int main(int argc, char** argv) {
     }
     auto report = plugin::load_attention_plugin_from({VIDGRAPH_BINARY_DIR "/lib/vidgraph/plugins"});
     if (report.plugin == nullptr) throw std::runtime_error(report.message());
+    if (mode == "train") {
+      for (const bool checkpointing : {false, true}) {
+        const auto r = parallel_case::train("vsa", &report.plugin->backend(), &sp, checkpointing);
+        if (sp.rank() == 0) {
+          model_io::save_safetensors(out_dir + "/train-" + std::to_string(int(checkpointing)) + ".safetensors",
+                                     {{"losses", r.losses}, {"trained", r.trained}});
+        }
+      }
+      const auto r = parallel_case::train("vsa", &report.plugin->backend(), &sp, false, 2, out_dir + "/ckpt");
+      std::ofstream(out_dir + "/cancel-" + std::to_string(sp.rank()) + ".txt")
+          << int(r.cancelled) << " " << r.losses.numel() << " " << (r.checkpoint.empty() ? "-" : r.checkpoint);
+      sp.group().barrier();
+      report.plugin.reset();
+      return 0;
+    }
     for (const std::string method : {"full", "vsa", "sla_star"}) {
       const parallel_case::Result r = parallel_case::run(method, &report.plugin->backend(), &sp);
       if (sp.rank() == 0) {

@@ -2,7 +2,8 @@
 // process group over a real TCPStore on loopback) and checks that the DiT forward and its gradients
 // equal the single-process run for full, vsa and sla_star with N = 2 and 3 on a sequence that
 // divides by neither; that heads not divisible by N is a clear error; that a rank leaving makes the
-// others stop with a message instead of hanging; and the torchrun environment parsing.
+// others stop with a message instead of hanging; that sequence-parallel training equals one process;
+// and the torchrun environment parsing.
 #include <ATen/TensorOperators.h>
 
 #include <arpa/inet.h>
@@ -19,6 +20,7 @@
 #include "parallel_case.h"
 #include "plugins/api/plugin_loader.h"
 
+#include <QtCore/QDir>
 #include <QtCore/QElapsedTimer>
 #include <QtCore/QFile>
 #include <QtCore/QProcess>
@@ -78,6 +80,7 @@ class tst_parallel : public QObject {
   void cleanupTestCase();
   void matchesSingleProcess_data();
   void matchesSingleProcess();
+  void trainingMatchesSingleProcess();
   void rankFailureStopsTheOthers();
   void torchrunEnvironment();
   void unknownBackendIsAClearError();
@@ -146,6 +149,52 @@ void tst_parallel::matchesSingleProcess() {
   const QString message = QString::fromUtf8(heads.readAll());
   QVERIFY2(message.contains(QString("splits the %1 attention heads over %2 processes").arg(world + 1).arg(world)),
            qPrintable(message));
+}
+
+// Sequence-parallel training over 2 ranks: every step's loss and the trained adapters and gates
+// equal one process's, with and without gradient checkpointing (whose recomputation repeats the
+// all-to-alls inside the backward); a cancel on rank 1 alone stops both ranks at the same step and
+// only rank 0 writes the resumable checkpoint.
+void tst_parallel::trainingMatchesSingleProcess() {
+  auto report = plugin::load_attention_plugin_from({VIDGRAPH_BINARY_DIR "/lib/vidgraph/plugins"});
+  QVERIFY2(report.plugin != nullptr, report.message().c_str());
+  QTemporaryDir dir;
+  QVERIFY(dir.isValid());
+  Ranks ranks = spawn("train", 2, dir.path(), 60);
+  for (int rank = 0; rank < 2; ++rank) {
+    QProcess& p = *ranks.procs[rank];
+    QVERIFY2(p.waitForFinished(180000), qPrintable(QString("rank %1 did not finish").arg(rank)));
+    QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0,
+             qPrintable(QString("rank %1: %2").arg(rank).arg(QString::fromUtf8(p.readAllStandardError()))));
+  }
+  for (const bool checkpointing : {false, true}) {
+    const parallel_case::TrainOutcome want =
+        parallel_case::train("vsa", &report.plugin->backend(), nullptr, checkpointing);
+    QCOMPARE(want.losses.numel(), int64_t(3));
+    const auto file = model_io::SafetensorsFile::open(
+        dir.filePath(QString("train-%1.safetensors").arg(int(checkpointing))).toStdString());
+    const double loss_err = rel_err(file.load("losses"), want.losses);
+    const double weight_err = rel_err(file.load("trained"), want.trained);
+    qInfo("training, checkpointing %d: losses rel-L2 %.3g, trained weights %.3g (losses %.5f %.5f %.5f)",
+          int(checkpointing), loss_err, weight_err, want.losses[0].item<double>(), want.losses[1].item<double>(),
+          want.losses[2].item<double>());
+    QVERIFY2(loss_err < 1e-5, qPrintable(QString("losses rel-L2 %1").arg(loss_err)));
+    QVERIFY2(weight_err < 1e-5, qPrintable(QString("trained weights rel-L2 %1").arg(weight_err)));
+  }
+  // The training moved the weights: compare with the untrained adapters' scale.
+  const parallel_case::TrainOutcome one_step = parallel_case::train("vsa", &report.plugin->backend(), nullptr, false, 2);
+  QVERIFY(rel_err(one_step.trained, parallel_case::train("vsa", &report.plugin->backend(), nullptr, false).trained) > 1e-4);
+  for (int rank = 0; rank < 2; ++rank) {
+    QFile f(dir.filePath(QString("cancel-%1.txt").arg(rank)));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QStringList fields = QString::fromUtf8(f.readAll()).split(' ');
+    QCOMPARE(fields.size(), 3);
+    QCOMPARE(fields[0], QString("1"));  // cancelled
+    QCOMPARE(fields[1], QString("1"));  // after step 1, on both ranks
+    QCOMPARE(fields[2] == "-", rank != 0);
+  }
+  QCOMPARE(QDir(dir.filePath("ckpt")).entryList(QDir::Files).size(), 1);
+  report.plugin.reset();
 }
 
 void tst_parallel::rankFailureStopsTheOthers() {

@@ -1,6 +1,7 @@
 // vidgraph-run as several processes on the demo workflow (tiny generated model, Gloo on loopback,
 // real processes): `--nproc 2` and a torchrun-style pair of processes write the same frames as one
-// process and nothing else, with the VAE's tiles split over the ranks too; heads that do not divide over the ranks are a validation error before
+// process and nothing else, with the VAE's tiles split over the ranks too, and the fine-tuning
+// workflow trains sequence-parallel with one process's losses; heads that do not divide over the ranks are a validation error before
 // any model loads; a rank killed mid-run ends the job quickly with a message naming it; Ctrl-C to
 // the launcher exits 130 with no partial files. Compared against one process, never against fixed
 // values, so the test holds for any demo weights.
@@ -168,6 +169,7 @@ class tst_parallel_run : public QObject {
   void initTestCase();
   void twoRanksWriteTheSameFrames();
   void tiledDecodeIsShared();
+  void fineTuningOverTwoRanks();
   void torchrunEnvironmentIsHonoured();
   void headsNotDividingIsAValidationError();
   void killedRankEndsTheJob_data();
@@ -238,6 +240,50 @@ void tst_parallel_run::tiledDecodeIsShared() {
   const QStringList large{"--set", "image.width=320", "--set", "image.height=192"};
   QCOMPARE(run(QStringList(frames_args(untiled.path())) << large, tmp_.path()).exit_code, 0);
   QVERIFY(worst_pixel_difference(untiled.path(), one.path(), &frames) > 1);
+  QVERIFY2(fs::is_empty(tmp_.path().toStdString()), "rank 1's scratch folder was removed");
+}
+
+// The shipped fine-tuning workflow, shortened, over 2 ranks: rank 0 encodes the dataset and sends
+// it, both ranks train sequence-parallel, every step's loss equals one process's, the sampler with
+// the trained LoRA writes the same frames, and rank 0 alone writes files (the same file tree).
+void tst_parallel_run::fineTuningOverTwoRanks() {
+  const QString flow = kBinary + "/share/vidgraph/workflows/finetune-demo.vgflow";
+  auto args = [&](const QString& out) {
+    return QStringList{"run", flow, "--output-dir", out, "--json-events", "--set", "train.steps=3",
+                       "--set", "train.warmup=0", "--set", "make_dataset.clips=2", "--set", "sampler.steps=2",
+                       "--set", "export.format=png", "--set", "export.filename={output}/frames"};
+  };
+  auto losses = [](const QString& out) {
+    std::vector<double> l;
+    for (const auto& e : json_lines(out)) {
+      if (e.is_object() && e.value("event", "") == "node_progress" && e.value("node", "") == "train" &&
+          e.contains("metrics")) {
+        l.push_back(e["metrics"]["loss"].get<double>());
+      }
+    }
+    return l;
+  };
+  QTemporaryDir one, two;
+  const RunOutcome r1 = run(args(one.path()), tmp_.path());
+  QVERIFY2(r1.exit_code == 0, qPrintable(r1.out.right(2000) + r1.err));
+  const RunOutcome r2 = run(args(two.path()) << "--nproc" << "2", tmp_.path());
+  QVERIFY2(r2.exit_code == 0, qPrintable(r2.out.right(2000) + r2.err));
+  QVERIFY2(r2.out.contains("Training runs sequence-parallel over 2 processes."), qPrintable(r2.out.right(3000)));
+  QVERIFY2(r2.out.contains("Sent the training set's 2 samples to the other ranks."), qPrintable(r2.out.right(3000)));
+  const std::vector<double> want = losses(r1.out), got = losses(r2.out);
+  QCOMPARE(want.size(), std::size_t(3));
+  QCOMPARE(got.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    QVERIFY2(std::abs(got[i] - want[i]) <= 1e-5 * std::abs(want[i]),
+             qPrintable(QString("step %1: loss %2 against %3").arg(i + 1).arg(got[i], 0, 'g', 9).arg(want[i], 0, 'g', 9)));
+  }
+  qInfo("losses over 2 ranks %.7f %.7f %.7f, one process %.7f %.7f %.7f", got[0], got[1], got[2], want[0], want[1],
+        want[2]);
+  QCOMPARE(tree_of(two.path()), tree_of(one.path()));
+  int frames = 0;
+  const int worst = worst_pixel_difference(one.path() + "/frames", two.path() + "/frames", &frames);
+  QVERIFY2(worst >= 0 && worst <= 1, qPrintable("a pixel differs by " + QString::number(worst)));
+  QCOMPARE(frames, 9);
   QVERIFY2(fs::is_empty(tmp_.path().toStdString()), "rank 1's scratch folder was removed");
 }
 

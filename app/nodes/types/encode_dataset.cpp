@@ -2,13 +2,15 @@
 // training size (every frame_stride-th frame, scaled and centre-cropped as Load Image does),
 // encoded with the VAE, its caption encoded with umT5 (once per distinct caption), and the pair
 // cached as a sample file (training_set.h) named by a content key (dataset_cache_key.h): a re-run
-// reuses every sample whose clip, caption, settings and model files are unchanged.
+// reuses every sample whose clip, caption, settings and model files are unchanged. In a run of
+// several ranks only rank 0 encodes; it sends the samples to the others.
 #include <ATen/ops/from_blob.h>
 #include <c10/core/InferenceMode.h>
 #include <c10/util/Exception.h>
 
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include "models/vae/wan_vae.h"
 #include "models/wan/wan_config.h"
@@ -19,6 +21,7 @@
 #include "nodes/types/model_handles.h"
 #include "nodes/types/node_types.h"
 #include "nodes/types/node_util.h"
+#include "nodes/types/rank_broadcast.h"
 #include "nodes/types/training_set.h"
 #include "nodes/types/video_dataset.h"
 #include "nodes/value_types.h"
@@ -129,7 +132,71 @@ struct EncodeRun {
   }
 };
 
-engine::Result<engine::ValueMap> compute_encode_dataset(engine::NodeContext& ctx) {
+// Several ranks: rank 0 encodes (and caches) the set and sends its samples: a JSON list of each
+// sample's file name, caption, source, mode and settings (as bytes), the dropout context, then each
+// sample's latent and context. A rank above 0 writes them into its own scratch folder, so every rank
+// trains on the same samples and only rank 0 encodes and keeps a cache.
+std::vector<at::Tensor> training_set_tensors(const TrainingSet& set) {
+  nlohmann::json meta = nlohmann::json::array();
+  std::vector<at::Tensor> tensors{at::Tensor(), set.dropout_context};
+  for (const TrainingSampleFile& file : set.samples) {
+    TrainingSampleData data = read_training_sample(file.path);
+    meta.push_back({{"file", fs::path(file.path).filename().string()}, {"caption", data.caption},
+                    {"source", data.source}, {"mode", data.mode}, {"settings", data.settings}});
+    tensors.push_back(data.latent);
+    tensors.push_back(data.context);
+  }
+  const std::string text = meta.dump();
+  tensors[0] = at::from_blob(const_cast<char*>(text.data()), {int64_t(text.size())}, at::kByte).clone();
+  return tensors;
+}
+
+// Rank 0: sends the set (nothing when encoding failed, so the others stop too); "" or why a sample
+// file could not be read back.
+std::string send_training_set(const std::optional<TrainingSet>& set) {
+  std::optional<std::vector<at::Tensor>> tensors;
+  std::string error;
+  try {
+    if (set) tensors = training_set_tensors(*set);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  broadcast_from_rank0(tensors);
+  return error;
+}
+
+engine::Result<TrainingSet> receive_training_set(const engine::NodeContext& ctx) {
+  const auto received = broadcast_from_rank0(std::nullopt);
+  if (!received) return node_error(ctx, "Rank 0 could not encode the dataset; its message says why.");
+  const at::Tensor bytes = (*received)[0].to(at::kByte).contiguous();
+  const auto* chars = bytes.data_ptr<uint8_t>();
+  const auto meta = nlohmann::json::parse(std::string(chars, chars + bytes.numel()));
+  TrainingSet set;
+  set.cache_folder = (fs::path(ctx.options().output_directory()) / "training-set-from-rank-0").string();
+  set.dropout_context = (*received)[1];
+  std::error_code ec;
+  fs::create_directories(set.cache_folder, ec);
+  for (size_t i = 0; i < meta.size(); ++i) {
+    const auto text = [&](const char* key) { return meta[i][key].get<std::string>(); };
+    TrainingSampleData data{(*received)[2 + 2 * i], (*received)[3 + 2 * i], text("caption"), text("source"),
+                            text("mode"), text("settings")};
+    TrainingSampleFile file;
+    const std::string path = (fs::path(set.cache_folder) / meta[i]["file"].get<std::string>()).string();
+    std::string bad = write_training_sample(path, data);
+    if (bad.empty()) bad = read_training_sample_info(path, &file);
+    if (!bad.empty()) return node_error(ctx, "Could not keep rank 0's training sample: " + bad);
+    set.samples.push_back(std::move(file));
+  }
+  return set;
+}
+
+engine::Result<engine::ValueMap> training_set_output(TrainingSet set) {
+  const std::size_t bytes = sizeof(TrainingSet) + set.samples.size() * sizeof(TrainingSampleFile) +
+                            set.dropout_context.nbytes();
+  return engine::ValueMap{{"training_set", engine::make_value(kTrainingSetType, std::move(set), bytes)}};
+}
+
+engine::Result<TrainingSet> encode_training_set(const engine::NodeContext& ctx) {
   if (std::string bad = check_settings(ctx.params()); !bad.empty()) return node_error(ctx, bad);
   const auto& dataset = ctx.input_as<VideoDataset>("dataset");
   const EncodeSettings settings{static_cast<int>(ctx.param_int("width")),
@@ -180,9 +247,23 @@ engine::Result<engine::ValueMap> compute_encode_dataset(engine::NodeContext& ctx
   ctx.progress(total, total, "encoded");
   ctx.log_info("Training set in '" + set.cache_folder + "': " + std::to_string(run.encoded) +
                " clip(s) encoded, " + std::to_string(run.cached) + " from the cache.");
-  const std::size_t bytes = sizeof(TrainingSet) + set.samples.size() * sizeof(TrainingSampleFile) +
-                            set.dropout_context.nbytes();
-  return engine::ValueMap{{"training_set", engine::make_value(kTrainingSetType, std::move(set), bytes)}};
+  return set;
+}
+
+engine::Result<engine::ValueMap> compute_encode_dataset(engine::NodeContext& ctx) {
+  if (receives_from_rank0()) {
+    auto set = receive_training_set(ctx);
+    if (!set.ok()) return set.error();
+    return training_set_output(std::move(*set));
+  }
+  auto set = encode_training_set(ctx);
+  if (sends_to_other_ranks(ctx)) {
+    const std::string bad = send_training_set(set.ok() ? std::optional(*set) : std::nullopt);
+    if (!bad.empty()) return node_error(ctx, "Sending the training set to the other ranks failed: " + bad);
+    if (set.ok()) ctx.log_info("Sent the training set's " + std::to_string(set->samples.size()) + " samples to the other ranks.");
+  }
+  if (!set.ok()) return set.error();
+  return training_set_output(std::move(*set));
 }
 
 }  // namespace

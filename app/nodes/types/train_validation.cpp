@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "models/parallel/sequence_parallel.h"
 #include "models/sampling/flow_sampler.h"
 #include "models/sampling/wan_velocity.h"
 #include "nodes/types/conditioning.h"
@@ -71,6 +72,7 @@ void TrainValidation::run(const engine::NodeContext& ctx, int step, int steps, w
   vo.attention = run;
   ctx.log_info("Validation at step " + std::to_string(step) + ": sampling " + std::to_string(o.steps) + " steps.");
   const at::Tensor latent = sampling::flow_sample(sampling::make_wan_velocity(model, std::move(vo)), o);
+  if (run.sequence_parallel != nullptr && run.sequence_parallel->rank() > 0) return;  // rank 0 shows and writes
   if (!ctx.has_input("vae")) {
     Video video;
     video.frames = preview_frame(latent);
@@ -84,7 +86,6 @@ void TrainValidation::run(const engine::NodeContext& ctx, int step, int steps, w
   const at::Tensor clip = vae.vae->decode(latent.unsqueeze(0).to(vae.device, vae.dtype), {}, decode);
   Video video;
   video.frames = video_to_frames(clip);
-  video.fps = 24.0;
 #ifdef VIDGRAPH_HAVE_MEDIA
   std::error_code ec;
   std::filesystem::create_directories(folder_, ec);

@@ -6,7 +6,8 @@
 // plays it; vidgraph-run --previews saves its first frame) and, in builds with media, written to
 // `validation_folder` as step_000040.mp4 (an existing file is never replaced: the name gets a
 // number). Without a VAE the middle frame's latent projection is posted (sampler_preview.h).
-// Sampling draws its own seeded noise: a run with validation trains exactly as one without.
+// Sampling draws its own seeded noise: a run with validation trains exactly as one without. In a
+// run of several ranks every rank samples (sequence-parallel) and rank 0 decodes, posts and writes.
 #pragma once
 
 #include <memory>

@@ -5,7 +5,8 @@
 // output. Cancel stops between steps and leaves a resumable checkpoint, named in the error.
 // The method's params come from the plugin through the same bridge as Wan Sampler's
 // (attention_params_bridge.h), except its sparsity, which the schedule sets at every step:
-// sparsity_start and sparsity_target follow the plugin's sparsity rules.
+// sparsity_start and sparsity_target follow the plugin's sparsity rules. In a run of several ranks
+// training is sequence-parallel over them (models/train), and rank 0 alone writes files.
 #include <c10/util/Exception.h>
 
 #include <algorithm>
@@ -13,12 +14,14 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "models/parallel/process_sequence_parallel.h"
 #include "models/train/trainer.h"
 #include "nodes/attention_params_bridge.h"
 #include "nodes/types/attention_plugin.h"
 #include "nodes/types/model_handles.h"
 #include "nodes/types/node_types.h"
 #include "nodes/types/node_util.h"
+#include "nodes/types/rank_broadcast.h"
 #include "nodes/types/train_validation.h"
 #include "nodes/types/training_set.h"
 #include "nodes/types/writer_params.h"
@@ -136,8 +139,15 @@ engine::Result<engine::ValueMap> compute_train_wan(engine::NodeContext& ctx, con
   train::TrainOptions& options = *trained_options;
   auto validation = TrainValidation::make(ctx, set);
   if (!validation.ok()) return validation.error();
+  // Several ranks: each trains its share of the tokens; rank 0 alone writes files.
+  const bool writes = !receives_from_rank0();
+  if (!writes || sends_to_other_ranks(ctx)) {
+    options.sequence_parallel = parallel::process_sequence_parallel().get();  // the runner keeps it
+    ctx.log_info("Training runs sequence-parallel over " + std::to_string(options.sequence_parallel->world_size()) +
+                 " processes.");
+  }
   std::error_code ec;
-  fs::create_directories(options.checkpoint_dir, ec);
+  if (writes) fs::create_directories(options.checkpoint_dir, ec);
   // A deep copy: the input MODEL is shared with other nodes and the cache.
   auto model = std::dynamic_pointer_cast<wan::WanModelImpl>(dit.model->clone());
   if (TrainValidation* v = validation->get()) {
@@ -162,7 +172,7 @@ engine::Result<engine::ValueMap> compute_train_wan(engine::NodeContext& ctx, con
     ctx.log_warn("Training cancelled after step " + std::to_string(result.steps_done) + "; " + where + ".");
     return node_error(ctx, "Training cancelled after step " + std::to_string(result.steps_done) + "; " + where + ".");
   }
-  auto written = write_weights(ctx, *model, options.mode);
+  auto written = writes ? write_weights(ctx, *model, options.mode) : engine::Result<std::string>(std::string());
   if (!written.ok()) return written.error();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ctx.log_info("Trained " + std::to_string(result.steps_done) + " steps in " + number("%.1f", seconds) +
@@ -265,6 +275,7 @@ engine::NodeType train_wan_node(const AttentionSource& attention) {
     return output(params, options) + "|" + (resumes ? file_param_fingerprint(params, options, "resume") : "");
   };
   t.preflight = writer_preflight("output", weights_kind);
+  t.every_rank = true;  // several ranks: training runs sequence-parallel over all of them
   t.compute = [schema, attention](engine::NodeContext& ctx) { return compute_train_wan(ctx, *schema, attention); };
   return t;
 }
