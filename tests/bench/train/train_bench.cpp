@@ -1,10 +1,14 @@
 // vidgraph-train-bench: time and peak memory of one training step (forward + backward + AdamW)
 // of the Wan DiT per attention method, with random weights made on the device and one random
 // sample of the grid's shape. Prints one JSON object on stdout (also to --out); logs go to stderr.
-// Needs only LibTorch (no Qt), so it builds on the GPU machine too.
+// Needs only LibTorch (no Qt), so it builds on the GPU machine too. Under torchrun (WORLD_SIZE set)
+// every rank takes GPU LOCAL_RANK and the step runs sequence-parallel over all of them; rank 0
+// prints the JSON, with every rank's peak memory.
 // Exit status: 0 all measured, 1 bad options or no plugin, 3 some method failed (its entry says why).
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/randn.h>
+#include <ATen/Context.h>
 #include <torch/version.h>
 
 #include <CLI/CLI.hpp>
@@ -16,11 +20,13 @@
 #include <array>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "bench_weights.h"
+#include "models/parallel/sequence_parallel.h"
 #include "models/train/trainer.h"
 #include "models/wan/wan_tiny.h"
 #include "plugins/api/plugin_loader.h"
@@ -61,9 +67,20 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : (v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]));
 }
 
+// Under torchrun: this process's rank of a group over all of them, on GPU LOCAL_RANK when the
+// device is CUDA (o.device becomes cuda:LOCAL_RANK); null without WORLD_SIZE.
+std::shared_ptr<parallel::SequenceParallel> join_ranks(Options& o) {
+  auto env = parallel::process_group_options_from_env();
+  if (!env) return nullptr;
+  if (c10::Device(o.device).is_cuda()) o.device = "cuda:" + std::to_string(env->local_rank);
+  env->device = c10::Device(o.device);
+  return std::make_shared<parallel::SequenceParallel>(parallel::ProcessGroupHandle::create(*env));
+}
+
 // One method: warmup + repeats training steps on a fresh random model.
 json bench_method(const Options& o, const std::string& method, const wan::WanConfig& config,
-                  const std::array<int64_t, 3>& grid, plugin::AttentionBackend& backend) {
+                  const std::array<int64_t, 3>& grid, plugin::AttentionBackend& backend,
+                  parallel::SequenceParallel* sp) {
   wan::WanModelOptions mo;
   mo.config = config;
   mo.device = c10::Device(o.device);
@@ -84,6 +101,7 @@ json bench_method(const Options& o, const std::string& method, const wan::WanCon
   t.steps = o.warmup + o.repeats;
   t.lr = 1e-5;
   t.checkpointing = o.checkpointing;
+  t.sequence_parallel = sp;
   std::vector<double> ms, peak;
   double loss = 0;
   t.on_step = [&](const train::TrainStep& step) {
@@ -94,7 +112,14 @@ json bench_method(const Options& o, const std::string& method, const wan::WanCon
     loss = step.loss;
   };
   train::train(*model, &backend, {s}, t);
+  json ranks_peak = json::array();
+  if (sp != nullptr) {  // every rank's peak, in rank order
+    const at::Tensor mine = at::full({1}, *std::max_element(peak.begin(), peak.end()) / (1 << 30),
+                                     at::TensorOptions().dtype(at::kDouble).device(mo.device));
+    for (const at::Tensor& p : sp->group().all_gather(mine)) ranks_peak.push_back(p.item<double>());
+  }
   return json{{"median_ms", median(ms)},
+              {"peak_gib_per_rank", ranks_peak},
               {"min_ms", *std::min_element(ms.begin(), ms.end())},
               {"max_ms", *std::max_element(ms.begin(), ms.end())},
               {"steps", ms.size()},
@@ -127,7 +152,10 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   json result;
   int status = 0;
+  std::shared_ptr<parallel::SequenceParallel> sp;
   try {
+    sp = join_ranks(o);
+    at::manual_seed(1);  // every rank draws the same random model and sample
     const wan::WanConfig config = o.config == "tiny" ? wan::wan_tiny_config() : wan::WanConfig::ti2v_5b();
     const auto grid = parse_grid(o.grid.empty() ? (o.config == "tiny" ? "4,4,8" : "31,22,40") : o.grid);
     parse_dtype(o.dtype);
@@ -148,10 +176,11 @@ int main(int argc, char** argv) {
                   {"sparsity", o.sparsity},
                   {"warmup", o.warmup},
                   {"repeats", o.repeats},
+                  {"ranks", sp ? sp->world_size() : 1},
                   {"methods", json::object()}};
     for (const std::string& method : o.methods) {
       try {
-        result["methods"][method] = bench_method(o, method, config, grid, report.plugin->backend());
+        result["methods"][method] = bench_method(o, method, config, grid, report.plugin->backend(), sp.get());
       } catch (const std::exception& e) {
         result["methods"][method] = json{{"error", e.what()}};
         status = 3;
@@ -161,6 +190,7 @@ int main(int argc, char** argv) {
     std::cerr << "vidgraph-train-bench: " << e.what() << "\n";
     return 1;
   }
+  if (sp && sp->rank() > 0) return status;  // rank 0 reports
   std::cout << result.dump(2) << "\n";
   if (!o.out.empty()) {
     std::ofstream(o.out) << result.dump(2) << "\n";
