@@ -4,8 +4,9 @@
 # with gradient checkpointing, with vidgraph-train-bench already built in BUILD_DIR (ninja target
 # vidgraph-train-bench, which builds the vidgraph_attention plugin too).
 # Usage: tests/bench/train_run.sh BUILD_DIR        (from the repository root on the device)
-# Env: MODE (lora), GRID (31,22,40), REPEATS (3), METHODS (full,vsa,sla_star), NPROC (1: one GPU;
-# N > 1: N ranks started by torchrun, one GPU each, the step sequence-parallel over them).
+# Env: MODE (lora), GRID (31,22,40), REPEATS (3), METHODS (full,vsa,sla_star), NPROC (unset: one
+# process; N: N ranks started by torchrun, one GPU each, the step sequence-parallel over them over
+# NCCL; NPROC=1 is one GPU through the same collectives).
 # Writes $OUT/train.json and $OUT/train.log (default OUT: ./device-out); prints the JSON's methods.
 set -uo pipefail
 BUILD=${1:?usage: tests/bench/train_run.sh BUILD_DIR}
@@ -19,8 +20,8 @@ fi
 export VIDGRAPH_PLUGIN_PATH="$BUILD/lib/vidgraph/plugins"
 start=$(date +%s)
 LAUNCH=()
-if [ "${NPROC:-1}" -gt 1 ]; then
-  LAUNCH=(torchrun --standalone --nproc-per-node "$NPROC" --no-python)
+if [ -n "${NPROC:-}" ]; then
+  LAUNCH=(python3 -m torch.distributed.run --standalone --nproc-per-node "$NPROC" --no-python)
 fi
 "${LAUNCH[@]}" "$BIN" --config 5b --device cuda --methods "${METHODS:-full,vsa,sla_star}" --dtype bf16 --grid "${GRID:-31,22,40}" --mode "${MODE:-lora}" --rank 32 \
   --checkpointing --sparsity 0.875 --warmup 1 --repeats "${REPEATS:-3}" --out "$OUT/train.json" \
