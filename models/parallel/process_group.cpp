@@ -13,6 +13,7 @@
 #include <c10/core/InferenceMode.h>
 #include <c10/util/Exception.h>
 #include <torch/version.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/csrc/distributed/c10d/Types.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
@@ -81,6 +82,8 @@ std::optional<ProcessGroupOptions> process_group_options_from_env(ProcessGroupOp
   base.local_rank = static_cast<int>(env_int("LOCAL_RANK", 0, 1 << 20).value_or(base.rank));
   if (const char* addr = std::getenv("MASTER_ADDR"); addr != nullptr && *addr != '\0') base.master_addr = addr;
   base.master_port = static_cast<int>(env_int("MASTER_PORT", 1, 65535).value_or(base.master_port));
+  const char* agent_store = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
+  base.launcher_hosts_store = agent_store != nullptr && std::string(agent_store) == "True";
   return base;
 }
 
@@ -138,11 +141,14 @@ std::shared_ptr<ProcessGroupHandle> ProcessGroupHandle::create(const ProcessGrou
   try {
     c10d::TCPStoreOptions so;
     so.port = static_cast<std::uint16_t>(o.master_port);
-    so.isServer = o.rank == 0;
+    so.isServer = o.rank == 0 && !o.launcher_hosts_store;
     so.numWorkers = static_cast<std::size_t>(o.world_size);
     so.waitWorkers = true;
     so.timeout = o.timeout;
     impl->store = c10::make_intrusive<c10d::TCPStore>(o.master_addr, so);
+    if (o.launcher_hosts_store) {  // the launcher's own keys live there too
+      impl->store = c10::make_intrusive<c10d::PrefixStore>("vidgraph", impl->store);
+    }
   } catch (const std::exception& e) {
     throw std::runtime_error("Rank " + std::to_string(o.rank) + " could not " +
                              (o.rank == 0 ? "open" : "reach") + " the process-group store at " + where + " (" +

@@ -29,10 +29,13 @@ struct ProcessGroupOptions {
   std::string backend = "auto";  // "auto", "gloo" or "nccl"
   c10::Device device = c10::Device(c10::kCPU);  // where the exchanged tensors live
   std::chrono::milliseconds timeout{60000};
+  // The launcher already serves the store at the master address (torchrun's agent, which says so
+  // with TORCHELASTIC_USE_AGENT_STORE=True): rank 0 joins it as a client too, under a key prefix.
+  bool launcher_hosts_store = false;
 };
 
-// Reads RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT (as torchrun sets them) into
-// `base`; returns nullopt when WORLD_SIZE is unset. Throws std::invalid_argument naming the
+// Reads RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT and TORCHELASTIC_USE_AGENT_STORE (as
+// torchrun sets them) into `base`; returns nullopt when WORLD_SIZE is unset. Throws std::invalid_argument naming the
 // variable when one is present but malformed or out of range.
 std::optional<ProcessGroupOptions> process_group_options_from_env(ProcessGroupOptions base = {});
 

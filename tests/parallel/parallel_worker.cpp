@@ -6,6 +6,11 @@
 //             WORLD + 1 heads gives.
 // MODE fail:  rank 1 leaves right after joining; the others run the forward, which must fail
 //             within the timeout; they print the error and exit 1.
+// MODE store: hosts a TCPStore on PORT, as torchrun's agent does, until its stdin closes.
+// MODE agent: a rank as torchrun starts it with its agent's store: the options come from the
+//             environment (WORLD_SIZE, RANK, MASTER_PORT, TORCHELASTIC_USE_AGENT_STORE=True; the
+//             arguments' RANK and WORLD are ignored); runs the case with full attention, rank 0 writes
+//             OUT_DIR/full.safetensors.
 // MODE train: the training case with vsa, without and with gradient checkpointing; rank 0 writes
 //             OUT_DIR/train-<checkpointing 0|1>.safetensors (losses, trained). Then the case with
 //             rank 1 cancelling before step 2: every rank writes OUT_DIR/cancel-<rank>.txt
@@ -15,6 +20,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "models/io/safetensors.h"
 #include "parallel_case.h"
@@ -35,6 +42,21 @@ int main(int argc, char** argv) {
   o.backend = "gloo";
   o.timeout = std::chrono::milliseconds(std::atoi(argv[6]) * 1000);
   try {
+    if (mode == "store") {
+      c10d::TCPStoreOptions so;
+      so.port = static_cast<std::uint16_t>(o.master_port);
+      so.isServer = true;
+      so.waitWorkers = false;
+      so.timeout = o.timeout;
+      const c10d::TCPStore store("127.0.0.1", so);
+      while (std::getchar() != EOF) {
+      }
+      return 0;
+    }
+    if (mode == "agent") {
+      o = parallel::process_group_options_from_env(o).value();
+      o.backend = "gloo";
+    }
     parallel::SequenceParallel sp(parallel::ProcessGroupHandle::create(o));
     if (mode == "fail") {
       if (sp.rank() == 1) {
@@ -43,6 +65,15 @@ int main(int argc, char** argv) {
       }
       parallel_case::run("full", nullptr, &sp);
       std::fprintf(stderr, "rank %d: the forward did not fail\n", sp.rank());
+      return 0;
+    }
+    if (mode == "agent") {
+      const parallel_case::Result r = parallel_case::run("full", nullptr, &sp);
+      if (sp.rank() == 0) {
+        model_io::save_safetensors(out_dir + "/full.safetensors",
+                                   {{"out", r.out}, {"x_grad", r.x_grad}, {"param_grads", r.param_grads}});
+      }
+      sp.group().barrier();
       return 0;
     }
     auto report = plugin::load_attention_plugin_from({VIDGRAPH_BINARY_DIR "/lib/vidgraph/plugins"});

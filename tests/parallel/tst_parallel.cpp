@@ -83,6 +83,7 @@ class tst_parallel : public QObject {
   void trainingMatchesSingleProcess();
   void rankFailureStopsTheOthers();
   void torchrunEnvironment();
+  void torchrunAgentStore();
   void unknownBackendIsAClearError();
 
  private:
@@ -233,7 +234,50 @@ void tst_parallel::torchrunEnvironment() {
   } catch (const std::invalid_argument& e) {
     QVERIFY2(std::string(e.what()).find("RANK='4'") != std::string::npos, e.what());
   }
-  for (const char* name : {"WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"}) qunsetenv(name);
+  QVERIFY(!o->launcher_hosts_store);
+  qputenv("RANK", "3");
+  qputenv("TORCHELASTIC_USE_AGENT_STORE", "True");
+  QVERIFY(parallel::process_group_options_from_env()->launcher_hosts_store);
+  for (const char* name : {"WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT",
+                           "TORCHELASTIC_USE_AGENT_STORE"}) {
+    qunsetenv(name);
+  }
+}
+
+// torchrun's agent serves the store on MASTER_PORT itself and tells its workers so: rank 0 must
+// join that store (hosting its own on the taken port fails), and the job gives one process's result.
+void tst_parallel::torchrunAgentStore() {
+  QTemporaryDir dir;
+  QVERIFY(dir.isValid());
+  const int port = free_port();
+  QProcess agent;
+  agent.start(VIDGRAPH_PARALLEL_WORKER, {"store", "0", "1", QString::number(port), dir.path(), "60"});
+  QVERIFY(agent.waitForStarted());
+  QTest::qWait(500);  // the store is listening
+  Ranks ranks;
+  for (int rank = 0; rank < 2; ++rank) {
+    auto p = std::make_unique<QProcess>();
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("WORLD_SIZE", "2");
+    env.insert("RANK", QString::number(rank));
+    env.insert("MASTER_ADDR", "127.0.0.1");
+    env.insert("MASTER_PORT", QString::number(port));
+    env.insert("TORCHELASTIC_USE_AGENT_STORE", "True");
+    p->setProcessEnvironment(env);
+    p->start(VIDGRAPH_PARALLEL_WORKER, {"agent", "0", "1", "1", dir.path(), "60"});
+    ranks.procs.push_back(std::move(p));
+  }
+  for (int rank = 0; rank < 2; ++rank) {
+    QProcess& p = *ranks.procs[rank];
+    QVERIFY2(p.waitForFinished(120000), qPrintable(QString("rank %1 did not finish").arg(rank)));
+    QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0,
+             qPrintable(QString("rank %1: %2").arg(rank).arg(QString::fromUtf8(p.readAllStandardError()))));
+  }
+  agent.closeWriteChannel();
+  QVERIFY(agent.waitForFinished(10000));
+  const auto file = model_io::SafetensorsFile::open(dir.filePath("full.safetensors").toStdString());
+  const double err = rel_err(file.load("out"), reference_["full"].out);
+  QVERIFY2(err < 1e-5, qPrintable(QString("rel-L2 %1").arg(err)));
 }
 
 void tst_parallel::unknownBackendIsAClearError() {
