@@ -112,14 +112,7 @@ json bench_method(const Options& o, const std::string& method, const wan::WanCon
     loss = step.loss;
   };
   train::train(*model, &backend, {s}, t);
-  json ranks_peak = json::array();
-  if (sp != nullptr) {  // every rank's peak, in rank order
-    const at::Tensor mine = at::full({1}, *std::max_element(peak.begin(), peak.end()) / (1 << 30),
-                                     at::TensorOptions().dtype(at::kDouble).device(mo.device));
-    for (const at::Tensor& p : sp->group().all_gather(mine)) ranks_peak.push_back(p.item<double>());
-  }
-  return json{{"median_ms", median(ms)},
-              {"peak_gib_per_rank", ranks_peak},
+  json result{{"median_ms", median(ms)},
               {"min_ms", *std::min_element(ms.begin(), ms.end())},
               {"max_ms", *std::max_element(ms.begin(), ms.end())},
               {"steps", ms.size()},
@@ -127,6 +120,12 @@ json bench_method(const Options& o, const std::string& method, const wan::WanCon
               {"peak_kind", mo.device.is_cuda() ? "cuda allocator peak" : "process peak RSS"},
               {"last_loss", loss},
               {"finite", std::isfinite(loss)}};
+  if (sp != nullptr) {  // every rank's peak, in rank order
+    const at::Tensor mine = at::full({1}, *std::max_element(peak.begin(), peak.end()) / (1 << 30),
+                                     at::TensorOptions().dtype(at::kDouble).device(mo.device));
+    for (const at::Tensor& p : sp->group().all_gather(mine)) result["peak_gib_per_rank"].push_back(p.item<double>());
+  }
+  return result;
 }
 
 }  // namespace
