@@ -10,7 +10,6 @@
 
 #include <filesystem>
 #include <map>
-#include <optional>
 
 #include "models/vae/wan_vae.h"
 #include "models/wan/wan_config.h"
@@ -151,34 +150,19 @@ std::vector<at::Tensor> training_set_tensors(const TrainingSet& set) {
   return tensors;
 }
 
-// Rank 0: sends the set (nothing when encoding failed, so the others stop too); "" or why a sample
-// file could not be read back.
-std::string send_training_set(const std::optional<TrainingSet>& set) {
-  std::optional<std::vector<at::Tensor>> tensors;
-  std::string error;
-  try {
-    if (set) tensors = training_set_tensors(*set);
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
-  broadcast_from_rank0(tensors);
-  return error;
-}
-
-engine::Result<TrainingSet> receive_training_set(const engine::NodeContext& ctx) {
-  const auto received = broadcast_from_rank0(std::nullopt);
-  if (!received) return node_error(ctx, "Rank 0 could not encode the dataset; its message says why.");
-  const at::Tensor bytes = (*received)[0].to(at::kByte).contiguous();
+engine::Result<TrainingSet> training_set_from_tensors(const engine::NodeContext& ctx,
+                                                      const std::vector<at::Tensor>& received) {
+  const at::Tensor bytes = received.at(0).to(at::kByte).contiguous();
   const auto* chars = bytes.data_ptr<uint8_t>();
   const auto meta = nlohmann::json::parse(std::string(chars, chars + bytes.numel()));
   TrainingSet set;
   set.cache_folder = (fs::path(ctx.options().output_directory()) / "training-set-from-rank-0").string();
-  set.dropout_context = (*received)[1];
+  set.dropout_context = received.at(1);
   std::error_code ec;
   fs::create_directories(set.cache_folder, ec);
   for (size_t i = 0; i < meta.size(); ++i) {
     const auto text = [&](const char* key) { return meta[i][key].get<std::string>(); };
-    TrainingSampleData data{(*received)[2 + 2 * i], (*received)[3 + 2 * i], text("caption"), text("source"),
+    TrainingSampleData data{received.at(2 + 2 * i), received.at(3 + 2 * i), text("caption"), text("source"),
                             text("mode"), text("settings")};
     TrainingSampleFile file;
     const std::string path = (fs::path(set.cache_folder) / meta[i]["file"].get<std::string>()).string();
@@ -188,12 +172,6 @@ engine::Result<TrainingSet> receive_training_set(const engine::NodeContext& ctx)
     set.samples.push_back(std::move(file));
   }
   return set;
-}
-
-engine::Result<engine::ValueMap> training_set_output(TrainingSet set) {
-  const std::size_t bytes = sizeof(TrainingSet) + set.samples.size() * sizeof(TrainingSampleFile) +
-                            set.dropout_context.nbytes();
-  return engine::ValueMap{{"training_set", engine::make_value(kTrainingSetType, std::move(set), bytes)}};
 }
 
 engine::Result<TrainingSet> encode_training_set(const engine::NodeContext& ctx) {
@@ -251,19 +229,16 @@ engine::Result<TrainingSet> encode_training_set(const engine::NodeContext& ctx) 
 }
 
 engine::Result<engine::ValueMap> compute_encode_dataset(engine::NodeContext& ctx) {
-  if (receives_from_rank0()) {
-    auto set = receive_training_set(ctx);
-    if (!set.ok()) return set.error();
-    return training_set_output(std::move(*set));
-  }
-  auto set = encode_training_set(ctx);
-  if (sends_to_other_ranks(ctx)) {
-    const std::string bad = send_training_set(set.ok() ? std::optional(*set) : std::nullopt);
-    if (!bad.empty()) return node_error(ctx, "Sending the training set to the other ranks failed: " + bad);
-    if (set.ok()) ctx.log_info("Sent the training set's " + std::to_string(set->samples.size()) + " samples to the other ranks.");
-  }
+  auto set = computed_on_rank0<TrainingSet>(
+      ctx, "encode the dataset", [&] { return encode_training_set(ctx); }, training_set_tensors,
+      [&](const std::vector<at::Tensor>& tensors) { return training_set_from_tensors(ctx, tensors); });
   if (!set.ok()) return set.error();
-  return training_set_output(std::move(*set));
+  if (sends_to_other_ranks(ctx)) {
+    ctx.log_info("Sent the training set's " + std::to_string(set->samples.size()) + " samples to the other ranks.");
+  }
+  const std::size_t bytes = sizeof(TrainingSet) + set->samples.size() * sizeof(TrainingSampleFile) +
+                            set->dropout_context.nbytes();
+  return engine::ValueMap{{"training_set", engine::make_value(kTrainingSetType, std::move(*set), bytes)}};
 }
 
 }  // namespace

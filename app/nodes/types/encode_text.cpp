@@ -43,23 +43,26 @@ engine::Status encode_prompts(const engine::NodeContext& ctx, const TextEncoderH
 }
 
 // Several ranks: rank 0 encodes and sends, the others receive (the same embeddings, computed once).
-engine::Status encode_or_receive(const engine::NodeContext& ctx, const TextEncoderHandle& encoder, Conditioning& cond) {
-  if (!receives_from_rank0()) {
-    const engine::Status encoded = encode_prompts(ctx, encoder, cond);
-    if (sends_to_other_ranks(ctx)) {
-      broadcast_from_rank0(encoded.ok() ? std::optional(std::vector{cond.context, cond.context_null}) : std::nullopt);
-      if (encoded.ok()) ctx.log_info("Encoded the prompt once and sent it to the other ranks.");
-    }
-    return encoded;
-  }
-  const auto received = broadcast_from_rank0(std::nullopt);
-  if (!received || received->size() != 2) {
-    return node_error(ctx, "Rank 0 could not encode the prompt; its message says why.");
-  }
-  cond.context = (*received)[0];
-  cond.context_null = (*received)[1];
-  ctx.progress(2, 2, "received from rank 0");
-  return {};
+engine::Result<Conditioning> encode_or_receive(const engine::NodeContext& ctx, const TextEncoderHandle& encoder,
+                                               const Conditioning& prompts) {
+  auto encoded = computed_on_rank0<Conditioning>(
+      ctx, "encode the prompt",
+      [&]() -> engine::Result<Conditioning> {
+        Conditioning cond = prompts;
+        if (engine::Status done = encode_prompts(ctx, encoder, cond); !done.ok()) return done.error();
+        return cond;
+      },
+      [](const Conditioning& cond) { return std::vector{cond.context, cond.context_null}; },
+      [&](const std::vector<at::Tensor>& tensors) -> engine::Result<Conditioning> {
+        if (tensors.size() != 2) return node_error(ctx, "Rank 0 sent no prompt embeddings.");
+        Conditioning cond = prompts;
+        cond.context = tensors[0];
+        cond.context_null = tensors[1];
+        ctx.progress(2, 2, "received from rank 0");
+        return cond;
+      });
+  if (encoded.ok() && sends_to_other_ranks(ctx)) ctx.log_info("Encoded the prompt once and sent it to the other ranks.");
+  return encoded;
 }
 
 engine::Result<engine::ValueMap> compute_encode_text(engine::NodeContext& ctx) {
@@ -74,7 +77,9 @@ engine::Result<engine::ValueMap> compute_encode_text(engine::NodeContext& ctx) {
     const std::string bad = t5::check_prompt_size(*text, what);
     if (!bad.empty()) return node_error(ctx, bad);
   }
-  if (engine::Status done = encode_or_receive(ctx, encoder, cond); !done.ok()) return done.error();
+  auto encoded = encode_or_receive(ctx, encoder, cond);
+  if (!encoded.ok()) return encoded.error();
+  cond = std::move(*encoded);
   if (ctx.param_bool("free_encoder") && encoder.release) {
     encoder.release();
     ctx.log_info("Released the text encoder's weights.");

@@ -50,28 +50,21 @@ engine::Result<Image> read_image(const engine::NodeContext& ctx) {
 // Several ranks: rank 0 reads the image and sends it (its pixels as floats, exact for uint8); the
 // others receive it, so only rank 0 touches the file.
 engine::Result<Image> read_or_receive(const engine::NodeContext& ctx) {
-  if (!receives_from_rank0()) {
-    engine::Result<Image> image = read_image(ctx);
-    if (sends_to_other_ranks(ctx)) {
-      std::optional<std::vector<at::Tensor>> sent;
-      if (image.ok()) {
-        const auto bytes = at::TensorOptions().dtype(at::kByte);
-        sent = std::vector{at::from_blob(image->rgb.data(), {image->height, image->width, 3}, bytes)};
-      }
-      broadcast_from_rank0(sent);
-    }
-    return image;
-  }
-  const auto received = broadcast_from_rank0(std::nullopt);
-  if (!received || received->size() != 1 || (*received)[0].dim() != 3) {
-    return node_error(ctx, "Rank 0 could not load the image; its message says why.");
-  }
-  const at::Tensor pixels = (*received)[0].to(at::kByte).contiguous();
-  Image image;
-  image.height = static_cast<int>(pixels.size(0));
-  image.width = static_cast<int>(pixels.size(1));
-  image.rgb.assign(pixels.data_ptr<uint8_t>(), pixels.data_ptr<uint8_t>() + pixels.numel());
-  return image;
+  return computed_on_rank0<Image>(
+      ctx, "load the image", [&] { return read_image(ctx); },
+      [](const Image& image) {
+        auto* pixels = const_cast<std::uint8_t*>(image.rgb.data());  // read, never written
+        return std::vector{at::from_blob(pixels, {image.height, image.width, 3}, at::kByte)};
+      },
+      [&](const std::vector<at::Tensor>& tensors) -> engine::Result<Image> {
+        if (tensors.size() != 1 || tensors[0].dim() != 3) return node_error(ctx, "Rank 0 sent no image.");
+        const at::Tensor pixels = tensors[0].to(at::kByte).contiguous();
+        Image image;
+        image.height = static_cast<int>(pixels.size(0));
+        image.width = static_cast<int>(pixels.size(1));
+        image.rgb.assign(pixels.data_ptr<uint8_t>(), pixels.data_ptr<uint8_t>() + pixels.numel());
+        return image;
+      });
 }
 
 engine::Result<engine::ValueMap> compute_load_image(engine::NodeContext& ctx) {

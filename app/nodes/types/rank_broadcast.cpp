@@ -15,11 +15,16 @@ bool receives_from_rank0() {
   return sp && sp->world_size() > 1 && sp->rank() > 0;
 }
 
-bool sends_to_other_ranks(const engine::NodeContext& ctx) {
-  const auto sp = parallel::process_sequence_parallel();
-  if (!sp || sp->world_size() == 1 || sp->rank() != 0) return false;
+std::shared_ptr<parallel::SequenceParallel> node_ranks(const engine::NodeContext& ctx) {
+  auto sp = parallel::process_sequence_parallel();
   const std::vector<std::string>& shared = ctx.options().every_rank_nodes;
-  return std::find(shared.begin(), shared.end(), ctx.node_id()) != shared.end();
+  const bool shares = std::find(shared.begin(), shared.end(), ctx.node_id()) != shared.end();
+  return sp && sp->world_size() > 1 && shares ? sp : nullptr;
+}
+
+bool sends_to_other_ranks(const engine::NodeContext& ctx) {
+  const auto sp = node_ranks(ctx);
+  return sp && sp->rank() == 0;
 }
 
 std::optional<std::vector<at::Tensor>> broadcast_from_rank0(const std::optional<std::vector<at::Tensor>>& tensors) {

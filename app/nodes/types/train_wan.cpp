@@ -14,7 +14,6 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "models/parallel/process_sequence_parallel.h"
 #include "models/train/trainer.h"
 #include "nodes/attention_params_bridge.h"
 #include "nodes/types/attention_plugin.h"
@@ -141,10 +140,9 @@ engine::Result<engine::ValueMap> compute_train_wan(engine::NodeContext& ctx, con
   if (!validation.ok()) return validation.error();
   // Several ranks: each trains its share of the tokens; rank 0 alone writes files.
   const bool writes = !receives_from_rank0();
-  if (!writes || sends_to_other_ranks(ctx)) {
-    options.sequence_parallel = parallel::process_sequence_parallel().get();  // the runner keeps it
-    ctx.log_info("Training runs sequence-parallel over " + std::to_string(options.sequence_parallel->world_size()) +
-                 " processes.");
+  if (const auto sp = node_ranks(ctx)) {
+    options.sequence_parallel = sp.get();  // the runner keeps the process's group
+    ctx.log_info("Training runs sequence-parallel over " + std::to_string(sp->world_size()) + " processes.");
   }
   std::error_code ec;
   if (writes) fs::create_directories(options.checkpoint_dir, ec);

@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <fstream>
 
-#include "models/parallel/process_sequence_parallel.h"
 #include "models/vae/vae_tiling.h"
 #include "models/vae/wan_vae.h"
 #include "nodes/nodes_log.h"
@@ -124,19 +123,13 @@ vae::TileShare rank_tile_share(std::shared_ptr<parallel::SequenceParallel> sp) {
 // decode is shared by all ranks, an untiled one is rank 0's alone. One process plans alone.
 engine::Result<std::optional<vae::VaeTiling>> plan_with_ranks(const engine::NodeContext& ctx, const VaeHandle& vae,
                                                                const at::Tensor& latent, const vae::VaeTiling& tiling) {
-  if (!receives_from_rank0()) {
-    auto plan = plan_tiling(ctx, vae, latent, tiling);
-    if (sends_to_other_ranks(ctx)) {
-      broadcast_from_rank0(plan.ok() ? std::optional(std::vector{at::tensor({plan->has_value() ? 1.0f : 0.0f})})
-                                     : std::nullopt);
-    }
-    return plan;
-  }
-  const auto received = broadcast_from_rank0(std::nullopt);
-  if (!received || received->size() != 1) {
-    return node_error(ctx, "Rank 0 could not plan the VAE decode; its message says why.");
-  }
-  return (*received)[0].item<float>() > 0 ? std::optional(tiling) : std::nullopt;
+  using Plan = std::optional<vae::VaeTiling>;
+  return computed_on_rank0<Plan>(
+      ctx, "plan the VAE decode", [&] { return plan_tiling(ctx, vae, latent, tiling); },
+      [](const Plan& plan) { return std::vector{at::tensor({plan ? 1.0f : 0.0f})}; },
+      [&](const std::vector<at::Tensor>& tensors) -> engine::Result<Plan> {
+        return tensors.at(0).item<float>() > 0 ? Plan(tiling) : std::nullopt;
+      });
 }
 
 engine::Result<engine::ValueMap> compute_vae_decode(engine::NodeContext& ctx) {
@@ -162,8 +155,7 @@ engine::Result<engine::ValueMap> compute_vae_decode(engine::NodeContext& ctx) {
   if (!plan.ok()) return plan.error();
   options.tiling = *plan;
   if (receives_from_rank0() && !options.tiling) return engine::ValueMap{{"video", empty_video()}};
-  if (options.tiling && (receives_from_rank0() || sends_to_other_ranks(ctx))) {
-    const auto sp = parallel::process_sequence_parallel();
+  if (const auto sp = node_ranks(ctx); sp && options.tiling) {
     options.tile_share = rank_tile_share(sp);
     if (sp->rank() == 0) ctx.log_info("The tiled decode is shared by " + std::to_string(sp->world_size()) + " ranks.");
   }
