@@ -35,8 +35,8 @@ struct ProcessGroupOptions {
 };
 
 // Reads RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT and TORCHELASTIC_USE_AGENT_STORE (as
-// torchrun sets them) into `base`; returns nullopt when WORLD_SIZE is unset. Throws std::invalid_argument naming the
-// variable when one is present but malformed or out of range.
+// torchrun sets them) into `base`; returns nullopt when WORLD_SIZE is unset. Throws
+// std::invalid_argument naming the variable when one is present but malformed or out of range.
 std::optional<ProcessGroupOptions> process_group_options_from_env(ProcessGroupOptions base = {});
 
 // The backends this LibTorch build offers ("gloo", "nccl").

@@ -169,8 +169,9 @@ double clip_gradients(const std::vector<Trainable>& trained, double clip) {
 bool cancelled(const TrainOptions& o) {
   const bool mine = o.is_cancelled && o.is_cancelled();
   if (o.sequence_parallel == nullptr) return mine;
-  at::Tensor votes = at::full({1}, mine ? 1.0f : 0.0f, at::TensorOptions().device(o.sequence_parallel->group().options().device));
-  o.sequence_parallel->group().all_reduce_sum(votes);
+  parallel::ProcessGroupHandle& group = o.sequence_parallel->group();
+  at::Tensor votes = at::full({1}, mine ? 1.0f : 0.0f, at::TensorOptions().device(group.options().device));
+  group.all_reduce_sum(votes);
   return votes.item<float>() > 0;
 }
 

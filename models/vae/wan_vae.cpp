@@ -174,9 +174,9 @@ at::Tensor WanVae::decode(const at::Tensor& latent, const VaeCallbacks& callback
   check_latent(latent);
   const c10::Device out_device = options.output_device.value_or(latent.device());
   const bool shared = options.tiling && options.tile_share;  // one tile then goes to one decoder
-  if (options.tiling && (shared || latent.size(3) > options.tiling->tile_h || latent.size(4) > options.tiling->tile_w)) {
-    return decode_tiled(*this, latent, callbacks, *options.tiling, out_device,
-                        shared ? &*options.tile_share : nullptr);
+  if (options.tiling &&
+      (shared || latent.size(3) > options.tiling->tile_h || latent.size(4) > options.tiling->tile_w)) {
+    return decode_tiled(*this, latent, callbacks, *options.tiling, out_device, shared ? &*options.tile_share : nullptr);
   }
   return decode_chunks(latent, callbacks, 0, latent.size(2), out_device);
 }

@@ -1,9 +1,9 @@
 // vidgraph-run as several processes on the demo workflow (tiny generated model, Gloo on loopback,
 // real processes): `--nproc 2` and a torchrun-style pair of processes write the same frames as one
 // process and nothing else, with the VAE's tiles split over the ranks too, and the fine-tuning
-// workflow trains sequence-parallel with one process's losses; heads that do not divide over the ranks are a validation error before
-// any model loads; a rank killed mid-run ends the job quickly with a message naming it; Ctrl-C to
-// the launcher exits 130 with no partial files. Compared against one process, never against fixed
+// workflow trains sequence-parallel with one process's losses; heads that do not divide over the
+// ranks are a validation error before any model loads; a rank killed mid-run ends the job quickly
+// with a message naming it; Ctrl-C to the launcher exits 130 with no partial files. Compared against one process, never against fixed
 // values, so the test holds for any demo weights.
 #include <signal.h>
 #include <sys/socket.h>
@@ -281,7 +281,10 @@ void tst_parallel_run::fineTuningOverTwoRanks() {
   QCOMPARE(got.size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
     QVERIFY2(std::abs(got[i] - want[i]) <= 1e-5 * std::abs(want[i]),
-             qPrintable(QString("step %1: loss %2 against %3").arg(i + 1).arg(got[i], 0, 'g', 9).arg(want[i], 0, 'g', 9)));
+             qPrintable(QString("step %1: loss %2 against %3")
+                            .arg(i + 1)
+                            .arg(got[i], 0, 'g', 9)
+                            .arg(want[i], 0, 'g', 9)));
   }
   qInfo("losses over 2 ranks %.7f %.7f %.7f, one process %.7f %.7f %.7f", got[0], got[1], got[2], want[0], want[1],
         want[2]);

@@ -61,7 +61,9 @@ engine::Result<Conditioning> encode_or_receive(const engine::NodeContext& ctx, c
         ctx.progress(2, 2, "received from rank 0");
         return cond;
       });
-  if (encoded.ok() && sends_to_other_ranks(ctx)) ctx.log_info("Encoded the prompt once and sent it to the other ranks.");
+  if (encoded.ok() && sends_to_other_ranks(ctx)) {
+    ctx.log_info("Encoded the prompt once and sent it to the other ranks.");
+  }
   return encoded;
 }
 

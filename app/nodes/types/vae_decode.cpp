@@ -122,7 +122,7 @@ vae::TileShare rank_tile_share(std::shared_ptr<parallel::SequenceParallel> sp) {
 // Several ranks: rank 0 plans the decode (its memory budget decides), and the others follow: a tiled
 // decode is shared by all ranks, an untiled one is rank 0's alone. One process plans alone.
 engine::Result<std::optional<vae::VaeTiling>> plan_with_ranks(const engine::NodeContext& ctx, const VaeHandle& vae,
-                                                               const at::Tensor& latent, const vae::VaeTiling& tiling) {
+                                                              const at::Tensor& latent, const vae::VaeTiling& tiling) {
   using Plan = std::optional<vae::VaeTiling>;
   return computed_on_rank0<Plan>(
       ctx, "plan the VAE decode", [&] { return plan_tiling(ctx, vae, latent, tiling); },
