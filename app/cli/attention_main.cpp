@@ -38,7 +38,7 @@ struct ParamOption {
 // The methods of the plugin the tool would load, for its options; none when none loads (then only
 // --param remains, and run reports why the plugin did not load).
 std::vector<plugin::MethodInfo> plugin_methods() {
-  // Quietly: the command that runs loads the plugin again and reports it then.
+  // Quietly: the command that runs reports the plugin it uses (the same one: loaded once).
   const auto log = plugin::plugin_logger();
   const spdlog::level::level_enum level = log->level();
   log->set_level(spdlog::level::err);

@@ -19,7 +19,7 @@ std::shared_ptr<spdlog::logger> attention_tool_logger() {
   return logger;
 }
 
-std::unique_ptr<plugin::LoadedPlugin> load_plugin_or_report(const std::string& name) {
+plugin::LoadedPlugin* load_plugin_or_report(const std::string& name) {
   plugin::PluginLoadReport report = plugin::load_attention_plugin(name);
   if (!report.plugin) {
     std::string msg = report.message();
@@ -27,7 +27,7 @@ std::unique_ptr<plugin::LoadedPlugin> load_plugin_or_report(const std::string& n
     attention_tool_logger()->error("{}", msg);
     return nullptr;
   }
-  return std::move(report.plugin);
+  return report.plugin;
 }
 
 plugin::TokenGrid parse_grid(const std::string& text) {

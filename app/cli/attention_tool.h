@@ -22,7 +22,7 @@ std::shared_ptr<spdlog::logger> attention_tool_logger();
 
 // Loads the attention plugin (by name when `name` is not empty). On failure logs the loader's report
 // (places searched, each file and why) and returns nullptr.
-std::unique_ptr<plugin::LoadedPlugin> load_plugin_or_report(const std::string& name);
+plugin::LoadedPlugin* load_plugin_or_report(const std::string& name);
 
 // "T,H,W" -> grid; throws std::invalid_argument with a sentence on bad text or a product T*H*W
 // that does not fit in int64.

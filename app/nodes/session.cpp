@@ -11,15 +11,13 @@ Session::Session(SessionSettings settings) : settings_(std::move(settings)) {
   if (report.plugin) {
     nodes_logger()->debug("Attention plugin {} {} loaded from {}", report.plugin->name(), report.plugin->version(),
                          report.plugin->path());
-    plugin_ = std::move(report.plugin);
+    plugin_ = report.plugin;
   } else {
     plugin_problem_ = report.message();
   }
   register_builtin_nodes(registry_, builtin_options());
 }
 
-// The registry goes first (member order), then the plugin: its shutdown drains device work before
-// the library is unloaded.
 Session::~Session() = default;
 
 plugin::AttentionBackend* Session::attention_backend() const { return plugin_ ? &plugin_->backend() : nullptr; }

@@ -59,8 +59,7 @@ class Session {
 
  private:
   SessionSettings settings_;
-  // Before registry_: the node types hold the plugin's backend, so they are destroyed first.
-  std::unique_ptr<plugin::LoadedPlugin> plugin_;
+  plugin::LoadedPlugin* plugin_ = nullptr;  // owned by the process (plugin_loader.h)
   std::string plugin_problem_;
   engine::Registry registry_;
 };

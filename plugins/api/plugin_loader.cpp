@@ -10,8 +10,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 #include <sstream>
 #include <system_error>
+#include <utility>
 
 namespace vidgraph::plugin {
 namespace fs = std::filesystem;
@@ -42,18 +45,6 @@ std::string handshake_mismatch(const VidgraphPluginInfo& info) {
 
 }  // namespace
 
-LoadedPlugin::~LoadedPlugin() {
-  if (backend_ != nullptr) {
-    try {
-      backend_->shutdown();
-    } catch (const std::exception& ex) {
-      plugin_logger()->warn("plugin '{}' shutdown failed: {}", path_, ex.what());
-    }
-    info_->destroy_attention_backend(backend_);
-  }
-  if (handle_ != nullptr) dlclose(handle_);
-}
-
 std::vector<std::string> plugin_search_dirs() {
   std::vector<std::string> dirs;
   if (const char* env = std::getenv("VIDGRAPH_PLUGIN_PATH")) {
@@ -76,48 +67,73 @@ std::vector<std::string> plugin_search_dirs() {
   return unique;
 }
 
-std::unique_ptr<LoadedPlugin> load_plugin_file(const std::string& path, std::string* error) {
-  auto set_error = [&](const std::string& why) {
-    if (error) *error = "plugin '" + path + "' not loaded: " + why;
-    plugin_logger()->warn("plugin '{}' not loaded: {}", path, why);
-    return nullptr;
-  };
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return set_error("no such file");
-  dlerror();
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* why = dlerror();
-    return set_error(std::string("dlopen failed: ") + (why ? why : "unknown error"));
+// The process's loaded plugins. Deliberately never destroyed (see plugin_loader.h).
+class PluginRegistry {
+ public:
+  static PluginRegistry& instance() {
+    static auto* registry = new PluginRegistry();
+    return *registry;
   }
-  auto entry = reinterpret_cast<VidgraphPluginEntryFn>(dlsym(handle, VIDGRAPH_PLUGIN_ENTRY_SYMBOL));
-  if (entry == nullptr) {
-    dlclose(handle);
-    return set_error(std::string("it does not export '") + VIDGRAPH_PLUGIN_ENTRY_SYMBOL +
-                     "' (not a Vidgraph plugin)");
+
+  LoadedPlugin* load(const std::string& path, std::string* error) {
+    auto set_error = [&](const std::string& why) -> LoadedPlugin* {
+      if (error) *error = "plugin '" + path + "' not loaded: " + why;
+      plugin_logger()->warn("plugin '{}' not loaded: {}", path, why);
+      return nullptr;
+    };
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) return set_error("no such file");
+    const std::string key = fs::canonical(path, ec).string();
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& p : plugins_)
+      if (p.first == key) return p.second.get();
+    dlerror();
+    // RTLD_NODELETE: a library, once opened, stays mapped even if something else dlcloses it.
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    if (handle == nullptr) {
+      const char* why = dlerror();
+      return set_error(std::string("dlopen failed: ") + (why ? why : "unknown error"));
+    }
+    auto entry = reinterpret_cast<VidgraphPluginEntryFn>(dlsym(handle, VIDGRAPH_PLUGIN_ENTRY_SYMBOL));
+    if (entry == nullptr)
+      return set_error(std::string("it does not export '") + VIDGRAPH_PLUGIN_ENTRY_SYMBOL +
+                       "' (not a Vidgraph plugin)");
+    const VidgraphPluginInfo* info = entry();
+    const std::string mismatch = info ? handshake_mismatch(*info) : "entry returned no information";
+    if (!mismatch.empty()) return set_error(mismatch);
+    std::unique_ptr<LoadedPlugin> plugin(new LoadedPlugin());
+    plugin->path_ = path;
+    plugin->name_ = info->name;
+    plugin->version_ = info->version;
+    plugin->description_ = info->description ? info->description : "";
+    try {
+      plugin->backend_ = info->create_attention_backend();
+    } catch (const std::exception& ex) {
+      return set_error(std::string("its factory failed: ") + ex.what());
+    }
+    if (plugin->backend_ == nullptr) return set_error("its factory returned no backend");
+    plugin_logger()->info("loaded {}", plugin_version_string(*plugin));
+    plugins_.emplace_back(key, std::move(plugin));
+    return plugins_.back().second.get();
   }
-  const VidgraphPluginInfo* info = entry();
-  const std::string mismatch = info ? handshake_mismatch(*info) : "entry returned no information";
-  if (!mismatch.empty()) {
-    dlclose(handle);
-    return set_error(mismatch);
+
+  std::vector<const LoadedPlugin*> loaded() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<const LoadedPlugin*> out;
+    for (const auto& p : plugins_) out.push_back(p.second.get());
+    return out;
   }
-  std::unique_ptr<LoadedPlugin> plugin(new LoadedPlugin());
-  plugin->path_ = path;
-  plugin->name_ = info->name;
-  plugin->version_ = info->version;
-  plugin->description_ = info->description ? info->description : "";
-  plugin->handle_ = handle;
-  plugin->info_ = info;
-  try {
-    plugin->backend_ = info->create_attention_backend();
-  } catch (const std::exception& ex) {
-    return set_error(std::string("its factory failed: ") + ex.what());
-  }
-  if (plugin->backend_ == nullptr) return set_error("its factory returned no backend");
-  plugin_logger()->info("loaded {}", plugin_version_string(*plugin));
-  return plugin;
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::pair<std::string, std::unique_ptr<LoadedPlugin>>> plugins_;  // canonical path, plugin
+};
+
+LoadedPlugin* load_plugin_file(const std::string& path, std::string* error) {
+  return PluginRegistry::instance().load(path, error);
 }
+
+std::vector<const LoadedPlugin*> loaded_plugins() { return PluginRegistry::instance().loaded(); }
 
 PluginLoadReport load_attention_plugin_from(const std::vector<std::string>& dirs, const std::string& name) {
   PluginLoadReport report;
@@ -131,13 +147,13 @@ PluginLoadReport load_attention_plugin_from(const std::vector<std::string>& dirs
     std::sort(files.begin(), files.end());
     for (const auto& file : files) {
       std::string why;
-      auto plugin = load_plugin_file(file, &why);
+      LoadedPlugin* plugin = load_plugin_file(file, &why);
       if (!plugin) {
         report.failures.push_back({file, why});
         continue;
       }
       if (!name.empty() && plugin->name() != name) continue;
-      report.plugin = std::move(plugin);
+      report.plugin = plugin;
       return report;
     }
   }

@@ -1,4 +1,4 @@
-// Finds and loads attention-backend plugins; owns their library handles and backends.
+// Finds and loads attention-backend plugins. The process owns what it loads, once.
 //
 // Search order (first usable plugin wins unless a name is requested):
 //   1. every folder of VIDGRAPH_PLUGIN_PATH (':'-separated), in order;
@@ -12,10 +12,13 @@
 // logger and the file skipped; nothing crashes. When nothing loads, the report's message lists the
 // places searched and why each candidate failed.
 //
-// Shutdown order (designed, not left to static destruction): LoadedPlugin's destructor calls
-// AttentionBackend::shutdown() (drains device work, frees caches), then the plugin's destroy function,
-// then dlclose. Tensors whose autograd graph was built by the plugin refer to its code: release them
-// (and any graphs) before the LoadedPlugin. Programs normally keep one LoadedPlugin for their lifetime.
+// Lifetime: a file is loaded once per process. One registry owns every loaded plugin for the
+// process's life, keyed by the file's canonical path, and a later lookup of the same file returns the
+// same LoadedPlugin. Nothing is ever unloaded: libraries are opened with RTLD_NODELETE and never
+// closed at run time, since tensors, autograd graphs and device-code registrations (a CUDA fatbinary
+// whose mapping is gone makes the next kernel launch spin forever) may outlive any one user. The
+// backends are not destroyed at exit either: static destruction would race the GPU runtime's own
+// teardown, and the system reclaims everything anyway. AttentionBackend::shutdown() stays available.
 #pragma once
 
 #include "plugins/api/attention_backend.h"
@@ -36,7 +39,6 @@ class LoadedPlugin {
  public:
   LoadedPlugin(const LoadedPlugin&) = delete;
   LoadedPlugin& operator=(const LoadedPlugin&) = delete;
-  ~LoadedPlugin();
 
   const std::string& path() const { return path_; }
   const std::string& name() const { return name_; }
@@ -46,20 +48,18 @@ class LoadedPlugin {
   const AttentionBackend& backend() const { return *backend_; }
 
  private:
-  friend std::unique_ptr<LoadedPlugin> load_plugin_file(const std::string&, std::string*);
+  friend class PluginRegistry;
   LoadedPlugin() = default;
 
   std::string path_;
   std::string name_;
   std::string version_;
   std::string description_;
-  void* handle_ = nullptr;
-  const VidgraphPluginInfo* info_ = nullptr;
   AttentionBackend* backend_ = nullptr;
 };
 
 struct PluginLoadReport {
-  std::unique_ptr<LoadedPlugin> plugin;  // null when nothing loaded
+  LoadedPlugin* plugin = nullptr;         // owned by the process; null when nothing loaded
   std::vector<std::string> searched;     // folders looked in, in order
   std::vector<PluginFailure> failures;   // candidates that did not load
   // One paragraph: what loaded, or "no plugin found" with the folders searched and every failure.
@@ -69,8 +69,12 @@ struct PluginLoadReport {
 // The folders searched, in order (existing or not).
 std::vector<std::string> plugin_search_dirs();
 
-// Loads one file. On failure returns nullptr and sets *error to a sentence naming the file and why.
-std::unique_ptr<LoadedPlugin> load_plugin_file(const std::string& path, std::string* error);
+// Loads one file, or returns the plugin already loaded from it. On failure returns nullptr and sets
+// *error to a sentence naming the file and why.
+LoadedPlugin* load_plugin_file(const std::string& path, std::string* error);
+
+// Every plugin this process has loaded, in load order.
+std::vector<const LoadedPlugin*> loaded_plugins();
 
 // Searches the folders and loads the first usable plugin, or the one whose name equals `name`
 // when given (others are then not loaded).

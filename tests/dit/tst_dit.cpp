@@ -485,7 +485,6 @@ void tst_dit::pluginFullMatchesDense() {
   run.params = {{"sparsity", 0.0}};
   at::Tensor vsa = gated->forward(x, t, ctx, run);
   QVERIFY2(rel_err(vsa, dense) < 1e-4, qPrintable(QString::number(rel_err(vsa, dense))));
-  report.plugin.reset();
 }
 
 void tst_dit::pluginRequiredForSparse() {
@@ -610,7 +609,6 @@ void tst_dit::gpuMatchesCpu() {
   }
   gpu = nullptr;
   gpu_small = nullptr;
-  report.plugin.reset();
 }
 
 // The blocks' fused path (forward_fused) with the ATen reference kernels equals the ATen path, runs
@@ -705,7 +703,6 @@ void tst_dit::gpuFusedKernels() {
   } catch (const std::exception& e) {
     QVERIFY2(std::string(e.what()).find("x must be a contiguous") != std::string::npos, e.what());
   }
-  report.plugin.reset();
 }
 
 QTEST_GUILESS_MAIN(tst_dit)

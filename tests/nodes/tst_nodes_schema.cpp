@@ -116,11 +116,10 @@ class tst_nodes_schema : public QObject {
   void conflictingParamsGetTheMethodPrefix();
   void preparationRefusesBeforeSampling_data();
   void preparationRefusesBeforeSampling();
-  void cleanupTestCase();
 
  private:
   const engine::NodeType& sampler() const { return nodes_test::find_type(registry_, "WanSampler"); }
-  std::unique_ptr<plugin::LoadedPlugin> plugin_;
+  plugin::LoadedPlugin* plugin_ = nullptr;
   std::vector<plugin::MethodInfo> methods_;
   engine::Registry registry_;
 };
@@ -128,14 +127,12 @@ class tst_nodes_schema : public QObject {
 void tst_nodes_schema::initTestCase() {
   auto report = plugin::load_attention_plugin_from({VIDGRAPH_BINARY_DIR "/lib/vidgraph/plugins"});
   QVERIFY2(report.plugin, report.message().c_str());
-  plugin_ = std::move(report.plugin);
+  plugin_ = report.plugin;
   methods_ = plugin_->backend().methods();
   BuiltinNodeOptions options;
   options.attention_backend = &plugin_->backend();
   register_builtin_nodes(registry_, options);
 }
-
-void tst_nodes_schema::cleanupTestCase() { plugin_.reset(); }
 
 // Flat names; each spec carries the descriptor's default and exact range (open bound included).
 void tst_nodes_schema::everyPluginParamIsAWorkflowParam() {

@@ -90,7 +90,6 @@ int main(int argc, char** argv) {
       std::ofstream(out_dir + "/cancel-" + std::to_string(sp.rank()) + ".txt")
           << int(r.cancelled) << " " << r.losses.numel() << " " << (r.checkpoint.empty() ? "-" : r.checkpoint);
       sp.group().barrier();
-      report.plugin.reset();
       return 0;
     }
     for (const std::string method : {"full", "vsa", "sla_star"}) {
@@ -108,7 +107,6 @@ int main(int argc, char** argv) {
     }
     if (sp.rank() == 0) std::ofstream(out_dir + "/heads_error.txt") << heads_error;
     sp.group().barrier();  // rank 0 hosts the store: leave together
-    report.plugin.reset();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rank %d: %s\n", o.rank, e.what());
     return 1;

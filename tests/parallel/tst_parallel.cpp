@@ -108,7 +108,6 @@ void tst_parallel::initTestCase() {
   // The sparse selection really drops tiles at this size: the three methods differ.
   QVERIFY(rel_err(reference_["vsa"].out, reference_["full"].out) > 1e-3);
   QVERIFY(rel_err(reference_["sla_star"].out, reference_["vsa"].out) > 1e-3);
-  report.plugin.reset();
 }
 
 void tst_parallel::cleanupTestCase() { reference_.clear(); }
@@ -197,7 +196,6 @@ void tst_parallel::trainingMatchesSingleProcess() {
     QCOMPARE(fields[2] == "-", rank != 0);
   }
   QCOMPARE(QDir(dir.filePath("ckpt")).entryList(QDir::Files).size(), 1);
-  report.plugin.reset();
 }
 
 void tst_parallel::rankFailureStopsTheOthers() {

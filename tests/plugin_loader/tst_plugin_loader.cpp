@@ -17,6 +17,8 @@
 
 #include <cmath>
 
+#include <dlfcn.h>
+
 using namespace vidgraph::plugin;
 
 namespace {
@@ -29,7 +31,7 @@ QString real_plugin() { return kBuildPluginDir + QStringLiteral("/libvidgraph_at
 
 std::string load_error(const QString& path) {
   std::string error;
-  auto plugin = load_plugin_file(path.toStdString(), &error);
+  const LoadedPlugin* plugin = load_plugin_file(path.toStdString(), &error);
   return plugin ? std::string() : error;
 }
 
@@ -70,29 +72,54 @@ class tst_plugin_loader : public QObject {
     } catch (const std::exception& e) {
       QVERIFY2(contains(e.what(), "not available on device meta"), e.what());
     }
-    // After shutdown the backend refuses work instead of crashing.
-    p.backend().shutdown();
+  }
+
+  void a_shut_down_backend_refuses_work() {
+    // A copy: the build tree's plugin is shared by the whole process and must stay usable.
+    QTemporaryDir dir;
+    const QString copy = dir.filePath(QStringLiteral("libvidgraph_attention.so"));
+    QVERIFY(QFile::copy(real_plugin(), copy));
+    std::string error;
+    LoadedPlugin* p = load_plugin_file(copy.toStdString(), &error);
+    QVERIFY2(p != nullptr, error.c_str());
+    p->backend().shutdown();
+    AttentionCall call;
     call.q = call.k = call.v = at::randn({1, 24, 2, 8}, at::kDouble);
+    call.grid = {2, 3, 4};
     try {
-      p.backend().forward(call);
+      p->backend().forward(call);
       QFAIL("a shut-down backend must refuse work");
     } catch (const std::exception& e) {
       QVERIFY2(contains(e.what(), "shut down"), e.what());
     }
   }
 
-  void two_loads_of_one_file_stay_independent() {
-    // Both share one module (dlopen reference counts it); releasing one must not disable the other.
+  void a_file_is_loaded_once_and_never_unloaded() {
     std::string error;
-    auto first = load_plugin_file(real_plugin().toStdString(), &error);
-    auto second = load_plugin_file(real_plugin().toStdString(), &error);
-    QVERIFY2(first && second, error.c_str());
-    first.reset();
+    LoadedPlugin* first = load_plugin_file(real_plugin().toStdString(), &error);
+    QVERIFY2(first != nullptr, error.c_str());
+    const size_t count = loaded_plugins().size();
+    // Every later lookup, by file or by search, returns the same plugin and loads nothing new.
+    QCOMPARE(load_plugin_file(real_plugin().toStdString(), &error), first);
+    QCOMPARE(load_attention_plugin_from({kBuildPluginDir.toStdString()}).plugin, first);
+    QCOMPARE(load_plugin_file((kBuildPluginDir + QStringLiteral("/../plugins/libvidgraph_attention.so")).toStdString(),
+                              &error), first);
+    QCOMPARE(loaded_plugins().size(), count);
+    // Even if something else closes the library as often as it was opened, it stays mapped
+    // (RTLD_NODELETE) and the plugin keeps working.
+    const QByteArray path = real_plugin().toUtf8();
+    void* handle = dlopen(path.constData(), RTLD_NOW | RTLD_NOLOAD);
+    QVERIFY2(handle != nullptr, "the plugin's library must be mapped");
+    QCOMPARE(dlclose(handle), 0);
+    QCOMPARE(dlclose(handle), 0);
+    handle = dlopen(path.constData(), RTLD_NOW | RTLD_NOLOAD);
+    QVERIFY2(handle != nullptr, "the plugin's library was unloaded");
+    dlclose(handle);
     AttentionCall call;
     call.q = call.k = call.v = at::randn({1, 8, 1, 4}, at::kDouble);
     call.grid = {1, 2, 4};
     call.method = "vsa";
-    QCOMPARE(second->backend().forward(call).sizes().vec(), call.q.sizes().vec());
+    QCOMPARE(first->backend().forward(call).sizes().vec(), call.q.sizes().vec());
   }
 
   void search_dirs_follow_the_documented_order() {

@@ -1,6 +1,6 @@
 #include "tst_train.h"
 
-std::unique_ptr<vidgraph::plugin::LoadedPlugin> tst_train::plugin_;
+vidgraph::plugin::LoadedPlugin* tst_train::plugin_ = nullptr;
 
 vidgraph::plugin::AttentionBackend* tst_train::backend() {
   return &plugin_->backend();
@@ -9,11 +9,7 @@ vidgraph::plugin::AttentionBackend* tst_train::backend() {
 void tst_train::initTestCase() {
   auto report = vidgraph::plugin::load_attention_plugin_from({VIDGRAPH_BINARY_DIR "/lib/vidgraph/plugins"});
   QVERIFY2(report.plugin != nullptr, report.message().c_str());
-  plugin_ = std::move(report.plugin);
-}
-
-void tst_train::cleanupTestCase() {
-  plugin_.reset();
+  plugin_ = report.plugin;
 }
 
 QTEST_GUILESS_MAIN(tst_train)

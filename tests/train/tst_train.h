@@ -14,7 +14,6 @@ class tst_train : public QObject {
 
  private Q_SLOTS:
   void initTestCase();
-  void cleanupTestCase();
 
   // tst_train_grad.cpp
   void loraLayerEqualsMergedWeights();
@@ -47,5 +46,5 @@ class tst_train : public QObject {
   static vidgraph::plugin::AttentionBackend* backend();
 
  private:
-  static std::unique_ptr<vidgraph::plugin::LoadedPlugin> plugin_;
+  static vidgraph::plugin::LoadedPlugin* plugin_;
 };

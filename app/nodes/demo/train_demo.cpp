@@ -233,7 +233,6 @@ int main(int argc, char** argv) {
     return 1;
   }
   const fs::path temp = out.parent_path() / ("." + out.filename().string() + ".partial-" + std::to_string(getpid()));
-  // Outlives the catch below: an error thrown by the plugin's code must be read before it unloads.
   plugin::PluginLoadReport plugin;
   try {
     if (!fs::is_regular_file(a.options.tokenizer)) {

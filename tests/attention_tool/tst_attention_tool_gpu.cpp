@@ -1,0 +1,134 @@
+// vidgraph-attention on the GPU, as a process with a time limit: `run --device cuda` of each method
+// against the float64 CPU reference (forward and gradients), and `bench --device cuda` of each
+// method on a small grid. Guards the defect where the tool loaded the plugin twice, unloaded the
+// first copy and then hung forever at its first kernel launch. Skips without a GPU.
+#include "attention_reference.h"
+#include "models/io/safetensors.h"
+#include "process_run.h"
+
+#include <ATen/Context.h>
+#include <ATen/ops/randn.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include <QtCore/QJsonArray>
+#include <QtCore/QJsonDocument>
+#include <QtCore/QJsonObject>
+#include <QtCore/QTemporaryDir>
+#include <QtTest/QtTest>
+
+using vidgraph::model_io::SafetensorsFile;
+using vidgraph::model_io::save_safetensors;
+namespace ref = attention_reference;
+
+namespace {
+
+const QString kTool = QStringLiteral(VIDGRAPH_BINARY_DIR "/bin/vidgraph-attention");
+constexpr int kTimeoutMs = 180000;  // a hang is the defect this suite guards against
+
+double rel_l2(const at::Tensor& got, const at::Tensor& want) {
+  const at::Tensor g = got.to(at::kDouble), w = want.to(at::kDouble);
+  return ((g - w).norm() / w.norm()).item<double>();
+}
+
+test_common::ProcessOutcome run_tool(const QStringList& args) {
+  auto r = test_common::run_process(kTool, args, kTimeoutMs);
+  if (r.exit_code == -1 && r.err.contains(QStringLiteral("did not finish")))
+    r.err += QStringLiteral(" (the GPU launch hung: is the plugin's library still mapped?)");
+  return r;
+}
+
+}  // namespace
+
+class tst_attention_tool_gpu : public QObject {
+  Q_OBJECT
+
+ private:
+  QTemporaryDir dir_;
+
+ private Q_SLOTS:
+  void initTestCase() {
+    if (!at::hasCUDA()) QSKIP("no GPU on this machine");
+    QVERIFY(dir_.isValid());
+    QVERIFY2(QFile::exists(kTool), "vidgraph-attention is not built");
+  }
+
+  void run_matches_the_cpu_reference_data() {
+    QTest::addColumn<QString>("method");
+    QTest::newRow("full") << "full";
+    QTest::newRow("vsa") << "vsa";
+    QTest::newRow("sla_star") << "sla_star";
+  }
+  void run_matches_the_cpu_reference() {
+    QFETCH(QString, method);
+    const std::array<int64_t, 3> grid{5, 8, 10};  // ragged tiles: 2 x 2 x 3 of them
+    const double sparsity = 0.5;
+    const int64_t b = 1, s = 400, h = 2, d = 64;
+    at::manual_seed(11);
+    auto leaf = [](at::Tensor t) { return t.requires_grad_(true); };
+    const at::Tensor q = leaf(at::randn({b, s, h, d}, at::kDouble)), k = leaf(at::randn({b, s, h, d}, at::kDouble)),
+                     v = leaf(at::randn({b, s, h, d}, at::kDouble)), gate = leaf(at::randn({b, s, h, d}, at::kDouble)),
+                     w = leaf(at::randn({d, d}, at::kDouble) / 8), bias = leaf(at::randn({d}, at::kDouble));
+    const at::Tensor dout = at::randn({b, s, h, d}, at::kDouble);
+    vidgraph::model_io::NamedTensors inputs{{"q", q}, {"k", k}, {"v", v}, {"do", dout}};
+    std::vector<at::Tensor> wrt{q, k, v};
+    at::Tensor expect;
+    if (method == "full") {
+      expect = ref::dense_attention(q, k, v);
+    } else {
+      inputs.push_back({"gate", gate});
+      wrt.push_back(gate);
+      expect = ref::vsa(q, k, v, gate, grid, {4, 4, 4}, sparsity).out;
+      if (method == "sla_star") {
+        inputs.push_back({"proj_l.weight", w});
+        inputs.push_back({"proj_l.bias", bias});
+        wrt.push_back(w);
+        wrt.push_back(bias);
+        expect = expect + at::matmul(ref::linear_branch(q, k, v, "softmax"), w.t()) + bias;
+      }
+    }
+    const auto grads = torch::autograd::grad({expect}, wrt, {dout});
+    const QString in = dir_.filePath(QStringLiteral("in_%1.safetensors").arg(method));
+    const QString out = dir_.filePath(QStringLiteral("out_%1.safetensors").arg(method));
+    save_safetensors(in.toStdString(), inputs);
+    QStringList args{QStringLiteral("run"), QStringLiteral("-i"), in, QStringLiteral("-o"), out,
+                     QStringLiteral("--method"), method, QStringLiteral("--grid"), QStringLiteral("5,8,10"),
+                     QStringLiteral("--device"), QStringLiteral("cuda"), QStringLiteral("--dtype"),
+                     QStringLiteral("bfloat16"), QStringLiteral("--backward")};
+    if (method != "full") args << QStringLiteral("--sparsity") << QString::number(sparsity);
+    const auto r = run_tool(args);
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    const auto file = SafetensorsFile::open(out.toStdString());
+    const double fwd = rel_l2(file.load("o"), expect.detach());
+    QVERIFY2(fwd < 2e-2, qPrintable(QStringLiteral("o: rel-L2 %1").arg(fwd)));
+    const std::vector<std::string> names{"dq", "dk", "dv", "dgate", "dproj_l.weight", "dproj_l.bias"};
+    for (size_t i = 0; i < wrt.size(); ++i) {
+      const double err = rel_l2(file.load(names[i]), grads[i]);
+      QVERIFY2(err < 5e-2, qPrintable(QStringLiteral("%1: rel-L2 %2").arg(QString::fromStdString(names[i])).arg(err)));
+    }
+  }
+
+  void bench_times_every_method() {
+    const QString json = dir_.filePath(QStringLiteral("bench.json"));
+    const auto r = run_tool({QStringLiteral("bench"), QStringLiteral("--device"), QStringLiteral("cuda"),
+                             QStringLiteral("--grid"), QStringLiteral("4,8,8"), QStringLiteral("--heads"),
+                             QStringLiteral("2"), QStringLiteral("--sparsity"), QStringLiteral("0.5"),
+                             QStringLiteral("--warmup"), QStringLiteral("1"), QStringLiteral("--repeats"),
+                             QStringLiteral("2"), QStringLiteral("--out"), json});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QFile f(json);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonArray shapes = QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("shapes")).toArray();
+    QCOMPARE(shapes.size(), 1);
+    QStringList timed;
+    for (const auto& m : shapes[0].toObject().value(QStringLiteral("methods")).toArray()) {
+      const QJsonObject o = m.toObject();
+      QVERIFY2(o.value(QStringLiteral("fwd_ms")).toDouble() > 0, qPrintable(QJsonDocument(o).toJson()));
+      timed << o.value(QStringLiteral("method")).toString();
+    }
+    for (const char* method : {"full", "vsa", "sla_star"})
+      QVERIFY2(timed.contains(QLatin1String(method)), qPrintable(timed.join(QLatin1Char(' '))));
+  }
+};
+
+QTEST_GUILESS_MAIN(tst_attention_tool_gpu)
+#include "tst_attention_tool_gpu.moc"
