@@ -55,15 +55,14 @@ def bench_sdpa(q, k, v, do):
 
 
 def bench_flex(q, k, v, do, m, block):
-    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    """FlexAttention over the block map itself (BlockMask.from_kv_blocks: whole blocks, no mask_mod)."""
+    from torch.nn.attention.flex_attention import BlockMask, flex_attention
     flex = torch.compile(flex_attention, dynamic=False)
-    s = q.shape[2]
-    tile = s // m.shape[-1]
-
-    def mask_mod(b, h, qi, ki):
-        return m[b, h, qi // tile, ki // tile]
-
-    bm = create_block_mask(mask_mod, 1, q.shape[1], s, s, device="cuda", BLOCK_SIZE=block)
+    idx, num = lists_of(m)
+    full_idx = torch.zeros(*m.shape, dtype=torch.int32, device="cuda")
+    full_idx[..., : idx.shape[-1]] = idx
+    bm = BlockMask.from_kv_blocks(torch.zeros_like(num), torch.zeros_like(full_idx), full_kv_num_blocks=num,
+                                  full_kv_indices=full_idx, BLOCK_SIZE=block)
 
     def fb():
         o = flex(q, k, v, block_mask=bm)
