@@ -9,7 +9,7 @@ A=${1:?usage: VARIANT_FLAGS=... tests/bench/ab_run.sh BUILD_DIR}
 B="$A-b"
 OUT=${OUT:-$PWD/device-out}
 here=$(cd "$(dirname "$0")" && pwd)
-: "${VARIANT_FLAGS:?set VARIANT_FLAGS to the variant's extra CUDA flags}"
+: "${VARIANT_FLAGS:?set VARIANT_FLAGS to the extra CUDA flags of the variant}"
 val() { sed -n "s/^$1:[A-Z]*=//p" "$A/CMakeCache.txt"; }
 cmake -S "$(val CMAKE_HOME_DIRECTORY)" -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVIDGRAPH_GPU=cuda \
   -DCMAKE_CUDA_ARCHITECTURES=90a -DVIDGRAPH_GUI=OFF -DVIDGRAPH_MEDIA=OFF -DVIDGRAPH_TESTS=OFF \

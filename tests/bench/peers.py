@@ -64,10 +64,14 @@ def bench_flex(q, k, v, do, m, block):
     bm = BlockMask.from_kv_blocks(torch.zeros_like(num), torch.zeros_like(full_idx), full_kv_num_blocks=num,
                                   full_kv_indices=full_idx, BLOCK_SIZE=block)
 
+    # Its kernel tiles must divide the mask's blocks: at 64-token blocks, 64 x 64 tiles both ways.
+    opts = {} if block >= 128 else {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_M1": 32, "BLOCK_N1": 64,
+                                    "BLOCK_M2": 64, "BLOCK_N2": 32}
+    run = lambda: flex(q, k, v, block_mask=bm, kernel_options=opts)
+
     def fb():
-        o = flex(q, k, v, block_mask=bm)
-        torch.autograd.grad(o, (q, k, v), do)
-    return fwd_and_fb(lambda: flex(q, k, v, block_mask=bm), fb)
+        torch.autograd.grad(run(), (q, k, v), do)
+    return fwd_and_fb(run, fb)
 
 
 def bench_fastvideo(q, k, v, do, m, fv):
