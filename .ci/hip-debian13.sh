@@ -8,11 +8,20 @@ cd "$(dirname "$0")/.."
 ROOT=${1:-$PWD/build-hip13/root}
 ARCHS=(gfx90a gfx940 gfx942)
 
+# The Debian mirror this machine's own apt uses (deb822 .sources or one-line .list files), so the
+# chroot comes from wherever the machine is set up to get its packages.
+debian_mirror() {
+  { sed -n 's/^URIs:[[:space:]]*//p' /etc/apt/sources.list.d/*.sources 2>/dev/null | tr ' ' '\n'
+    sed -n 's/^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([^[:space:]]\+\).*/\2/p' \
+      /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null; } | grep -v -- '-security' | head -n 1
+}
+
 if [ ! -x "$ROOT/usr/bin/hipcc" ]; then
+  MIRROR=$(debian_mirror)
+  [ -n "$MIRROR" ] || { echo "hip-debian13: no Debian mirror in this machine's apt configuration" >&2; exit 1; }
   apt-get install -y -qq --no-install-recommends mmdebstrap >/dev/null
   mkdir -p "$ROOT"
-  mmdebstrap --quiet --variant=apt --include=hipcc,cmake,ninja-build trixie "$ROOT" \
-    http://deb.debian.org/debian
+  mmdebstrap --quiet --variant=apt --include=hipcc,cmake,ninja-build trixie "$ROOT" "$MIRROR"
 fi
 rm -rf "$ROOT/src" "$ROOT/build"
 mkdir -p "$ROOT/src"

@@ -38,14 +38,7 @@
 
 namespace vidgraph::kernels::flash {
 
-#ifndef VG_FWD_LISTED_STAGES
-#define VG_FWD_LISTED_STAGES 3
-#endif
-// K/V ring depth per kWG.
-template <int kWG>
-constexpr int wgmma_fwd_stages() {
-  return kWG == 1 ? VG_FWD_LISTED_STAGES : 3;
-}
+constexpr int kWgmmaStages = 3;
 
 template <int kWG>
 constexpr int wgmma_fwd_threads() {
@@ -54,7 +47,7 @@ constexpr int wgmma_fwd_threads() {
 
 template <int D, int kWG>
 constexpr size_t wgmma_fwd_smem_bytes(int max_list) {
-  return size_t(wgmma::tile_bytes<D>()) * (kWG + 2 * wgmma_fwd_stages<kWG>()) + 64 + size_t(max_list) * 4;
+  return size_t(wgmma::tile_bytes<D>()) * (kWG + 2 * kWgmmaStages) + 64 + size_t(max_list) * 4;
 }
 
 template <int D, typename T, int kWG>
@@ -63,7 +56,7 @@ __global__ void __launch_bounds__(wgmma_fwd_threads<kWG>(), kWG == 1 ? 2 : 1)
                            const __grid_constant__ wgmma::TmaMaps maps) {
   static_assert(kWG == 1 || kWG == 2, "1 or 2 consumer warpgroups");
 #if defined(VG_NVIDIA_WGMMA)
-  constexpr int kStages = wgmma_fwd_stages<kWG>();
+  constexpr int kStages = kWgmmaStages;
   constexpr int kDt = D / 16;
   constexpr int kN = kThreads * kWG;  // consumer threads; the producer warp follows them
   constexpr uint32_t kTile = wgmma::tile_bytes<D>();
