@@ -53,7 +53,10 @@ void validate_sample(const wan::WanConfig& c, const TrainingSample& s, size_t in
   }
 }
 
-void validate_method(const wan::WanModelImpl& model, plugin::AttentionBackend* backend, const TrainOptions& o) {
+// The plugin's prepare() judges the method on this model's device, dtype and head dim, with both ends
+// of the sparsity schedule: its own rules, nothing copied here.
+void validate_method(const wan::WanModelImpl& model, plugin::AttentionBackend* backend,
+                     const std::vector<TrainingSample>& samples, const TrainOptions& o) {
   if (backend == nullptr) {
     require(o.method == "full", "Training method '" + o.method +
                                     "' needs the attention plugin; none was given (only 'full' runs without one).");
@@ -62,19 +65,27 @@ void validate_method(const wan::WanModelImpl& model, plugin::AttentionBackend* b
   const auto methods = backend->methods();
   const plugin::MethodInfo* info = plugin::find_method(methods, o.method);
   require(info != nullptr, "The attention plugin has no method '" + o.method + "'; use full, vsa or sla_star.");
-  const std::string device = c10::DeviceTypeName(model.device().type(), /*lower_case=*/true);
-  require(backend->supports(o.method, device),
-          "Attention method '" + o.method + "' is not available on device " + device + ".");
-  plugin::ParamMap params = o.method_params;
+  plugin::PrepareRequest request;
+  request.method = o.method;
+  request.params = o.method_params;
+  request.device = model.device();
+  request.dtype = model.compute_dtype();
+  request.head_dim = model.config().head_dim();
+  const auto& latent = samples.front().latent;  // [C, F, H, W]; every sample's shape checked before
+  const auto& p = model.config().patch_size;
+  request.grid = {latent.size(1) / p[0], latent.size(2) / p[1], latent.size(3) / p[2]};
+  std::vector<double> ends{0.0};
   if (has_sparsity(*info)) {
-    require(params.count("sparsity") == 0,
+    require(o.method_params.count("sparsity") == 0,
             "Set the sparsity of '" + o.method + "' through TrainOptions::sparsity (a schedule), not method_params.");
-    require(o.sparsity.start >= 0 && o.sparsity.start < 1 && o.sparsity.target >= 0 && o.sparsity.target < 1,
-            "The sparsity schedule's start and target must lie in [0, 1).");
     require(o.sparsity.steps >= 0, "The sparsity schedule's steps must be 0 or more.");
-    params["sparsity"] = o.sparsity.target;
+    ends = {o.sparsity.start, o.sparsity.target};
   }
-  plugin::resolve_params(*info, params);  // throws std::invalid_argument naming the parameter
+  for (double sparsity : ends) {
+    if (has_sparsity(*info)) request.params["sparsity"] = sparsity;
+    const plugin::PrepareResult r = backend->prepare(request);
+    require(r.prepared != nullptr, "Training with attention method '" + o.method + "' cannot run: " + r.error + ".");
+  }
 }
 
 }  // namespace
@@ -124,11 +135,11 @@ void validate_training(const wan::WanModelImpl& model, plugin::AttentionBackend*
     require_text_context(model.config(), o.empty_context, "Caption dropout needs the empty prompt's",
                          "; encode \"\" with the same text encoder");
   }
-  validate_method(model, backend, o);
   require(!samples.empty(), "Training needs at least one sample; none were given.");
   for (size_t i = 0; i < samples.size(); ++i) {
     validate_sample(model.config(), samples[i], i);
   }
+  validate_method(model, backend, samples, o);
   require(o.resume_from.empty() || std::filesystem::is_regular_file(o.resume_from),
           "The checkpoint to resume from, '" + o.resume_from + "', does not exist or is not a file.");
 }

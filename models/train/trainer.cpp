@@ -142,6 +142,47 @@ double forward_backward(wan::WanModelImpl& model, const std::vector<BatchItem*>&
   return total.item<double>();
 }
 
+// Self-attention prepared once per sparsity value and token grid: a step's layer calls, and their
+// recomputation under checkpointing, share one preparation instead of preparing at every call.
+class StepAttention {
+ public:
+  StepAttention(const wan::WanModelImpl& model, const wan::AttentionRun& run) : model_(model), run_(run) {}
+
+  // The run for forwards of `latent_shape` ([C, F, H, W]) with this step's params.
+  wan::AttentionRun for_latent(const plugin::ParamMap& params, at::IntArrayRef latent_shape) {
+    wan::AttentionRun run = run_;
+    if (run.backend == nullptr) return run;
+    if (params != params_) {
+      params_ = params;
+      prepared_.clear();
+    }
+    const auto& patch = model_.config().patch_size;
+    const std::vector<int64_t> grid{latent_shape[1] / patch[0], latent_shape[2] / patch[1], latent_shape[3] / patch[2]};
+    auto& prepared = prepared_[grid];
+    if (!prepared) {
+      plugin::PrepareRequest request;
+      request.method = run.method;
+      request.params = params;
+      request.device = model_.device();
+      request.dtype = model_.compute_dtype();
+      request.head_dim = model_.config().head_dim();
+      request.grid = {grid[0], grid[1], grid[2]};
+      plugin::PrepareResult result = run.backend->prepare(request);
+      if (!result.prepared) throw std::invalid_argument("Training cannot prepare its attention: " + result.error);
+      prepared = std::move(result.prepared);
+    }
+    run.params = params;
+    run.prepared = prepared;
+    return run;
+  }
+
+ private:
+  const wan::WanModelImpl& model_;
+  wan::AttentionRun run_;
+  plugin::ParamMap params_;
+  std::map<std::vector<int64_t>, std::shared_ptr<const plugin::PreparedAttention>> prepared_;
+};
+
 // Global L2 norm of the masters' gradients; scaled down to `clip` when above it (clip > 0).
 double clip_gradients(const std::vector<Trainable>& trained, double clip) {
   std::vector<at::Tensor> norms;
@@ -242,6 +283,7 @@ TrainResult train(wan::WanModelImpl& model, plugin::AttentionBackend* backend,
   run.method = o.method;
   run.params = o.method_params;
   run.sequence_parallel = o.sequence_parallel;
+  StepAttention step_attention(model, run);
   const int64_t patch_t = model.config().patch_size[0];
   const double loss_weight = 1.0 / (static_cast<double>(o.batch) * o.accumulation);
   for (int step = result.steps_done + 1; step <= o.steps; ++step) {
@@ -271,7 +313,8 @@ TrainResult train(wan::WanModelImpl& model, plugin::AttentionBackend* backend,
         by_shape[it.sample->latent.sizes().vec()].push_back(&it);
       }
       for (const auto& [shape, group] : by_shape) {
-        loss_sum += forward_backward(model, group, run, o.checkpointing, loss_weight);
+        loss_sum += forward_backward(model, group, step_attention.for_latent(run.params, shape), o.checkpointing,
+                                     loss_weight);
       }
     }
     sum_gradients_over_ranks(trained, o);

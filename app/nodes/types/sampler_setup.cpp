@@ -60,11 +60,6 @@ engine::Status resolve_attention(const engine::NodeContext& ctx, const DitHandle
   }
   plugin::AttentionBackend* backend = attention.backend;
   if (!backend) return node_error(ctx, "No attention plugin could be loaded: " + attention.missing);
-  const std::string device_type = c10::DeviceTypeName(dit.device.type(), true);
-  if (!backend->supports(method, device_type)) {
-    return node_error(ctx, "Attention method '" + method + "' is not available on " + device_type +
-                           "; choose another method or device.");
-  }
   auto params = schema.params_for(*info, ctx.params());
   if (!params.ok()) return node_error(ctx, params.error().message);
   const wan::WanConfig& config = dit.model->config();
