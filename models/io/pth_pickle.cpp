@@ -1,5 +1,7 @@
 #include "pth_pickle.h"
 
+#include "pth_unpickler.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -10,33 +12,7 @@
 #include <utility>
 
 namespace vidgraph::model_io {
-
-namespace {
-
-// Values live in one arena and refer to each other by index: destroying a tree of any depth (or a
-// cycle made through the memo) is a flat vector release, never a recursion.
-using Ref = uint32_t;
-
-enum class Kind { None, Bool, Int, Float, String, Tuple, List, Dict, Global, Storage, Tensor };
-
-struct Value {
-  Kind kind = Kind::None;
-  uint32_t depth = 0;  // containers nested below this one (0 for a scalar); see add_child
-  int64_t i = 0;       // Int, Bool; Storage: numel; Tensor: index into Unpickler::tensors_
-  double f = 0.0;
-  std::string s;                                 // String; Global as "module.name"; Storage key
-  std::vector<Ref> items;                        // Tuple, List; Dict as key, value, key, value...
-  at::ScalarType dtype = at::ScalarType::Float;  // Storage
-};
-
-// Bounds on what one pickle may build. Real state dicts are far below them: torch.save batches
-// SETITEMS by 1,000 (stack < 2,100), a tensor costs ~20 values and ~8 memo slots (the Wan2.2 VAE
-// and umT5 .pth have a few hundred to a few thousand tensors), and a state dict nests < 10 levels.
-constexpr size_t kMaxStack = 1u << 16;
-constexpr size_t kMaxMemo = 1u << 20;
-constexpr size_t kMaxValues = 1u << 21;
-constexpr size_t kMaxLinks = 1u << 22;  // container children in all
-constexpr uint32_t kMaxDepth = 1000;
+namespace pickle {
 
 const std::map<std::string, at::ScalarType>& storage_types() {
   static const std::map<std::string, at::ScalarType> types = {
@@ -54,73 +30,6 @@ bool allowed_global(const std::string& name) {
          name == "torch._utils._rebuild_parameter" || storage_types().count(name) != 0;
 }
 
-class Unpickler {
- public:
-  Unpickler(const std::string& data, const std::string& origin) : data_(data), origin_(origin) {}
-  Ref run();
-  std::vector<PthTensorRecord> state_dict(Ref root) const;
-
- private:
-  [[noreturn]] void fail(const std::string& what) const {
-    throw std::runtime_error("cannot read the state dict in '" + origin_ + "' (pickle offset " + std::to_string(pos_) +
-                             "): " + what);
-  }
-  const unsigned char* take(size_t n) {
-    if (n > data_.size() - pos_) {
-      fail("the pickle ends early (truncated file?)");
-    }
-    const auto* p = reinterpret_cast<const unsigned char*>(data_.data() + pos_);
-    pos_ += n;
-    return p;
-  }
-  uint64_t uint_le(size_t n) {
-    const unsigned char* p = take(n);
-    uint64_t v = 0;
-    for (size_t k = 0; k < n; ++k) {
-      v |= uint64_t(p[k]) << (8 * k);
-    }
-    return v;
-  }
-  std::string line();
-  Value& at(Ref r) { return values_[r]; }
-  const Value& at(Ref r) const { return values_[r]; }
-  Ref make(Kind k);
-  Ref make_int(int64_t v) {
-    const Ref r = make(Kind::Int);
-    at(r).i = v;
-    return r;
-  }
-  void push(Ref r) { stack_.push_back(r); }
-  Ref pop();
-  Ref top() {
-    if (stack_.empty()) {
-      fail("stack underflow");
-    }
-    return stack_.back();
-  }
-  std::vector<Ref> pop_to_mark();
-  void add_child(Ref container, Ref child);
-  Ref tuple(const std::vector<Ref>& items);
-  void push_global(const std::string& module, const std::string& name);
-  Ref reduce(Ref callable, Ref args);
-  Ref rebuild_tensor(const std::vector<Ref>& args);
-  Ref persistent_load(Ref pid);
-  void set_items(Ref target, const std::vector<Ref>& kv);
-  void memo_put(uint64_t key);
-  Ref memo_get(uint64_t key);
-  bool step(unsigned char op);
-  void check_bounds();
-
-  const std::string& data_;
-  const std::string& origin_;
-  size_t pos_ = 0;
-  std::vector<Value> values_;
-  std::vector<PthTensorRecord> tensors_;
-  size_t links_ = 0;
-  std::vector<Ref> stack_;
-  std::vector<size_t> marks_;
-  std::unordered_map<uint64_t, Ref> memo_;
-};
 
 std::string Unpickler::line() {
   const size_t end = data_.find('\n', pos_);
@@ -327,187 +236,6 @@ Ref Unpickler::run() {
   }
 }
 
-// One opcode other than STOP; false when it is not one we accept.
-bool Unpickler::step(unsigned char op) {
-  switch (op) {
-    case 0x80:  // PROTO
-      if (*take(1) > 5) {
-        fail("unsupported pickle protocol");
-      }
-      return true;
-    case 0x95:  // FRAME
-      take(8);
-      return true;
-    case 'c': {  // GLOBAL
-      const std::string module = line();
-      const std::string name = line();
-      push_global(module, name);
-      return true;
-    }
-    case 0x93: {  // STACK_GLOBAL
-      const Ref name = pop();
-      const Ref module = pop();
-      if (at(module).kind != Kind::String || at(name).kind != Kind::String) {
-        fail("STACK_GLOBAL without two strings");
-      }
-      push_global(at(module).s, at(name).s);
-      return true;
-    }
-    case 'q':  // BINPUT
-      memo_put(uint_le(1));
-      return true;
-    case 'r':  // LONG_BINPUT
-      memo_put(uint_le(4));
-      return true;
-    case 0x94:  // MEMOIZE
-      memo_put(memo_.size());
-      return true;
-    case 'h':  // BINGET
-      push(memo_get(uint_le(1)));
-      return true;
-    case 'j':  // LONG_BINGET
-      push(memo_get(uint_le(4)));
-      return true;
-    case '(':  // MARK
-      marks_.push_back(stack_.size());
-      return true;
-    case ')':  // EMPTY_TUPLE
-      push(tuple({}));
-      return true;
-    case 't':  // TUPLE
-      push(tuple(pop_to_mark()));
-      return true;
-    case 0x85: {  // TUPLE1
-      const Ref a = pop();
-      push(tuple({a}));
-      return true;
-    }
-    case 0x86: {  // TUPLE2
-      const Ref b = pop();
-      const Ref a = pop();
-      push(tuple({a, b}));
-      return true;
-    }
-    case 0x87: {  // TUPLE3
-      const Ref c = pop();
-      const Ref b = pop();
-      const Ref a = pop();
-      push(tuple({a, b, c}));
-      return true;
-    }
-    case '}':  // EMPTY_DICT
-      push(make(Kind::Dict));
-      return true;
-    case ']':  // EMPTY_LIST
-      push(make(Kind::List));
-      return true;
-    case 'N':
-      push(make(Kind::None));
-      return true;
-    case 0x88:  // NEWTRUE
-    case 0x89: {  // NEWFALSE
-      const Ref b = make(Kind::Bool);
-      at(b).i = op == 0x88;
-      push(b);
-      return true;
-    }
-    case 'K':  // BININT1
-      push(make_int(int64_t(uint_le(1))));
-      return true;
-    case 'M':  // BININT2
-      push(make_int(int64_t(uint_le(2))));
-      return true;
-    case 'J':  // BININT
-      push(make_int(int64_t(int32_t(uint_le(4)))));
-      return true;
-    case 0x8a: {  // LONG1
-      const size_t n = size_t(uint_le(1));
-      if (n > 8) {
-        fail("an integer wider than 64 bits");
-      }
-      uint64_t raw = n ? uint_le(n) : 0;
-      if (n > 0 && n < 8 && (raw >> (8 * n - 1)) & 1) {
-        raw |= ~uint64_t(0) << (8 * n);
-      }
-      push(make_int(int64_t(raw)));
-      return true;
-    }
-    case 'G': {  // BINFLOAT (big-endian)
-      const unsigned char* p = take(8);
-      uint64_t bits = 0;
-      for (int k = 0; k < 8; ++k) {
-        bits = (bits << 8) | p[k];
-      }
-      const Ref v = make(Kind::Float);
-      std::memcpy(&at(v).f, &bits, 8);
-      push(v);
-      return true;
-    }
-    case 'X':     // BINUNICODE
-    case 0x8c:    // SHORT_BINUNICODE
-    case 0x8d:    // BINUNICODE8
-    case 'U':     // SHORT_BINSTRING
-    case 'T': {   // BINSTRING
-      const size_t width = (op == 'X' || op == 'T') ? 4 : op == 0x8d ? 8 : 1;
-      const uint64_t n = uint_le(width);
-      const unsigned char* p = take(size_t(n));  // bounds-checked before anything is allocated
-      const Ref v = make(Kind::String);
-      at(v).s.assign(reinterpret_cast<const char*>(p), size_t(n));
-      push(v);
-      return true;
-    }
-    case 'Q': {  // BINPERSID
-      const Ref pid = pop();
-      push(persistent_load(pid));
-      return true;
-    }
-    case 'R': {  // REDUCE
-      const Ref args = pop();
-      const Ref fn = pop();
-      push(reduce(fn, args));
-      return true;
-    }
-    case 'b': {  // BUILD: only the `_metadata` state of an OrderedDict, which we do not need
-      const Ref state = pop();
-      if (at(top()).kind != Kind::Dict || (at(state).kind != Kind::Dict && at(state).kind != Kind::Tuple)) {
-        fail("BUILD on something other than a state dict");
-      }
-      return true;
-    }
-    case 's': {  // SETITEM
-      const Ref v = pop();
-      const Ref k = pop();
-      set_items(top(), {k, v});
-      return true;
-    }
-    case 'u': {  // SETITEMS
-      const std::vector<Ref> kv = pop_to_mark();
-      set_items(top(), kv);
-      return true;
-    }
-    case 'a': {  // APPEND
-      const Ref v = pop();
-      if (at(top()).kind != Kind::List) {
-        fail("APPEND on a non-list");
-      }
-      add_child(top(), v);
-      return true;
-    }
-    case 'e': {  // APPENDS
-      const std::vector<Ref> vs = pop_to_mark();
-      if (at(top()).kind != Kind::List) {
-        fail("APPENDS on a non-list");
-      }
-      for (Ref v : vs) {
-        add_child(top(), v);
-      }
-      return true;
-    }
-    default:
-      return false;
-  }
-}
-
 std::vector<PthTensorRecord> Unpickler::state_dict(Ref root) const {
   if (at(root).kind != Kind::Dict) {
     throw std::runtime_error("'" + origin_ + "' does not hold a state dict (a dict of tensors) at its top level");
@@ -536,10 +264,10 @@ std::vector<PthTensorRecord> Unpickler::state_dict(Ref root) const {
   return records;
 }
 
-}  // namespace
+}  // namespace pickle
 
 std::vector<PthTensorRecord> pth_unpickle_state_dict(const std::string& pickle, const std::string& origin) {
-  Unpickler unpickler(pickle, origin);
+  pickle::Unpickler unpickler(pickle, origin);
   return unpickler.state_dict(unpickler.run());
 }
 
