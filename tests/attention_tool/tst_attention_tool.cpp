@@ -3,10 +3,10 @@
 // selection statistics, and the errors for malformed files and bad arguments.
 #include "attention_reference.h"
 #include "models/io/safetensors.h"
+#include "tool_case.h"
 
 #include <ATen/Context.h>
 #include <ATen/ops/randn.h>
-#include <torch/csrc/autograd/autograd.h>
 
 #include <QtCore/QDir>
 #include <QtCore/QFile>
@@ -72,45 +72,22 @@ class tst_attention_tool : public QObject {
   void round_trip() {
     QFETCH(QString, method); QFETCH(double, sparsity);
     const std::array<int64_t, 3> grid{5, 6, 7};
-    const int64_t b = 2, s = 210, h = 2, d = 16;
     at::manual_seed(7);
-    auto leaf = [](at::Tensor t) { return t.requires_grad_(true); };
-    const at::Tensor q = leaf(at::randn({b, s, h, d}, at::kDouble)), k = leaf(at::randn({b, s, h, d}, at::kDouble)),
-                     v = leaf(at::randn({b, s, h, d}, at::kDouble)), gate = leaf(at::randn({b, s, h, d}, at::kDouble)),
-                     w = leaf(at::randn({d, d}, at::kDouble)), bias = leaf(at::randn({d}, at::kDouble));
-    const at::Tensor dout = at::randn({b, s, h, d}, at::kDouble);
-    vidgraph::model_io::NamedTensors inputs{{"q", q}, {"k", k}, {"v", v}, {"do", dout}};
-    std::vector<at::Tensor> wrt{q, k, v};
-    at::Tensor expect;
-    if (method == "full") {
-      expect = ref::dense_attention(q, k, v);
-    } else {
-      inputs.push_back({"gate", gate});
-      wrt.push_back(gate);
-      expect = ref::vsa(q, k, v, gate, grid, {4, 4, 4}, sparsity).out;
-      if (method == "sla_star") {
-        inputs.push_back({"proj_l.weight", w});
-        inputs.push_back({"proj_l.bias", bias});
-        wrt.push_back(w);
-        wrt.push_back(bias);
-        expect = expect + at::matmul(ref::linear_branch(q, k, v, "softmax"), w.t()) + bias;
-      }
-    }
-    const auto grads = torch::autograd::grad({expect}, wrt, {dout});
+    const tool_case::ToolCase c = tool_case::make(method.toStdString(), sparsity, grid, 2, 2, 16);
     const QString in = path(QStringLiteral("in_%1.safetensors").arg(method));
     const QString out = path(QStringLiteral("out_%1.safetensors").arg(method));
-    save_safetensors(in.toStdString(), inputs);
+    save_safetensors(in.toStdString(), c.inputs);
     QStringList args{QStringLiteral("run"), QStringLiteral("-i"), in, QStringLiteral("-o"), out, QStringLiteral("--method"),
                      method, QStringLiteral("--grid"), QStringLiteral("5,6,7"), QStringLiteral("--backward")};
     if (method != "full") args << QStringLiteral("--sparsity") << QString::number(sparsity);
     const ToolRun r = run_tool(args);
     QVERIFY2(r.exit_code == 0, r.err.constData());
     const auto file = SafetensorsFile::open(out.toStdString());
-    QVERIFY(max_abs_diff(file.load("o"), expect.detach()) < 1e-12);
-    const std::vector<std::string> names{"dq", "dk", "dv", "dgate", "dproj_l.weight", "dproj_l.bias"};
-    for (size_t i = 0; i < wrt.size(); ++i) {
-      const double err = max_abs_diff(file.load(names[i]), grads[i]);
-      QVERIFY2(err < 1e-10, qPrintable(QStringLiteral("%1 differs by %2").arg(QString::fromStdString(names[i])).arg(err)));
+    QVERIFY(max_abs_diff(file.load("o"), c.expect) < 1e-12);
+    for (size_t i = 0; i < c.grads.size(); ++i) {
+      const std::string& name = tool_case::grad_names()[i];
+      const double err = max_abs_diff(file.load(name), c.grads[i]);
+      QVERIFY2(err < 1e-10, qPrintable(QStringLiteral("%1 differs by %2").arg(QString::fromStdString(name)).arg(err)));
     }
     QCOMPARE(file.metadata().at("method"), method.toStdString());
     // The printed statistics.

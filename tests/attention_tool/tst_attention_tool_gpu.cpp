@@ -2,13 +2,10 @@
 // against the float64 CPU reference (forward and gradients), and `bench --device cuda` of each
 // method on a small grid. Guards the defect where the tool loaded the plugin twice, unloaded the
 // first copy and then hung forever at its first kernel launch. Skips without a GPU.
-#include "attention_reference.h"
-#include "models/io/safetensors.h"
 #include "process_run.h"
+#include "tool_case.h"
 
 #include <ATen/Context.h>
-#include <ATen/ops/randn.h>
-#include <torch/csrc/autograd/autograd.h>
 
 #include <QtCore/QJsonArray>
 #include <QtCore/QJsonDocument>
@@ -18,7 +15,6 @@
 
 using vidgraph::model_io::SafetensorsFile;
 using vidgraph::model_io::save_safetensors;
-namespace ref = attention_reference;
 
 namespace {
 
@@ -62,34 +58,11 @@ class tst_attention_tool_gpu : public QObject {
     QFETCH(QString, method);
     const std::array<int64_t, 3> grid{5, 8, 10};  // ragged tiles: 2 x 2 x 3 of them
     const double sparsity = 0.5;
-    const int64_t b = 1, s = 400, h = 2, d = 64;
     at::manual_seed(11);
-    auto leaf = [](at::Tensor t) { return t.requires_grad_(true); };
-    const at::Tensor q = leaf(at::randn({b, s, h, d}, at::kDouble)), k = leaf(at::randn({b, s, h, d}, at::kDouble)),
-                     v = leaf(at::randn({b, s, h, d}, at::kDouble)), gate = leaf(at::randn({b, s, h, d}, at::kDouble)),
-                     w = leaf(at::randn({d, d}, at::kDouble) / 8), bias = leaf(at::randn({d}, at::kDouble));
-    const at::Tensor dout = at::randn({b, s, h, d}, at::kDouble);
-    vidgraph::model_io::NamedTensors inputs{{"q", q}, {"k", k}, {"v", v}, {"do", dout}};
-    std::vector<at::Tensor> wrt{q, k, v};
-    at::Tensor expect;
-    if (method == "full") {
-      expect = ref::dense_attention(q, k, v);
-    } else {
-      inputs.push_back({"gate", gate});
-      wrt.push_back(gate);
-      expect = ref::vsa(q, k, v, gate, grid, {4, 4, 4}, sparsity).out;
-      if (method == "sla_star") {
-        inputs.push_back({"proj_l.weight", w});
-        inputs.push_back({"proj_l.bias", bias});
-        wrt.push_back(w);
-        wrt.push_back(bias);
-        expect = expect + at::matmul(ref::linear_branch(q, k, v, "softmax"), w.t()) + bias;
-      }
-    }
-    const auto grads = torch::autograd::grad({expect}, wrt, {dout});
+    const tool_case::ToolCase c = tool_case::make(method.toStdString(), sparsity, grid, 1, 2, 64, 1.0 / 8);
     const QString in = dir_.filePath(QStringLiteral("in_%1.safetensors").arg(method));
     const QString out = dir_.filePath(QStringLiteral("out_%1.safetensors").arg(method));
-    save_safetensors(in.toStdString(), inputs);
+    save_safetensors(in.toStdString(), c.inputs);
     QStringList args{QStringLiteral("run"), QStringLiteral("-i"), in, QStringLiteral("-o"), out,
                      QStringLiteral("--method"), method, QStringLiteral("--grid"), QStringLiteral("5,8,10"),
                      QStringLiteral("--device"), QStringLiteral("cuda"), QStringLiteral("--dtype"),
@@ -98,12 +71,12 @@ class tst_attention_tool_gpu : public QObject {
     const auto r = run_tool(args);
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
     const auto file = SafetensorsFile::open(out.toStdString());
-    const double fwd = rel_l2(file.load("o"), expect.detach());
+    const double fwd = rel_l2(file.load("o"), c.expect);
     QVERIFY2(fwd < 2e-2, qPrintable(QStringLiteral("o: rel-L2 %1").arg(fwd)));
-    const std::vector<std::string> names{"dq", "dk", "dv", "dgate", "dproj_l.weight", "dproj_l.bias"};
-    for (size_t i = 0; i < wrt.size(); ++i) {
-      const double err = rel_l2(file.load(names[i]), grads[i]);
-      QVERIFY2(err < 5e-2, qPrintable(QStringLiteral("%1: rel-L2 %2").arg(QString::fromStdString(names[i])).arg(err)));
+    for (size_t i = 0; i < c.grads.size(); ++i) {
+      const std::string& name = tool_case::grad_names()[i];
+      const double err = rel_l2(file.load(name), c.grads[i]);
+      QVERIFY2(err < 5e-2, qPrintable(QStringLiteral("%1: rel-L2 %2").arg(QString::fromStdString(name)).arg(err)));
     }
   }
 
