@@ -204,10 +204,9 @@ json bench_method(const BenchOptions& o, plugin::AttentionBackend& backend, cons
   call.q = in.q;
   call.k = in.k;
   call.v = in.v;
-  call.grid = grid;
-  call.method = method.name;
   std::vector<at::Tensor> leaves{in.q, in.k, in.v};
-  if (has_sparsity(method)) call.params["sparsity"] = sparsity;
+  plugin::ParamMap params;
+  if (has_sparsity(method)) params["sparsity"] = sparsity;
   if (method.uses_gate) {
     call.extras.gate = in.gate;
     leaves.push_back(in.gate);
@@ -221,6 +220,7 @@ json bench_method(const BenchOptions& o, plugin::AttentionBackend& backend, cons
   json r{{"method", method.name}};
   if (has_sparsity(method)) r["sparsity"] = sparsity;
   try {
+    call.prepared = prepare_for(backend, method.name, params, in.q, grid);
     const plugin::AttentionResult probe = backend.forward_with_stats(call);
     r["density"] = probe.stats.density;
     r["topk"] = probe.stats.topk;

@@ -57,10 +57,12 @@ plugin::ParamMap parse_params(const plugin::MethodInfo& method, const std::vecto
 
 struct Inputs {
   plugin::AttentionCall call;
+  plugin::TokenGrid grid;
+  plugin::ParamMap params;  // resolved
   at::Tensor dout;
 };
 
-Inputs read_inputs(const AttentionRunOptions& o, const plugin::MethodInfo& method) {
+Inputs read_inputs(const AttentionRunOptions& o, plugin::AttentionBackend& backend, const plugin::MethodInfo& method) {
   const auto file = model_io::SafetensorsFile::open(o.input);
   const c10::Device device(o.device);
   const auto dtype = parse_dtype(o.dtype);
@@ -74,9 +76,8 @@ Inputs read_inputs(const AttentionRunOptions& o, const plugin::MethodInfo& metho
     return o.backward ? t.requires_grad_(true) : t;
   };
   Inputs in;
-  in.call.method = o.method;
-  in.call.grid = parse_grid(o.grid);
-  in.call.params = parse_params(method, o.params);
+  in.grid = parse_grid(o.grid);
+  in.params = parse_params(method, o.params);
   in.call.q = load("q", true);
   in.call.k = load("k", true);
   in.call.v = load("v", true);
@@ -84,16 +85,17 @@ Inputs read_inputs(const AttentionRunOptions& o, const plugin::MethodInfo& metho
   in.call.extras.proj_l_weight = load("proj_l.weight", false);
   in.call.extras.proj_l_bias = load("proj_l.bias", false);
   if (file.contains("do")) in.dout = file.load("do", device, dtype);
+  in.call.prepared = prepare_for(backend, o.method, in.params, in.call.q, in.grid);
   return in;
 }
 
-std::map<std::string, std::string> metadata_of(const AttentionRunOptions& o, const plugin::AttentionCall& call,
+std::map<std::string, std::string> metadata_of(const AttentionRunOptions& o, const Inputs& in,
                                                const plugin::LoadedPlugin& plugin) {
   std::map<std::string, std::string> m{{"method", o.method},
                                        {"grid", o.grid},
                                        {"device", o.device},
                                        {"plugin", plugin.name() + " " + plugin.version()}};
-  for (const auto& [name, value] : call.params) m["param." + name] = plugin::param_value_to_string(value);
+  for (const auto& [name, value] : in.params) m["param." + name] = plugin::param_value_to_string(value);
   return m;
 }
 
@@ -158,7 +160,7 @@ int run_attention(const AttentionRunOptions& o) {
     const auto methods = loaded->backend().methods();
     const plugin::MethodInfo* method = plugin::find_method(methods, o.method);
     if (method == nullptr) throw std::invalid_argument("unknown method '" + o.method + "'; see `vidgraph-attention methods`");
-    Inputs in = read_inputs(o, *method);
+    Inputs in = read_inputs(o, loaded->backend(), *method);
     auto t0 = Clock::now();
     plugin::AttentionResult result = loaded->backend().forward_with_stats(in.call);
     device_sync(result.out);
@@ -168,9 +170,9 @@ int run_attention(const AttentionRunOptions& o) {
     if (o.backward) {
       for (auto& named : backward_of(result.out, in, &backward_ms)) outputs.push_back(std::move(named));
     }
-    const std::string written = save_outputs(target, outputs, metadata_of(o, in.call, *loaded));
+    const std::string written = save_outputs(target, outputs, metadata_of(o, in, *loaded));
     nlohmann::json report{{"method", o.method},
-                          {"grid", {in.call.grid.t, in.call.grid.h, in.call.grid.w}},
+                          {"grid", {in.grid.t, in.grid.h, in.grid.w}},
                           {"shape", in.call.q.sizes().vec()},
                           {"device", o.device},
                           {"plugin", loaded->name() + " " + loaded->version()},

@@ -28,4 +28,10 @@ plugin::LoadedPlugin* load_plugin_or_report(const std::string& name);
 // that does not fit in int64.
 plugin::TokenGrid parse_grid(const std::string& text);
 
+// The backend's preparation of `method` with `params` for calls on tensors like `q` ([B, S, H, D])
+// over `grid`; throws std::invalid_argument with the backend's sentence when it refuses.
+std::shared_ptr<const plugin::PreparedAttention> prepare_for(plugin::AttentionBackend& backend,
+                                                             const std::string& method, const plugin::ParamMap& params,
+                                                             const at::Tensor& q, const plugin::TokenGrid& grid);
+
 }  // namespace vidgraph::cli

@@ -65,15 +65,10 @@ void validate_method(const wan::WanModelImpl& model, plugin::AttentionBackend* b
   const auto methods = backend->methods();
   const plugin::MethodInfo* info = plugin::find_method(methods, o.method);
   require(info != nullptr, "The attention plugin has no method '" + o.method + "'; use full, vsa or sla_star.");
-  plugin::PrepareRequest request;
-  request.method = o.method;
-  request.params = o.method_params;
-  request.device = model.device();
-  request.dtype = model.compute_dtype();
-  request.head_dim = model.config().head_dim();
-  const auto& latent = samples.front().latent;  // [C, F, H, W]; every sample's shape checked before
-  const auto& p = model.config().patch_size;
-  request.grid = {latent.size(1) / p[0], latent.size(2) / p[1], latent.size(3) / p[2]};
+  const wan::AttentionChoice choice{backend, o.method, o.method_params};
+  // The first sample's shape: every sample's was checked before.
+  plugin::PrepareRequest request =
+      choice.request(model.config(), model.device(), model.compute_dtype(), samples.front().latent.sizes());
   std::vector<double> ends{0.0};
   if (has_sparsity(*info)) {
     require(o.method_params.count("sparsity") == 0,

@@ -146,41 +146,26 @@ double forward_backward(wan::WanModelImpl& model, const std::vector<BatchItem*>&
 // recomputation under checkpointing, share one preparation instead of preparing at every call.
 class StepAttention {
  public:
-  StepAttention(const wan::WanModelImpl& model, const wan::AttentionRun& run) : model_(model), run_(run) {}
+  explicit StepAttention(const wan::WanModelImpl& model) : model_(model) {}
 
-  // The run for forwards of `latent_shape` ([C, F, H, W]) with this step's params.
-  wan::AttentionRun for_latent(const plugin::ParamMap& params, at::IntArrayRef latent_shape) {
-    wan::AttentionRun run = run_;
-    if (run.backend == nullptr) return run;
-    if (params != params_) {
-      params_ = params;
-      prepared_.clear();
+  // The run of `choice` for forwards of `latent_shape` ([C, F, H, W]).
+  const wan::AttentionRun& for_latent(const wan::AttentionChoice& choice, at::IntArrayRef latent_shape) {
+    if (choice.params != params_) {
+      params_ = choice.params;
+      runs_.clear();
     }
-    const auto& patch = model_.config().patch_size;
-    const std::vector<int64_t> grid{latent_shape[1] / patch[0], latent_shape[2] / patch[1], latent_shape[3] / patch[2]};
-    auto& prepared = prepared_[grid];
-    if (!prepared) {
-      plugin::PrepareRequest request;
-      request.method = run.method;
-      request.params = params;
-      request.device = model_.device();
-      request.dtype = model_.compute_dtype();
-      request.head_dim = model_.config().head_dim();
-      request.grid = {grid[0], grid[1], grid[2]};
-      plugin::PrepareResult result = run.backend->prepare(request);
-      if (!result.prepared) throw std::invalid_argument("Training cannot prepare its attention: " + result.error);
-      prepared = std::move(result.prepared);
+    auto it = runs_.find(latent_shape.vec());
+    if (it == runs_.end()) {
+      it = runs_.emplace(latent_shape.vec(), choice.prepare(model_.config(), model_.device(), model_.compute_dtype(),
+                                                            latent_shape)).first;
     }
-    run.params = params;
-    run.prepared = prepared;
-    return run;
+    return it->second;
   }
 
  private:
   const wan::WanModelImpl& model_;
-  wan::AttentionRun run_;
   plugin::ParamMap params_;
-  std::map<std::vector<int64_t>, std::shared_ptr<const plugin::PreparedAttention>> prepared_;
+  std::map<std::vector<int64_t>, wan::AttentionRun> runs_;
 };
 
 // Global L2 norm of the masters' gradients; scaled down to `clip` when above it (clip > 0).
@@ -278,12 +263,12 @@ TrainResult train(wan::WanModelImpl& model, plugin::AttentionBackend* backend,
 
   GradScope grad_scope(trained);
   SampleOrder order(samples.size(), o.seed);
-  wan::AttentionRun run;
-  run.backend = backend;
-  run.method = o.method;
-  run.params = o.method_params;
-  run.sequence_parallel = o.sequence_parallel;
-  StepAttention step_attention(model, run);
+  wan::AttentionChoice attention;
+  attention.backend = backend;
+  attention.method = o.method;
+  attention.params = o.method_params;
+  attention.sequence_parallel = o.sequence_parallel;
+  StepAttention step_attention(model);
   const int64_t patch_t = model.config().patch_size[0];
   const double loss_weight = 1.0 / (static_cast<double>(o.batch) * o.accumulation);
   for (int step = result.steps_done + 1; step <= o.steps; ++step) {
@@ -296,7 +281,7 @@ TrainResult train(wan::WanModelImpl& model, plugin::AttentionBackend* backend,
     const auto start = std::chrono::steady_clock::now();
     StepMemory memory(model.device());
     if (has_sparsity(method)) {
-      run.params["sparsity"] = sparsity_at(o.sparsity, step);
+      attention.params["sparsity"] = sparsity_at(o.sparsity, step);
     }
     double loss_sum = 0;
     for (int a = 0; a < o.accumulation; ++a) {
@@ -313,7 +298,7 @@ TrainResult train(wan::WanModelImpl& model, plugin::AttentionBackend* backend,
         by_shape[it.sample->latent.sizes().vec()].push_back(&it);
       }
       for (const auto& [shape, group] : by_shape) {
-        loss_sum += forward_backward(model, group, step_attention.for_latent(run.params, shape), o.checkpointing,
+        loss_sum += forward_backward(model, group, step_attention.for_latent(attention, shape), o.checkpointing,
                                      loss_weight);
       }
     }
@@ -354,7 +339,7 @@ TrainResult train(wan::WanModelImpl& model, plugin::AttentionBackend* backend,
       o.on_step(report);
     }
     if (o.on_validate && o.validate_every > 0 && (step % o.validate_every == 0 || step == o.steps)) {
-      o.on_validate(step, run);
+      o.on_validate(step, attention);
     }
     if (o.save_every > 0 && step % o.save_every == 0 && step < o.steps) {
       save_checkpoint(step);

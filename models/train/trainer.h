@@ -69,11 +69,11 @@ struct TrainOptions {
   std::function<void(const TrainStep&)> on_step;
   std::function<bool()> is_cancelled;  // polled before every step; true stops and writes a checkpoint
   // Every `validate_every` steps and after the last (0: never), after on_step: the step and the
-  // attention run that step trained with (its method, params and scheduled sparsity), for sampling
-  // with the model as trained so far. It must not change the model or draw from the trainer's
+  // attention that step trained with (its method, params and scheduled sparsity; prepare it for the
+  // validation's own latent shape), for sampling with the model as trained so far. It must not change the model or draw from the trainer's
   // generators (seeded sampling noise does not).
   int validate_every = 0;
-  std::function<void(int step, const wan::AttentionRun& run)> on_validate;
+  std::function<void(int step, const wan::AttentionChoice& attention)> on_validate;
   // Several ranks: every rank calls train() with the same model, samples and options; each runs
   // its share of the tokens (models/parallel), the gradients are summed over the ranks before each
   // optimizer step, so every rank holds the single-process model after every step. Cancelling is

@@ -1,6 +1,7 @@
 #include "models/wan/wan_attention.h"
 
 #include <cmath>
+#include <stdexcept>
 #include <vector>
 
 #include <ATen/TensorOperators.h>
@@ -45,6 +46,33 @@ at::Tensor dense_attention(const at::Tensor& q, const at::Tensor& k, const at::T
 #endif
 }
 
+plugin::PrepareRequest AttentionChoice::request(const WanConfig& config, c10::Device device, at::ScalarType dtype,
+                                                at::IntArrayRef latent_shape) const {
+  const auto n = static_cast<int64_t>(latent_shape.size());
+  TORCH_CHECK(n >= 4, "a latent shape is [C, F, H, W] or [B, C, F, H, W], got ", latent_shape);
+  const auto& p = config.patch_size;
+  plugin::PrepareRequest r;
+  r.method = method;
+  r.params = params;
+  r.device = device;
+  r.dtype = dtype;
+  r.head_dim = config.head_dim();
+  r.grid = {latent_shape[n - 3] / p[0], latent_shape[n - 2] / p[1], latent_shape[n - 1] / p[2]};
+  return r;
+}
+
+AttentionRun AttentionChoice::prepare(const WanConfig& config, c10::Device device, at::ScalarType dtype,
+                                      at::IntArrayRef latent_shape) const {
+  AttentionRun run;
+  run.backend = backend;
+  run.sequence_parallel = sequence_parallel;
+  if (backend == nullptr) return run;
+  plugin::PrepareResult r = backend->prepare(request(config, device, dtype, latent_shape));
+  if (!r.prepared) throw std::invalid_argument("The attention plugin cannot prepare '" + method + "': " + r.error);
+  run.prepared = std::move(r.prepared);
+  return run;
+}
+
 plugin::DitKernels* fused_kernels(const AttentionRun& run, c10::Device device, at::ScalarType compute_dtype) {
   if (run.dit_kernels == nullptr || !c10::InferenceMode::is_enabled()) return nullptr;
   return run.dit_kernels->supports(device, compute_dtype) ? run.dit_kernels : nullptr;
@@ -63,20 +91,6 @@ WanRMSNorm make_rms(int64_t dim, double eps, const at::TensorOptions& opts) {
   o.eps = eps;
   o.tensor_options = opts;
   return WanRMSNorm(o);
-}
-
-// Which extras the run's method reads: from its preparation, else from the backend's method table
-// (none for an unknown method: the backend then refuses the call by name).
-plugin::MethodInfo method_uses(const AttentionRun& run) {
-  plugin::MethodInfo uses;
-  if (run.prepared) {
-    uses.uses_gate = run.prepared->uses_gate;
-    uses.uses_proj_l = run.prepared->uses_proj_l;
-    return uses;
-  }
-  const std::vector<plugin::MethodInfo> methods = run.backend->methods();
-  const plugin::MethodInfo* info = plugin::find_method(methods, run.method);
-  return info ? *info : uses;
 }
 
 // The projections and q/k norms both attentions share, under their checkpoint names.
@@ -134,24 +148,20 @@ at::Tensor WanSelfAttentionImpl::forward(const at::Tensor& x_in, const std::arra
   vh = to_heads(vh);
   at::Tensor out;  // [B, S, H / world, D]
   if (run.backend == nullptr) {
-    TORCH_CHECK(run.method == "full", "Self-attention method '", run.method,
-                "' needs an attention plugin; none was given (only 'full' runs without one).");
     out = dense_attention(qh, kh, vh);
   } else {
+    TORCH_CHECK(run.prepared != nullptr, "Self-attention through the attention plugin needs a preparation "
+                "(AttentionChoice::prepare); none was given.");
     plugin::AttentionCall call;
     call.q = qh;
     call.k = kh;
     call.v = vh;
-    call.grid = plugin::TokenGrid{grid[0], grid[1], grid[2]};
-    call.method = run.method;
-    call.params = run.params;
     call.prepared = run.prepared;
     // Only the extras the method reads: the gate projection is a full dim x dim matmul.
-    const plugin::MethodInfo uses = method_uses(run);
-    if (uses.uses_gate && !to_gate_compress.is_empty()) {
+    if (run.prepared->uses_gate && !to_gate_compress.is_empty()) {
       call.extras.gate = to_heads(to_gate_compress(x).view({B, L, H, D}));
     }
-    if (uses.uses_proj_l && !proj_l.is_empty()) {
+    if (run.prepared->uses_proj_l && !proj_l.is_empty()) {
       call.extras.proj_l_weight = proj_l->dense_weight();
       call.extras.proj_l_bias = proj_l->bias;
     }

@@ -16,6 +16,7 @@
 #include <torch/nn/cloneable.h>
 #include <torch/nn/pimpl.h>
 
+#include "models/wan/wan_config.h"
 #include "models/wan/wan_layers.h"
 #include "models/wan/wan_rope.h"
 #include "plugins/api/attention_backend.h"
@@ -28,23 +29,37 @@ class SequenceParallel;
 namespace vidgraph::wan {
 
 // How self-attention runs for one forward. backend == nullptr selects the model's own dense
-// attention, which accepts only method "full" (used by tests and by tools without a plugin).
+// attention (used by tests and by tools without a plugin); with a backend, `prepared` is required.
 // sequence_parallel != nullptr runs the forward sequence-parallel over its process group: each
 // rank holds its slice of the tokens, and self-attention exchanges tokens for heads around the
 // backend call (models/parallel/sequence_parallel.h); the caller keeps it alive.
-// `prepared` (from backend->prepare() for this run's grid, dtype and head dim) is passed with every
-// call: its method, params and extras are then the ones used. Without it, each call is prepared on
-// the fly from method and params.
+// `prepared` (from backend->prepare() for this run's grid, dtype and head dim: prepare_attention_run)
+// is passed with every call: its method, params and extras are the ones used.
 // `dit_kernels` (a backend's AttentionBackend::dit_kernels()) runs the blocks' norms, RoPE and
 // gated residuals as fused kernels in inference-mode forwards on the devices it supports; under
 // autograd (training, checkpoint recomputation) and elsewhere the blocks use their ATen ops.
 struct AttentionRun {
   plugin::AttentionBackend* backend = nullptr;
-  std::string method = "full";
-  plugin::ParamMap params;
   parallel::SequenceParallel* sequence_parallel = nullptr;
   std::shared_ptr<const plugin::PreparedAttention> prepared;
   plugin::DitKernels* dit_kernels = nullptr;
+};
+
+// A self-attention method chosen for a run, before it is prepared for a shape: training and its
+// validation prepare it once per latent shape (and sparsity value) they run at.
+struct AttentionChoice {
+  plugin::AttentionBackend* backend = nullptr;  // null: the model's own dense attention
+  std::string method = "full";
+  plugin::ParamMap params;
+  parallel::SequenceParallel* sequence_parallel = nullptr;
+
+  // The request for forwards of `config`'s DiT over a latent of `latent_shape` ([C, F, H, W] or
+  // [B, C, F, H, W]) with activations in `dtype` on `device`.
+  plugin::PrepareRequest request(const WanConfig& config, c10::Device device, at::ScalarType dtype,
+                                 at::IntArrayRef latent_shape) const;
+  // The run for those forwards. A refusal throws std::invalid_argument with the backend's sentence.
+  AttentionRun prepare(const WanConfig& config, c10::Device device, at::ScalarType dtype,
+                       at::IntArrayRef latent_shape) const;
 };
 
 // The run's fused kernels when this forward may use them for activations on `device` with matmuls

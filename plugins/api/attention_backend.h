@@ -12,9 +12,9 @@
 //    "method X is not available on device Y" (never a silent copy to the CPU).
 //  - Errors (bad shapes, unknown method/param, out-of-range value) throw c10::Error / std::exception
 //    with a sentence naming the tensor or parameter, what was expected and what was got.
-//  - Prepare once, run many: prepare() checks the method, params, device, dtype, head dim and grid
-//    of a run and returns a PreparedAttention (or an error message); calls carrying it skip those
-//    checks and the per-call set-up (param resolution, layout lookup, device settings).
+//  - prepare() is the only door: it checks the method, params, device, dtype, head dim and grid of a
+//    run once and returns a PreparedAttention (or an error message); every call carries one, and the
+//    per-call work is only what depends on the tensors.
 #pragma once
 
 #include "plugins/api/attention_params.h"
@@ -62,13 +62,14 @@ struct PrepareRequest {
   TokenGrid grid;                      // S = grid.size()
 };
 
-// A preparation: the request with its params completed and checked, what the method reads, and the
-// backend's own state for it (layouts, device path settings), opaque to callers. Immutable; share it
-// between calls and threads. It refers to the plugin's code: release it before the plugin.
+// A preparation: the request with its params completed and checked, what the method is and reads
+// (from its descriptor), and the backend's own state for it (layouts, the device path and its
+// settings), opaque to callers. Immutable; share it between calls and threads.
 struct PreparedAttention {
   PrepareRequest request;
-  bool uses_gate = false;    // MethodInfo::uses_gate of the method
-  bool uses_proj_l = false;  // MethodInfo::uses_proj_l
+  MethodKind kind = MethodKind::Dense;  // MethodInfo::kind of the method
+  bool uses_gate = false;               // MethodInfo::uses_gate
+  bool uses_proj_l = false;             // MethodInfo::uses_proj_l
   std::shared_ptr<const void> state;
 };
 
@@ -77,18 +78,14 @@ struct PrepareResult {
   std::string error;  // why: a sentence naming the method, param, device, dtype, head dim or grid
 };
 
-// One self-attention call.
+// One self-attention call: tensors and the preparation they run under.
 struct AttentionCall {
   at::Tensor q;  // [B, S, H, D]
   at::Tensor k;  // [B, S, H, D]
   at::Tensor v;  // [B, S, H, D]
-  TokenGrid grid;
-  std::string method = "full";  // "full", "vsa", "sla_star", ... (see AttentionBackend::methods())
-  ParamMap params;              // missing params take their defaults
   AttentionExtras extras;
-  // From prepare(): its method, params and grid are used (method, params and grid above are not
-  // read) and the tensors must match its device, dtype, head dim and token count. Null: the call is
-  // prepared on the fly (the same checks, every call).
+  // Required, from this backend's prepare(): its method, params and grid are used, and the tensors
+  // must match its device, dtype, head dim and token count.
   std::shared_ptr<const PreparedAttention> prepared;
 };
 
@@ -120,6 +117,7 @@ class AttentionBackend {
   // Checks a method, its params and the shape of the calls to come, and does once what every call
   // would otherwise redo. A refusal (unknown method or param, a value out of range, a device without
   // a path, a dtype, head dim or tile the kernels do not take, a bad grid) is an error, never a throw.
+  // The only way to run a method: forward() refuses a call without a preparation.
   virtual PrepareResult prepare(const PrepareRequest& request) = 0;
 
   // Runs the call; the result is autograd-capable. No statistics are gathered.
@@ -127,9 +125,6 @@ class AttentionBackend {
 
   // Same as forward, plus the selection statistics.
   virtual AttentionResult forward_with_stats(const AttentionCall& call) = 0;
-
-  // Whether `method` can run on tensors of `device_type` (e.g. "cpu", "cuda"); false if unknown.
-  virtual bool supports(const std::string& method, const std::string& device_type) const = 0;
 
   // The backend's fused elementwise kernels of the DiT block (dit_kernels.h), or nullptr when it has
   // none. Owned by the backend; valid until shutdown().

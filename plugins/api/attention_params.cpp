@@ -189,4 +189,10 @@ const MethodInfo* find_method(const std::vector<MethodInfo>& methods, const std:
   return nullptr;
 }
 
+const MethodInfo* find_method_of_kind(const std::vector<MethodInfo>& methods, MethodKind kind) {
+  for (const auto& m : methods)
+    if (m.kind == kind) return &m;
+  return nullptr;
+}
+
 }  // namespace vidgraph::plugin

@@ -30,10 +30,18 @@ struct ParamDescriptor {
   std::string description;
 };
 
+// What a method computes, from its descriptor: callers branch on this, never on a method's name.
+enum class MethodKind {
+  Dense,         // every query-key pair (full)
+  Sparse,        // a selection of key tiles per query tile (vsa)
+  SparseLinear,  // a sparse selection plus a linear branch over all tokens (sla_star)
+};
+
 struct MethodInfo {
   std::string name;
   std::string description;
   std::vector<ParamDescriptor> params;
+  MethodKind kind = MethodKind::Dense;
   // The layer extras the method reads (AttentionExtras): callers compute and pass only these.
   bool uses_gate = false;    // the VSA gate (to_gate_compress output)
   bool uses_proj_l = false;  // the SLA* linear-branch projection
@@ -69,5 +77,8 @@ std::vector<int64_t> param_as_int_list(const ParamMap& params, const std::string
 
 // Finds a method by name in a list; nullptr if absent.
 const MethodInfo* find_method(const std::vector<MethodInfo>& methods, const std::string& name);
+
+// The first method of `kind` in a list; nullptr if none.
+const MethodInfo* find_method_of_kind(const std::vector<MethodInfo>& methods, MethodKind kind);
 
 }  // namespace vidgraph::plugin

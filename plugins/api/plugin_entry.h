@@ -15,7 +15,7 @@
 
 // Bump on any change to AttentionBackend, DitKernels, AttentionCall, PreparedAttention, MethodInfo,
 // ParamValue or this struct.
-#define VIDGRAPH_PLUGIN_ABI_VERSION 3u
+#define VIDGRAPH_PLUGIN_ABI_VERSION 4u
 
 #define VIDGRAPH_PLUGIN_ENTRY_SYMBOL "vidgraph_plugin_entry"
 

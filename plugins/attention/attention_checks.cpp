@@ -55,7 +55,7 @@ void check_extras(const plugin::AttentionCall& c, const PreparedState& p) {
   }
 }
 
-// The tensors against what was prepared (a call prepared on the fly matches by construction).
+// The tensors against what was prepared.
 void check_matches(const plugin::AttentionCall& c, const PreparedState& p) {
   TORCH_CHECK(c.q.device() == p.device && c.q.scalar_type() == p.dtype && c.q.size(3) == p.head_dim, "method ",
               p.method, ": q is ", c.q.scalar_type(), " on ", c.q.device(), " with head dim ", c.q.size(3),

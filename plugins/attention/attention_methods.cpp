@@ -66,7 +66,7 @@ struct VsaParts {
 VsaParts vsa_parts(const AttentionCall& call, const PreparedState& prepared, bool want_stats) {
   const at::Tensor& q = call.q;
   const std::string& method = prepared.method;
-  DevicePath& path = require_device_path(q.device().type(), method);
+  DevicePath& path = *prepared.path;
   const TileLayout* layout = prepared.layout.get();
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
   // [B, S, H, D] -> [B, H, Sp, D]
@@ -109,7 +109,7 @@ at::Tensor feature_map(const at::Tensor& x, const std::string& map) {
 
 AttentionResult run_full(const AttentionCall& call, const PreparedState& prepared, bool want_stats) {
   const at::Tensor& q = call.q;
-  DevicePath& path = require_device_path(q.device().type(), "full");
+  DevicePath& path = *prepared.path;
   // 1-D tiling of the S tokens into 64-token blocks; every block attends to every block.
   const TileLayout* layout = prepared.layout.get();
   const int64_t n = layout->num_tiles;

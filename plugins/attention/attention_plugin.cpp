@@ -64,9 +64,11 @@ std::vector<plugin::MethodInfo> attention_methods() {
   plugin::MethodInfo full{"full", "dense softmax attention (scale 1/sqrt(D))", {}};
   plugin::MethodInfo vsa{"vsa", "video sparse attention: coarse tile attention + top-k block-sparse fine attention, gated",
                          {sparsity_param(), tile_param()}};
+  vsa.kind = plugin::MethodKind::Sparse;
   vsa.uses_gate = true;
   plugin::MethodInfo sla_star{"sla_star", "VSA plus a linear-attention branch over all tokens through proj_l",
                               {sparsity_param(), tile_param(), feature_map_param()}};
+  sla_star.kind = plugin::MethodKind::SparseLinear;
   sla_star.uses_gate = sla_star.uses_proj_l = true;
   return {full, vsa, sla_star};
 }
@@ -96,12 +98,13 @@ plugin::PrepareResult AttentionPluginBackend::prepare(const plugin::PrepareReque
     result.error = "the attention plugin was shut down; load it again";
     return result;
   }
-  std::shared_ptr<const PreparedState> state = prepare_state(methods_, request, true, &result.error);
+  std::shared_ptr<const PreparedState> state = prepare_state(methods_, request, &result.error);
   if (!state) return result;
   const plugin::MethodInfo* method = plugin::find_method(methods_, request.method);
   auto prepared = std::make_shared<plugin::PreparedAttention>();
   prepared->request = request;
   prepared->request.params = state->params;
+  prepared->kind = method->kind;
   prepared->uses_gate = method->uses_gate;
   prepared->uses_proj_l = method->uses_proj_l;
   prepared->state = state;
@@ -116,24 +119,12 @@ plugin::AttentionResult AttentionPluginBackend::forward_with_stats(const plugin:
 }
 
 std::shared_ptr<const PreparedState> AttentionPluginBackend::state_for(const plugin::AttentionCall& call) const {
-  if (call.prepared) {
-    TORCH_CHECK(call.prepared->state != nullptr, "method ", call.prepared->request.method,
-                ": the preparation was not made by this plugin's prepare()");
-    return std::static_pointer_cast<const PreparedState>(call.prepared->state);
-  }
-  TORCH_CHECK(call.q.defined(), "method ", call.method, ": q must be given");
-  TORCH_CHECK(call.q.dim() == 4, "method ", call.method, ": q must be [B, S, H, D], got ", call.q.sizes());
-  plugin::PrepareRequest request;
-  request.method = call.method;
-  request.params = call.params;
-  request.device = call.q.device();
-  request.dtype = call.q.scalar_type();
-  request.head_dim = call.q.size(3);
-  request.grid = call.grid;
-  std::string error;
-  std::shared_ptr<const PreparedState> state = prepare_state(methods_, request, false, &error);
-  if (!state) throw std::invalid_argument(error);
-  return state;
+  TORCH_CHECK(call.prepared != nullptr,
+              "an attention call needs a preparation: call prepare() for its method, params, device, dtype, "
+              "head dim and grid, and pass the result with every call");
+  TORCH_CHECK(call.prepared->state != nullptr, "method ", call.prepared->request.method,
+              ": the preparation was not made by this plugin's prepare()");
+  return std::static_pointer_cast<const PreparedState>(call.prepared->state);
 }
 
 plugin::AttentionResult AttentionPluginBackend::run(const plugin::AttentionCall& call, bool want_stats) {
@@ -143,20 +134,11 @@ plugin::AttentionResult AttentionPluginBackend::run(const plugin::AttentionCall&
   SPDLOG_LOGGER_DEBUG(attention_logger(), "{} ({}): q {}", state->method, c10::toString(call.q.scalar_type()),
                       c10::str(call.q.sizes()));
   switch (state->kind) {
-    case MethodKind::Full: return run_full(call, *state, want_stats);
-    case MethodKind::Vsa: return run_vsa(call, *state, want_stats);
-    case MethodKind::SlaStar: return run_sla_star(call, *state, want_stats);
+    case plugin::MethodKind::Dense: return run_full(call, *state, want_stats);
+    case plugin::MethodKind::Sparse: return run_vsa(call, *state, want_stats);
+    case plugin::MethodKind::SparseLinear: return run_sla_star(call, *state, want_stats);
   }
   return run_full(call, *state, want_stats);
-}
-
-bool AttentionPluginBackend::supports(const std::string& method, const std::string& device_type) const {
-  if (plugin::find_method(methods_, method) == nullptr) return false;
-  try {
-    return find_device_path(c10::Device(device_type).type()) != nullptr;
-  } catch (const c10::Error&) {
-    return false;
-  }
 }
 
 void AttentionPluginBackend::shutdown() {

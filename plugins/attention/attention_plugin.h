@@ -24,7 +24,6 @@ class AttentionPluginBackend : public plugin::AttentionBackend {
   plugin::PrepareResult prepare(const plugin::PrepareRequest& request) override;
   at::Tensor forward(const plugin::AttentionCall& call) override;
   plugin::AttentionResult forward_with_stats(const plugin::AttentionCall& call) override;
-  bool supports(const std::string& method, const std::string& device_type) const override;
   plugin::DitKernels* dit_kernels() override { return shut_down_ ? nullptr : dit_kernels_.get(); }
   void shutdown() override;
 

@@ -23,50 +23,49 @@ std::string grid_text(const plugin::TokenGrid& g) {
 
 // The parts that may throw (param resolution, the device path, the layout); prepare_state turns a
 // throw into its error.
-std::shared_ptr<const PreparedState> build(const plugin::MethodInfo& method, const plugin::PrepareRequest& r,
-                                           bool settle_device) {
+std::shared_ptr<const PreparedState> build(const plugin::MethodInfo& method, const plugin::PrepareRequest& r) {
   auto s = std::make_shared<PreparedState>();
   s->method = method.name;
-  s->kind = method.name == "vsa" ? MethodKind::Vsa : method.name == "sla_star" ? MethodKind::SlaStar : MethodKind::Full;
+  s->kind = method.kind;
   s->params = plugin::resolve_params(method, r.params);
   s->device = r.device;
   s->dtype = r.dtype;
   s->head_dim = r.head_dim;
   s->grid = r.grid;
   DevicePath& path = require_device_path(r.device.type(), method.name);
+  s->path = &path;
   TORCH_CHECK(r.grid.t > 0 && r.grid.h > 0 && r.grid.w > 0, "method ", method.name,
               ": the token grid must be positive, got ", grid_text(r.grid));
   TORCH_CHECK(r.grid.size() > 0, "method ", method.name, ": the token grid ", grid_text(r.grid),
               " has more tokens than a 64-bit count holds; check the grid");
   TORCH_CHECK(at::isFloatingType(r.dtype), "method ", method.name, ": q, k and v must be floating point, got ",
               r.dtype);
-  if (s->kind == MethodKind::Full) {
+  if (s->kind == plugin::MethodKind::Dense) {
     s->layout = tile_layout({1, 1, r.grid.size()}, {1, 1, 64}, r.device);
   } else {
     const auto t = plugin::param_as_int_list(s->params, "tile");
     s->layout = tile_layout(r.grid, {t.at(0), t.at(1), t.at(2)}, r.device);
     s->topk = topk_for_sparsity(plugin::param_as_double(s->params, "sparsity"), s->layout->num_tiles);
   }
-  if (s->kind == MethodKind::SlaStar) s->feature_map = plugin::param_as_string(s->params, "feature_map");
+  if (s->kind == plugin::MethodKind::SparseLinear) s->feature_map = plugin::param_as_string(s->params, "feature_map");
   std::string why;
   TORCH_CHECK(path.supports(r.head_dim, s->layout->tile_volume, r.dtype, &why), "method ", method.name, " on ",
               path.name(), ": ", why);
-  if (settle_device) path.prepare(r.device);
+  path.prepare(r.device);
   return s;
 }
 
 }  // namespace
 
 std::shared_ptr<const PreparedState> prepare_state(const std::vector<plugin::MethodInfo>& methods,
-                                                   const plugin::PrepareRequest& request, bool settle_device,
-                                                   std::string* error) {
+                                                   const plugin::PrepareRequest& request, std::string* error) {
   const plugin::MethodInfo* method = plugin::find_method(methods, request.method);
   if (method == nullptr) {
     *error = "unknown attention method '" + request.method + "' (" + method_names(methods) + ")";
     return nullptr;
   }
   try {
-    return build(*method, request, settle_device);
+    return build(*method, request);
   } catch (const c10::Error& e) {
     *error = e.what_without_backtrace();
   } catch (const std::exception& e) {

@@ -14,11 +14,12 @@
 
 namespace vidgraph::attention {
 
-enum class MethodKind { Full, Vsa, SlaStar };
+class DevicePath;
 
 struct PreparedState {
   std::string method;
-  MethodKind kind = MethodKind::Full;
+  plugin::MethodKind kind = plugin::MethodKind::Dense;  // the descriptor's
+  DevicePath* path = nullptr;                // the device's path, found once (never null when prepared)
   plugin::ParamMap params;                   // resolved: defaults filled, values checked
   c10::Device device = c10::kCPU;
   at::ScalarType dtype = at::kFloat;
@@ -30,11 +31,9 @@ struct PreparedState {
 };
 
 // The state for `request`, or null with *error set to a sentence naming what was refused (method,
-// param, device, dtype, head dim, tile or grid). `settle_device`: also let the device path settle its
-// per-device work (DevicePath::prepare); false for a call prepared on the fly, whose path then uses
-// what it settled before (or settles it at its first launch).
+// param, device, dtype, head dim, tile or grid). The device path settles its per-device work here
+// (DevicePath::prepare), so calls do none.
 std::shared_ptr<const PreparedState> prepare_state(const std::vector<plugin::MethodInfo>& methods,
-                                                   const plugin::PrepareRequest& request, bool settle_device,
-                                                   std::string* error);
+                                                   const plugin::PrepareRequest& request, std::string* error);
 
 }  // namespace vidgraph::attention

@@ -3,6 +3,7 @@
 // differences) and the errors for bad input; the DevicePath seam (dense form of `full`, staging hooks)
 // through test-only CPU paths.
 #include "error_of.h"
+#include "prepared_call.h"
 #include "attention_reference.h"
 #include "attention_test_paths.h"
 #include "plugins/attention/attention_methods.h"
@@ -45,15 +46,35 @@ double max_abs_diff(const at::Tensor& a, const at::Tensor& b) {
   return (a.to(at::kDouble) - b.to(at::kDouble)).abs().max().item<double>();
 }
 
-plugin::AttentionCall make_call(const std::string& method, const at::Tensor& q, const at::Tensor& k,
-                                const at::Tensor& v, const Grid& g) {
-  plugin::AttentionCall c;
+// A call as these tests write it: tensors with the method, params and grid to prepare them with.
+struct TestCall {
+  at::Tensor q, k, v;
+  plugin::TokenGrid grid;
+  std::string method;
+  plugin::ParamMap params;
+  plugin::AttentionExtras extras;
+};
+
+TestCall make_call(const std::string& method, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                   const Grid& g) {
+  TestCall c;
   c.method = method;
   c.q = q;
   c.k = k;
   c.v = v;
   c.grid = {g[0], g[1], g[2]};
   return c;
+}
+
+// The call through the only door: prepared for its tensors (a refusal throws the backend's sentence).
+plugin::AttentionCall prepared_call(plugin::AttentionBackend& backend, const TestCall& c) {
+  plugin::AttentionCall call;
+  call.q = c.q;
+  call.k = c.k;
+  call.v = c.v;
+  call.extras = c.extras;
+  test_common::prepare_call(backend, call, c.method, c.params, c.grid);
+  return call;
 }
 
 // Gradients of sum(out * weight) with respect to `inputs`.
@@ -69,6 +90,10 @@ class tst_attention : public QObject {
 
  private:
   attention::AttentionPluginBackend backend_;
+  at::Tensor forward(const TestCall& c) { return backend_.forward(prepared_call(backend_, c)); }
+  plugin::AttentionResult forward_with_stats(const TestCall& c) {
+    return backend_.forward_with_stats(prepared_call(backend_, c));
+  }
 
  private Q_SLOTS:
   void initTestCase() { at::manual_seed(1234); }
@@ -89,7 +114,7 @@ class tst_attention : public QObject {
     QFETCH(int, d);
     const int64_t s = grid[0] * grid[1] * grid[2];
     const at::Tensor q = rnd({b, s, h, d}), k = rnd({b, s, h, d}), v = rnd({b, s, h, d});
-    const at::Tensor out = backend_.forward(make_call("full", q, k, v, grid));
+    const at::Tensor out = forward(make_call("full", q, k, v, grid));
     QCOMPARE(out.sizes().vec(), q.sizes().vec());
     QVERIFY(max_abs_diff(out, ref::dense_attention(q, k, v)) < 1e-12);
   }
@@ -115,7 +140,7 @@ class tst_attention : public QObject {
     const at::Tensor q = rnd({b, s, h, d}), k = rnd({b, s, h, d}), v = rnd({b, s, h, d});
     auto call = make_call("vsa", q, k, v, grid);
     call.params["sparsity"] = sparsity;
-    const auto result = backend_.forward_with_stats(call);
+    const auto result = forward_with_stats(call);
     const auto expect = ref::vsa(q, k, v, {}, grid, {4, 4, 4}, sparsity);
     QVERIFY(max_abs_diff(result.out, expect.out) < 1e-12);
     const int64_t n = ref::num_tiles(grid, {4, 4, 4});
@@ -135,12 +160,12 @@ class tst_attention : public QObject {
     call.params["sparsity"] = 0.6;
     call.extras.gate = gate;
     const auto expect = ref::vsa(q, k, v, gate, grid, {4, 4, 4}, 0.6);
-    QVERIFY(max_abs_diff(backend_.forward(call), expect.out) < 1e-12);
+    QVERIFY(max_abs_diff(forward(call), expect.out) < 1e-12);
     // A zero gate gives the fine branch alone, equal to no gate at all.
     call.extras.gate = at::zeros_like(gate);
-    const at::Tensor zero_gate = backend_.forward(call);
+    const at::Tensor zero_gate = forward(call);
     call.extras.gate = at::Tensor();
-    QVERIFY(max_abs_diff(zero_gate, backend_.forward(call)) == 0.0);
+    QVERIFY(max_abs_diff(zero_gate, forward(call)) == 0.0);
     QVERIFY(max_abs_diff(zero_gate, expect.fine) < 1e-12);
   }
 
@@ -150,10 +175,10 @@ class tst_attention : public QObject {
     auto call = make_call("vsa", q, k, v, grid);
     call.params["sparsity"] = 0.0;
     call.extras.gate = at::zeros({1, 210, 3, 64}, at::kDouble);
-    const auto r = backend_.forward_with_stats(call);
+    const auto r = forward_with_stats(call);
     QCOMPARE(r.stats.topk, r.stats.kv_tiles);
     QCOMPARE(r.stats.density, 1.0);
-    QVERIFY(max_abs_diff(r.out, backend_.forward(make_call("full", q, k, v, grid))) < 1e-12);
+    QVERIFY(max_abs_diff(r.out, forward(make_call("full", q, k, v, grid))) < 1e-12);
   }
 
   void topk_exact_count_and_ties() {
@@ -181,7 +206,7 @@ class tst_attention : public QObject {
     const at::Tensor q = at::ones({1, 210, 1, 8}, at::kDouble), v = rnd({1, 210, 1, 8});
     auto call = make_call("vsa", q, q, v, {5, 6, 7});
     call.params["sparsity"] = 0.75;
-    const auto r = backend_.forward_with_stats(call);
+    const auto r = forward_with_stats(call);
     const int64_t n = r.stats.kv_tiles;
     const at::Tensor per_kv = r.stats.selected_per_kv_tile[0][0];
     for (int64_t j = 0; j < n; ++j) QCOMPARE(per_kv[j].item<int64_t>(), j < r.stats.topk ? n : int64_t(0));
@@ -251,12 +276,12 @@ class tst_attention : public QObject {
     auto sla = make_call("sla_star", q, k, v, grid);
     sla.extras.proj_l_weight = at::zeros({64, 64}, at::kDouble);
     sla.extras.proj_l_bias = at::zeros({64}, at::kDouble);
-    QVERIFY(max_abs_diff(backend_.forward(sla), backend_.forward(vsa)) < 1e-12);
+    QVERIFY(max_abs_diff(forward(sla), forward(vsa)) < 1e-12);
     sla.extras = {};
-    QVERIFY(max_abs_diff(backend_.forward(sla), backend_.forward(vsa)) == 0.0);
+    QVERIFY(max_abs_diff(forward(sla), forward(vsa)) == 0.0);
     // A bias without a weight: proj_l(o_lin) is the bias alone.
     sla.extras.proj_l_bias = rnd({64});
-    QVERIFY(max_abs_diff(backend_.forward(sla), backend_.forward(vsa) + sla.extras.proj_l_bias) < 1e-12);
+    QVERIFY(max_abs_diff(forward(sla), forward(vsa) + sla.extras.proj_l_bias) < 1e-12);
   }
 
   void sla_star_linear_branch_formula_data() {
@@ -278,7 +303,7 @@ class tst_attention : public QObject {
     call.extras.proj_l_weight = w;
     call.extras.proj_l_bias = bias;
     const at::Tensor expect = ref::vsa(q, k, v, {}, grid, {4, 4, 4}, 0.5).out + at::matmul(o_lin, w.t()) + bias;
-    QVERIFY(max_abs_diff(backend_.forward(call), expect) < 1e-12);
+    QVERIFY(max_abs_diff(forward(call), expect) < 1e-12);
   }
 
   void gradients_match_dense_data() {
@@ -322,7 +347,7 @@ class tst_attention : public QObject {
         expect = expect + at::matmul(ref::linear_branch(q, k, v, "softmax"), w.t()) + bias;
       }
     }
-    const at::Tensor out = backend_.forward(call);
+    const at::Tensor out = forward(call);
     QVERIFY(max_abs_diff(out, expect) < 1e-12);
     const auto got = grads_of(out, weight, inputs);
     const auto want = grads_of(expect, weight, inputs);
@@ -357,7 +382,7 @@ class tst_attention : public QObject {
         call.extras.proj_l_weight = x[4];
         call.extras.proj_l_bias = x[5];
       }
-      return (backend_.forward(call) * weight).sum();
+      return (forward(call) * weight).sum();
     };
     std::vector<at::Tensor> leaves;
     for (const auto& t : inputs) leaves.push_back(t.clone().requires_grad_(true));
@@ -452,7 +477,7 @@ class tst_attention : public QObject {
         call.params["tile"] = std::vector<int64_t>{4, 4};
         break;
     }
-    const std::string msg = error_of([&] { backend_.forward(call); });
+    const std::string msg = error_of([&] { forward(call); });
     QVERIFY2(msg.find(expected.toStdString()) != std::string::npos, msg.c_str());
   }
 
@@ -460,14 +485,14 @@ class tst_attention : public QObject {
     const Grid grid{5, 6, 7};
     const at::Tensor q = rnd({1, 210, 2, 64}), k = rnd({1, 210, 2, 64}), v = rnd({1, 210, 2, 64});
     auto call = make_call("vsa", q.to(at::kFloat), k.to(at::kFloat), v.to(at::kFloat), grid);
-    const at::Tensor out = backend_.forward(call);
+    const at::Tensor out = forward(call);
     QCOMPARE(out.scalar_type(), at::kFloat);
     QVERIFY(max_abs_diff(out, ref::vsa(q, k, v, {}, grid, {4, 4, 4}, 0.875).out) < 1e-4);
     // bfloat16 inputs are computed in fp32 and returned as bfloat16.
     auto bf = make_call("sla_star", q.to(at::kBFloat16), k.to(at::kBFloat16), v.to(at::kBFloat16), grid);
     bf.extras.gate = at::ones({1, 210, 2, 64}, at::kBFloat16);
     bf.extras.proj_l_weight = at::eye(64, at::kFloat);
-    const at::Tensor out_bf = backend_.forward(bf);
+    const at::Tensor out_bf = forward(bf);
     QCOMPARE(out_bf.scalar_type(), at::kBFloat16);
     const auto r =
         ref::vsa(q.to(at::kBFloat16).to(at::kDouble), k.to(at::kBFloat16).to(at::kDouble),
@@ -487,7 +512,7 @@ class tst_attention : public QObject {
     const at::Tensor q = at::randn({1, s, 1, d}), k = at::randn({1, s, 1, d}), v = at::randn({1, s, 1, d});
     auto call = make_call("vsa", q, k, v, grid);
     call.params["sparsity"] = 0.95;
-    const auto r = backend_.forward_with_stats(call);
+    const auto r = forward_with_stats(call);
     QCOMPARE(r.stats.kv_tiles, int64_t(480));
     const int64_t topk = ref::topk_for(0.95, 480);  // 25: ceil of 24.000000000000021, as in FastVideo
     QCOMPARE(r.stats.topk, topk);
@@ -527,10 +552,10 @@ class tst_attention : public QObject {
     const at::Tensor k = qkv.select(2, 1).detach().requires_grad_(true);
     const at::Tensor v = qkv.select(2, 2).detach().requires_grad_(true);
     const at::Tensor w = rnd({b, s, h, d});
-    const auto tiled = backend_.forward_with_stats(make_call("full", q, k, v, grid));
+    const auto tiled = forward_with_stats(make_call("full", q, k, v, grid));
     const auto g_tiled = grads_of(tiled.out, w, {q, k, v});
     attention_test::PathSwap<attention_test::DenseCpuPath> dense;
-    const auto r = backend_.forward_with_stats(make_call("full", q, k, v, grid));
+    const auto r = forward_with_stats(make_call("full", q, k, v, grid));
     const auto g = grads_of(r.out, w, {q, k, v});
     QCOMPARE(dense->dense_forwards, 1);
     QCOMPARE(dense->dense_backwards, 1);
@@ -558,9 +583,9 @@ class tst_attention : public QObject {
     call.extras.gate = rnd({1, 210, 2, 64});
     call.extras.proj_l_weight = rnd({64, 64}, 0.1);
     call.extras.proj_l_bias = rnd({64}, 0.1);
-    const at::Tensor plain = backend_.forward(call);
+    const at::Tensor plain = forward(call);
     attention_test::PathSwap<attention_test::HookCountingPath> hooks;
-    QVERIFY(at::equal(backend_.forward(call), plain));
+    QVERIFY(at::equal(forward(call), plain));
     QCOMPARE(hooks->tiles, 3);
     QCOMPARE(hooks->tile_means, 3);
     QCOMPARE(hooks->untiles, 1);
@@ -568,7 +593,7 @@ class tst_attention : public QObject {
     QCOMPARE(hooks->linears, 1);
     call.method = "vsa";
     call.extras = {};
-    backend_.forward(call);
+    forward(call);
     QCOMPARE(hooks->untiles, 2);
     QCOMPARE(hooks->gated_untiles, 1);
     QCOMPARE(hooks->tile_means, 5);  // no gate: no coarse output, so no mean of v
@@ -585,9 +610,10 @@ class tst_attention : public QObject {
     QCOMPARE(plugin::param_as_int_list(params, "tile"), (std::vector<int64_t>{4, 4, 4}));
     const auto* sla = plugin::find_method(methods, "sla_star");
     QCOMPARE(plugin::param_as_string(plugin::resolve_params(*sla, {}), "feature_map"), std::string("softmax"));
-    QVERIFY(backend_.supports("vsa", "cpu"));
-    QVERIFY(!backend_.supports("vsa", "meta"));
-    QVERIFY(!backend_.supports("flash", "cpu"));
+    QVERIFY(vsa->kind == plugin::MethodKind::Sparse);
+    QVERIFY(sla->kind == plugin::MethodKind::SparseLinear);
+    QVERIFY(plugin::find_method(methods, "full")->kind == plugin::MethodKind::Dense);
+    QCOMPARE(plugin::find_method_of_kind(methods, plugin::MethodKind::Dense)->name, std::string("full"));
   }
 };
 

@@ -35,7 +35,6 @@ plugin::AttentionCall call_of(const at::Tensor& q, const at::Tensor& k, const at
   c.q = q;
   c.k = k;
   c.v = v;
-  c.grid = {5, 6, 7};
   return c;
 }
 
@@ -104,39 +103,34 @@ class tst_attention_prepare : public QObject {
     QVERIFY(plugin::find_method(backend_.methods(), "sla_star")->uses_proj_l);
   }
 
-  // Same bits and statistics as the call prepared on the fly; the method and params come from the
-  // preparation, not from the call.
-  void prepared_calls_match_unprepared_data() {
+  // A call without a preparation is refused; one preparation serves many calls (the same bits each
+  // time) and carries the method's kind from its descriptor.
+  void calls_need_a_preparation_data() {
     QTest::addColumn<QString>("method");
     QTest::newRow("full") << "full";
     QTest::newRow("vsa") << "vsa";
     QTest::newRow("sla_star") << "sla_star";
   }
-  void prepared_calls_match_unprepared() {
+  void calls_need_a_preparation() {
     QFETCH(QString, method);
     const at::Tensor q = rnd({1, 210, 2, 8}), k = rnd({1, 210, 2, 8}), v = rnd({1, 210, 2, 8});
-    plugin::AttentionCall plain = call_of(q, k, v);
-    plain.method = method.toStdString();
-    if (method != "full") plain.params = {{"sparsity", 0.5}, {"tile", std::vector<int64_t>{2, 3, 4}}};
-    if (method == "sla_star") plain.params["feature_map"] = std::string("elu");
-    plain.extras.gate = rnd({1, 210, 2, 8});
-    plain.extras.proj_l_weight = rnd({8, 8});
-    const plugin::AttentionResult want = backend_.forward_with_stats(plain);
+    plugin::AttentionCall c = call_of(q, k, v);
+    c.extras.gate = rnd({1, 210, 2, 8});
+    c.extras.proj_l_weight = rnd({8, 8});
+    const std::string msg = error_of([&] { backend_.forward(c); });
+    QVERIFY2(msg.find("an attention call needs a preparation") != std::string::npos, msg.c_str());
 
-    plugin::PrepareRequest r = request(plain.method);
-    r.params = plain.params;
+    plugin::PrepareRequest r = request(method.toStdString());
+    if (method != "full") r.params = {{"sparsity", 0.5}, {"tile", std::vector<int64_t>{2, 3, 4}}};
+    if (method == "sla_star") r.params["feature_map"] = std::string("elu");
     const plugin::PrepareResult p = backend_.prepare(r);
     QVERIFY2(p.prepared, p.error.c_str());
-    plugin::AttentionCall prepared = plain;
-    prepared.method = "no such method";  // not read: the preparation decides
-    prepared.params = {{"nonsense", 1.0}};
-    prepared.prepared = p.prepared;
-    const plugin::AttentionResult got = backend_.forward_with_stats(prepared);
-    QVERIFY(at::equal(got.out, want.out));
-    QCOMPARE(got.stats.topk, want.stats.topk);
-    QCOMPARE(got.stats.density, want.stats.density);
-    QVERIFY(at::equal(backend_.forward(prepared), want.out));
-    if (method != "full") QVERIFY(want.stats.sparse && want.stats.density < 1.0);
+    QVERIFY(p.prepared->kind == plugin::find_method(backend_.methods(), r.method)->kind);
+    c.prepared = p.prepared;
+    const plugin::AttentionResult first = backend_.forward_with_stats(c);
+    QVERIFY(at::equal(backend_.forward(c), first.out));
+    QVERIFY(at::equal(backend_.forward_with_stats(c).out, first.out));
+    if (method != "full") QVERIFY(first.stats.sparse && first.stats.density < 1.0);
   }
 
   void mismatching_tensors_are_refused_data() {

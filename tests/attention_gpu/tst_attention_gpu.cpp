@@ -22,6 +22,7 @@
 #include <ATen/ops/zeros.h>
 #include <torch/csrc/autograd/autograd.h>
 
+#include "prepared_call.h"
 #include "plugins/attention/attention_plugin.h"
 #include "plugins/attention/cpu_path.h"
 #include "plugins/attention/device_path.h"
@@ -358,10 +359,9 @@ void tst_AttentionGpu::methods_match_cpu() {
       call.v = place(v_values);
       inputs.insert(inputs.end(), {call.q, call.k, call.v});
     }
-    call.grid = {t, h, w};
-    call.method = method.toStdString();
+    plugin::ParamMap params;
     if (method != "full") {
-      call.params["sparsity"] = 0.6;
+      params["sparsity"] = 0.6;
       call.extras.gate = place(gate);
       inputs.push_back(call.extras.gate);
     }
@@ -370,6 +370,7 @@ void tst_AttentionGpu::methods_match_cpu() {
       call.extras.proj_l_bias = place(bl);
       inputs.insert(inputs.end(), {call.extras.proj_l_weight, call.extras.proj_l_bias});
     }
+    test_common::prepare_call(backend, call, method.toStdString(), params, {t, h, w});
     const at::Tensor out = backend.forward(call);
     const auto grads = torch::autograd::grad({out}, inputs, {gpu ? dout.to(at::kCUDA).to(dt) : dout});
     std::vector<at::Tensor> all{out};
@@ -497,11 +498,11 @@ void tst_AttentionGpu::bad_input_is_an_error() {
   call.q = at::randn({1, 96, 2, dim}, opts);
   call.k = at::randn({1, 96, 2, dim}, opts);
   call.v = at::randn({1, 96, 2, dim}, opts);
-  call.grid = {2, 6, 8};
-  call.method = method.toStdString();
-  if (method == "vsa") call.params["tile"] = std::vector<int64_t>{tile, tile, tile};
+  plugin::ParamMap params;
+  if (method == "vsa") params["tile"] = std::vector<int64_t>{tile, tile, tile};
   bool threw = false;
   try {
+    test_common::prepare_call(backend, call, method.toStdString(), params, {2, 6, 8});
     backend.forward(call);
   } catch (const std::exception& e) {
     threw = true;

@@ -12,6 +12,7 @@
 #include <c10/core/GradMode.h>
 
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,19 @@ WanConfig three_block_config() {
   c.text_dim = 16;
   return c;
 }
+
+// Refuses every call: a run through it throws inside block 0's self-attention, after the block's
+// weights were swapped in (the path under test), without a real plugin.
+class RefusingBackend : public plugin::AttentionBackend {
+ public:
+  std::vector<plugin::MethodInfo> methods() const override { return {}; }
+  plugin::PrepareResult prepare(const plugin::PrepareRequest&) override { return {nullptr, "refused"}; }
+  at::Tensor forward(const plugin::AttentionCall&) override { throw std::runtime_error("refused"); }
+  plugin::AttentionResult forward_with_stats(const plugin::AttentionCall&) override {
+    throw std::runtime_error("refused");
+  }
+  void shutdown() override {}
+};
 
 struct Inputs {
   at::Tensor x = randn_seeded({1, 4, 2, 8, 8}, 1);
@@ -140,10 +154,11 @@ void tst_block_swap::throwingBlockRestoresWeights() {
   WanModel m = wan_make_model(three_block_config(), 3);
   wan_set_offload_blocks(*m, 3);
   const std::vector<const void*> before = block_data(*m, 0);
+  RefusingBackend refusing;
   AttentionRun run;
-  run.method = "vsa";  // no backend: block 0 throws once its weights are swapped in
+  run.backend = &refusing;  // no preparation: block 0 throws once its weights are swapped in
   const std::string e = error_of([&] { forward(*m, Inputs{}, run); });
-  QVERIFY2(!e.empty(), "a sparse method without a plugin ran");
+  QVERIFY2(e.find("needs a preparation") != std::string::npos, e.c_str());
   QCOMPARE(block_data(*m, 0), before);
   QVERIFY(at::equal(forward(*m, Inputs{}), forward(*wan_make_model(three_block_config(), 3), Inputs{})));
 }

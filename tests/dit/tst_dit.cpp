@@ -226,7 +226,7 @@ class tst_dit : public QObject {
   void contextPadding();
   void bf16Weights();
   void pluginFullMatchesDense();
-  void pluginRequiredForSparse();
+  void pluginCallNeedsPreparation();
   void memoryEstimate();
   void gpuMatchesCpu();
   void fusedBlocksMatchAten();
@@ -469,9 +469,11 @@ void tst_dit::pluginFullMatchesDense() {
   at::Tensor ctx = randn_seeded({1, 3, 16}, 2);
   at::Tensor t = at::full({1}, 600.0f);
   at::Tensor dense = model->forward(x, t, ctx, AttentionRun{});
-  AttentionRun run;
-  run.backend = &report.plugin->backend();
-  at::Tensor full = model->forward(x, t, ctx, run);
+  AttentionChoice choice{&report.plugin->backend(), "full", {}};
+  const auto prepared = [&](const WanModel& m) {
+    return choice.prepare(m->config(), m->device(), m->compute_dtype(), x.sizes());
+  };
+  at::Tensor full = model->forward(x, t, ctx, prepared(model));
   QVERIFY2(rel_err(full, dense) < 1e-5, qPrintable(QString::number(rel_err(full, dense))));
 
   // A dense checkpoint run with vsa at sparsity 0 keeps every tile: equal to full attention when
@@ -481,21 +483,31 @@ void tst_dit::pluginFullMatchesDense() {
   for (auto& [name, p] : wan_named_parameters(*gated)) {
     if (name.find("to_gate_compress") != std::string::npos) p.zero_();
   }
-  run.method = "vsa";
-  run.params = {{"sparsity", 0.0}};
-  at::Tensor vsa = gated->forward(x, t, ctx, run);
+  choice.method = "vsa";
+  choice.params = {{"sparsity", 0.0}};
+  at::Tensor vsa = gated->forward(x, t, ctx, prepared(gated));
   QVERIFY2(rel_err(vsa, dense) < 1e-4, qPrintable(QString::number(rel_err(vsa, dense))));
 }
 
-void tst_dit::pluginRequiredForSparse() {
+void tst_dit::pluginCallNeedsPreparation() {
+  auto report = plugin::load_attention_plugin_from({VIDGRAPH_BINARY_DIR "/lib/vidgraph/plugins"});
+  QVERIFY2(report.plugin != nullptr, report.message().c_str());
   WanModel model = wan_make_model(small_config(), 2);
   AttentionRun run;
-  run.method = "vsa";
+  run.backend = &report.plugin->backend();
   try {
     model->forward(randn_seeded({1, 4, 1, 4, 4}, 1), at::full({1}, 1.0f), randn_seeded({1, 2, 16}, 2), run);
     QFAIL("expected an error");
   } catch (const std::exception& e) {
-    QVERIFY2(std::string(e.what()).find("needs an attention plugin") != std::string::npos, e.what());
+    QVERIFY2(std::string(e.what()).find("needs a preparation") != std::string::npos, e.what());
+  }
+  // A method the plugin does not have is refused when it is prepared, naming it.
+  const AttentionChoice flash{&report.plugin->backend(), "flash", {}};
+  try {
+    flash.prepare(model->config(), model->device(), model->compute_dtype(), {4, 1, 4, 4});
+    QFAIL("expected an error");
+  } catch (const std::invalid_argument& e) {
+    QVERIFY2(std::string(e.what()).find("unknown attention method 'flash'") != std::string::npos, e.what());
   }
 }
 
@@ -569,14 +581,13 @@ void tst_dit::gpuMatchesCpu() {
   }
   auto report = plugin::load_attention_plugin_from({VIDGRAPH_BINARY_DIR "/lib/vidgraph/plugins"});
   QVERIFY2(report.plugin != nullptr, report.message().c_str());
-  QVERIFY(report.plugin->backend().supports("full", "cuda"));
   for (const std::string method : {"full", "vsa", "sla_star"}) {
-    AttentionRun run;
-    run.backend = &report.plugin->backend();
-    run.method = method;
-    if (method != "full") run.params = {{"sparsity", 0.5}};
+    AttentionChoice choice{&report.plugin->backend(), method, {}};
+    if (method != "full") choice.params = {{"sparsity", 0.5}};
     try {
-      const at::Tensor want = cpu->forward(x, t, ctx, run);
+      const AttentionRun on_cpu = choice.prepare(cpu->config(), cpu->device(), cpu->compute_dtype(), x.sizes());
+      AttentionRun run = choice.prepare(gpu->config(), gpu->device(), gpu->compute_dtype(), x.sizes());
+      const at::Tensor want = cpu->forward(x, t, ctx, on_cpu);
       const at::Tensor got = gpu->forward(x.cuda(), t.cuda(), ctx.cuda(), run).cpu();
       const double err = rel_err(got, want);
       QVERIFY2(err < 5e-2, qPrintable(QString::fromStdString(method) + ": rel-L2 " + QString::number(err)));
@@ -598,11 +609,9 @@ void tst_dit::gpuMatchesCpu() {
   small.config = small_config();
   WanModel gpu_small(small);
   wan_init_weights(*gpu_small, 13);
-  AttentionRun run;
-  run.backend = &report.plugin->backend();
+  const AttentionChoice full{&report.plugin->backend(), "full", {}};
   try {
-    gpu_small->forward(x.narrow(1, 0, 4).narrow(3, 0, 8).narrow(4, 0, 8).cuda(), t.narrow(1, 0, 4).cuda(),
-                       ctx.cuda(), run);
+    full.prepare(gpu_small->config(), gpu_small->device(), gpu_small->compute_dtype(), {4, 4, 8, 8});
     QFAIL("expected an error for head dim 32 on the GPU");
   } catch (const std::exception& e) {
     QVERIFY2(std::string(e.what()).find("head") != std::string::npos, e.what());

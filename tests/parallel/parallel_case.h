@@ -61,11 +61,10 @@ inline Result run(const std::string& method, vidgraph::plugin::AttentionBackend*
   at::Tensor t = at::tensor({100.0f, 300.0f, 500.0f, 700.0f, 900.0f, 950.0f, 800.0f, 600.0f, 400.0f, 200.0f})
                      .view({2, 5});
   at::Tensor ctx = randn_seeded({2, 3, 16}, 2);
-  vidgraph::wan::AttentionRun attention;
-  attention.backend = backend;
-  attention.method = method;
-  if (method != "full") attention.params = {{"sparsity", 0.5}};
-  attention.sequence_parallel = sp;
+  vidgraph::wan::AttentionChoice choice{backend, method, {}, sp};
+  if (method != "full") choice.params = {{"sparsity", 0.5}};
+  const vidgraph::wan::AttentionRun attention =
+      choice.prepare(model->config(), model->device(), model->compute_dtype(), x.sizes());
   at::Tensor out = model->forward(x, t, ctx, attention);
   (out * randn_seeded(out.sizes(), 3)).sum().backward();
   std::vector<at::Tensor> grads;

@@ -3,6 +3,7 @@
 // factory, nothing found) reported with the file and the reason, never a crash. Also the parameter
 // helpers of the SDK.
 #include "plugins/api/plugin_loader.h"
+#include "prepared_call.h"
 
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/empty.h>
@@ -58,20 +59,22 @@ class tst_plugin_loader : public QObject {
     call.q = at::randn({1, 24, 2, 8}, at::kDouble);
     call.k = at::randn({1, 24, 2, 8}, at::kDouble);
     call.v = at::randn({1, 24, 2, 8}, at::kDouble);
-    call.grid = {2, 3, 4};
+    test_common::prepare_call(p.backend(), call, "full", {}, {2, 3, 4});
     const at::Tensor out = p.backend().forward(call);
     const auto bhsd = [](const at::Tensor& x) { return x.permute({0, 2, 1, 3}); };
     const at::Tensor expect = at::matmul(at::softmax(at::matmul(bhsd(call.q), bhsd(call.k).transpose(-1, -2)) /
                                                          std::sqrt(8.0), -1), bhsd(call.v)).permute({0, 2, 1, 3});
     QVERIFY((out - expect).abs().max().item<double>() < 1e-12);
-    // A device with no path is a clear error through the plugin too.
-    call.q = call.k = call.v = at::empty({1, 24, 2, 8}, at::TensorOptions().device(at::kMeta));
-    try {
-      p.backend().forward(call);
-      QFAIL("a meta tensor must be refused");
-    } catch (const std::exception& e) {
-      QVERIFY2(contains(e.what(), "not available on device meta"), e.what());
-    }
+    // A device with no path is a clear refusal through the plugin too.
+    PrepareRequest meta;
+    meta.method = "full";
+    meta.device = c10::Device(c10::kMeta);
+    meta.dtype = at::kDouble;
+    meta.head_dim = 8;
+    meta.grid = {2, 3, 4};
+    const PrepareResult refused = p.backend().prepare(meta);
+    QVERIFY(refused.prepared == nullptr);
+    QVERIFY2(contains(refused.error, "not available on device meta"), refused.error.c_str());
   }
 
   void a_shut_down_backend_refuses_work() {
@@ -82,10 +85,10 @@ class tst_plugin_loader : public QObject {
     std::string error;
     LoadedPlugin* p = load_plugin_file(copy.toStdString(), &error);
     QVERIFY2(p != nullptr, error.c_str());
-    p->backend().shutdown();
     AttentionCall call;
     call.q = call.k = call.v = at::randn({1, 24, 2, 8}, at::kDouble);
-    call.grid = {2, 3, 4};
+    test_common::prepare_call(p->backend(), call, "full", {}, {2, 3, 4});
+    p->backend().shutdown();
     try {
       p->backend().forward(call);
       QFAIL("a shut-down backend must refuse work");
@@ -117,8 +120,7 @@ class tst_plugin_loader : public QObject {
     dlclose(handle);
     AttentionCall call;
     call.q = call.k = call.v = at::randn({1, 8, 1, 4}, at::kDouble);
-    call.grid = {1, 2, 4};
-    call.method = "vsa";
+    test_common::prepare_call(first->backend(), call, "vsa", {}, {1, 2, 4});
     QCOMPARE(first->backend().forward(call).sizes().vec(), call.q.sizes().vec());
   }
 
@@ -157,7 +159,7 @@ class tst_plugin_loader : public QObject {
     QTest::addColumn<QString>("expected");
     QTest::newRow("ABI mismatch") << fixture("vg_fixture_bad_abi") << "plugin ABI version 999 does not match";
     QTest::newRow("previous ABI") << fixture("vg_fixture_old_abi")
-                                  << "plugin ABI version 2 does not match the program's 3; rebuild the plugin";
+                                  << "plugin ABI version 3 does not match the program's 4; rebuild the plugin";
     QTest::newRow("LibTorch mismatch") << fixture("vg_fixture_bad_torch") << "built with LibTorch 0.1";
     QTest::newRow("missing symbol") << fixture("vg_fixture_no_entry") << "does not export 'vidgraph_plugin_entry'";
     QTest::newRow("throwing factory") << fixture("vg_fixture_throwing") << "factory failed: boom";

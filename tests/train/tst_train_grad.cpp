@@ -32,8 +32,8 @@ void randomise_up(wan::WanModelImpl& model, uint64_t seed) {
   }
 }
 
-wan::AttentionRun run_for(const std::string& method) {
-  wan::AttentionRun run;
+wan::AttentionChoice run_for(const std::string& method) {
+  wan::AttentionChoice run;
   run.backend = tst_train::backend();
   run.method = method;
   if (method != "full") {
@@ -92,8 +92,10 @@ GradCase make_grad_case(const std::string& method, bool lora, at::ScalarType dty
   return g;
 }
 
-at::Tensor case_loss(GradCase& g, const wan::AttentionRun& run, bool checkpointing) {
+at::Tensor case_loss(GradCase& g, const wan::AttentionChoice& attention, bool checkpointing) {
   const at::Tensor x = g.example.x_t.to(g.context.scalar_type()).unsqueeze(0);
+  const wan::AttentionRun run =
+      attention.prepare(g.model->config(), g.model->device(), g.model->compute_dtype(), x.sizes());
   const at::Tensor pred =
       train::training_forward(*g.model, x, g.example.t.unsqueeze(0), g.context.unsqueeze(0), run, checkpointing);
   return train::flow_loss(pred[0], g.example);
@@ -192,7 +194,7 @@ void tst_train::gradientsMatchFiniteDifferences() {
   QFETCH(QString, method);
   QFETCH(bool, lora);
   GradCase g = make_grad_case(method.toStdString(), lora, at::kDouble);
-  const wan::AttentionRun run = run_for(method.toStdString());
+  const wan::AttentionChoice run = run_for(method.toStdString());
   case_loss(g, run, false).backward();
   for (int dir = 0; dir < 3; ++dir) {
     std::vector<at::Tensor> d;  // a random direction of unit norm over all trained tensors
@@ -233,7 +235,7 @@ void tst_train::checkpointingGivesSameGradients_data() {
 void tst_train::checkpointingGivesSameGradients() {
   QFETCH(QString, method);
   QFETCH(bool, lora);
-  const wan::AttentionRun run = run_for(method.toStdString());
+  const wan::AttentionChoice run = run_for(method.toStdString());
   GradCase plain = make_grad_case(method.toStdString(), lora, at::kFloat);
   GradCase ckpt = make_grad_case(method.toStdString(), lora, at::kFloat);
   const at::Tensor lp = case_loss(plain, run, false);

@@ -36,17 +36,16 @@ train::TrainOptions base_options(const std::string& method) {
 double eval_loss(wan::WanModelImpl& model, const std::vector<train::TrainingSample>& samples,
                  const train::TrainOptions& o) {
   c10::NoGradGuard no_grad;
-  wan::AttentionRun run;
-  run.backend = tst_train::backend();
-  run.method = o.method;
-  run.params = o.method_params;
-  if (o.method != "full") run.params["sparsity"] = o.sparsity.target;
+  wan::AttentionChoice attention{tst_train::backend(), o.method, o.method_params};
+  if (o.method != "full") attention.params["sparsity"] = o.sparsity.target;
   double sum = 0;
   int n = 0;
   for (size_t i = 0; i < samples.size(); ++i) {
     for (int draw = 0; draw < 4; ++draw) {
       at::Generator gen = at::detail::createCPUGenerator(9000 + 10 * i + draw);
       const auto ex = train::make_flow_example(samples[i].latent, samples[i].image_to_video, o.shift, 1, gen);
+      const wan::AttentionRun run =
+          attention.prepare(model.config(), model.device(), model.compute_dtype(), ex.x_t.sizes());
       const at::Tensor pred = model.forward(ex.x_t.unsqueeze(0), ex.t.unsqueeze(0),
                                             samples[i].context.unsqueeze(0), run);
       sum += train::flow_loss(pred[0], ex).item<double>();

@@ -77,8 +77,6 @@ engine::Status resolve_attention(const engine::NodeContext& ctx, const DitHandle
                            "; change the param it names, the method or the model's dtype.");
   }
   s.attention.backend = backend;
-  s.attention.method = method;
-  s.attention.params = std::move(*params);
   s.attention.prepared = std::move(prepared.prepared);
   s.attention.dit_kernels = backend->dit_kernels();
   // Several ranks (vidgraph-run --nproc, torchrun): the DiT runs sequence-parallel over them. Load
@@ -138,7 +136,7 @@ engine::Result<SamplerSetup> make_sampler_setup(const engine::NodeContext& ctx, 
             {"guidance", std::to_string(s.options.guide_scale)},
             {"shift", std::to_string(s.options.shift)},
             {"scheduler", ctx.param_string("scheduler")},
-            {"attention", s.attention.method},
+            {"attention", s.attention.prepared->request.method},
             {"width", std::to_string(s.width)},
             {"height", std::to_string(s.height)},
             {"frames", std::to_string(s.frames)}};

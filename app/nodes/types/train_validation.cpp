@@ -56,7 +56,7 @@ engine::Result<std::unique_ptr<TrainValidation>> TrainValidation::make(const eng
 }
 
 void TrainValidation::run(const engine::NodeContext& ctx, int step, int steps, wan::WanModel model,
-                          const wan::AttentionRun& run) {
+                          const wan::AttentionChoice& attention) {
   c10::InferenceMode inference;
   const Conditioning& prompt = ctx.input_as<Conditioning>("validation");
   const c10::Device device = model->device();
@@ -69,10 +69,10 @@ void TrainValidation::run(const engine::NodeContext& ctx, int step, int steps, w
   o.is_cancelled = [&ctx] { return ctx.cancelled(); };
   sampling::WanVelocityOptions vo;
   vo.context = prompt.context.to(device);
-  vo.attention = run;
+  vo.attention = attention.prepare(model->config(), device, model->compute_dtype(), latent_shape_);
   ctx.log_info("Validation at step " + std::to_string(step) + ": sampling " + std::to_string(o.steps) + " steps.");
   const at::Tensor latent = sampling::flow_sample(sampling::make_wan_velocity(model, std::move(vo)), o);
-  if (run.sequence_parallel != nullptr && run.sequence_parallel->rank() > 0) return;  // rank 0 shows and writes
+  if (attention.sequence_parallel != nullptr && attention.sequence_parallel->rank() > 0) return;  // rank 0 shows and writes
   if (!ctx.has_input("vae")) {
     Video video;
     video.frames = preview_frame(latent);

@@ -32,9 +32,11 @@ class TrainValidation {
   // validation prompt.
   static engine::Result<std::unique_ptr<TrainValidation>> make(const engine::NodeContext& ctx, const TrainingSet& set);
 
-  // Samples, decodes, posts and writes the clip of `step` of `steps` with `model` and `run`.
+  // Samples, decodes, posts and writes the clip of `step` of `steps` with `model` and the attention
+  // the step trained with, prepared for the validation latent.
   // Throws what sampling or decoding throws (the node reports it as the training's failure).
-  void run(const engine::NodeContext& ctx, int step, int steps, wan::WanModel model, const wan::AttentionRun& run);
+  void run(const engine::NodeContext& ctx, int step, int steps, wan::WanModel model,
+           const wan::AttentionChoice& attention);
 
   // The files written so far.
   const std::vector<std::string>& written() const { return written_; }

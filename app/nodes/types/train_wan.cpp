@@ -150,8 +150,8 @@ engine::Result<engine::ValueMap> compute_train_wan(engine::NodeContext& ctx, con
   auto model = std::dynamic_pointer_cast<wan::WanModelImpl>(dit.model->clone());
   if (TrainValidation* v = validation->get()) {
     options.validate_every = static_cast<int>(ctx.param_int("validate_every"));
-    options.on_validate = [&ctx, v, model, steps = options.steps](int step, const wan::AttentionRun& run) {
-      v->run(ctx, step, steps, wan::WanModel(model), run);
+    options.on_validate = [&ctx, v, model, steps = options.steps](int step, const wan::AttentionChoice& attention) {
+      v->run(ctx, step, steps, wan::WanModel(model), attention);
     };
   }
   const auto start = std::chrono::steady_clock::now();
@@ -203,8 +203,9 @@ std::vector<ParamSpec> sparsity_schedule_specs(const plugin::ParamDescriptor* sp
 }  // namespace
 
 engine::NodeType train_wan_node(const AttentionSource& attention) {
+  const std::vector<plugin::MethodInfo> methods = attention.methods();
   std::vector<std::string> attention_methods;
-  for (const auto& m : attention.methods()) attention_methods.push_back(m.name);
+  for (const auto& m : methods) attention_methods.push_back(m.name);
   engine::NodeType t;
   t.name = "TrainWan";
   t.display_name = "Train Wan";
@@ -220,9 +221,8 @@ engine::NodeType train_wan_node(const AttentionSource& attention) {
               {"vae", kVaeType, true, "Decodes the validation clips (without it their latent is previewed)."}};
   t.outputs = {{"model", kModelType, false, "The trained copy (LoRA attached), for Wan Sampler."},
                {"path", kPathType, false, "The written LoRA or checkpoint file."}};
-  const std::string default_method =
-      std::find(attention_methods.begin(), attention_methods.end(), "full") != attention_methods.end()
-          ? "full" : attention_methods.front();
+  const plugin::MethodInfo* dense = plugin::find_method_of_kind(methods, plugin::MethodKind::Dense);
+  const std::string default_method = dense ? dense->name : attention_methods.front();
   t.params = {
       ParamSpec::enumeration("mode", {"lora", "full"}, "lora", "lora: train adapters; full: every weight."),
       ParamSpec::enumeration("method", attention_methods, default_method, "Self-attention method while training."),

@@ -133,9 +133,10 @@ engine::NodeType wan_sampler_node(const std::vector<plugin::MethodInfo>& attenti
               {"image", kImageType, true, "First frame for image-to-video (from Load Image)."},
               {"latent", kLatentType, true, "Initial latent instead of seeded noise."}};
   t.outputs = {{"latent", kLatentType, false, "The sampled latent [1, C, T, H/16, W/16]."}};
-  const std::string default_method =
-      plugin::find_method(attention_methods, "full") || attention_methods.empty() ? "full"
-                                                                                 : attention_methods.front().name;
+  const plugin::MethodInfo* dense = plugin::find_method_of_kind(attention_methods, plugin::MethodKind::Dense);
+  const std::string default_method = dense                       ? dense->name
+                                     : attention_methods.empty() ? std::string()
+                                                                 : attention_methods.front().name;
   std::vector<std::string> method_names;
   for (const auto& m : attention_methods) method_names.push_back(m.name);
   t.params = {

@@ -49,14 +49,21 @@ DitInputs make_inputs(const DitBenchOptions& o) {
   return in;
 }
 
+// The plugin's `method` prepared once for the bench's grid (sparse methods at o.sparsity), or the
+// model's own dense attention for kLibtorchDense.
 wan::AttentionRun attention_run(const DitBenchOptions& o, plugin::AttentionBackend& backend,
                                 const std::string& method) {
   wan::AttentionRun run;
+  if (method != kLibtorchDense) {
+    const std::vector<plugin::MethodInfo> methods = backend.methods();
+    const plugin::MethodInfo* info = plugin::find_method(methods, method);
+    wan::AttentionChoice choice{&backend, method, {}};
+    if (info != nullptr && info->kind != plugin::MethodKind::Dense) choice.params["sparsity"] = o.sparsity;
+    const auto& p = o.config.patch_size;
+    run = choice.prepare(o.config, o.device, o.dtype,
+                         {o.config.in_dim, o.grid[0] * p[0], o.grid[1] * p[1], o.grid[2] * p[2]});
+  }
   if (o.fused_elementwise) run.dit_kernels = backend.dit_kernels();
-  if (method == kLibtorchDense) return run;  // backend null, method "full": the model's own
-  run.backend = &backend;
-  run.method = method;
-  if (method != "full") run.params["sparsity"] = o.sparsity;
   return run;
 }
 
@@ -95,17 +102,15 @@ AttentionOperands make_operands(const DitBenchOptions& o) {
 }
 
 // One self-attention call of `method` on the operands, with the sparse extras of `attn`'s block.
-plugin::AttentionCall attention_call(const DitBenchOptions& o, const wan::AttentionRun& run, const AttentionOperands& a,
+plugin::AttentionCall attention_call(const wan::AttentionRun& run, const AttentionOperands& a,
                                      const wan::WanSelfAttentionImpl& attn) {
   plugin::AttentionCall call;
   call.q = a.q;
   call.k = a.k;
   call.v = a.v;
-  call.grid = plugin::TokenGrid{o.grid[0], o.grid[1], o.grid[2]};
-  call.method = run.method;
-  call.params = run.params;
-  if (run.method != "full") {
-    call.extras.gate = a.gate;
+  call.prepared = run.prepared;
+  if (run.prepared->uses_gate) call.extras.gate = a.gate;
+  if (run.prepared->uses_proj_l) {
     call.extras.proj_l_weight = attn.proj_l->weight;
     call.extras.proj_l_bias = attn.proj_l->bias;
   }
@@ -122,9 +127,9 @@ json time_attention(const DitBenchOptions& o, wan::WanModelImpl& model, plugin::
                     const AttentionOperands& a, const std::string& method) {
   const wan::AttentionRun run = attention_run(o, backend, method);
   json j = json::object();
-  if (run.backend != nullptr && method != "full") {
+  if (run.backend != nullptr && run.prepared->kind != plugin::MethodKind::Dense) {
     const plugin::SelectionStats stats =
-        run.backend->forward_with_stats(attention_call(o, run, a, self_attention(model.blocks->ptr(0)))).stats;
+        run.backend->forward_with_stats(attention_call(run, a, self_attention(model.blocks->ptr(0)))).stats;
     j["selection"] = json{{"density", stats.density}, {"topk", stats.topk}, {"kv_tiles", stats.kv_tiles}};
   }
   const RunStats s = time_runs(o.device, o.warmup, o.repeats, [&] {
@@ -132,7 +137,7 @@ json time_attention(const DitBenchOptions& o, wan::WanModelImpl& model, plugin::
       if (run.backend == nullptr) {
         wan::dense_attention(a.q, a.k, a.v);  // [1, L, H, D]
       } else {
-        run.backend->forward(attention_call(o, run, a, self_attention(block)));
+        run.backend->forward(attention_call(run, a, self_attention(block)));
       }
     }
   });
