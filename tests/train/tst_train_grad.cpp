@@ -92,10 +92,16 @@ GradCase make_grad_case(const std::string& method, bool lora, at::ScalarType dty
   return g;
 }
 
-at::Tensor case_loss(GradCase& g, const wan::AttentionChoice& attention, bool checkpointing) {
+// The case's run of `attention`. The model was converted to the case's dtype after it was made: its
+// activations are the context's dtype. Keep the run alive until the backward (checkpointing
+// recomputes the blocks with it).
+wan::AttentionRun run_of(const GradCase& g, const wan::AttentionChoice& attention) {
+  return attention.prepare(g.model->config(), g.model->device(), g.context.scalar_type(),
+                           g.example.x_t.unsqueeze(0).sizes());
+}
+
+at::Tensor case_loss(GradCase& g, const wan::AttentionRun& run, bool checkpointing) {
   const at::Tensor x = g.example.x_t.to(g.context.scalar_type()).unsqueeze(0);
-  const wan::AttentionRun run =
-      attention.prepare(g.model->config(), g.model->device(), g.model->compute_dtype(), x.sizes());
   const at::Tensor pred =
       train::training_forward(*g.model, x, g.example.t.unsqueeze(0), g.context.unsqueeze(0), run, checkpointing);
   return train::flow_loss(pred[0], g.example);
@@ -194,7 +200,7 @@ void tst_train::gradientsMatchFiniteDifferences() {
   QFETCH(QString, method);
   QFETCH(bool, lora);
   GradCase g = make_grad_case(method.toStdString(), lora, at::kDouble);
-  const wan::AttentionChoice run = run_for(method.toStdString());
+  const wan::AttentionRun run = run_of(g, run_for(method.toStdString()));
   case_loss(g, run, false).backward();
   for (int dir = 0; dir < 3; ++dir) {
     std::vector<at::Tensor> d;  // a random direction of unit norm over all trained tensors
@@ -235,9 +241,9 @@ void tst_train::checkpointingGivesSameGradients_data() {
 void tst_train::checkpointingGivesSameGradients() {
   QFETCH(QString, method);
   QFETCH(bool, lora);
-  const wan::AttentionChoice run = run_for(method.toStdString());
   GradCase plain = make_grad_case(method.toStdString(), lora, at::kFloat);
   GradCase ckpt = make_grad_case(method.toStdString(), lora, at::kFloat);
+  const wan::AttentionRun run = run_of(plain, run_for(method.toStdString()));
   const at::Tensor lp = case_loss(plain, run, false);
   const at::Tensor lc = case_loss(ckpt, run, true);
   QCOMPARE(lc.item<double>(), lp.item<double>());
