@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "nodes/types/node_util.h"
 
@@ -15,8 +16,8 @@ engine::Result<int> apply_dense_steps(const engine::NodeContext& ctx, SamplerSet
   const plugin::PreparedAttention& sparse = *s.attention.prepared;
   if (dense <= 0 || sparse.kind == plugin::MethodKind::Dense) return 0;
   // The plugin's dense method, prepared like the run's: same device, dtype, head dim and grid.
-  const plugin::MethodInfo* full =
-      plugin::find_method_of_kind(s.attention.backend->methods(), plugin::MethodKind::Dense);
+  const std::vector<plugin::MethodInfo> methods = s.attention.backend->methods();
+  const plugin::MethodInfo* full = plugin::find_method_of_kind(methods, plugin::MethodKind::Dense);
   if (full == nullptr) return node_error(ctx, "dense_steps needs a dense attention method; the plugin has none.");
   plugin::PrepareRequest request = sparse.request;
   request.method = full->name;
