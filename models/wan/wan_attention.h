@@ -4,8 +4,9 @@
 // (Linear(head_dim, head_dim), the SLA* linear-branch projection, kept fp32).
 //
 // Self-attention runs through the plugin interface (vidgraph::plugin::AttentionBackend) with the
-// method and params of the run; it never names a concrete plugin. Cross-attention (text, 512 keys,
-// no mask) is always dense. q/k RMSNorm spans the full dim (across heads), before the head split.
+// run's preparation (AttentionRun::prepared); it never names a concrete plugin. Cross-attention
+// (text, 512 keys, no mask) is always dense. q/k RMSNorm spans the full dim (across heads), before
+// the head split.
 #pragma once
 
 #include <array>

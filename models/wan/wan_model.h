@@ -10,7 +10,7 @@
 //   t        [B] (one timestep), [B, G] (per token group: G = F/patch_t latent frames for the
 //            per-frame path, or G = L tokens), float timesteps in [0, 1000]
 //   context  [B, l, text_dim], l <= text_len: the text encoder output, zero-padded here to text_len
-//   run      the self-attention backend, method and params for this call
+//   run      the self-attention backend and its preparation for this grid (AttentionChoice::prepare)
 //   -> [B, out_dim, F, H, W] fp32 (the flow velocity)
 #pragma once
 

@@ -1,6 +1,7 @@
 // The attention plugin's backend: method table (full, vsa, sla_star and their params), prepare
 // (attention_prepare.h), dispatch to the method implementations after the door checks, and shutdown
-// (device paths drained, layout cache freed), and the GPU build's fused DiT kernels. create_attention_plugin_backend() is what the entry symbol's factory returns.
+// (device paths drained, layout cache freed), and the GPU build's fused DiT kernels.
+// create_attention_plugin_backend() is what the entry symbol's factory returns.
 #pragma once
 
 #include "plugins/api/attention_backend.h"
@@ -29,7 +30,7 @@ class AttentionPluginBackend : public plugin::AttentionBackend {
 
  private:
   plugin::AttentionResult run(const plugin::AttentionCall& call, bool want_stats);
-  // The call's preparation, or one made on the fly from its method, params, grid and tensors.
+  // The call's preparation; a call without one is an error (prepare() is the only door).
   std::shared_ptr<const PreparedState> state_for(const plugin::AttentionCall& call) const;
 
   std::vector<plugin::MethodInfo> methods_;
