@@ -32,6 +32,7 @@ class tst_train : public QObject {
   void cancelLeavesLoadableCheckpoint();
   void anotherRunsCheckpointIsKept();
   void stepReportsAndSchedules();
+  void trainingPreparesOncePerSparsity();
   void bf16WeightsTrainThroughFp32Masters();
   void captionDropoutTrainsOnTheEmptyContext();
   void badOptionsAreRejected_data();

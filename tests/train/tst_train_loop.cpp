@@ -21,6 +21,31 @@ using namespace train_test;
 
 namespace {
 
+// The real plugin, with its prepare() and forward() calls counted.
+class CountingBackend : public plugin::AttentionBackend {
+ public:
+  explicit CountingBackend(plugin::AttentionBackend& real) : real_(real) {}
+  std::vector<plugin::MethodInfo> methods() const override { return real_.methods(); }
+  plugin::PrepareResult prepare(const plugin::PrepareRequest& r) override {
+    ++prepares;
+    return real_.prepare(r);
+  }
+  at::Tensor forward(const plugin::AttentionCall& call) override {
+    ++calls;
+    return real_.forward(call);
+  }
+  plugin::AttentionResult forward_with_stats(const plugin::AttentionCall& call) override {
+    ++calls;
+    return real_.forward_with_stats(call);
+  }
+  void shutdown() override {}
+  int prepares = 0;
+  int calls = 0;
+
+ private:
+  plugin::AttentionBackend& real_;
+};
+
 train::TrainOptions base_options(const std::string& method) {
   train::TrainOptions o;
   o.method = method;
@@ -244,6 +269,22 @@ void tst_train::stepReportsAndSchedules() {
     }
   }
   QCOMPARE(gates, 4);  // weight and bias of 2 blocks
+}
+
+// Self-attention is prepared once per sparsity value and latent shape, not at every layer call:
+// with a constant schedule, the option check prepares both ends of it and the loop prepares once,
+// while every block calls the plugin at every forward and at its recomputation under checkpointing.
+void tst_train::trainingPreparesOncePerSparsity() {
+  const auto samples = make_samples(2);
+  wan::WanModel model = wan::wan_make_model(small_config(), 4);
+  train::TrainOptions o = base_options("vsa");
+  o.sparsity = {0.5, 0.5, 0};
+  o.steps = 3;
+  o.checkpointing = true;
+  CountingBackend counting(*backend());
+  train::train(*model, &counting, samples, o);
+  QCOMPARE(counting.prepares, 2 + 1);
+  QCOMPARE(counting.calls, o.steps * int(small_config().num_layers) * 2);
 }
 
 void tst_train::bf16WeightsTrainThroughFp32Masters() {
