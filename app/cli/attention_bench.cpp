@@ -220,7 +220,7 @@ json bench_method(const BenchOptions& o, plugin::AttentionBackend& backend, cons
   json r{{"method", method.name}};
   if (has_sparsity(method)) r["sparsity"] = sparsity;
   try {
-    call.prepared = prepare_for(backend, method.name, params, in.q, grid);
+    call.prepared = plugin::prepare_for(backend, method.name, params, in.q, grid);
     const plugin::AttentionResult probe = backend.forward_with_stats(call);
     r["density"] = probe.stats.density;
     r["topk"] = probe.stats.topk;

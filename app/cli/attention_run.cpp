@@ -85,7 +85,7 @@ Inputs read_inputs(const AttentionRunOptions& o, plugin::AttentionBackend& backe
   in.call.extras.proj_l_weight = load("proj_l.weight", false);
   in.call.extras.proj_l_bias = load("proj_l.bias", false);
   if (file.contains("do")) in.dout = file.load("do", device, dtype);
-  in.call.prepared = prepare_for(backend, o.method, in.params, in.call.q, in.grid);
+  in.call.prepared = plugin::prepare_for(backend, o.method, in.params, in.call.q, in.grid);
   return in;
 }
 

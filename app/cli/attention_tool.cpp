@@ -1,8 +1,6 @@
 // Shared pieces of vidgraph-attention. See attention_tool.h.
 #include "app/cli/attention_tool.h"
 
-#include <c10/util/StringUtil.h>
-
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
@@ -30,24 +28,6 @@ plugin::LoadedPlugin* load_plugin_or_report(const std::string& name) {
     return nullptr;
   }
   return report.plugin;
-}
-
-std::shared_ptr<const plugin::PreparedAttention> prepare_for(plugin::AttentionBackend& backend,
-                                                             const std::string& method, const plugin::ParamMap& params,
-                                                             const at::Tensor& q, const plugin::TokenGrid& grid) {
-  if (!q.defined() || q.dim() != 4)
-    throw std::invalid_argument("method " + method + ": q must be [B, S, H, D], got " +
-                                (q.defined() ? c10::str(q.sizes()) : std::string("nothing")));
-  plugin::PrepareRequest request;
-  request.method = method;
-  request.params = params;
-  request.device = q.device();
-  request.dtype = q.scalar_type();
-  request.head_dim = q.size(3);
-  request.grid = grid;
-  plugin::PrepareResult r = backend.prepare(request);
-  if (!r.prepared) throw std::invalid_argument(r.error);
-  return r.prepared;
 }
 
 plugin::TokenGrid parse_grid(const std::string& text) {

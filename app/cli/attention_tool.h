@@ -9,6 +9,7 @@
 #pragma once
 
 #include "plugins/api/plugin_loader.h"
+#include "plugins/api/prepare_for.h"
 
 #include <spdlog/spdlog.h>
 
@@ -27,11 +28,5 @@ plugin::LoadedPlugin* load_plugin_or_report(const std::string& name);
 // "T,H,W" -> grid; throws std::invalid_argument with a sentence on bad text or a product T*H*W
 // that does not fit in int64.
 plugin::TokenGrid parse_grid(const std::string& text);
-
-// The backend's preparation of `method` with `params` for calls on tensors like `q` ([B, S, H, D])
-// over `grid`; throws std::invalid_argument with the backend's sentence when it refuses.
-std::shared_ptr<const plugin::PreparedAttention> prepare_for(plugin::AttentionBackend& backend,
-                                                             const std::string& method, const plugin::ParamMap& params,
-                                                             const at::Tensor& q, const plugin::TokenGrid& grid);
 
 }  // namespace vidgraph::cli

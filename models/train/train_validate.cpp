@@ -69,17 +69,20 @@ void validate_method(const wan::WanModelImpl& model, plugin::AttentionBackend* b
   // The first sample's shape: every sample's was checked before.
   plugin::PrepareRequest request =
       choice.request(model.config(), model.device(), model.compute_dtype(), samples.front().latent.sizes());
-  std::vector<double> ends{0.0};
-  if (has_sparsity(*info)) {
-    require(o.method_params.count("sparsity") == 0,
-            "Set the sparsity of '" + o.method + "' through TrainOptions::sparsity (a schedule), not method_params.");
-    require(o.sparsity.steps >= 0, "The sparsity schedule's steps must be 0 or more.");
-    ends = {o.sparsity.start, o.sparsity.target};
+  const auto check = [&](const plugin::PrepareRequest& r) {
+    const plugin::PrepareResult p = backend->prepare(r);
+    require(p.prepared != nullptr, "Training with attention method '" + o.method + "' cannot run: " + p.error + ".");
+  };
+  if (!has_sparsity(*info)) {
+    check(request);
+    return;
   }
-  for (double sparsity : ends) {
-    if (has_sparsity(*info)) request.params["sparsity"] = sparsity;
-    const plugin::PrepareResult r = backend->prepare(request);
-    require(r.prepared != nullptr, "Training with attention method '" + o.method + "' cannot run: " + r.error + ".");
+  require(o.method_params.count("sparsity") == 0,
+          "Set the sparsity of '" + o.method + "' through TrainOptions::sparsity (a schedule), not method_params.");
+  require(o.sparsity.steps >= 0, "The sparsity schedule's steps must be 0 or more.");
+  for (double end : {o.sparsity.start, o.sparsity.target}) {
+    request.params["sparsity"] = end;
+    check(request);
   }
 }
 

@@ -83,7 +83,8 @@ class PluginRegistry {
     };
     std::error_code ec;
     if (!fs::is_regular_file(path, ec)) return set_error("no such file");
-    const std::string key = fs::canonical(path, ec).string();
+    const fs::path canonical = fs::canonical(path, ec);
+    const std::string key = ec ? path : canonical.string();  // never "" for a file that vanished meanwhile
     std::lock_guard<std::mutex> lock(mutex_);
     for (const auto& p : plugins_)
       if (p.first == key) return p.second.get();

@@ -26,6 +26,7 @@
 #include <ATen/ops/sum.h>
 #include <torch/csrc/autograd/autograd.h>
 
+#include "plugins/api/prepare_for.h"
 #include "plugins/attention/attention_plugin.h"
 #include "plugins/attention/gpu/gpu_path.h"
 #include "plugins/attention/tile_layout.h"
@@ -198,16 +199,7 @@ int main(int argc, char** argv) {
     call.k = k;
     call.v = v;
     const auto prepared = [&](const std::string& method) {
-      plugin::PrepareRequest r;
-      r.method = method;
-      r.params = {{"sparsity", sparsity}};
-      r.device = q.device();
-      r.dtype = q.scalar_type();
-      r.head_dim = d;
-      r.grid = grid;
-      plugin::PrepareResult p = backend.prepare(r);
-      if (!p.prepared) throw std::runtime_error(p.error);
-      return p.prepared;
+      return plugin::prepare_for(backend, method, {{"sparsity", sparsity}}, q, grid);
     };
     const auto vsa = prepared("vsa");
     call.prepared = vsa;

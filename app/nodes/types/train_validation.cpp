@@ -72,7 +72,8 @@ void TrainValidation::run(const engine::NodeContext& ctx, int step, int steps, w
   vo.attention = attention.prepare(model->config(), device, model->compute_dtype(), latent_shape_);
   ctx.log_info("Validation at step " + std::to_string(step) + ": sampling " + std::to_string(o.steps) + " steps.");
   const at::Tensor latent = sampling::flow_sample(sampling::make_wan_velocity(model, std::move(vo)), o);
-  if (attention.sequence_parallel != nullptr && attention.sequence_parallel->rank() > 0) return;  // rank 0 shows and writes
+  // Rank 0 shows and writes.
+  if (attention.sequence_parallel != nullptr && attention.sequence_parallel->rank() > 0) return;
   if (!ctx.has_input("vae")) {
     Video video;
     video.frames = preview_frame(latent);
