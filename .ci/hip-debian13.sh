@@ -8,12 +8,10 @@ cd "$(dirname "$0")/.."
 ROOT=${1:-$PWD/build-hip13/root}
 ARCHS=(gfx90a gfx940 gfx942)
 
-# The Debian mirror this machine's own apt uses (deb822 .sources or one-line .list files), so the
-# chroot comes from wherever the machine is set up to get its packages.
+# The Debian mirror this machine's own apt uses, as apt itself reads its sources (deb822 or
+# one-line files, whichever exist), so the chroot comes from wherever the machine gets its packages.
 debian_mirror() {
-  { sed -n 's/^URIs:[[:space:]]*//p' /etc/apt/sources.list.d/*.sources 2>/dev/null | tr ' ' '\n'
-    sed -n 's/^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([^[:space:]]\+\).*/\2/p' \
-      /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null; } | grep -v -- '-security' | head -n 1
+  apt-get indextargets --format '$(REPO_URI)' 'Created-By: Packages' | grep -v -- '-security' | head -n 1 || true
 }
 
 if [ ! -x "$ROOT/usr/bin/hipcc" ]; then
