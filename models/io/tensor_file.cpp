@@ -1,6 +1,8 @@
 // TensorFile over the safetensors and GGUF readers. See tensor_file.h.
 #include "models/io/tensor_file.h"
 
+#include <atomic>
+
 #include "models/io/file_kind.h"
 #include "models/io/gguf.h"
 #include "models/io/scaled_fp8.h"
@@ -45,7 +47,14 @@ void list_gguf(Contents& f) {
 
 struct TensorFile::Impl : Contents {};
 
+namespace {
+std::atomic<int64_t> g_header_reads{0};
+}  // namespace
+
+int64_t TensorFile::header_reads() { return g_header_reads.load(); }
+
 TensorFile TensorFile::open(const std::string& path) {
+  ++g_header_reads;
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   if (sniff_file_kind(read_file_head(path)) == FileKind::Gguf) {

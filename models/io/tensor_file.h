@@ -7,6 +7,7 @@
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -36,6 +37,12 @@ class TensorFile {
  public:
   // Throws std::runtime_error (SafetensorsError / GgufError) naming the file.
   static TensorFile open(const std::string& path);
+  // The same, shared: a file's header is read once while the file is unchanged (same device,
+  // inode, size, modification and change times), so inspecting, fingerprinting and loading a
+  // model read each header once. The most recently used files stay open (memory-mapped).
+  static std::shared_ptr<const TensorFile> open_shared(const std::string& path);
+  // How many headers open() and open_shared() have read from disk in this process (for tests).
+  static int64_t header_reads();
 
   TensorFile(TensorFile&&) noexcept;
   TensorFile& operator=(TensorFile&&) noexcept;

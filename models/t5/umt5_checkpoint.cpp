@@ -14,6 +14,7 @@
 
 #include "models/io/gguf.h"
 #include "models/io/scaled_fp8.h"
+#include "models/io/model_part_files.h"
 #include "models/io/state_dict_file.h"
 #include "models/t5/spiece_from_gguf.h"
 
@@ -54,25 +55,14 @@ const std::vector<std::pair<std::string, std::string>>& llama_block_renames() {
   return r;
 }
 
-// The weight files of `path`: itself, or the .safetensors shards of a folder (or its text_encoder/).
+// The weight files of `path` (model_io::model_part_files' rule): itself, or the .safetensors shards
+// of a folder (or of its text_encoder/).
 std::vector<std::string> umt5_weight_files(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::vector<std::string> files;
-  if (!fs::is_directory(path)) {
-    return {path};
+  model_io::ModelPartFiles part = model_io::model_part_files(model_io::ModelKind::TextEncoder, path);
+  if (!part.folder.empty() && part.weights.empty()) {
+    throw std::runtime_error("the " + part.problem);
   }
-  const fs::path dir =
-      fs::is_directory(fs::path(path) / "text_encoder") ? fs::path(path) / "text_encoder" : fs::path(path);
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    if (entry.path().extension() == ".safetensors") {
-      files.push_back(entry.path().string());
-    }
-  }
-  std::sort(files.begin(), files.end());
-  if (files.empty()) {
-    throw std::runtime_error("the folder '" + dir.string() + "' has no .safetensors shards of a umT5 encoder");
-  }
-  return files;
+  return part.weights;
 }
 
 // ComfyUI's tokenizer tensor: `spiece_model`, also behind a prefix.

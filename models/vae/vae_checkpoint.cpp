@@ -10,6 +10,7 @@
 #include <ATen/ops/randn.h>
 #include <c10/core/GradMode.h>
 
+#include "models/io/model_part_files.h"
 #include "models/io/state_dict_file.h"
 
 namespace vidgraph::vae {
@@ -287,22 +288,13 @@ void load_vae_weights(WanVae& vae, const NamedTensors& official, const std::stri
 }
 
 std::shared_ptr<WanVae> load_wan_vae(const std::string& path, c10::Device device, at::ScalarType dtype) {
-  namespace fs = std::filesystem;
-  std::string file = path;
-  if (fs::is_directory(path)) {
-    file.clear();
-    for (const char* sub : {"vae/diffusion_pytorch_model.safetensors", "diffusion_pytorch_model.safetensors"}) {
-      if (fs::exists(fs::path(path) / sub)) {
-        file = (fs::path(path) / sub).string();
-        break;
-      }
-    }
-    if (file.empty()) {
-      throw std::runtime_error("the folder '" + path +
-                               "' has no vae/diffusion_pytorch_model.safetensors; "
-                               "point at the VAE file itself (Wan2.2_VAE.pth or wan2.2_vae.safetensors)");
-    }
+  if (path.empty()) throw std::runtime_error("no VAE file was given");
+  const model_io::ModelPartFiles part = model_io::model_part_files(model_io::ModelKind::Vae, path);
+  if (!part.problem.empty() && !part.folder.empty()) {  // a single file's own reader names its problem
+    throw std::runtime_error("the " + part.problem +
+                             "; point at the VAE file itself (Wan2.2_VAE.pth or wan2.2_vae.safetensors)");
   }
+  const std::string& file = part.weights.front();
   NamedTensors official = vae_official_tensors(model_io::load_state_dict_file(file, device, dtype), file);
   auto vae = std::make_shared<WanVae>(detect_vae_config(official, file));
   load_vae_weights(*vae, official, file);

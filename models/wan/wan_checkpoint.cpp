@@ -3,12 +3,12 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <stdexcept>
 
 #include <ATen/ops/zeros_like.h>
 #include <nlohmann/json.hpp>
 
+#include "models/io/model_part_files.h"
 #include "models/io/safetensors.h"
 #include "models/io/tensor_file.h"
 #include "models/wan/wan_block_swap.h"
@@ -27,83 +27,21 @@ std::string shape_str(const std::vector<int64_t>& s) {
   return out + "]";
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 bool is_sparse_extra(const std::string& canonical) {
   return canonical.find(".self_attn.to_gate_compress.") != std::string::npos ||
          canonical.find(".self_attn.proj_l.") != std::string::npos;
 }
 
-nlohmann::json read_json(const fs::path& path) {
+nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
-    throw std::runtime_error("Cannot read '" + path.string() + "'.");
+    throw std::runtime_error("Cannot read '" + path + "'.");
   }
   try {
     return nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error("'" + path.string() + "' is not valid JSON: " + e.what());
+    throw std::runtime_error("'" + path + "' is not valid JSON: " + e.what());
   }
-}
-
-// The folder to read: a diffusers repo root holds the DiT in transformer/.
-fs::path resolve_folder(const fs::path& dir) {
-  auto has_weights = [](const fs::path& d) {
-    for (const auto& e : fs::directory_iterator(d)) {
-      if (e.is_regular_file() && ends_with(e.path().filename().string(), ".safetensors")) {
-        return true;
-      }
-    }
-    return false;
-  };
-  if (!has_weights(dir) && fs::is_directory(dir / "transformer")) {
-    return dir / "transformer";
-  }
-  return dir;
-}
-
-// Shard files of a folder: from its index json when there is one, else every *.safetensors.
-std::vector<std::string> folder_shards(const fs::path& dir) {
-  std::vector<fs::path> indexes;
-  std::vector<std::string> all;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    const std::string name = e.path().filename().string();
-    if (ends_with(name, ".safetensors.index.json")) {
-      indexes.push_back(e.path());
-    } else if (e.is_regular_file() && ends_with(name, ".safetensors")) {
-      all.push_back(e.path().string());
-    }
-  }
-  std::sort(all.begin(), all.end());
-  if (indexes.empty()) {
-    if (all.empty()) {
-      throw std::runtime_error("Folder '" + dir.string() +
-                               "' holds no .safetensors file and no index json; point Vidgraph at "
-                               "the DiT weights (a .safetensors file or its folder).");
-    }
-    return all;
-  }
-  std::sort(indexes.begin(), indexes.end());
-  const nlohmann::json index = read_json(indexes.front());
-  if (!index.contains("weight_map") || !index.at("weight_map").is_object()) {
-    throw std::runtime_error("Index '" + indexes.front().string() + "' has no \"weight_map\" object.");
-  }
-  std::set<std::string> files;
-  for (const auto& item : index.at("weight_map").items()) {
-    files.insert(item.value().get<std::string>());
-  }
-  std::vector<std::string> out;
-  for (const auto& f : files) {
-    const fs::path shard = dir / f;
-    if (!fs::is_regular_file(shard)) {
-      throw std::runtime_error("Index '" + indexes.front().string() + "' names shard '" + f +
-                               "', which is missing from '" + dir.string() + "'.");
-    }
-    out.push_back(shard.string());
-  }
-  return out;
 }
 
 // A GGUF names its model; ComfyUI-GGUF's converter writes `wan` for Wan DiTs (stable-diffusion.cpp
@@ -138,21 +76,22 @@ WanCheckpointInfo wan_inspect_checkpoint(const std::string& path) {
   if (!fs::exists(p)) {
     throw std::runtime_error("Wan DiT checkpoint '" + path + "' does not exist.");
   }
+  const model_io::ModelPartFiles part = model_io::model_part_files(model_io::ModelKind::Dit, path);
+  if (!part.problem.empty()) {
+    throw std::runtime_error("Wan DiT checkpoint: " + part.problem +
+                             "; point Vidgraph at the DiT weights (a .safetensors or .gguf file or its folder).");
+  }
+  info.files = part.weights;
   std::optional<nlohmann::json> hint;
-  if (fs::is_directory(p)) {
-    const fs::path dir = resolve_folder(p);
-    info.files = folder_shards(dir);
-    if (fs::is_regular_file(dir / "config.json")) {
-      hint = read_json(dir / "config.json");
-    }
-  } else {
-    info.files = {path};
+  if (!part.config.empty()) {
+    hint = read_json(part.config);
   }
 
   std::vector<std::string> stored_names;
   std::map<std::string, WanTensorSource> by_stored;
   for (const auto& file : info.files) {
-    const auto tf = model_io::TensorFile::open(file);
+    info.headers.push_back(model_io::TensorFile::open_shared(file));
+    const model_io::TensorFile& tf = *info.headers.back();
     if (tf.is_gguf()) {
       check_gguf_architecture(tf);
     }
@@ -248,12 +187,13 @@ void wan_load_weights(WanModelImpl& model, const WanCheckpointInfo& info, bool k
   std::map<std::string, WanLinearImpl*> linears;
   if (keep_fp8) linears = wan_linears_by_weight(model);
   int64_t kept_fp8 = 0;
-  for (const auto& file : info.files) {
+  for (size_t f = 0; f < info.files.size(); ++f) {
+    const std::string& file = info.files[f];
     auto it = per_file.find(file);
     if (it == per_file.end()) {
       continue;
     }
-    const auto tf = model_io::TensorFile::open(file);
+    const model_io::TensorFile& tf = *info.headers.at(f);
     for (auto& [name, param] : it->second) {
       const WanTensorSource& src = info.tensors.at(name);
       const auto linear = linears.find(name);

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,10 @@
 #include "models/wan/wan_config.h"
 #include "models/wan/wan_keys.h"
 #include "models/wan/wan_model.h"
+
+namespace vidgraph::model_io {
+class TensorFile;
+}
 
 namespace vidgraph::wan {
 
@@ -55,12 +60,16 @@ struct WanCheckpointInfo {
   WanLayout layout = WanLayout::SingleFile;
   KeyScheme scheme;
   std::vector<std::string> files;                  // shards in load order
+  // Their headers, read once by the inspection and used again by the load.
+  std::vector<std::shared_ptr<const model_io::TensorFile>> headers;
   WanConfig config;                                // detected
   std::map<std::string, WanTensorSource> tensors;  // canonical name -> source
   std::vector<std::string> unknown;                // stored names that are not Wan DiT keys
 };
 
-// Reads only headers (and config.json): cheap even for the 5B model.
+// Reads only headers (and config.json): cheap even for the 5B model. Which files a folder's DiT is
+// read from is model_io::model_part_files' rule; each header is read once while the file is
+// unchanged (TensorFile::open_shared).
 WanCheckpointInfo wan_inspect_checkpoint(const std::string& path);
 
 // Loads every parameter of `model` from the checkpoint, shard by shard, converting to each

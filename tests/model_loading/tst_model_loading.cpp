@@ -8,6 +8,8 @@
 #include <ATen/ops/zeros.h>
 #include <c10/core/GradMode.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -18,6 +20,7 @@
 #include "fp8_dit_file.h"
 #include "models/device/device_memory.h"
 #include "models/io/safetensors.h"
+#include "models/io/tensor_file.h"
 #include "models/io/scaled_fp8.h"
 #include "models/wan/wan_checkpoint.h"
 #include "models/wan/wan_keys.h"
@@ -90,6 +93,7 @@ class tst_model_loading : public QObject {
   void badCheckpoints();
   void fp8ScaledDit_data();
   void fp8ScaledDit();
+  void headersReadOncePerFile();
   void deviceMemoryUnavailableOnCpu();
   void deviceMemoryGib_data();
   void deviceMemoryGib();
@@ -375,6 +379,8 @@ void tst_model_loading::badCheckpoints_data() {
       << 5 << QStringList{"missing", "diffusion_pytorch_model-00002-of-00002.safetensors"};
   QTest::newRow("truncated file") << 6 << QStringList{"truncated.safetensors"};
   QTest::newRow("empty folder") << 7 << QStringList{"holds no .safetensors"};
+  QTest::newRow("a shard that is a FIFO") << 8 << QStringList{"fifo.safetensors", "not a regular file"};
+  QTest::newRow("index that is not JSON") << 9 << QStringList{"index", "not JSON"};
 }
 
 void tst_model_loading::badCheckpoints() {
@@ -427,6 +433,17 @@ void tst_model_loading::badCheckpoints() {
     }
     case 7:
       fs::create_directories(base);
+      path = base;
+      break;
+    case 8:  // opening it would block the loader forever
+      fs::create_directories(base);
+      QCOMPARE(::mkfifo((base + "/fifo.safetensors").c_str(), 0600), 0);
+      path = base;
+      break;
+    case 9:
+      so.layout = WanLayout::Official;
+      wan_save_checkpoint(*src, base, so);
+      std::ofstream(fs::path(base) / "diffusion_pytorch_model.safetensors.index.json") << "{\"weight_map\": ";
       path = base;
       break;
   }
@@ -499,6 +516,28 @@ void tst_model_loading::fp8ScaledDit() {
 }
 
 // models/device: CPU devices never have counters; a CPU-only LibTorch has none for GPUs either.
+// Inspecting and loading a sharded checkpoint, twice, reads each shard's header once; a shard
+// rewritten in place is read again.
+void tst_model_loading::headersReadOncePerFile() {
+  const std::string path = (tmp_.path() + "/headers-once").toStdString();
+  WanModel src = wan_make_model(wan_tiny_config(), 5);
+  WanSaveOptions so;
+  so.layout = WanLayout::Official;
+  so.shards = 3;
+  wan_save_checkpoint(*src, path, so);
+  const int64_t before = model_io::TensorFile::header_reads();
+  QCOMPARE(int(wan_inspect_checkpoint(path).files.size()), 3);
+  wan_load_model(path, WanLoadOptions{});
+  wan_load_model(path, WanLoadOptions{});
+  QCOMPARE(model_io::TensorFile::header_reads() - before, int64_t(3));
+
+  WanModel other = wan_make_model(wan_tiny_config(), 6);
+  wan_save_checkpoint(*other, path, so);  // the same names, new files
+  WanModel back = wan_load_model(path, WanLoadOptions{});
+  QCOMPARE(model_io::TensorFile::header_reads() - before, int64_t(6));
+  expect_same_weights(*other, *back, 0.0);
+}
+
 void tst_model_loading::deviceMemoryUnavailableOnCpu() {
   const c10::Device cpu(c10::kCPU);
   const device::DeviceMemoryStats stats = device::device_memory_stats(cpu);
