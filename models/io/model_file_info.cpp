@@ -7,10 +7,12 @@
 
 #include <c10/core/ScalarType.h>
 
+#include "dit_key_prefixes.h"
 #include "file_kind.h"
 #include "gguf.h"
 #include "pth_reader.h"
 #include "safetensors.h"
+#include "wan_dit_identity.h"
 
 namespace vidgraph::model_io {
 
@@ -28,16 +30,24 @@ int64_t numel(const std::vector<int64_t>& shape) {
   return n;
 }
 
-// Prefixes some exporters put before the module names (ComfyUI's full checkpoints, LoRA trainers).
 std::string strip_prefix(const std::string& name) {
-  for (const char* prefix : {"model.diffusion_model.", "diffusion_model.", "transformer."}) {
+  for (const char* prefix : kDitKeyPrefixes) {
     const std::string p = prefix;
     if (name.rfind(p, 0) == 0) return name.substr(p.size());
   }
   return name;
 }
 
-std::string detect(const std::vector<Tensor>& tensors, bool* has_tokenizer) {
+// The Wan DiT the tensors are (wan_dit_identity.h).
+WanDitIdentity identify(const std::vector<Tensor>& tensors, const std::string& path) {
+  std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
+  shapes.reserve(tensors.size());
+  for (const Tensor& t : tensors) shapes.emplace_back(t.name, t.shape);
+  return identify_wan_dit(shapes, path);
+}
+
+std::string detect(const std::vector<Tensor>& tensors, const std::string& path, bool* has_tokenizer,
+                   WanDitIdentity* dit) {
   std::map<std::string, const Tensor*> by_name;
   bool lora = false;
   for (const Tensor& t : tensors) {
@@ -52,8 +62,8 @@ std::string detect(const std::vector<Tensor>& tensors, bool* has_tokenizer) {
   };
   if (lora) return "lora";
   if (by_name.count("head.modulation") || by_name.count("scale_shift_table")) {
-    const std::vector<int64_t> patch = shape("patch_embedding.weight");
-    return patch == std::vector<int64_t>{3072, 48, 1, 2, 2} ? "wan2.2-ti2v-5b" : "wan-dit";
+    *dit = identify(tensors, path);
+    if (!dit->id.empty()) return dit->id;
   }
   // VAE: the decoder's first conv takes z_dim channels (48 in Wan2.2, 16 in Wan2.1).
   for (const char* conv : {"decoder.conv1.weight", "decoder.conv_in.weight"}) {
@@ -80,7 +90,10 @@ void summarise(ModelFileInfo& info, const std::vector<Tensor>& tensors) {
     }
   }
   info.tensors = int64_t(tensors.size());
-  info.detected = detect(tensors, &info.has_tokenizer);
+  WanDitIdentity dit{};
+  info.detected = detect(tensors, info.path, &info.has_tokenizer, &dit);
+  info.model = dit.id.empty() ? "" : wan_dit_description(dit);
+  info.unsupported = dit.unsupported;
 }
 
 std::vector<Tensor> safetensors_tensors(const std::string& path) {
@@ -148,7 +161,8 @@ ModelFileInfo inspect_model_file(const std::string& path) {
 
 bool detected_kind(const ModelFileInfo& info, ModelKind* kind) {
   const std::string& d = info.detected;
-  if (d == "wan2.2-ti2v-5b" || d == "wan-dit") *kind = ModelKind::Dit;
+  if (d.rfind("wan2.", 0) == 0 && d.find("-vae") == std::string::npos) *kind = ModelKind::Dit;
+  else if (d == "wan-dit" || d == "wan-vace") *kind = ModelKind::Dit;
   else if (d == "wan2.2-vae" || d == "wan2.1-vae") *kind = ModelKind::Vae;
   else if (d == "umt5-xxl" || d == "t5") *kind = ModelKind::TextEncoder;
   else if (d == "lora") *kind = ModelKind::Lora;

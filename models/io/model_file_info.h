@@ -17,10 +17,12 @@ struct ModelFileInfo {
   std::string dtype;        // the dtype most of its tensor elements have ("F16", "BF16", "F8_E4M3"), or ""
   std::int64_t tensors = 0;
   // What it is, from tensor names and shapes (empty when not told):
-  //   "wan2.2-ti2v-5b" (DiT: head.modulation, patch_embedding [3072, 48, 1, 2, 2]), "wan-dit" (another
-  //   Wan DiT), "wan2.2-vae" (decoder input z_dim 48), "wan2.1-vae" (z_dim 16), "umt5-xxl"
-  //   (vocab 256,384 x 4096), "t5" (another T5 encoder), "lora".
+  //   a Wan DiT's id from wan_dit_identity.h ("wan2.2-ti2v-5b", "wan2.2-t2v-a14b", "wan2.1-t2v-1.3b",
+  //   ..., "wan-dit" for another size), "wan2.2-vae" (decoder input z_dim 48), "wan2.1-vae"
+  //   (z_dim 16), "umt5-xxl" (vocab 256,384 x 4096), "t5" (another T5 encoder), "lora".
   std::string detected;
+  std::string model;        // a DiT: "Wan2.2-T2V-A14B (high-noise expert)"; else ""
+  std::string unsupported;  // a DiT Vidgraph does not run: why; else ""
   bool has_tokenizer = false;  // carries its tokenizer: ComfyUI's `spiece_model` tensor, GGUF tokenizer metadata
   std::string error;           // why the header could not be read ("" when it could)
 };

@@ -1,7 +1,11 @@
 #include "state_dict_file.h"
 
+#include <map>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
+
+#include <c10/core/GradMode.h>
 
 #include "file_kind.h"
 #include "gguf.h"
@@ -44,6 +48,37 @@ const at::Tensor* find_tensor(const NamedTensors& tensors, const std::string& na
     }
   }
   return nullptr;
+}
+
+void load_strict(const torch::OrderedDict<std::string, at::Tensor>& params, const NamedTensors& tensors,
+                 const std::string& what, const std::string& origin) {
+  std::map<std::string, const at::Tensor*> by_name;
+  for (const auto& [k, t] : tensors) by_name[k] = &t;
+  std::vector<std::pair<at::Tensor, const at::Tensor*>> assign;
+  std::vector<std::string> missing;
+  for (const auto& item : params) {
+    const auto it = by_name.find(item.key());
+    if (it == by_name.end()) {
+      missing.push_back(item.key());
+      continue;
+    }
+    if (it->second->sizes() != item.value().sizes()) {
+      throw std::runtime_error("'" + origin + "': " + what + " tensor '" + item.key() + "' has shape " +
+                               shape_string(*it->second) + ", expected " + shape_string(item.value()));
+    }
+    assign.emplace_back(item.value(), it->second);
+    by_name.erase(it);
+  }
+  if (!missing.empty()) {
+    throw std::runtime_error("'" + origin + "' lacks " + std::to_string(missing.size()) + " " + what +
+                             " tensor(s), first '" + missing.front() + "'");
+  }
+  if (!by_name.empty()) {
+    throw std::runtime_error("'" + origin + "' has " + std::to_string(by_name.size()) + " tensor(s) the " + what +
+                             " model does not use, first '" + by_name.begin()->first + "'");
+  }
+  c10::NoGradGuard no_grad;
+  for (auto& [param, src] : assign) param.set_data(src->contiguous());  // adopts the given dtype and device
 }
 
 std::string shape_string(const at::Tensor& t) {

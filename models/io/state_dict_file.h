@@ -9,6 +9,8 @@
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
 
+#include <torch/ordered_dict.h>
+
 #include "safetensors.h"
 
 namespace vidgraph::model_io {
@@ -26,6 +28,13 @@ NamedTensors load_state_dict_file(const std::string& path, c10::Device device = 
 
 // The tensor named `name`, or nullptr (a linear scan: state dicts are read once per load).
 const at::Tensor* find_tensor(const NamedTensors& tensors, const std::string& name);
+
+// The strict load of a module's state: every parameter of `params` (a module's named_parameters)
+// takes the tensor of its name in `tensors` (its dtype and device as given). Throws, naming `what`
+// ("VAE") and `origin` (the file), when one is missing, has another shape, or a tensor is left
+// over; checks everything before changing any parameter.
+void load_strict(const torch::OrderedDict<std::string, at::Tensor>& params, const NamedTensors& tensors,
+                 const std::string& what, const std::string& origin);
 
 // "[3, 4, 5]": a tensor's shape as error messages print it.
 std::string shape_string(const at::Tensor& t);

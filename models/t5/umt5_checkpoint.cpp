@@ -214,34 +214,7 @@ Umt5Config detect_umt5_config(const NamedTensors& official, const std::string& o
 }
 
 void load_umt5_weights(Umt5Encoder& encoder, const NamedTensors& official, const std::string& origin) {
-  std::map<std::string, const at::Tensor*> by_name;
-  for (const auto& [k, t] : official) {
-    by_name[k] = &t;
-  }
-  c10::NoGradGuard no_grad;
-  std::vector<std::string> missing;
-  for (auto& item : encoder.named_parameters(true)) {
-    const auto it = by_name.find(item.key());
-    if (it == by_name.end()) {
-      missing.push_back(item.key());
-      continue;
-    }
-    at::Tensor& param = item.value();
-    if (it->second->sizes() != param.sizes()) {
-      throw std::runtime_error("'" + origin + "': umT5 tensor '" + item.key() + "' has shape " +
-                               model_io::shape_string(*it->second) + ", expected " + model_io::shape_string(param));
-    }
-    param.set_data(it->second->contiguous());  // adopts the given dtype and device
-    by_name.erase(it);
-  }
-  if (!missing.empty()) {
-    throw std::runtime_error("'" + origin + "' lacks " + std::to_string(missing.size()) + " umT5 tensor(s), first '" +
-                             missing.front() + "'");
-  }
-  if (!by_name.empty()) {
-    throw std::runtime_error("'" + origin + "' has " + std::to_string(by_name.size()) +
-                             " tensor(s) the umT5 encoder does not use, first '" + by_name.begin()->first + "'");
-  }
+  model_io::load_strict(encoder.named_parameters(true), official, "umT5", origin);
 }
 
 std::shared_ptr<Umt5Encoder> load_umt5(const std::string& path, c10::Device device, at::ScalarType dtype) {

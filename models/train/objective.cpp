@@ -11,10 +11,11 @@
 namespace vidgraph::train {
 
 FlowExample make_flow_example(const at::Tensor& latent, bool image_to_video, double shift, int64_t patch_t,
-                              at::Generator& gen) {
+                              at::Generator& gen, double s_min, double s_max) {
   const auto f32 = at::TensorOptions().dtype(at::kFloat);
   const at::Tensor x0 = latent.to(at::kCPU, at::kFloat);
-  const double s = at::rand({1}, gen, at::TensorOptions().dtype(at::kDouble)).item<double>();
+  const double u = at::rand({1}, gen, at::TensorOptions().dtype(at::kDouble)).item<double>();
+  const double s = s_min + (s_max - s_min) * u;
   const at::Tensor noise = at::randn(x0.sizes(), gen, f32);
   FlowExample ex;
   ex.sigma = sampling::flow_shift(s, shift);

@@ -22,8 +22,10 @@ struct FlowExample {
 };
 
 // latent: [C, F, h, w] fp32 x0. patch_t: the model's temporal patch (frames per timestep group).
+// s is drawn as s_min + (s_max - s_min) * u, u ~ U(0, 1) (distillation's re-noising keeps s away
+// from the ends; the defaults give s = u exactly).
 FlowExample make_flow_example(const at::Tensor& latent, bool image_to_video, double shift, int64_t patch_t,
-                              at::Generator& gen);
+                              at::Generator& gen, double s_min = 0.0, double s_max = 1.0);
 
 // MSE of `prediction` [C, F, h, w] against the example's target over the loss frames (a scalar
 // tensor carrying autograd).

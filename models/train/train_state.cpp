@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/io/safetensors.h"
-#include "models/train/trainer_parts.h"
+#include "models/train/train_state_io.h"
 
 namespace vidgraph::train {
 
@@ -47,22 +47,68 @@ nlohmann::json options_that_must_match(const TrainOptions& o, size_t sample_coun
 
 }  // namespace
 
-void write_train_state(const std::string& path, const std::vector<Trainable>& trained,
-                       torch::optim::AdamW& optimizer, const TrainOptions& options, size_t sample_count, int step,
-                       const std::vector<double>& losses) {
-  model_io::NamedTensors tensors;
-  nlohmann::json adam_steps = nlohmann::json::object();
+void append_optimizer_state(model_io::NamedTensors& tensors, nlohmann::json& adam_steps, const std::string& prefix,
+                            const std::vector<Trainable>& trained, torch::optim::AdamW& optimizer) {
   for (const Trainable& t : trained) {
-    tensors.emplace_back("trained." + t.name, t.master.detach());
+    const std::string name = prefix + t.name;
+    tensors.emplace_back("trained." + name, t.master.detach());
     auto it = optimizer.state().find(state_key(t.master));
     if (it == optimizer.state().end()) {
       continue;  // not stepped yet (no gradient so far)
     }
     const auto& s = static_cast<const torch::optim::AdamWParamState&>(*it->second);
-    tensors.emplace_back("adamw." + t.name + ".exp_avg", s.exp_avg());
-    tensors.emplace_back("adamw." + t.name + ".exp_avg_sq", s.exp_avg_sq());
-    adam_steps[t.name] = s.step();
+    tensors.emplace_back("adamw." + name + ".exp_avg", s.exp_avg());
+    tensors.emplace_back("adamw." + name + ".exp_avg_sq", s.exp_avg_sq());
+    adam_steps[name] = s.step();
   }
+}
+
+void load_optimizer_state(const model_io::SafetensorsFile& file, const std::string& path,
+                          const nlohmann::json& adam_steps, const std::string& prefix,
+                          const std::vector<Trainable>& trained, torch::optim::AdamW& optimizer) {
+  c10::NoGradGuard no_grad;
+  for (const Trainable& t : trained) {
+    const std::string name = prefix + t.name;
+    const std::string key = "trained." + name;
+    if (!file.contains(key)) {
+      throw std::runtime_error("Cannot resume from '" + path + "': it has no tensor '" + key +
+                               "'; it was written for another model or LoRA target set.");
+    }
+    const at::Tensor value = file.load(key, t.master.device(), at::kFloat);
+    if (value.sizes() != t.master.sizes()) {
+      throw std::runtime_error("Cannot resume from '" + path + "': tensor '" + key + "' has another shape than " +
+                               "the model's; it was written for another model.");
+    }
+    t.master.copy_(value);
+    if (!t.model.is_same(t.master)) {
+      t.model.copy_(t.master);
+    }
+    if (adam_steps.contains(name)) {
+      auto state = std::make_unique<torch::optim::AdamWParamState>();
+      state->step(adam_steps[name].get<int64_t>());
+      state->exp_avg(file.load("adamw." + name + ".exp_avg", t.master.device(), at::kFloat));
+      state->exp_avg_sq(file.load("adamw." + name + ".exp_avg_sq", t.master.device(), at::kFloat));
+      optimizer.state()[state_key(t.master)] = std::move(state);
+    }
+  }
+}
+
+void check_saved_options(const std::string& path, const nlohmann::json& saved, const nlohmann::json& expected) {
+  for (const auto& [key, value] : expected.items()) {
+    if (!saved.contains(key) || saved[key] != value) {
+      throw std::runtime_error("Cannot resume from '" + path + "': it was trained with " + key + " = " +
+                               saved.value(key, nlohmann::json()).dump() + ", these options have " +
+                               value.dump() + ". Use the same options or start a new run.");
+    }
+  }
+}
+
+void write_train_state(const std::string& path, const std::vector<Trainable>& trained,
+                       torch::optim::AdamW& optimizer, const TrainOptions& options, size_t sample_count, int step,
+                       const std::vector<double>& losses) {
+  model_io::NamedTensors tensors;
+  nlohmann::json adam_steps = nlohmann::json::object();
+  append_optimizer_state(tensors, adam_steps, "", trained, optimizer);
   nlohmann::json meta = {{"format", "vidgraph-train-state"},
                          {"version", 1},
                          {"step", step},
@@ -87,38 +133,8 @@ ResumedState read_train_state(const std::string& path, const std::vector<Trainab
   nlohmann::json saved = {{"caption_dropout", 0.0}};
   const nlohmann::json recorded = meta.value("options", nlohmann::json::object());
   if (recorded.is_object()) saved.update(recorded);
-  for (const auto& [key, value] : expected.items()) {
-    if (!saved.contains(key) || saved[key] != value) {
-      throw std::runtime_error("Cannot resume from '" + path + "': it was trained with " + key + " = " +
-                               saved.value(key, nlohmann::json()).dump() + ", these options have " +
-                               value.dump() + ". Use the same options or start a new run.");
-    }
-  }
-  c10::NoGradGuard no_grad;
-  const nlohmann::json& adam_steps = meta["adamw_steps"];
-  for (const Trainable& t : trained) {
-    const std::string key = "trained." + t.name;
-    if (!file.contains(key)) {
-      throw std::runtime_error("Cannot resume from '" + path + "': it has no tensor '" + key +
-                               "'; it was written for another model or LoRA target set.");
-    }
-    const at::Tensor value = file.load(key, t.master.device(), at::kFloat);
-    if (value.sizes() != t.master.sizes()) {
-      throw std::runtime_error("Cannot resume from '" + path + "': tensor '" + key + "' has another shape than " +
-                               "the model's; it was written for another model.");
-    }
-    t.master.copy_(value);
-    if (!t.model.is_same(t.master)) {
-      t.model.copy_(t.master);
-    }
-    if (adam_steps.contains(t.name)) {
-      auto state = std::make_unique<torch::optim::AdamWParamState>();
-      state->step(adam_steps[t.name].get<int64_t>());
-      state->exp_avg(file.load("adamw." + t.name + ".exp_avg", t.master.device(), at::kFloat));
-      state->exp_avg_sq(file.load("adamw." + t.name + ".exp_avg_sq", t.master.device(), at::kFloat));
-      optimizer.state()[state_key(t.master)] = std::move(state);
-    }
-  }
+  check_saved_options(path, saved, expected);
+  load_optimizer_state(file, path, meta["adamw_steps"], "", trained, optimizer);
   ResumedState r;
   r.step = meta.at("step").get<int>();
   r.losses = meta.at("losses").get<std::vector<double>>();

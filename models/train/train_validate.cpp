@@ -10,26 +10,12 @@ namespace vidgraph::train {
 
 namespace {
 
-void require(bool ok, const std::string& sentence) {
-  if (!ok) {
-    throw std::invalid_argument(sentence);
-  }
-}
-
 std::string shape_text(const at::Tensor& t) {
   std::string s = "[";
   for (int64_t i = 0; i < t.dim(); ++i) {
     s += (i ? ", " : "") + std::to_string(t.size(i));
   }
   return s + "]";
-}
-
-// `needs` starts the sentence: "Training sample 2 needs a", "Caption dropout needs the empty prompt's".
-void require_text_context(const wan::WanConfig& c, const at::Tensor& t, const std::string& needs,
-                          const std::string& advice = "") {
-  require(t.defined() && t.dim() == 2 && t.size(1) == c.text_dim && t.size(0) >= 1 && t.size(0) <= c.text_len,
-          needs + " text context [L, " + std::to_string(c.text_dim) + "] with 1 <= L <= " + std::to_string(c.text_len) +
-              ", got " + (t.defined() ? shape_text(t) : "none") + advice + ".");
 }
 
 void validate_sample(const wan::WanConfig& c, const TrainingSample& s, size_t index) {
@@ -53,40 +39,58 @@ void validate_sample(const wan::WanConfig& c, const TrainingSample& s, size_t in
   }
 }
 
-// The plugin's prepare() judges the method on this model's device, dtype and head dim, with both ends
-// of the sparsity schedule: its own rules, nothing copied here.
 void validate_method(const wan::WanModelImpl& model, plugin::AttentionBackend* backend,
                      const std::vector<TrainingSample>& samples, const TrainOptions& o) {
+  // The first sample's shape: every sample's was checked before.
+  validate_attention_method(model, backend, o.method, o.method_params, o.sparsity, samples.front().latent.sizes(),
+                            "Training", "TrainOptions::sparsity");
+}
+
+}  // namespace
+
+void require(bool ok, const std::string& sentence) {
+  if (!ok) {
+    throw std::invalid_argument(sentence);
+  }
+}
+
+void require_text_context(const wan::WanConfig& c, const at::Tensor& t, const std::string& needs,
+                          const std::string& advice) {
+  require(t.defined() && t.dim() == 2 && t.size(1) == c.text_dim && t.size(0) >= 1 && t.size(0) <= c.text_len,
+          needs + " text context [L, " + std::to_string(c.text_dim) + "] with 1 <= L <= " + std::to_string(c.text_len) +
+              ", got " + (t.defined() ? shape_text(t) : "none") + advice + ".");
+}
+
+void validate_attention_method(const wan::WanModelImpl& model, plugin::AttentionBackend* backend,
+                               const std::string& method, const plugin::ParamMap& method_params,
+                               const SparsitySchedule& sparsity, at::IntArrayRef latent_shape,
+                               const std::string& who, const std::string& sparsity_field) {
   if (backend == nullptr) {
-    require(o.method == "full", "Training method '" + o.method +
-                                    "' needs the attention plugin; none was given (only 'full' runs without one).");
+    require(method == "full", who + " method '" + method +
+                                  "' needs the attention plugin; none was given (only 'full' runs without one).");
     return;
   }
   const auto methods = backend->methods();
-  const plugin::MethodInfo* info = plugin::find_method(methods, o.method);
-  require(info != nullptr, "The attention plugin has no method '" + o.method + "'; use full, vsa or sla_star.");
-  const wan::AttentionChoice choice{backend, o.method, o.method_params};
-  // The first sample's shape: every sample's was checked before.
-  plugin::PrepareRequest request =
-      choice.request(model.config(), model.device(), model.compute_dtype(), samples.front().latent.sizes());
+  const plugin::MethodInfo* info = plugin::find_method(methods, method);
+  require(info != nullptr, "The attention plugin has no method '" + method + "'; use full, vsa or sla_star.");
+  const wan::AttentionChoice choice{backend, method, method_params};
+  plugin::PrepareRequest request = choice.request(model.config(), model.device(), model.compute_dtype(), latent_shape);
   const auto check = [&](const plugin::PrepareRequest& r) {
     const plugin::PrepareResult p = backend->prepare(r);
-    require(p.prepared != nullptr, "Training with attention method '" + o.method + "' cannot run: " + p.error + ".");
+    require(p.prepared != nullptr, who + " with attention method '" + method + "' cannot run: " + p.error + ".");
   };
   if (!has_sparsity(*info)) {
     check(request);
     return;
   }
-  require(o.method_params.count("sparsity") == 0,
-          "Set the sparsity of '" + o.method + "' through TrainOptions::sparsity (a schedule), not method_params.");
-  require(o.sparsity.steps >= 0, "The sparsity schedule's steps must be 0 or more.");
-  for (double end : {o.sparsity.start, o.sparsity.target}) {
+  require(method_params.count("sparsity") == 0,
+          "Set the sparsity of '" + method + "' through " + sparsity_field + " (a schedule), not method_params.");
+  require(sparsity.steps >= 0, "The sparsity schedule's steps must be 0 or more.");
+  for (double end : {sparsity.start, sparsity.target}) {
     request.params["sparsity"] = end;
     check(request);
   }
 }
-
-}  // namespace
 
 plugin::MethodInfo training_method(plugin::AttentionBackend* backend, const std::string& method) {
   if (backend != nullptr) {

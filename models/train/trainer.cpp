@@ -12,7 +12,6 @@
 #include <ATen/ops/cat.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/rand.h>
-#include <ATen/ops/randperm.h>
 #include <ATen/ops/stack.h>
 #include <ATen/ops/zeros.h>
 #include <c10/core/GradMode.h>
@@ -55,48 +54,6 @@ std::vector<Trainable> collect_trainables(wan::WanModelImpl& model, const TrainO
   }
   return out;
 }
-
-// Trained tensors require grad only inside train(), also when it throws: inference elsewhere
-// must not build autograd graphs.
-class GradScope {
- public:
-  explicit GradScope(const std::vector<Trainable>& trained) : trained_(trained) {
-    for (const Trainable& t : trained_) {
-      t.model.requires_grad_(true);
-    }
-  }
-  ~GradScope() {
-    for (const Trainable& t : trained_) {
-      t.model.requires_grad_(false);
-      t.model.mutable_grad() = at::Tensor();
-      t.master.mutable_grad() = at::Tensor();
-    }
-  }
-
- private:
-  const std::vector<Trainable>& trained_;
-};
-
-// The sample index of each position: an epoch-wise permutation seeded by (seed, epoch).
-class SampleOrder {
- public:
-  SampleOrder(size_t count, uint64_t seed) : count_(static_cast<int64_t>(count)), seed_(seed) {}
-  size_t at(int64_t position) {
-    const int64_t epoch = position / count_;
-    if (epoch != epoch_) {
-      at::Generator gen = at::detail::createCPUGenerator(mix_seed(seed_ ^ 0x0DE7ULL, epoch));
-      perm_ = at::randperm(count_, gen, at::TensorOptions().dtype(at::kLong));
-      epoch_ = epoch;
-    }
-    return static_cast<size_t>(perm_[position % count_].item<int64_t>());
-  }
-
- private:
-  int64_t count_;
-  uint64_t seed_;
-  int64_t epoch_ = -1;
-  at::Tensor perm_;
-};
 
 struct BatchItem {
   const TrainingSample* sample;
@@ -142,55 +99,6 @@ double forward_backward(wan::WanModelImpl& model, const std::vector<BatchItem*>&
   return total.item<double>();
 }
 
-// Self-attention prepared once per sparsity value and token grid: a step's layer calls, and their
-// recomputation under checkpointing, share one preparation instead of preparing at every call.
-class StepAttention {
- public:
-  explicit StepAttention(const wan::WanModelImpl& model) : model_(model) {}
-
-  // The run of `choice` for forwards of `latent_shape` ([C, F, H, W]).
-  const wan::AttentionRun& for_latent(const wan::AttentionChoice& choice, at::IntArrayRef latent_shape) {
-    if (choice.params != params_) {
-      params_ = choice.params;
-      runs_.clear();
-    }
-    auto it = runs_.find(latent_shape.vec());
-    if (it == runs_.end()) {
-      it = runs_.emplace(latent_shape.vec(), choice.prepare(model_.config(), model_.device(), model_.compute_dtype(),
-                                                            latent_shape)).first;
-    }
-    return it->second;
-  }
-
- private:
-  const wan::WanModelImpl& model_;
-  plugin::ParamMap params_;
-  std::map<std::vector<int64_t>, wan::AttentionRun> runs_;
-};
-
-// Global L2 norm of the masters' gradients; scaled down to `clip` when above it (clip > 0).
-double clip_gradients(const std::vector<Trainable>& trained, double clip) {
-  std::vector<at::Tensor> norms;
-  for (const Trainable& t : trained) {
-    if (t.master.grad().defined()) {
-      norms.push_back(t.master.grad().norm());
-    }
-  }
-  if (norms.empty()) {
-    return 0.0;
-  }
-  const double norm = at::stack(norms).norm().item<double>();
-  if (clip > 0 && norm > clip) {
-    const double coef = clip / (norm + 1e-6);
-    for (const Trainable& t : trained) {
-      if (t.master.grad().defined()) {
-        t.master.mutable_grad().mul_(coef);
-      }
-    }
-  }
-  return norm;
-}
-
 // Whether to stop before this step: the caller's cancel, agreed over the ranks (any rank's counts).
 bool cancelled(const TrainOptions& o) {
   const bool mine = o.is_cancelled && o.is_cancelled();
@@ -207,20 +115,6 @@ void sum_gradients_over_ranks(const std::vector<Trainable>& trained, const Train
   std::vector<at::Tensor> tensors;
   for (const Trainable& t : trained) tensors.push_back(t.model);
   o.sequence_parallel->all_reduce_gradients(tensors);
-}
-
-// train-step-000040.safetensors in `dir`, or, when a file of that name exists that this run did not
-// write (`mine`), the first free train-step-000040-2.safetensors, -3, ...: a run never replaces
-// another run's checkpoint.
-std::string checkpoint_file(const std::string& dir, int step, const std::set<std::string>& mine) {
-  char stem[64];
-  std::snprintf(stem, sizeof(stem), "train-step-%06d", step);
-  for (int n = 1;; ++n) {
-    const std::string name = n == 1 ? std::string(stem) : std::string(stem) + "-" + std::to_string(n);
-    const std::string path = (std::filesystem::path(dir) / (name + ".safetensors")).string();
-    std::error_code ec;
-    if (mine.count(path) || !std::filesystem::exists(path, ec)) return path;
-  }
 }
 
 }  // namespace
@@ -255,7 +149,7 @@ TrainResult train(wan::WanModelImpl& model, plugin::AttentionBackend* backend,
     if (o.checkpoint_dir.empty() || !writes) {
       return;
     }
-    result.checkpoint_path = checkpoint_file(o.checkpoint_dir, step, written);
+    result.checkpoint_path = checkpoint_file(o.checkpoint_dir, "train-step", step, written);
     written.insert(result.checkpoint_path);
     write_train_state(result.checkpoint_path, trained, optimizer, o, samples.size(), step, result.losses);
     log->info("Training checkpoint written: {}", result.checkpoint_path);
@@ -303,30 +197,11 @@ TrainResult train(wan::WanModelImpl& model, plugin::AttentionBackend* backend,
       }
     }
     sum_gradients_over_ranks(trained, o);
-    for (const Trainable& t : trained) {
-      if (!t.model.is_same(t.master) && t.model.grad().defined()) {
-        t.master.mutable_grad() = t.model.grad().to(at::kFloat);
-      }
-    }
     TrainStep report;
     report.step = step;
     report.steps = o.steps;
     report.lr = learning_rate_at(o, step);
-    report.grad_norm = clip_gradients(trained, o.grad_clip);
-    for (auto& group : optimizer.param_groups()) {
-      static_cast<torch::optim::AdamWOptions&>(group.options()).lr(report.lr);
-    }
-    optimizer.step();
-    {
-      c10::NoGradGuard no_grad;
-      for (const Trainable& t : trained) {
-        if (!t.model.is_same(t.master)) {
-          t.model.copy_(t.master);
-        }
-        t.model.mutable_grad() = at::Tensor();
-        t.master.mutable_grad() = at::Tensor();
-      }
-    }
+    report.grad_norm = optimizer_step(trained, optimizer, report.lr, o.grad_clip);
     report.loss = loss_sum * loss_weight;
     report.peak_bytes = memory.peak_bytes();
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

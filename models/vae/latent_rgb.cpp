@@ -38,6 +38,23 @@ constexpr float kFactors[kWan22LatentChannels][3] = {
 };
 constexpr float kBias[3] = {0.0317f, -0.0878f, -0.1388f};
 
+// ComfyUI's Wan21 latent format, R, G, B per latent channel.
+constexpr float kFactors21[kWan21LatentChannels][3] = {
+    {-0.1299f, -0.1692f, 0.2932f},  {0.0671f, 0.0406f, 0.0442f},  {0.3568f, 0.2548f, 0.1747f},
+    {0.0372f, 0.2344f, 0.1420f},    {0.0313f, 0.0189f, -0.0328f}, {0.0296f, -0.0956f, -0.0665f},
+    {-0.3477f, -0.4059f, -0.2925f}, {0.0166f, 0.1902f, 0.1975f},  {-0.0412f, 0.0267f, -0.1364f},
+    {-0.1293f, 0.0740f, 0.1636f},   {0.0680f, 0.3019f, 0.1128f},  {0.0032f, 0.0581f, 0.0639f},
+    {-0.1251f, 0.0927f, 0.1699f},   {0.0060f, -0.0633f, 0.0005f}, {0.3477f, 0.2275f, 0.2950f},
+    {0.1984f, 0.0913f, 0.1861f},
+};
+constexpr float kBias21[3] = {-0.1835f, -0.0868f, -0.3360f};
+
+// factors^T x + bias per pixel, mapped from [-1, 1] to [0, 1].
+at::Tensor project(const at::Tensor& x, const at::Tensor& factors, const at::Tensor& bias) {
+  const at::Tensor rgb = at::einsum("chw,ck->khw", {x, factors.to(x.device())}) + bias.to(x.device()).view({3, 1, 1});
+  return ((rgb + 1.0) * 0.5).clamp(0.0, 1.0);
+}
+
 // Each channel of [3, h, w] stretched from its own min..max to 0..1; 0.5 where it is flat.
 at::Tensor stretch_channels(const at::Tensor& x) {
   const at::Tensor lo = at::amin(x, {1, 2}, /*keepdim=*/true);
@@ -54,16 +71,22 @@ at::Tensor wan22_latent_rgb_factors() {
 
 at::Tensor wan22_latent_rgb_bias() { return at::tensor(at::ArrayRef<float>(kBias, 3)); }
 
+at::Tensor wan21_latent_rgb_factors() {
+  return at::tensor(at::ArrayRef<float>(&kFactors21[0][0], kWan21LatentChannels * 3)).view({kWan21LatentChannels, 3});
+}
+
+at::Tensor wan21_latent_rgb_bias() { return at::tensor(at::ArrayRef<float>(kBias21, 3)); }
+
 at::Tensor latent_to_rgb(const at::Tensor& frame) {
   if (!frame.defined() || frame.dim() != 3 || frame.size(0) < 1) {
     throw std::invalid_argument("A latent preview needs one latent frame [C, h, w].");
   }
   const at::Tensor x = frame.to(at::kFloat);
   if (x.size(0) == kWan22LatentChannels) {
-    const at::Tensor factors = wan22_latent_rgb_factors().to(x.device());
-    const at::Tensor bias = wan22_latent_rgb_bias().to(x.device()).view({3, 1, 1});
-    const at::Tensor rgb = at::einsum("chw,ck->khw", {x, factors}) + bias;
-    return ((rgb + 1.0) * 0.5).clamp(0.0, 1.0);
+    return project(x, wan22_latent_rgb_factors(), wan22_latent_rgb_bias());
+  }
+  if (x.size(0) == kWan21LatentChannels) {
+    return project(x, wan21_latent_rgb_factors(), wan21_latent_rgb_bias());
   }
   std::vector<at::Tensor> channels;
   for (int64_t c = 0; c < 3; ++c) channels.push_back(x.narrow(0, c < x.size(0) ? c : 0, 1));

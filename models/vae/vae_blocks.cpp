@@ -159,10 +159,11 @@ at::Tensor AttentionBlock::forward(const at::Tensor& x) const {
   return batch_to_frames(proj_->forward(y), b) + x;
 }
 
-Resample::Resample(int64_t dim, ResampleMode mode) : mode_(mode) {
+Resample::Resample(int64_t dim, ResampleMode mode, int64_t up_out) : mode_(mode) {
   auto resample = register_module("resample", std::make_shared<Numbered>());
   const bool up = mode == ResampleMode::Upsample2d || mode == ResampleMode::Upsample3d;
-  conv_ = resample->register_module("1", std::make_shared<Conv2d>(dim, dim, 3, up ? 1 : 2, up ? 1 : 0));
+  const int64_t out = up && up_out > 0 ? up_out : dim;
+  conv_ = resample->register_module("1", std::make_shared<Conv2d>(dim, out, 3, up ? 1 : 2, up ? 1 : 0));
   if (mode == ResampleMode::Upsample3d) {
     time_conv_ = register_module(
         "time_conv", std::make_shared<CausalConv3d>(dim, dim * 2, std::array<int64_t, 3>{3, 1, 1},
@@ -270,11 +271,13 @@ at::Tensor dup_up_3d(const at::Tensor& x, int64_t out_channels, int64_t ft, int6
 }
 
 at::Tensor patchify(const at::Tensor& x, int64_t p) {
+  if (p == 1) return x;
   const int64_t b = x.size(0), c = x.size(1), f = x.size(2), h = x.size(3) / p, w = x.size(4) / p;
   return x.view({b, c, f, h, p, w, p}).permute({0, 1, 6, 4, 2, 3, 5}).reshape({b, c * p * p, f, h, w});
 }
 
 at::Tensor unpatchify(const at::Tensor& x, int64_t p) {
+  if (p == 1) return x;
   const int64_t b = x.size(0), c = x.size(1) / (p * p), f = x.size(2), h = x.size(3), w = x.size(4);
   return x.view({b, c, p, p, f, h, w}).permute({0, 1, 4, 5, 3, 6, 2}).reshape({b, c, f, h * p, w * p});
 }

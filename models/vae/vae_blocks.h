@@ -1,5 +1,6 @@
-// Building blocks of the Wan2.2 VAE (`wan/modules/vae2_2.py`), each a torch::nn::Module whose
-// parameter names are the official `.pth` keys (`residual.0.gamma`, `resample.1.weight`, ...).
+// Building blocks of the Wan VAEs (`wan/modules/vae2_2.py`, `vae2_1.py`: the same blocks but for
+// Resample's upsampling width), each a torch::nn::Module whose parameter names are the official
+// `.pth` keys (`residual.0.gamma`, `resample.1.weight`, ...).
 //
 // Two execution modes share one code path:
 // - chunked (`cache != nullptr`): the reference's causal chunk loop. Every cached convolution takes
@@ -118,7 +119,8 @@ enum class ResampleMode { Upsample2d, Upsample3d, Downsample2d, Downsample3d };
 
 class Resample : public torch::nn::Module {
  public:
-  Resample(int64_t dim, ResampleMode mode);
+  // `up_out`: the upsampling conv's output width (Wan2.2: dim; Wan2.1: dim / 2); 0 means dim.
+  Resample(int64_t dim, ResampleMode mode, int64_t up_out = 0);
   at::Tensor forward(const at::Tensor& x, CausalCache* cache) const;
 
  private:
@@ -136,7 +138,7 @@ class Resample : public torch::nn::Module {
 at::Tensor avg_down_3d(const at::Tensor& x, int64_t out_channels, int64_t ft, int64_t fs);
 at::Tensor dup_up_3d(const at::Tensor& x, int64_t out_channels, int64_t ft, int64_t fs, bool first_chunk);
 
-// b c f (h q) (w r) -> b (c r q) f h w with patch 2, and back.
+// b c f (h q) (w r) -> b (c r q) f h w with patch 2, and back; patch 1 returns x.
 at::Tensor patchify(const at::Tensor& x, int64_t patch);
 at::Tensor unpatchify(const at::Tensor& x, int64_t patch);
 

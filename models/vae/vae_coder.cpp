@@ -13,17 +13,18 @@ std::shared_ptr<CausalConv3d> conv3(int64_t in, int64_t out) {
 
 }  // namespace
 
-DownResidualBlock::DownResidualBlock(int64_t in, int64_t out, int64_t mult, bool temporal, bool down)
-    : out_(out), ft_(temporal ? 2 : 1), fs_(down ? 2 : 1) {
-  auto seq = register_module("downsamples", std::make_shared<Numbered>());
+DownResidualBlock::DownResidualBlock(int64_t in, int64_t out, int64_t mult, bool temporal, bool down, Numbered* flat,
+                                     int64_t first)
+    : out_(out), ft_(temporal ? 2 : 1), fs_(down ? 2 : 1), shortcut_(flat == nullptr) {
+  Numbered* seq = flat != nullptr ? flat : register_module("downsamples", std::make_shared<Numbered>()).get();
   int64_t dim = in;
   for (int64_t j = 0; j < mult; ++j) {
-    blocks_.push_back(seq->register_module(std::to_string(j), std::make_shared<ResidualBlock>(dim, out)));
+    blocks_.push_back(seq->register_module(std::to_string(first + j), std::make_shared<ResidualBlock>(dim, out)));
     dim = out;
   }
   if (down) {
     const ResampleMode mode = temporal ? ResampleMode::Downsample3d : ResampleMode::Downsample2d;
-    resample_ = seq->register_module(std::to_string(mult), std::make_shared<Resample>(out, mode));
+    resample_ = seq->register_module(std::to_string(first + mult), std::make_shared<Resample>(out, mode));
   }
 }
 
@@ -35,20 +36,21 @@ at::Tensor DownResidualBlock::forward(const at::Tensor& x, CausalCache* cache) c
   if (resample_) {
     y = resample_->forward(y, cache);
   }
-  return add_residual(y, avg_down_3d(x, out_, ft_, fs_));
+  return shortcut_ ? add_residual(y, avg_down_3d(x, out_, ft_, fs_)) : y;
 }
 
-UpResidualBlock::UpResidualBlock(int64_t in, int64_t out, int64_t mult, bool temporal, bool up)
-    : out_(out), ft_(temporal ? 2 : 1), fs_(up ? 2 : 1), up_(up) {
-  auto seq = register_module("upsamples", std::make_shared<Numbered>());
+UpResidualBlock::UpResidualBlock(int64_t in, int64_t out, int64_t mult, bool temporal, bool up, Numbered* flat,
+                                 int64_t first, int64_t up_out)
+    : out_(out), ft_(temporal ? 2 : 1), fs_(up ? 2 : 1), up_(up), shortcut_(flat == nullptr) {
+  Numbered* seq = flat != nullptr ? flat : register_module("upsamples", std::make_shared<Numbered>()).get();
   int64_t dim = in;
   for (int64_t j = 0; j < mult; ++j) {
-    blocks_.push_back(seq->register_module(std::to_string(j), std::make_shared<ResidualBlock>(dim, out)));
+    blocks_.push_back(seq->register_module(std::to_string(first + j), std::make_shared<ResidualBlock>(dim, out)));
     dim = out;
   }
   if (up) {
     const ResampleMode mode = temporal ? ResampleMode::Upsample3d : ResampleMode::Upsample2d;
-    resample_ = seq->register_module(std::to_string(mult), std::make_shared<Resample>(out, mode));
+    resample_ = seq->register_module(std::to_string(first + mult), std::make_shared<Resample>(out, mode, up_out));
   }
 }
 
@@ -61,7 +63,7 @@ at::Tensor UpResidualBlock::forward(const at::Tensor& x, CausalCache* cache, boo
     return y;
   }
   y = resample_->forward(y, cache);
-  return add_residual(y, dup_up_3d(x, out_, ft_, fs_, first_chunk));
+  return shortcut_ ? add_residual(y, dup_up_3d(x, out_, ft_, fs_, first_chunk)) : y;
 }
 
 Encoder3d::Encoder3d(const WanVaeConfig& c) {
@@ -69,14 +71,21 @@ Encoder3d::Encoder3d(const WanVaeConfig& c) {
   for (int64_t m : c.dim_mult) {
     dims.push_back(c.encoder_dim * m);
   }
-  conv1_ = register_module("conv1", conv3(12, dims[0]));
+  const int64_t p = c.patch_size();
+  conv1_ = register_module("conv1", conv3(3 * p * p, dims[0]));
   auto downs = register_module("downsamples", std::make_shared<Numbered>());
   const size_t n = c.dim_mult.size();
   for (size_t i = 0; i < n; ++i) {
     const bool temporal = i < c.temporal_downsample.size() && c.temporal_downsample[i];
-    stages_.push_back(downs->register_module(
-        std::to_string(i),
-        std::make_shared<DownResidualBlock>(dims[i], dims[i + 1], c.num_res_blocks, temporal, i + 1 != n)));
+    const bool down = i + 1 != n;
+    if (c.residual_stages()) {
+      stages_.push_back(downs->register_module(
+          std::to_string(i),
+          std::make_shared<DownResidualBlock>(dims[i], dims[i + 1], c.num_res_blocks, temporal, down)));
+    } else {
+      stages_.push_back(std::make_shared<DownResidualBlock>(dims[i], dims[i + 1], c.num_res_blocks, temporal, down,
+                                                            downs.get(), int64_t(i) * (c.num_res_blocks + 1)));
+    }
   }
   const int64_t d = dims.back();
   auto middle = register_module("middle", std::make_shared<Numbered>());
@@ -113,13 +122,23 @@ Decoder3d::Decoder3d(const WanVaeConfig& c) {
   const size_t n = c.dim_mult.size();
   for (size_t i = 0; i < n; ++i) {
     const bool temporal = i < temporal_up.size() && temporal_up[i];
-    stages_.push_back(ups->register_module(
-        std::to_string(i),
-        std::make_shared<UpResidualBlock>(dims[i], dims[i + 1], c.num_res_blocks + 1, temporal, i + 1 != n)));
+    const bool up = i + 1 != n;
+    if (c.residual_stages()) {
+      stages_.push_back(ups->register_module(
+          std::to_string(i),
+          std::make_shared<UpResidualBlock>(dims[i], dims[i + 1], c.num_res_blocks + 1, temporal, up)));
+    } else {
+      // Wan2.1: each upsample halves the width, and the next stage starts from that half.
+      const int64_t in = i == 0 ? dims[i] : dims[i] / 2;
+      stages_.push_back(std::make_shared<UpResidualBlock>(in, dims[i + 1], c.num_res_blocks + 1, temporal, up,
+                                                          ups.get(), int64_t(i) * (c.num_res_blocks + 2),
+                                                          dims[i + 1] / 2));
+    }
   }
+  const int64_t p = c.patch_size();
   auto head = register_module("head", std::make_shared<Numbered>());
   head_norm_ = head->register_module("0", std::make_shared<RmsNorm>(dims.back(), false));
-  head_conv_ = head->register_module("2", conv3(dims.back(), 12));
+  head_conv_ = head->register_module("2", conv3(dims.back(), 3 * p * p));
 }
 
 at::Tensor Decoder3d::forward(const at::Tensor& x, CausalCache* cache, bool first_chunk) const {

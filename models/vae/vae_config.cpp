@@ -24,6 +24,19 @@ const std::vector<float>& wan22_latent_std() {
   return std_;
 }
 
+const std::vector<float>& wan21_latent_mean() {
+  static const std::vector<float> mean = {-0.7571f, -0.7089f, -0.9113f, 0.1075f,  -0.1745f, 0.9653f,
+                                          -0.1517f, 1.5508f,  0.4134f,  -0.0715f, 0.5517f,  -0.3632f,
+                                          -0.1922f, -0.9497f, 0.2503f,  -0.2921f};
+  return mean;
+}
+
+const std::vector<float>& wan21_latent_std() {
+  static const std::vector<float> std_ = {2.8184f, 1.4541f, 2.3275f, 2.6558f, 1.2196f, 1.7708f, 2.6052f, 2.0743f,
+                                          3.2687f, 2.1526f, 2.8652f, 1.5579f, 1.6382f, 1.1253f, 2.8251f, 1.9160f};
+  return std_;
+}
+
 WanVaeConfig WanVaeConfig::wan22() {
   WanVaeConfig c;
   c.latent_mean = wan22_latent_mean();
@@ -41,8 +54,26 @@ WanVaeConfig WanVaeConfig::tiny() {
   return c;
 }
 
+WanVaeConfig WanVaeConfig::wan21() {
+  WanVaeConfig c;
+  c.version = VaeVersion::Wan21;
+  c.z_dim = 16;
+  c.encoder_dim = 96;
+  c.decoder_dim = 96;
+  c.latent_mean = wan21_latent_mean();
+  c.latent_std = wan21_latent_std();
+  return c;
+}
+
+WanVaeConfig WanVaeConfig::tiny21() {
+  WanVaeConfig c = wan21();
+  c.encoder_dim = 8;
+  c.decoder_dim = 8;
+  return c;
+}
+
 int64_t WanVaeConfig::spatial_factor() const {
-  int64_t f = 2;  // pixel patchify
+  int64_t f = patch_size();
   for (size_t i = 0; i + 1 < dim_mult.size(); ++i) {
     f *= 2;
   }
@@ -67,6 +98,9 @@ void WanVaeConfig::validate() const {
   }
   if (int64_t(latent_mean.size()) != z_dim || int64_t(latent_std.size()) != z_dim) {
     bad("latent_mean and latent_std need z_dim = " + std::to_string(z_dim) + " values each");
+  }
+  if (version == VaeVersion::Wan21 && decoder_dim % 2 != 0) {
+    bad("a Wan2.1 decoder width must be even (its upsamples halve it)");
   }
   for (float s : latent_std) {
     if (!(s > 0.0f)) {

@@ -16,9 +16,9 @@
 
 namespace vidgraph::vae {
 
-// latent [B,z,T,h,w] -> video [B,3,1+4(T-1),16h,16w] on `output_device`; progress counts tiles x
-// chunks (this decoder's only, when shared). With `share`: an undefined tensor on a decoder whose
-// exchange returns no tiles.
+// latent [B,z,T,h,w] -> video [B,3,1+4(T-1),s*h,s*w] (s = spatial_factor) on `output_device`;
+// progress counts tiles x chunks (this decoder's only, when shared). With `share`: an undefined
+// tensor on a decoder whose exchange returns no tiles.
 at::Tensor decode_tiled(const WanVae& vae, const at::Tensor& latent, const VaeCallbacks& callbacks,
                         const VaeTiling& tiling, c10::Device output_device, const TileShare* share = nullptr);
 

@@ -83,7 +83,7 @@ at::Tensor WanVae::encode(const at::Tensor& video, const VaeCallbacks& callbacks
   check_video(video);
   c10::NoGradGuard no_grad;  // results stay ordinary tensors (in-place use allowed)
   const at::Tensor& w = conv1_->weight;
-  const at::Tensor x = patchify(video.to(w.device(), w.scalar_type()), 2);  // [B,12,T,H/2,W/2]
+  const at::Tensor x = patchify(video.to(w.device(), w.scalar_type()), config_.patch_size());  // [B,3p^2,T,H/p,W/p]
   const int64_t f = config_.temporal_factor();
   const int64_t chunks = 1 + (x.size(2) - 1) / f;
   CausalCache cache;
@@ -103,7 +103,7 @@ at::Tensor WanVae::encode_whole(const at::Tensor& video) const {
   check_video(video);
   c10::NoGradGuard no_grad;  // results stay ordinary tensors (in-place use allowed)
   const at::Tensor& w = conv1_->weight;
-  const at::Tensor x = patchify(video.to(w.device(), w.scalar_type()), 2);
+  const at::Tensor x = patchify(video.to(w.device(), w.scalar_type()), config_.patch_size());
   const at::Tensor mu = conv1_->forward(encoder_->forward(x, nullptr)).chunk(2, 1)[0];
   return normalize(mu).to(at::kFloat);
 }
@@ -111,7 +111,7 @@ at::Tensor WanVae::encode_whole(const at::Tensor& video) const {
 at::Tensor WanVae::encode_for_training(const at::Tensor& video) const {
   check_video(video);
   const at::Tensor& w = conv1_->weight;
-  const at::Tensor x = patchify(video.to(w.device(), w.scalar_type()), 2);
+  const at::Tensor x = patchify(video.to(w.device(), w.scalar_type()), config_.patch_size());
   return normalize(conv1_->forward(encoder_->forward(x, nullptr)).chunk(2, 1)[0]);
 }
 
@@ -119,7 +119,7 @@ at::Tensor WanVae::decode_for_training(const at::Tensor& latent) const {
   check_latent(latent);
   const at::Tensor& w = conv2_->weight;
   const at::Tensor x = conv2_->forward(denormalize(latent.to(w.device(), w.scalar_type())));
-  return unpatchify(decoder_->forward(x, nullptr, true), 2);
+  return unpatchify(decoder_->forward(x, nullptr, true), config_.patch_size());
 }
 
 void WanVae::fold_latent_statistics(const at::Tensor& mean, const at::Tensor& std) {
@@ -154,14 +154,16 @@ at::Tensor WanVae::decode_chunks(const at::Tensor& latent, const VaeCallbacks& c
   const at::MemoryFormat format = x.is_cuda() ? at::MemoryFormat::ChannelsLast3d : at::MemoryFormat::Contiguous;
   CausalCache cache;
   // Each chunk's frames go straight into the video (no list of chunks and concatenation after).
-  at::Tensor video = at::empty({x.size(0), 3, 1 + 4 * (x.size(2) - 1), 16 * x.size(3), 16 * x.size(4)},
+  const int64_t s = config_.spatial_factor(), f = config_.temporal_factor();
+  at::Tensor video = at::empty({x.size(0), 3, 1 + f * (x.size(2) - 1), s * x.size(3), s * x.size(4)},
                                at::TensorOptions().dtype(at::kFloat).device(output_device));
   int64_t frame = 0;
   for (int64_t i = 0; i < x.size(2); ++i) {
     poll(callbacks);
     cache.begin_chunk();
     const at::Tensor chunk = x.slice(2, i, i + 1).contiguous(format);
-    const at::Tensor y = unpatchify(decoder_->forward(chunk, &cache, i == 0), 2).clamp_(-1.0, 1.0);  // 1|4 frames
+    const at::Tensor y =
+        unpatchify(decoder_->forward(chunk, &cache, i == 0), config_.patch_size()).clamp_(-1.0, 1.0);  // 1|4 frames
     video.slice(2, frame, frame + y.size(2)).copy_(y);
     frame += y.size(2);
     report(callbacks, done_before + i + 1, total);
@@ -186,7 +188,7 @@ at::Tensor WanVae::decode_whole(const at::Tensor& latent) const {
   c10::NoGradGuard no_grad;  // results stay ordinary tensors (in-place use allowed)
   const at::Tensor& w = conv2_->weight;
   const at::Tensor x = conv2_->forward(denormalize(latent.to(w.device(), w.scalar_type())));
-  return unpatchify(decoder_->forward(x, nullptr, true), 2).clamp(-1.0, 1.0).to(at::kFloat);
+  return unpatchify(decoder_->forward(x, nullptr, true), config_.patch_size()).clamp(-1.0, 1.0).to(at::kFloat);
 }
 
 }  // namespace vidgraph::vae

@@ -1,11 +1,11 @@
-// The Wan2.2 VAE (`WanVAE_` of `wan/modules/vae2_2.py`): 4x16x16 compression, z 48, with the
-// reference's causal chunk loops, latent normalisation, optional spatial tiling for decode,
-// progress per chunk and cooperative cancellation.
+// The Wan VAEs (`WanVAE_` of `wan/modules/vae2_2.py`: 4x16x16 compression, z 48; of `vae2_1.py`:
+// 4x8x8, z 16; config().version says which), with the reference's causal chunk loops, latent
+// normalisation, optional spatial tiling for decode, progress per chunk and cooperative cancellation.
 //
 // Module tree = the official `.pth` keys: `encoder.*`, `decoder.*`, `conv1.*` (mu|logvar 1x1x1),
-// `conv2.*` (post-quant 1x1x1). Shapes and units:
-// - video: [B, 3, T, H, W], values in [-1, 1], T = 1 + 4k, H and W multiples of 16 (spatial_factor);
-// - latent (normalised, what the DiT sees): [B, z, 1 + k, H/16, W/16], z = (mu - mean) / std.
+// `conv2.*` (post-quant 1x1x1). Shapes and units, with s = config().spatial_factor() (16 | 8):
+// - video: [B, 3, T, H, W], values in [-1, 1], T = 1 + 4k, H and W multiples of s;
+// - latent (normalised, what the DiT sees): [B, z, 1 + k, H/s, W/s], z = (mu - mean) / std.
 // encode: chunk 0 = frame 0, then 4 frames per chunk -> one latent frame per chunk (mu only).
 // decode: one latent frame per chunk -> 1 frame for latent 0, 4 for each later one; clamp [-1, 1].
 // Both run without autograd in the module's parameter dtype (fp32 officially) and return fp32.
@@ -39,10 +39,11 @@ class VaeCancelled : public std::runtime_error {
   VaeCancelled() : std::runtime_error("VAE run cancelled") {}
 };
 
-// Spatial tiling of decode, in latent units (x16 pixels). Tiles overlap by `overlap` latent rows/columns
-// and are blended with linear ramps across the overlap. Memory per tile scales with tile area.
+// Spatial tiling of decode, in latent units (x16 pixels in Wan2.2, x8 in Wan2.1). Tiles overlap by
+// `overlap` latent rows/columns and are blended with linear ramps across the overlap. Memory per tile
+// scales with tile area.
 struct VaeTiling {
-  int64_t tile_h = 32;  // 512 px
+  int64_t tile_h = 32;  // 512 px (Wan2.2), 256 px (Wan2.1)
   int64_t tile_w = 32;
   int64_t overlap = 8;  // 128 px
 };
@@ -71,9 +72,9 @@ class WanVae : public torch::nn::Module {
   explicit WanVae(WanVaeConfig config);
   const WanVaeConfig& config() const { return config_; }
 
-  // video [B,3,1+4k,H,W] -> normalised latent [B,z,1+k,H/16,W/16] (fp32, on the module's device).
+  // video [B,3,1+4k,H,W] -> normalised latent [B,z,1+k,H/s,W/s] (fp32, on the module's device).
   at::Tensor encode(const at::Tensor& video, const VaeCallbacks& callbacks = {}) const;
-  // normalised latent [B,z,T,h,w] -> video [B,3,1+4(T-1),16h,16w] (fp32, clamped).
+  // normalised latent [B,z,T,h,w] -> video [B,3,1+4(T-1),s*h,s*w] (fp32, clamped).
   at::Tensor decode(const at::Tensor& latent, const VaeCallbacks& callbacks = {},
                     const VaeDecodeOptions& options = {}) const;
 

@@ -113,6 +113,15 @@ WanCheckpointInfo wan_inspect_checkpoint(const std::string& path) {
       }
     }
   }
+  std::vector<std::pair<std::string, std::vector<int64_t>>> stored_shapes;
+  for (const auto& [stored, source] : by_stored) stored_shapes.emplace_back(stored, source.shape);
+  info.identity = model_io::identify_wan_dit(stored_shapes, path);
+  if (!info.identity.unsupported.empty()) {
+    throw std::runtime_error("'" + path + "' is " + model_io::wan_dit_description(info.identity) +
+                             ", which Vidgraph does not run: " + info.identity.unsupported +
+                             ". Vidgraph runs the Wan2.2 TI2V-5B, T2V-A14B and I2V-A14B DiTs and Wan2.1's "
+                             "text-to-video DiTs.");
+  }
   info.scheme = detect_key_scheme(stored_names, path);
   ShapeMap shapes;
   for (const auto& [stored, source] : by_stored) {
@@ -181,8 +190,11 @@ void wan_load_weights(WanModelImpl& model, const WanCheckpointInfo& info, bool k
                              " tensor(s) the model needs: " + list + (missing.size() > 5 ? ", ..." : "") +
                              ". The file is incomplete or belongs to another model.");
   }
-  for (const auto& unknown : info.unknown) {
-    log->warn("Wan DiT checkpoint '{}': skipping unknown tensor '{}'", info.path, unknown);
+  if (!info.unknown.empty()) {  // one line: a foreign branch has hundreds of tensors
+    std::string first;
+    for (size_t i = 0; i < info.unknown.size() && i < 3; ++i) first += (i ? ", '" : "'") + info.unknown[i] + "'";
+    log->warn("Wan DiT checkpoint '{}': skipping {} tensor(s) that are not Wan DiT weights: {}{}", info.path,
+              info.unknown.size(), first, info.unknown.size() > 3 ? ", ..." : "");
   }
   std::map<std::string, WanLinearImpl*> linears;
   if (keep_fp8) linears = wan_linears_by_weight(model);

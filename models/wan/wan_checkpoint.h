@@ -28,6 +28,7 @@
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
 
+#include "models/io/wan_dit_identity.h"
 #include "models/wan/wan_config.h"
 #include "models/wan/wan_keys.h"
 #include "models/wan/wan_model.h"
@@ -65,9 +66,11 @@ struct WanCheckpointInfo {
   WanConfig config;                                // detected
   std::map<std::string, WanTensorSource> tensors;  // canonical name -> source
   std::vector<std::string> unknown;                // stored names that are not Wan DiT keys
+  model_io::WanDitIdentity identity;                // which Wan model it is
 };
 
-// Reads only headers (and config.json): cheap even for the 5B model. Which files a folder's DiT is
+// Reads only headers (and config.json): cheap even for the 5B model. Refuses a Wan model Vidgraph
+// does not run (wan_dit_identity.h: Wan2.1 I2V/FLF2V, VACE, S2V, Animate), naming it. Which files a folder's DiT is
 // read from is model_io::model_part_files' rule; each header is read once while the file is
 // unchanged (TensorFile::open_shared).
 WanCheckpointInfo wan_inspect_checkpoint(const std::string& path);

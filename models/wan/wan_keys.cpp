@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "models/io/dit_key_prefixes.h"
+
 namespace vidgraph::wan {
 namespace {
 
@@ -130,8 +132,8 @@ std::string stored_key(const std::string& canonical, KeyNaming naming) {
 }
 
 KeyScheme detect_key_scheme(const std::vector<std::string>& names, const std::string& source) {
-  static const std::vector<std::string> prefixes = {"", "model.diffusion_model.", "diffusion_model.", "model.",
-                                                    "transformer."};
+  std::vector<std::string> prefixes = {""};
+  prefixes.insert(prefixes.end(), model_io::kDitKeyPrefixes.begin(), model_io::kDitKeyPrefixes.end());
   for (const auto& prefix : prefixes) {
     if (std::find(names.begin(), names.end(), prefix + "patch_embedding.weight") == names.end()) {
       continue;

@@ -1,7 +1,9 @@
 // Reading a LoRA file into per-module tensors. See wan_lora.h.
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
+#include "models/io/dit_key_prefixes.h"
 #include "models/io/state_dict_file.h"
 #include "models/wan/wan_lora.h"
 
@@ -30,8 +32,8 @@ const std::vector<std::pair<std::string, Part>>& suffixes() {
 
 // Prefixes of the layouts users have (PEFT nests two: base_model.model.transformer.).
 std::string strip_prefixes(std::string key) {
-  static const char* prefixes[] = {"base_model.model.", "model.diffusion_model.", "diffusion_model.", "transformer.",
-                                   "model."};
+  std::vector<const char*> prefixes = {"base_model.model."};
+  prefixes.insert(prefixes.end(), model_io::kDitKeyPrefixes.begin(), model_io::kDitKeyPrefixes.end());
   for (bool stripped = true; stripped;) {
     stripped = false;
     for (const char* p : prefixes) {

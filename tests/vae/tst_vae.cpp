@@ -470,7 +470,7 @@ void tst_Vae::badCheckpoints() {
   vidgraph::model_io::save_safetensors(path("extra.safetensors"), extra);
   m = message(path("extra.safetensors"));
   QVERIFY2(m.find("does not use, first 'decoder.extra.weight'") != std::string::npos, m.c_str());
-  // A Wan2.1-style VAE (3 input channels) and an unrelated file.
+  // 3 input channels say Wan2.1, whose flat stage keys this Wan2.2 tree lacks; and an unrelated file.
   NamedTensors v21 = params;
   for (auto& [k, t] : v21) {
     if (k == "encoder.conv1.weight") {
@@ -479,7 +479,7 @@ void tst_Vae::badCheckpoints() {
   }
   vidgraph::model_io::save_safetensors(path("v21.safetensors"), v21);
   m = message(path("v21.safetensors"));
-  QVERIFY2(m.find("is not a Wan2.2 VAE") != std::string::npos, m.c_str());
+  QVERIFY2(m.find("does not look like a Wan2.1 VAE: its encoder stages are missing") != std::string::npos, m.c_str());
   vidgraph::model_io::save_safetensors(path("other.safetensors"), {{"blocks.0.weight", at::zeros({2})}});
   m = message(path("other.safetensors"));
   QVERIFY2(m.find("does not hold a Wan VAE") != std::string::npos, m.c_str());

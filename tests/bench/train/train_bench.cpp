@@ -1,5 +1,6 @@
 // vidgraph-train-bench: time and peak memory of one training step (forward + backward + AdamW)
-// of the Wan DiT per attention method, with random weights made on the device and one random
+// of the Wan DiT per attention method (--mode lora|full), or of one distillation step (--mode dmd:
+// the generator update and --critic-updates critic updates, the method being the student's), with random weights made on the device and one random
 // sample of the grid's shape. Prints one JSON object on stdout (also to --out); logs go to stderr.
 // Needs only LibTorch (no Qt), so it builds on the GPU machine too. Under torchrun (WORLD_SIZE set)
 // every rank takes GPU LOCAL_RANK and the step runs sequence-parallel over all of them; rank 0
@@ -27,6 +28,7 @@
 
 #include "bench_weights.h"
 #include "models/parallel/sequence_parallel.h"
+#include "models/train/distill.h"
 #include "models/train/trainer.h"
 #include "models/wan/wan_tiny.h"
 #include "plugins/api/plugin_loader.h"
@@ -39,7 +41,7 @@ using nlohmann::json;
 struct Options {
   std::string config = "tiny", device = "cpu", dtype = "fp32", grid, mode = "lora", plugin, out;
   std::vector<std::string> methods{"full", "vsa", "sla_star"};
-  int rank = 32, warmup = 1, repeats = 5, text_len = 0;
+  int rank = 32, warmup = 1, repeats = 5, text_len = 0, critic_updates = 5;
   double sparsity = 0.875;
   bool checkpointing = false;
 };
@@ -77,6 +79,57 @@ std::shared_ptr<parallel::SequenceParallel> join_ranks(Options& o) {
   return std::make_shared<parallel::SequenceParallel>(parallel::ProcessGroupHandle::create(*env));
 }
 
+json summary(const std::vector<double>& ms, const std::vector<double>& peak, const c10::Device& device) {
+  return json{{"median_ms", median(ms)},
+              {"min_ms", *std::min_element(ms.begin(), ms.end())},
+              {"max_ms", *std::max_element(ms.begin(), ms.end())},
+              {"steps", ms.size()},
+              {"peak_gib", *std::max_element(peak.begin(), peak.end()) / (1 << 30)},
+              {"peak_kind", device.is_cuda() ? "cuda allocator peak" : "process peak RSS"}};
+}
+
+// One student method: warmup + repeats distillation steps (teacher + critic + student, one copy
+// of the random weights) at the default student schedule {1000, 757, 522}.
+json bench_dmd(const Options& o, const std::string& method, const wan::WanConfig& config,
+               const std::array<int64_t, 3>& grid, plugin::AttentionBackend& backend) {
+  wan::WanModelOptions mo;
+  mo.config = config;
+  mo.device = c10::Device(o.device);
+  mo.compute_dtype = parse_dtype(o.dtype);
+  wan::WanModel model(mo);
+  bench::fill_random_parameters(*model);
+  const auto& p = config.patch_size;
+  const int64_t text_len = o.text_len > 0 ? o.text_len : config.text_len;
+  train::DistillOptions d;
+  d.latent_shape = {config.in_dim, grid[0] * p[0], grid[1] * p[1], grid[2] * p[2]};
+  d.negative_context = at::randn({text_len, config.text_dim});
+  d.student_lora.rank = d.critic_lora.rank = o.rank;
+  d.student_lora.alpha = d.critic_lora.alpha = o.rank;
+  d.method = method;
+  d.sparsity = {o.sparsity, o.sparsity, 0};
+  d.critic_updates = o.critic_updates;
+  d.student_lr = d.critic_lr = 1e-5;
+  d.random_exit = false;  // every step runs the whole chain: the step's cost does not depend on a draw
+  d.steps = o.warmup + o.repeats;
+  d.checkpointing = o.checkpointing;
+  std::vector<double> ms, peak;
+  double generator_loss = 0, critic_loss = 0;
+  d.on_step = [&](const train::DistillStep& step) {
+    if (step.step > o.warmup) {
+      ms.push_back(step.seconds * 1e3);
+      peak.push_back(static_cast<double>(step.peak_bytes));
+    }
+    generator_loss = step.generator_loss;
+    critic_loss = step.critic_loss;
+  };
+  train::distill(*model, &backend, {{at::randn({text_len, config.text_dim}), {}, "random"}}, d);
+  json result = summary(ms, peak, mo.device);
+  result["last_generator_loss"] = generator_loss;
+  result["last_critic_loss"] = critic_loss;
+  result["finite"] = std::isfinite(generator_loss) && std::isfinite(critic_loss);
+  return result;
+}
+
 // One method: warmup + repeats training steps on a fresh random model.
 json bench_method(const Options& o, const std::string& method, const wan::WanConfig& config,
                   const std::array<int64_t, 3>& grid, plugin::AttentionBackend& backend,
@@ -112,14 +165,9 @@ json bench_method(const Options& o, const std::string& method, const wan::WanCon
     loss = step.loss;
   };
   train::train(*model, &backend, {s}, t);
-  json result{{"median_ms", median(ms)},
-              {"min_ms", *std::min_element(ms.begin(), ms.end())},
-              {"max_ms", *std::max_element(ms.begin(), ms.end())},
-              {"steps", ms.size()},
-              {"peak_gib", *std::max_element(peak.begin(), peak.end()) / (1 << 30)},
-              {"peak_kind", mo.device.is_cuda() ? "cuda allocator peak" : "process peak RSS"},
-              {"last_loss", loss},
-              {"finite", std::isfinite(loss)}};
+  json result = summary(ms, peak, mo.device);
+  result["last_loss"] = loss;
+  result["finite"] = std::isfinite(loss);
   if (sp != nullptr) {  // every rank's peak, in rank order
     const at::Tensor mine = at::full({1}, *std::max_element(peak.begin(), peak.end()) / (1 << 30),
                                      at::TensorOptions().dtype(at::kDouble).device(mo.device));
@@ -139,7 +187,10 @@ int main(int argc, char** argv) {
   app.add_option("--dtype", o.dtype, "matmul weight dtype: fp32, bf16 or fp16");
   app.add_option("--grid", o.grid, "token grid F,H,W (default: 4,4,8 tiny; 31,22,40 for 5b)");
   app.add_option("--methods", o.methods, "attention methods")->delimiter(',');
-  app.add_option("--mode", o.mode, "lora or full")->check(CLI::IsMember({"lora", "full"}));
+  app.add_option("--mode", o.mode, "lora, full, or dmd (one distillation step; the method is the student's)")
+      ->check(CLI::IsMember({"lora", "full", "dmd"}));
+  app.add_option("--critic-updates", o.critic_updates, "dmd: critic updates per generator update")
+      ->check(CLI::PositiveNumber);
   app.add_option("--rank", o.rank, "LoRA rank");
   app.add_option("--sparsity", o.sparsity, "vsa / sla_star sparsity");
   app.add_flag("--checkpointing", o.checkpointing, "gradient checkpointing per block");
@@ -176,10 +227,14 @@ int main(int argc, char** argv) {
                   {"warmup", o.warmup},
                   {"repeats", o.repeats},
                   {"ranks", sp ? sp->world_size() : 1},
+                  {"critic_updates", o.mode == "dmd" ? json(o.critic_updates) : json()},
                   {"methods", json::object()}};
     for (const std::string& method : o.methods) {
       try {
-        result["methods"][method] = bench_method(o, method, config, grid, report.plugin->backend(), sp.get());
+        if (o.mode == "dmd" && sp) throw std::invalid_argument("--mode dmd runs on one process");
+        result["methods"][method] = o.mode == "dmd"
+                                        ? bench_dmd(o, method, config, grid, report.plugin->backend())
+                                        : bench_method(o, method, config, grid, report.plugin->backend(), sp.get());
       } catch (const std::exception& e) {
         result["methods"][method] = json{{"error", e.what()}};
         status = 3;
