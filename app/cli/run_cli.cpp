@@ -170,10 +170,11 @@ int run_cli_main(int argc, char** argv, const RunnerConfig& config) {
                  config.program.c_str());
     return kExitInvalid;
   }
+  std::shared_ptr<const engine::RunServices> services;
   if (args.command == RunCommand::Run && running_as_rank()) {
     std::string error = rank_gpu_visibility();  // before anything initialises CUDA
     if (error.empty()) {
-      error = config.join_ranks ? config.join_ranks(args.dist_backend, args.dist_timeout_s)
+      error = config.join_ranks ? config.join_ranks(args.dist_backend, args.dist_timeout_s, &services)
                                 : "this program was built without the model layer, so it cannot run as several "
                                   "processes";
     }
@@ -190,6 +191,7 @@ int run_cli_main(int argc, char** argv, const RunnerConfig& config) {
     std::fprintf(stderr, "error: registering node types failed: %s\n", e.what());
     return kExitInvalid;
   }
+  session.run_defaults.services = services;
   switch (args.command) {
     case RunCommand::Run: return command_run(args, session);
     case RunCommand::Validate: return command_validate(args, *session.registry);

@@ -53,9 +53,12 @@ struct RunnerConfig {
   // the path is not such an output (it is then read as a workflow file). Unset: outputs are refused.
   std::function<std::optional<engine::Result<std::string>>(const std::string& path)> embedded_workflow;
   // In a rank (WORLD_SIZE set by --nproc or torchrun): joins the process group of the torchrun
-  // environment with this backend and collective timeout and makes the DiT sequence-parallel over
-  // it; returns "" or the error. Unset: this program cannot run as several processes.
-  std::function<std::string(const std::string& backend, int timeout_s)> join_ranks;
+  // environment with this backend and collective timeout, for the DiT to run sequence-parallel
+  // over it; returns "" and sets *services (handed to every run) or returns the error. Unset: this
+  // program cannot run as several processes.
+  std::function<std::string(const std::string& backend, int timeout_s,
+                            std::shared_ptr<const engine::RunServices>* services)>
+      join_ranks;
 };
 
 int run_cli_main(int argc, char** argv, const RunnerConfig& config);

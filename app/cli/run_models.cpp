@@ -68,10 +68,12 @@ int command_models(const std::vector<std::string>& folders, const std::string& m
       const mio::ModelFileInfo info = mio::inspect_model_file(path);
       out["files"].push_back({{"kind", name}, {"path", path}, {"bytes", info.bytes}, {"format", info.format},
                               {"dtype", info.dtype}, {"tensors", info.tensors}, {"detected", info.detected},
+                              {"model", info.model}, {"unsupported", info.unsupported},
                               {"has_tokenizer", info.has_tokenizer}, {"error", info.error}});
       if (json) continue;
       std::string what = info.format + (info.dtype.empty() ? "" : " " + info.dtype);
-      if (!info.detected.empty()) what += "  " + info.detected;
+      if (!info.detected.empty()) what += "  " + (info.model.empty() ? info.detected : info.model);
+      if (!info.unsupported.empty()) what += "  not run by Vidgraph: " + info.unsupported;
       if (info.has_tokenizer) what += " (+tokenizer)";
       if (!info.error.empty()) what += "  unreadable: " + info.error;
       std::printf("  %s  %s  %s\n", path.c_str(), size_text(info.bytes).c_str(), what.c_str());

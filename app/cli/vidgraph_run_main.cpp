@@ -18,7 +18,7 @@
 #ifdef VIDGRAPH_HAVE_NODES
 #include <ATen/Context.h>
 
-#include "models/parallel/process_sequence_parallel.h"
+#include "nodes/common/rank_broadcast.h"
 #include "nodes/build_info.h"
 #include "nodes/session.h"
 #endif  // VIDGRAPH_HAVE_NODES
@@ -82,7 +82,8 @@ int main(int argc, char** argv) {
   config.list_models = vidgraph::cli::command_models;
 #endif
 #ifdef VIDGRAPH_HAVE_NODES
-  config.join_ranks = [](const std::string& backend, int timeout_s) -> std::string {
+  config.join_ranks = [](const std::string& backend, int timeout_s,
+                         std::shared_ptr<const vidgraph::engine::RunServices>* services) -> std::string {
     namespace parallel = vidgraph::parallel;
     try {
       parallel::ProcessGroupOptions base;
@@ -98,16 +99,12 @@ int main(int argc, char** argv) {
       // Rank 0 speaks for the job; the others only when asked (-v).
       spdlog::log(group->rank() == 0 ? spdlog::level::info : spdlog::level::debug, "rank {} of {} joined the {} process group",
                   group->rank(), group->world_size(), group->backend());
-      parallel::set_process_sequence_parallel(std::make_shared<parallel::SequenceParallel>(group));
+      *services = vidgraph::nodes::rank_group(std::make_shared<parallel::SequenceParallel>(group));
       return "";
     } catch (const std::exception& e) {
       return e.what();
     }
   };
 #endif  // VIDGRAPH_HAVE_NODES
-  const int code = vidgraph::cli::run_cli_main(argc, argv, config);
-#ifdef VIDGRAPH_HAVE_NODES
-  vidgraph::parallel::set_process_sequence_parallel(nullptr);  // leave the group before static teardown
-#endif  // VIDGRAPH_HAVE_NODES
-  return code;
+  return vidgraph::cli::run_cli_main(argc, argv, config);
 }

@@ -11,10 +11,17 @@
 // Results are lexically normalised ("a/./b/../c" → "a/c"); nothing is checked on disk.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace vidgraph::engine {
+
+// What a front end hands the nodes beyond settings: the process group of a run of several
+// processes. The nodes layer defines it (nodes/common/rank_broadcast.h) and reads it back.
+struct RunServices {
+  virtual ~RunServices() = default;
+};
 
 struct RunOptions {
   std::string output_dir;     // where nodes write files; empty = current directory
@@ -26,6 +33,7 @@ struct RunOptions {
   // NodeType::every_rank types and those they need); the others run on rank 0 alone. Empty when
   // the run is one process.
   std::vector<std::string> every_rank_nodes;
+  std::shared_ptr<const RunServices> services;  // null: one process, nothing more
 
   std::string resolve_path(const std::string& path) const;
   // output_dir made absolute (current directory when empty).

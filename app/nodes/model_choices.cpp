@@ -1,11 +1,11 @@
-// Implements model_choices.h over models/io/model_folders.h and model_folder_pick.h.
+// Implements model_choices.h over models/io/model_folders.h and model/model_folder_pick.h.
 #include "nodes/model_choices.h"
 
 #include <filesystem>
 #include <optional>
 
 #include "models/io/model_folders.h"
-#include "nodes/types/model_folder_pick.h"
+#include "nodes/model/model_folder_pick.h"
 
 namespace vidgraph::nodes {
 

@@ -6,9 +6,9 @@
 
 #include <c10/util/Exception.h>
 
+#include "nodes/common/attention_plugin.h"
+#include "nodes/common/node_types.h"
 #include "nodes/nodes_log.h"
-#include "nodes/types/attention_plugin.h"
-#include "nodes/types/node_types.h"
 #include "plugins/api/attention_backend.h"
 
 namespace vidgraph::nodes {

@@ -26,10 +26,10 @@
 #include "models/train/demo_scenes.h"
 #include "models/train/lora.h"
 #include "models/wan/wan_config.h"
-#include "nodes/types/conditioning.h"
-#include "nodes/types/model_handles.h"
-#include "nodes/types/training_set.h"
-#include "nodes/types/video_dataset.h"
+#include "nodes/sampling/conditioning.h"
+#include "nodes/model/model_handles.h"
+#include "nodes/training/training_set.h"
+#include "nodes/datasets/video_dataset.h"
 #include "nodes/value_types.h"
 
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-// The Load LoRA node (app/nodes/types/load_lora.cpp) on a tiny seeded DiT: two chained nodes add
+// The Load LoRA node (app/nodes/model/load_lora.cpp) on a tiny seeded DiT: two chained nodes add
 // up, the input model stays unchanged and shares the untouched tensors, a missing file is an error
 // naming it.
 #include <ATen/CPUGeneratorImpl.h>
@@ -14,8 +14,8 @@
 #include "engine/registry.h"
 #include "models/io/safetensors.h"
 #include "models/wan/wan_tiny.h"
+#include "nodes/model/model_handles.h"
 #include "nodes/session.h"
-#include "nodes/types/model_handles.h"
 #include "nodes/value_types.h"
 
 #include <QtCore/QTemporaryDir>

@@ -1,7 +1,7 @@
 // ComfyUI-style model folders: listing by kind (models/io/model_folders.h), what each file holds
 // from its header (model_file_info.h), extra_model_paths.yaml, and Load Wan Model's picking of
-// its files there (app/nodes model_files.h): by content, ambiguity named, embedded tokenizer (ComfyUI's
-// spiece_model tensor or a GGUF's tokenizer metadata).
+// its files there (app/nodes/model/model_files.h): by content, ambiguity named, embedded tokenizer
+// (ComfyUI's spiece_model tensor or a GGUF's tokenizer metadata).
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -9,7 +9,7 @@
 #include "engine/run_options.h"
 #include "models/io/model_file_info.h"
 #include "models/io/model_folders.h"
-#include "nodes/types/model_files.h"
+#include "nodes/model/model_files.h"
 #include "model_folder_files.h"
 
 #include <QtCore/QTemporaryDir>

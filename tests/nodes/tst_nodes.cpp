@@ -22,7 +22,7 @@
 #include "engine/workflow_file.h"
 #include "nodes/register_nodes.h"
 #include "nodes/session.h"
-#include "nodes/types/latent.h"
+#include "nodes/sampling/latent.h"
 #include "models/wan/wan_config.h"
 #include "nodes/value_types.h"
 #include "nodes_test_fixture.h"

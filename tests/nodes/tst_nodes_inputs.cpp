@@ -21,10 +21,10 @@
 #include "engine/registry.h"
 #include "models/vae/vae_checkpoint.h"
 #include "models/vae/vae_tiling.h"
+#include "nodes/model/model_files.h"
+#include "nodes/model/model_handles.h"
+#include "nodes/sampling/latent.h"
 #include "nodes/session.h"
-#include "nodes/types/latent.h"
-#include "nodes/types/model_files.h"
-#include "nodes/types/model_handles.h"
 #include "nodes/value_types.h"
 #include "nodes_test_fixture.h"
 

@@ -23,19 +23,20 @@
 #include "engine/workflow_file.h"
 #include "models/wan/wan_tiny.h"
 #include "nodes/session.h"
-#include "nodes/types/conditioning.h"
-#include "nodes/types/latent.h"
-#include "nodes/types/model_files.h"
-#include "nodes/types/model_handles.h"
-#include "nodes/types/stage_memory.h"
+#include "nodes/sampling/conditioning.h"
+#include "nodes/sampling/latent.h"
+#include "nodes/model/model_files.h"
+#include "nodes/model/model_handles.h"
+#include "nodes/common/stage_memory.h"
 #include "nodes/value_types.h"
 #include "nodes_test_fixture.h"
 #include "model_io_pth_writer.h"
 #include "models/vae/taehv.h"
-#include "nodes/types/video_frames.h"
+#include "nodes/sampling/video_frames.h"
 #include "taehv_test_weights.h"
 #ifdef VIDGRAPH_HAVE_RANDOM_MODEL
 #include "models/io/safetensors.h"
+#include "models/io/tensor_file.h"
 #include "nodes/demo/random_model.h"
 #endif
 
@@ -344,11 +345,17 @@ void tst_nodes_model::randomModelTinyLoads() {
   const double expected = 1.0 / std::sqrt(double(w.numel() / w.size(0)));
   QVERIFY2(std::abs(w.std().item<double>() / expected - 1.0) < 0.15, "patch_embedding scale");
 
+  // The cache key, the preflight and the load read each DiT shard's header once between them.
   const engine::NodeType& t = type("LoadWanModel");
   Recorder rec;
-  auto ctx = make_context(t, {{"model_path", dir.path().toStdString()}, {"device", "cpu"}}, {}, {}, &rec);
+  const nlohmann::json params = {{"model_path", dir.path().toStdString()}, {"device", "cpu"}};
+  const int64_t headers_before = model_io::TensorFile::header_reads();
+  QVERIFY(!t.fingerprint(params, {}).empty());
+  QCOMPARE(t.preflight(params, {}), std::string());
+  auto ctx = make_context(t, params, {}, {}, &rec);
   auto out = t.compute(ctx);
   QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
+  QCOMPARE(model_io::TensorFile::header_reads() - headers_before, summary.dit_shards);
   const DitHandle* dit = engine::value_as<DitHandle>(out->at("model"));
   QCOMPARE(dit->model->config().num_layers, wan::wan_tiny_config().num_layers);
   QCOMPARE(dit->model->config().in_dim, int64_t(8));  // the tiny VAE's z

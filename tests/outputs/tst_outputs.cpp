@@ -23,8 +23,8 @@
 #include "models/io/safetensors.h"
 #include "nodes/media/video_export.h"
 #include "nodes/output_path.h"
+#include "nodes/sampling/latent.h"
 #include "nodes/session.h"
-#include "nodes/types/latent.h"
 #include "nodes/value_types.h"
 #include "nodes_test_fixture.h"
 

@@ -1,0 +1,224 @@
+// Load Wan Model: the DiT, the VAE and the text encoder (+ tokenizer) of a Wan2.2 model, from one
+// folder (official release, diffusers repo or the tiny demo model; layout detected) or from explicit
+// files, on a device in a dtype. The engine's cache keeps them loaded between runs while these
+// params and the files on disk are unchanged. In a run of several ranks only rank 0 loads the text
+// encoder: Encode Text runs there and sends its embeddings to the others.
+#include <optional>
+
+#include <ATen/Context.h>
+#include <c10/util/Exception.h>
+
+#include "models/io/model_file_info.h"
+#include "models/io/model_part_files.h"
+#include "models/vae/vae_checkpoint.h"
+#include "models/wan/wan_checkpoint.h"
+#include "nodes/build_info.h"
+#include "nodes/common/node_types.h"
+#include "nodes/common/node_util.h"
+#include "nodes/common/rank_broadcast.h"
+#include "nodes/common/stage_memory.h"
+#include "nodes/model/model_files.h"
+#include "nodes/model/model_handles.h"
+#include "nodes/model/text_encoder_loader.h"
+#include "nodes/value_types.h"
+
+namespace vidgraph::nodes {
+
+using engine::ParamSpec;
+
+namespace {
+
+engine::Result<c10::Device> pick_device(const engine::NodeContext& ctx) {
+  const std::string name = ctx.param_string("device");
+  if (name == "cpu") return c10::Device(c10::kCPU);
+  if (name == "cuda" || (name == "auto" && at::hasCUDA())) {
+    if (!at::hasCUDA()) {
+      return node_error(ctx, "device is cuda but this LibTorch sees no GPU; choose cpu or auto.");
+    }
+    return c10::Device(c10::kCUDA, 0);
+  }
+  return c10::Device(c10::kCPU);
+}
+
+at::ScalarType pick_dtype(const std::string& name, const c10::Device& device) {
+  if (name == "float32") return at::kFloat;
+  if (name == "bfloat16") return at::kBFloat16;
+  if (name == "float16") return at::kHalf;
+  return device.is_cpu() ? at::kFloat : at::kBFloat16;  // auto
+}
+
+engine::Result<ModelFiles> files_from_params(const engine::NodeContext& ctx) {
+  auto files = model_files_from_params(ctx.params(), ctx.options());
+  if (!files.ok()) return node_error(ctx, files.error().message);
+  const ModelFiles given{ctx.param_string("dit"), ctx.param_string("vae"),
+                         ctx.param_string("text_encoder"), ctx.param_string("tokenizer")};
+  const std::string bad = check_model_read_files(*files, given);
+  if (!bad.empty()) return node_error(ctx, bad);
+  return files;
+}
+
+engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
+  auto files = files_from_params(ctx);
+  if (!files.ok()) return files.error();
+  auto device = pick_device(ctx);
+  if (!device.ok()) return device.error();
+  const at::ScalarType dtype = pick_dtype(ctx.param_string("dtype"), *device);
+  if (device->is_cpu() && blas_is_reference()) {
+    ctx.log_warn("LibTorch runs on the reference BLAS here, which makes the model 20-40 times slower "
+                 "on the CPU; install libopenblas0-pthread (Debian selects it by itself).");
+  }
+  const StageMemory memory(*device);
+  engine::ValueMap out;
+  std::string stage;
+  try {
+    stage = "DiT '" + files->dit + "'";
+    ctx.progress(0, 3, "loading DiT");
+    wan::WanLoadOptions dit_options;
+    dit_options.device = *device;
+    dit_options.compute_dtype = dtype;
+    dit_options.offload_blocks = ctx.param_int("offload_blocks");
+    dit_options.keep_fp8 = ctx.param_bool("keep_fp8");
+    if (dit_options.offload_blocks > 0 && device->is_cpu()) {
+      ctx.log_warn("offload_blocks saves GPU memory only; on the CPU it copies the offloaded blocks at every "
+                   "step for nothing. Set it to 0 here.");
+    }
+    DitHandle dit{wan::wan_load_model(files->dit, dit_options).ptr(), files->dit, *device, dtype};
+    const std::size_t dit_bytes = module_bytes(*dit.model);
+    out["model"] = engine::make_value(kModelType, std::move(dit), dit_bytes);
+    if (ctx.cancelled()) return node_error(ctx, "Model loading cancelled.");
+
+    stage = "VAE '" + files->vae + "'";
+    ctx.progress(1, 3, "loading VAE");
+    VaeHandle vae{vae::load_wan_vae(files->vae, *device, at::kFloat), files->vae, *device, at::kFloat};
+    const std::size_t vae_bytes = module_bytes(*vae.vae);
+    out["vae"] = engine::make_value(kVaeType, std::move(vae), vae_bytes);
+    if (ctx.cancelled()) return node_error(ctx, "Model loading cancelled.");
+
+    stage = "text encoder '" + files->text_encoder + "'";
+    ctx.progress(2, 3, "loading text encoder");
+    const c10::Device text_device =
+        ctx.param_string("text_encoder_device") == "cpu" ? c10::Device(c10::kCPU) : *device;
+    TextEncoderHandle text;
+    if (receives_from_rank0(ctx.options())) {
+      text = rank0_text_encoder(files->text_encoder, text_device);
+      ctx.log_info("The text encoder was not loaded on this rank: rank 0 encodes the prompts.");
+    } else {
+      text = load_text_encoder(files->text_encoder, files->tokenizer, text_device);
+    }
+    const std::size_t text_bytes = text.bytes;
+    out["text_encoder"] = engine::make_value(kTextEncoderType, std::move(text), text_bytes);
+  } catch (const c10::Error& e) {  // a LibTorch check: its message without the C++ backtrace
+    return node_error(ctx, "Loading the " + stage + " failed: " + e.what_without_backtrace() +
+                           "; check that the file holds Wan2.2 weights.");
+  } catch (const std::exception& e) {
+    return node_error(ctx, "Loading the " + stage + " failed: " + e.what());
+  }
+  ctx.progress(3, 3, "loaded");
+  memory.report(ctx, "Load Wan Model");
+  return out;
+}
+
+// The DiT and the VAE must work in one latent space: an A14B or Wan2.1 DiT (16 channels) needs the
+// Wan2.1 VAE, the 5B (48) the Wan2.2 VAE. Told from the headers; "" when either is not recognised.
+std::string latent_mismatch(const wan::WanCheckpointInfo& dit, const std::string& vae_path) {
+  const int64_t dit_z = dit.identity.latent_channels;
+  const model_io::ModelPartFiles vae_files = model_io::model_part_files(model_io::ModelKind::Vae, vae_path);
+  if ((dit_z != 16 && dit_z != 48) || vae_files.weights.empty() || !vae_files.problem.empty()) return "";
+  const std::string vae = model_io::inspect_model_file(vae_files.weights.front()).detected;
+  const int64_t vae_z = vae == "wan2.2-vae" ? 48 : vae == "wan2.1-vae" ? 16 : 0;
+  if (vae_z == 0 || vae_z == dit_z) return "";
+  auto name = [](int64_t z) { return z == 48 ? std::string("Wan2.2 VAE") : std::string("Wan2.1 VAE"); };
+  return "The DiT '" + dit.path + "' is " + model_io::wan_dit_description(dit.identity) + ", which works in the " +
+         name(dit_z) + "'s " + std::to_string(dit_z) + " latent channels, but the VAE '" + vae_path + "' is the " +
+         name(vae_z) + " (" + std::to_string(vae_z) + " channels); set the vae param to the " + name(dit_z) +
+         (dit_z == 16 ? " (Wan2.1_VAE.pth or wan_2.1_vae.safetensors)." : " (Wan2.2_VAE.pth or wan2.2_vae.safetensors).");
+}
+
+// Before anything loads, from the checkpoint's headers (read once: the load uses them again): the
+// DiT and the VAE share a latent space, and with several ranks (vidgraph-run --nproc, torchrun)
+// the DiT's attention heads divide over them. Files that cannot be inspected are left to the load,
+// whose error names the problem.
+std::string preflight_model(const nlohmann::json& params, const engine::RunOptions& options) {
+  auto files = model_files_from_params(params, options);
+  if (!files.ok()) return "";
+  std::optional<wan::WanCheckpointInfo> dit;
+  try {
+    dit = wan::wan_inspect_checkpoint(files->dit);
+  } catch (const std::exception&) {
+    return "";
+  }
+  if (std::string mismatch = latent_mismatch(*dit, files->vae); !mismatch.empty()) return mismatch;
+  const auto sp = run_ranks(options);
+  if (!sp) return "";
+  const int64_t heads = dit->config.num_heads;
+  const int n = sp->world_size();
+  if (heads <= 0 || heads % n == 0) return "";
+  std::string counts;
+  for (int64_t d = 1; d <= heads; ++d) {
+    if (heads % d == 0) counts += (counts.empty() ? "" : ", ") + std::to_string(d);
+  }
+  return "The DiT '" + files->dit + "' has " + std::to_string(heads) + " attention heads, which do not divide over " +
+         std::to_string(n) + " processes (--nproc or WORLD_SIZE); run with " + counts + " processes.";
+}
+
+}  // namespace
+
+engine::NodeType load_wan_model_node() {
+  engine::NodeType t;
+  t.name = "LoadWanModel";
+  t.display_name = "Load Wan Model";
+  t.category = "model";
+  t.description = "Loads a Wan2.2 model: the DiT, the VAE and the umT5 text encoder with its "
+                  "tokenizer, from one folder (official Wan2.2-TI2V-5B release, a diffusers repo, "
+                  "the tiny demo model, or ComfyUI's models folder, where the files are picked by "
+                  "what they hold), from the folders of ComfyUI's extra_model_paths.yaml, or from "
+                  "explicit files. Models stay loaded between runs while these params and the "
+                  "files are unchanged.";
+  t.version = 1;
+  t.outputs = {{"model", kModelType, false, "The DiT."},
+               {"vae", kVaeType, false, "The VAE (fp32)."},
+               {"text_encoder", kTextEncoderType, false, "The umT5 encoder and tokenizer."}};
+  t.params = {
+      ParamSpec::folder_path("model_path", "",
+                             "Folder holding the model: Wan2.2-TI2V-5B, a diffusers repo, or ComfyUI's "
+                             "models folder (files picked by content); set it with --set "
+                             "model.model_path=DIR."),
+      ParamSpec::file_path("dit", "", "", "DiT folder, .safetensors or .gguf; empty = found in model_path."),
+      ParamSpec::file_path("vae", "", "Weights (*.pth *.safetensors)",
+                           "VAE file; empty = found in model_path."),
+      ParamSpec::file_path("text_encoder", "", "Weights (*.pth *.safetensors *.gguf)",
+                           "umT5 encoder file or folder; empty = found in model_path."),
+      ParamSpec::file_path("tokenizer", "", "SentencePiece (*.model)",
+                           "Tokenizer spiece.model; empty = found in model_path, or the one the "
+                           "text encoder file carries (ComfyUI's umT5 files)."),
+      ParamSpec::file_path("model_paths_file", "", "YAML (*.yaml *.yml)",
+                           "ComfyUI's extra_model_paths.yaml: more folders to pick the files from; "
+                           "empty = $VIDGRAPH_MODEL_PATHS when set."),
+      ParamSpec::enumeration("device", {"auto", "cpu", "cuda"}, "auto",
+                             "Where the DiT and VAE run; auto = the GPU when there is one."),
+      ParamSpec::enumeration("dtype", {"auto", "float32", "bfloat16", "float16"}, "auto",
+                             "DiT matmul dtype; auto = bfloat16 on GPU, float32 on CPU."),
+      ParamSpec::enumeration("text_encoder_device", {"same", "cpu"}, "same",
+                             "cpu keeps the 11 GB umT5 encoder off the GPU (the reference's --t5_cpu)."),
+      ParamSpec::integer("offload_blocks", 0, 0, 64,
+                         "Block swap for small GPUs: this many DiT blocks (of 30 in the 5B) stay in host "
+                         "memory and stream to the GPU as they run; 0 keeps all on the GPU."),
+      ParamSpec::boolean("keep_fp8", false,
+                         "Keep a DiT file's fp8 weights as fp8 in memory (half of bfloat16), looked up "
+                         "layer by layer as it runs; such a model samples and trains LoRAs, not full "
+                         "fine-tunes. Off: fp8 weights are converted to dtype at load."),
+  };
+  // Only the files the loaders will read (model_files.h): never a walk of model_path, which may
+  // be a huge or partly unreadable tree.
+  t.fingerprint = [](const nlohmann::json& params, const engine::RunOptions& options) {
+    require_utf8_params(params);
+    auto files = model_files_from_params(params, options);
+    if (!files.ok()) return "unresolved:" + files.error().message;
+    return files_fingerprint(model_read_files(*files));
+  };
+  t.preflight = preflight_model;
+  t.compute = compute_load_model;
+  return t;
+}
+
+}  // namespace vidgraph::nodes

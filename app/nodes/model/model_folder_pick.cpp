@@ -1,0 +1,108 @@
+// Implements model_folder_pick.h.
+#include "nodes/model/model_folder_pick.h"
+
+#include <cstdlib>
+#include <map>
+#include <filesystem>
+#include <vector>
+
+#include "models/io/model_file_info.h"
+
+namespace vidgraph::nodes {
+
+namespace mio = model_io;
+
+namespace {
+
+const char* wanted(mio::ModelKind kind) {
+  switch (kind) {
+    case mio::ModelKind::Dit: return "wan2.2-ti2v-5b";
+    case mio::ModelKind::Vae: return "wan2.2-vae";
+    case mio::ModelKind::TextEncoder: return "umt5-xxl";
+    case mio::ModelKind::Lora: return "lora";
+  }
+  return "";
+}
+
+const char* what(mio::ModelKind kind) {
+  switch (kind) {
+    case mio::ModelKind::Dit: return "Wan2.2-TI2V-5B DiT";
+    case mio::ModelKind::Vae: return "Wan2.2 VAE";
+    case mio::ModelKind::TextEncoder: return "umT5-XXL text encoder";
+    case mio::ModelKind::Lora: return "LoRA";
+  }
+  return "";
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+}  // namespace
+
+engine::Result<std::string> pick_model_file(const mio::ModelFolders& folders, mio::ModelKind kind,
+                                            const std::string& param) {
+  const auto listed = folders.folders.find(kind);
+  const std::vector<std::string> dirs = listed == folders.folders.end() ? std::vector<std::string>{} : listed->second;
+  // The Wan2.2-5B part when there is one, else any file of the kind (a tiny or other Wan model).
+  std::vector<std::string> exact, family, others;
+  std::map<std::string, std::string> model_of;  // a DiT's model, for the list of several
+  for (const std::string& path : mio::list_model_files(folders, kind)) {
+    const mio::ModelFileInfo info = mio::inspect_model_file(path);
+    if (!info.model.empty()) model_of[path] = info.model;
+    mio::ModelKind found;
+    if (info.detected == wanted(kind)) {
+      exact.push_back(path);
+    } else if (mio::detected_kind(info, &found) && found == kind) {
+      family.push_back(path);
+    } else {
+      const std::string is = !info.detected.empty() ? info.detected : info.error.empty() ? info.format : "unreadable";
+      others.push_back(std::filesystem::path(path).filename().string() + " (" + is + ")");
+    }
+  }
+  const std::vector<std::string>& matches = exact.empty() ? family : exact;
+  if (matches.size() == 1) return matches.front();
+  const std::string where = dirs.empty() ? std::string("no ") + mio::model_kind_folder(kind) + " folder"
+                                         : "'" + join(dirs) + "'";
+  if (matches.empty()) {
+    return engine::make_error("No " + std::string(what(kind)) + " found in " + where +
+                              (others.empty() ? std::string(" (no weight files there)") : " (seen: " + join(others) + ")") +
+                              "; put the file there or set the " + param + " param to it.");
+  }
+  std::vector<std::string> named;
+  for (const std::string& m : matches) {
+    const auto model = model_of.find(m);
+    named.push_back(model == model_of.end() ? m : m + " (" + model->second + ")");
+  }
+  // Several models (A14B experts, Wan2.1 sizes) are named by what they are, not as the 5B.
+  const std::string several = exact.empty() && kind == mio::ModelKind::Dit ? "Wan DiT" : what(kind);
+  return engine::make_error("Several " + several + " files are in " + where + ": " + join(named) +
+                            "; set the " + param + " param to the one to use.");
+}
+
+engine::Result<mio::ModelFolders> search_folders(const std::string& model_path, const std::string& model_paths_file) {
+  mio::ModelFolders folders;
+  if (!model_path.empty()) folders = mio::comfy_model_folders(model_path);
+  std::string yaml = model_paths_file;
+  if (yaml.empty()) {
+    const char* env = std::getenv("VIDGRAPH_MODEL_PATHS");
+    if (env != nullptr) yaml = env;
+  }
+  if (yaml.empty()) return folders;
+  try {
+    folders.add(mio::read_extra_model_paths(yaml));
+  } catch (const std::exception& e) {
+    return engine::make_error(std::string(e.what()) + (model_paths_file.empty() ? " (from $VIDGRAPH_MODEL_PATHS)" : ""));
+  }
+  return folders;
+}
+
+bool carries_tokenizer(const std::string& text_encoder) {
+  std::error_code ec;
+  if (text_encoder.empty() || !std::filesystem::is_regular_file(text_encoder, ec)) return false;
+  return mio::inspect_model_file(text_encoder).has_tokenizer;
+}
+
+}  // namespace vidgraph::nodes

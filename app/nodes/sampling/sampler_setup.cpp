@@ -1,0 +1,147 @@
+// Implements sampler_setup.h.
+#include "nodes/sampling/sampler_setup.h"
+
+#include "nodes/common/rank_broadcast.h"
+#include "nodes/attention_params_bridge.h"
+#include "nodes/common/attention_plugin.h"
+#include "nodes/common/node_util.h"
+#include "nodes/sampling/latent.h"
+#include "nodes/sampling/sampler_dmd.h"
+#include "nodes/size_rules.h"
+#include "nodes/value_types.h"
+#include "plugins/api/attention_params.h"
+
+namespace vidgraph::nodes {
+
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+// Width and height: explicit, else the image's (i2v), else the reference's 1280x704.
+engine::Status resolve_size(const engine::NodeContext& ctx, SamplerSetup& s) {
+  s.width = static_cast<int>(ctx.param_int("width"));
+  s.height = static_cast<int>(ctx.param_int("height"));
+  if (ctx.has_input("image")) {
+    const Image& image = ctx.input_as<Image>("image");
+    if (s.width == 0 && s.height == 0) {
+      s.width = image.width;
+      s.height = image.height;
+    } else if (s.width != image.width || s.height != image.height) {
+      return node_error(ctx, "The image is " + std::to_string(image.width) + "x" +
+                             std::to_string(image.height) + " but width x height is " +
+                             std::to_string(s.width) + "x" + std::to_string(s.height) +
+                             "; set both to 0 to follow the image, or size Load Image the same.");
+    }
+  } else if (s.width == 0 && s.height == 0) {
+    s.width = 1280;
+    s.height = 704;
+  }
+  if (!is_valid_output_size(s.width, s.height)) {
+    return node_error(ctx, "width and height must be positive multiples of 32 (got " +
+                           std::to_string(s.width) + "x" + std::to_string(s.height) + ").");
+  }
+  return {};
+}
+
+// The method, its params from the node (attention_params_bridge.h) and the plugin's preparation for
+// this model and latent: a setting the kernels refuse is a node error before the model runs.
+engine::Status resolve_attention(const engine::NodeContext& ctx, const DitHandle& dit,
+                                 const AttentionParamSchema& schema, const AttentionSource& attention,
+                                 SamplerSetup& s) {
+  const std::string method = ctx.param_string("attention");
+  const plugin::MethodInfo* info = schema.find_method(method);
+  if (!info) {
+    return node_error(ctx, "The attention plugin has no method '" + method + "'; choose one of: " +
+                           join(schema.method_names()) + ".");
+  }
+  plugin::AttentionBackend* backend = attention.backend;
+  if (!backend) return node_error(ctx, "No attention plugin could be loaded: " + attention.missing);
+  auto params = schema.params_for(*info, ctx.params());
+  if (!params.ok()) return node_error(ctx, params.error().message);
+  const wan::WanConfig& config = dit.model->config();
+  const auto& shape = s.options.latent_shape;  // [C, F, H, W]
+  plugin::PrepareRequest request;
+  request.method = method;
+  request.params = *params;
+  request.device = dit.device;
+  request.dtype = dit.dtype;
+  request.head_dim = config.head_dim();
+  request.grid = {shape[1] / config.patch_size[0], shape[2] / config.patch_size[1], shape[3] / config.patch_size[2]};
+  plugin::PrepareResult prepared = backend->prepare(request);
+  if (!prepared.prepared) {
+    return node_error(ctx, "The attention plugin cannot run these settings on this model: " + prepared.error +
+                           "; change the param it names, the method or the model's dtype.");
+  }
+  s.attention.backend = backend;
+  s.attention.prepared = std::move(prepared.prepared);
+  s.attention.dit_kernels = backend->dit_kernels();
+  // Several ranks (vidgraph-run --nproc, torchrun): the DiT runs sequence-parallel over them. Load
+  // Wan Model's preflight has checked the heads already; this catches a DiT from elsewhere.
+  if (const auto sp = run_ranks(ctx.options())) {
+    const int64_t heads = dit.model->config().num_heads;
+    if (heads % sp->world_size() != 0) {
+      return node_error(ctx, "The model's " + std::to_string(heads) + " attention heads do not divide over " +
+                             std::to_string(sp->world_size()) + " processes; run with a process count that divides " +
+                             std::to_string(heads) + ".");
+    }
+    s.attention.sequence_parallel = sp.get();
+    ctx.log_info("The DiT runs sequence-parallel over " + std::to_string(sp->world_size()) + " processes, " +
+                 std::to_string(heads / sp->world_size()) + " attention heads each.");
+  }
+  return {};
+}
+
+}  // namespace
+
+engine::Result<SamplerSetup> make_sampler_setup(const engine::NodeContext& ctx, const DitHandle& dit,
+                                                const AttentionParamSchema& schema,
+                                                const AttentionSource& attention) {
+  SamplerSetup s;
+  if (auto st = resolve_size(ctx, s); !st.ok()) return st.error();
+  s.frames = static_cast<int>(ctx.param_int("frames"));
+  if ((s.frames - 1) % kWanTemporalFactor != 0) {
+    return node_error(ctx, "frames must be 4k + 1 (1, 5, 9, ..., 121); got " +
+                           std::to_string(s.frames) + ".");
+  }
+  const wan::WanConfig& config = dit.model->config();
+  const int64_t latent_frames = (s.frames - 1) / kWanTemporalFactor + 1;
+  s.options.latent_shape = {config.in_dim, latent_frames, s.height / kWanSpatialFactor,
+                            s.width / kWanSpatialFactor};
+  if (auto st = resolve_attention(ctx, dit, schema, attention, s); !st.ok()) return st.error();
+  s.options.solver = ctx.param_string("scheduler") == "euler" ? sampling::SolverKind::Euler
+                                                               : sampling::SolverKind::UniPC;
+  s.options.steps = static_cast<int>(ctx.param_int("steps"));
+  s.options.shift = ctx.param_float("shift");
+  s.options.guide_scale = ctx.param_float("guidance");
+  s.options.seed = static_cast<uint64_t>(ctx.param_int("seed"));
+  s.options.device = dit.device;
+  if (ctx.has_input("latent")) {
+    const at::Tensor initial = ctx.input_as<Latent>("latent").samples;
+    const std::vector<int64_t> want = s.options.latent_shape;
+    if (initial.dim() != 5 || initial.size(0) != 1 ||
+        std::vector<int64_t>(initial.sizes().begin() + 1, initial.sizes().end()) != want) {
+      return node_error(ctx, "The initial latent has shape " + shape_text(initial) +
+                             " but these settings need [1, " + std::to_string(want[0]) + ", " +
+                             std::to_string(want[1]) + ", " + std::to_string(want[2]) + ", " +
+                             std::to_string(want[3]) + "]; match width, height and frames.");
+    }
+    s.options.initial_latent = initial[0].to(dit.device, at::kFloat);
+  }
+  s.info = {{"seed", std::to_string(s.options.seed)},
+            {"steps", std::to_string(s.options.steps)},
+            {"guidance", std::to_string(s.options.guide_scale)},
+            {"shift", std::to_string(s.options.shift)},
+            {"scheduler", ctx.param_string("scheduler")},
+            {"attention", s.attention.prepared->request.method},
+            {"width", std::to_string(s.width)},
+            {"height", std::to_string(s.height)},
+            {"frames", std::to_string(s.frames)}};
+  if (auto st = apply_dmd_params(ctx, s); !st.ok()) return st.error();
+  return s;
+}
+
+}  // namespace vidgraph::nodes

@@ -1,0 +1,192 @@
+// Wan Sampler: flow-matching sampling of the Wan2.2 DiT for text-to-video and image-to-video (the
+// image's VAE latent as a clean first frame), with classifier-free guidance, UniPC, Euler or DMD
+// few-step (sampler_dmd.h), the attention plugin's method and its params (optionally full attention
+// for the first steps: sampler_dense.h), an optional initial latent, progress and a live preview
+// per step (sampler_preview.h) and cancellation between steps.
+#include <algorithm>
+#include <memory>
+
+#include <c10/core/InferenceMode.h>
+
+#include <ATen/ops/from_blob.h>
+
+#include "models/sampling/flow_sampler.h"
+#include "models/sampling/wan_velocity.h"
+#include "nodes/attention_params_bridge.h"
+#include "nodes/common/attention_plugin.h"
+#include "nodes/common/node_types.h"
+#include "nodes/common/node_util.h"
+#include "nodes/common/stage_memory.h"
+#include "nodes/model/model_handles.h"
+#include "nodes/sampling/conditioning.h"
+#include "nodes/sampling/latent.h"
+#include "nodes/sampling/sampler_dense.h"
+#include "nodes/sampling/sampler_preview.h"
+#include "nodes/sampling/sampler_setup.h"
+#include "nodes/value_types.h"
+
+namespace vidgraph::nodes {
+
+using engine::ParamSpec;
+
+namespace {
+
+// Image uint8 [H, W, 3] -> the VAE's normalised latent of a 1-frame video, [z, 1, h, w].
+at::Tensor encode_image(const VaeHandle& vae, const Image& image) {
+  // [H, W, 3] uint8 -> [1, 3, 1, H, W] in [-1, 1]
+  const at::Tensor pixels =
+      at::from_blob(const_cast<std::uint8_t*>(image.rgb.data()), {image.height, image.width, 3},
+                    at::TensorOptions().dtype(at::kByte));
+  const at::Tensor video = (pixels.to(at::kFloat) / 127.5 - 1.0)
+                               .permute({2, 0, 1})
+                               .unsqueeze(0)
+                               .unsqueeze(2)
+                               .to(vae.device, vae.dtype);
+  return vae.vae->encode(video)[0].to(at::kFloat);  // [z, 1, h, w]
+}
+
+engine::Result<engine::ValueMap> compute_sampler(engine::NodeContext& ctx, const AttentionParamSchema& schema,
+                                                 const AttentionSource& attention) {
+  const DitHandle& dit = ctx.input_as<DitHandle>("model");
+  const Conditioning& cond = ctx.input_as<Conditioning>("conditioning");
+  auto setup = make_sampler_setup(ctx, dit, schema, attention);
+  if (!setup.ok()) return setup.error();
+  SamplerSetup& s = *setup;
+  // Before any model work: the dense steps' attention is prepared like the method's.
+  sampling::WanVelocityOptions velocity_options;
+  const engine::Result<int> dense_steps = apply_dense_steps(ctx, s, velocity_options);
+  if (!dense_steps.ok()) return dense_steps.error();
+  const int dense = *dense_steps;
+
+  c10::InferenceMode inference;
+  const StageMemory memory(dit.device);
+  if (ctx.has_input("image")) {
+    if (!ctx.has_input("vae")) {
+      return node_error(ctx, "Image-to-video needs the VAE: connect Load Wan Model's vae output.");
+    }
+    s.options.first_frame = encode_image(ctx.input_as<VaeHandle>("vae"), ctx.input_as<Image>("image"))
+                                .to(dit.device);
+  }
+  const wan::WanConfig& config = dit.model->config();
+  if (cond.context.dim() != 3 || cond.context.size(2) != config.text_dim) {
+    return node_error(ctx, "The text embeddings are " + shape_text(cond.context) + " but the DiT "
+                           "takes [1, L, " + std::to_string(config.text_dim) + "]; use the text "
+                           "encoder of the same model.");
+  }
+  // The DiT holds at most text_len tokens; longer prompts are cut (the reference tokenizes to it).
+  auto fit = [&](const at::Tensor& c) {
+    if (c.size(1) <= config.text_len) return c.to(dit.device, dit.dtype);
+    ctx.log_warn("Prompt cut to the model's " + std::to_string(config.text_len) + " tokens.");
+    return c.narrow(1, 0, config.text_len).to(dit.device, dit.dtype);
+  };
+  velocity_options.context = fit(cond.context);
+  velocity_options.context_null = fit(cond.context_null);
+  velocity_options.attention = s.attention;
+  velocity_options.batch_cfg = ctx.param_bool("batch_cfg");
+  const sampling::VelocityFn velocity =
+      sampling::make_wan_velocity(wan::WanModel(dit.model), std::move(velocity_options));
+  s.options.on_step = [&ctx, dense](int done, int total) {
+    ctx.progress(done, total, done <= dense ? "sampling (full attention)" : "sampling");
+  };
+  s.options.is_cancelled = [&ctx] { return ctx.cancelled(); };
+  auto preview = SamplerPreview::make(ctx, s.options.latent_shape, dit.device);
+  if (!preview.ok()) return preview.error();
+  SamplerPreview& previews = **preview;
+  if (previews.enabled()) {
+    s.options.on_denoised = [&ctx, &previews](int done, int total, const at::Tensor& x0) {
+      previews.post(ctx, done, total, x0);
+    };
+  }
+  at::Tensor result;
+  try {
+    result = sampling::flow_sample(velocity, s.options);
+  } catch (const sampling::SamplingCancelled& e) {
+    return node_error(ctx, e.what());
+  }
+  if (const std::string cost = previews.summary(s.options.steps); !cost.empty()) ctx.log_info(cost);
+  memory.report(ctx, "Wan Sampler");
+  Latent latent;
+  latent.samples = result.unsqueeze(0).to(c10::Device(c10::kCPU), at::kFloat).contiguous();
+  latent.info = s.info;
+  latent.info["positive"] = cond.positive;
+  const std::size_t bytes = latent.bytes();
+  return engine::ValueMap{{"latent", engine::make_value(kLatentType, std::move(latent), bytes)}};
+}
+
+}  // namespace
+
+engine::NodeType wan_sampler_node(const std::vector<plugin::MethodInfo>& attention_methods,
+                                  const AttentionSource& attention) {
+  engine::NodeType t;
+  t.name = "WanSampler";
+  t.display_name = "Wan Sampler";
+  t.category = "sampling";
+  t.description = "Samples a video latent with the Wan2.2 DiT: text-to-video, or image-to-video when "
+                  "an image is connected (its VAE latent is the clean first frame). Classifier-free "
+                  "guidance with the negative prompt, UniPC, Euler or DMD few-step (distilled "
+                  "models such as FastWan2.2), the attention plugin's method and its params. "
+                  "Progress per step; cancel stops before the next step.";
+  t.version = 1;
+  t.inputs = {{"model", kModelType, false, "The DiT from Load Wan Model."},
+              {"conditioning", kConditioningType, false, "Prompt embeddings from Encode Text."},
+              {"vae", kVaeType, true, "The VAE; needed when an image is connected."},
+              {"image", kImageType, true, "First frame for image-to-video (from Load Image)."},
+              {"latent", kLatentType, true, "Initial latent instead of seeded noise."}};
+  t.outputs = {{"latent", kLatentType, false, "The sampled latent [1, C, T, H/16, W/16]."}};
+  const plugin::MethodInfo* dense = plugin::find_method_of_kind(attention_methods, plugin::MethodKind::Dense);
+  const std::string default_method = dense                       ? dense->name
+                                     : attention_methods.empty() ? std::string()
+                                                                 : attention_methods.front().name;
+  std::vector<std::string> method_names;
+  for (const auto& m : attention_methods) method_names.push_back(m.name);
+  t.params = {
+      ParamSpec::integer("width", 0, 0, 4096,
+                         "Video width, a multiple of 32; 0 = the image's (i2v) or 1280 (t2v)."),
+      ParamSpec::integer("height", 0, 0, 4096,
+                         "Video height, a multiple of 32; 0 = the image's (i2v) or 704 (t2v)."),
+      ParamSpec::integer("frames", 121, 1, 1025, "Frame count, 4k + 1 (Wan2.2: 121).").with_step(4),
+      ParamSpec::integer("steps", 50, 1, 1000, "Sampling steps (Wan2.2: 50)."),
+      ParamSpec::real("guidance", 5.0, 0.0, 30.0,
+                      "Classifier-free guidance scale (Wan2.2: 5); 1 = no guidance, one model call "
+                      "per step."),
+      ParamSpec::real("shift", 5.0, 0.1, 20.0, "Sigma shift of the schedule (Wan2.2: 5)."),
+      ParamSpec::seed("seed", 0, "Noise seed; the same seed gives the same video on any device."),
+      ParamSpec::enumeration("scheduler", {"unipc", "euler", "dmd"}, "unipc",
+                             "UniPC (the reference's solver), Euler, or DMD few-step sampling for "
+                             "distilled models such as FastWan2.2 (steps and shift unused: see "
+                             "dmd_timesteps)."),
+      ParamSpec::enumeration("attention", method_names, default_method,
+                             "Self-attention method of the attention plugin; its params follow."),
+      ParamSpec::boolean("batch_cfg", true,
+                         "Run both guidance branches as one batch of 2 (faster); off halves peak "
+                         "activation memory."),
+      ParamSpec::string("dmd_timesteps", "1000,757,522",
+                        "scheduler dmd: the step timesteps out of 1000, decreasing (FastWan2.2-TI2V-5B: "
+                        "1000,757,522); each step predicts the clean latent and re-noises it at the "
+                        "next timestep with seeded noise."),
+      ParamSpec::integer("dense_steps", 0, 0, 1000,
+                         "The first N steps use full attention, the rest the chosen method (the "
+                         "early steps set the layout); 0 = the chosen method throughout."),
+      ParamSpec::enumeration("preview", {"latent", "light_vae", "off"}, "latent",
+                             "Live preview of each step's estimate: latent = a cheap projection of "
+                             "the latent to RGB, light_vae = decoded by the TAEHV decoder in "
+                             "preview_vae, off = none."),
+      ParamSpec::file_path("preview_vae", "", "Weights (*.pth *.safetensors)",
+                           "preview light_vae: the TAEHV weights for Wan2.2 (taew2_2.pth)."),
+      ParamSpec::real("preview_budget", 5.0, 0.1, 100.0,
+                      "preview light_vae: the percent of the sampling time light decodes may take; the "
+                      "steps past it show the latent projection (100 = a light decode every step)."),
+  };
+  std::vector<std::string> taken;
+  for (const auto& p : t.params) taken.push_back(p.name);
+  auto schema = std::make_shared<const AttentionParamSchema>(attention_methods, taken);
+  // The method's params right after the method choice.
+  const auto after_method = std::find_if(t.params.begin(), t.params.end(),
+                                         [](const ParamSpec& p) { return p.name == "attention"; }) + 1;
+  t.params.insert(after_method, schema->specs().begin(), schema->specs().end());
+  t.every_rank = true;  // several ranks: the DiT runs sequence-parallel over all of them
+  t.compute = [schema, attention](engine::NodeContext& ctx) { return compute_sampler(ctx, *schema, attention); };
+  return t;
+}
+
+}  // namespace vidgraph::nodes
