@@ -7,7 +7,7 @@
 
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/addcdiv.h>
-#include <ATen/ops/addcmul.h>
+#include <ATen/ops/empty_like.h>
 #include <ATen/ops/clamp_max.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/exp.h>
@@ -95,6 +95,46 @@ class TileMeanFunction : public torch::autograd::Function<TileMeanFunction> {
   }
 };
 
+// The gated untile, fine + gate * coarse[tile] back in token order, as one kernel each way.
+class UntileGatedFunction : public torch::autograd::Function<UntileGatedFunction> {
+ public:
+  static variable_list forward(AutogradContext* ctx, const at::Tensor& fine_in, const at::Tensor& coarse_in,
+                               const at::Tensor& gate_in, const TileLayout* layout) {
+    const c10::DeviceGuard device(fine_in.device());
+    const at::Tensor fine = rows_ready_or_copy(fine_in), coarse = rows_ready_or_copy(coarse_in);
+    const int64_t b = fine.size(0), h = fine.size(1), d = fine.size(3), dg = gate_in.size(3);
+    TORCH_CHECK(layout->tile_volume == 64 && fine.size(2) == layout->padded_len && (dg == 1 || dg == d),
+                "attention GPU path: gated untile of ", fine.sizes(), " with a gate of ", gate_in.sizes());
+    const at::Tensor gate = dg == 1 ? gate_in.contiguous() : rows_ready_or_copy(gate_in);
+    const at::Tensor out = at::empty({b, layout->tokens, h, d}, fine.options());
+    check_status(vk::untile_gated(element_type(fine), int(b), int(layout->tokens), int(h), int(d), int(dg),
+                                  rows_view(fine, 2, 1), rows_view(gate, 1, 2), rows_view(coarse, 2, 1),
+                                  rows_view(out, 1, 2), layout->scatter_i32.data_ptr<int32_t>(), current_stream(fine)),
+                 "gated untile");
+    ctx->save_for_backward({coarse, gate});
+    ctx->saved_data["token"] = layout->gather_i32;
+    return {out};
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor &coarse = saved[0], &gate = saved[1];
+    const c10::DeviceGuard device(coarse.device());
+    const at::Tensor grad = rows_ready_or_copy(grads[0].to(coarse.scalar_type()));
+    const int64_t b = coarse.size(0), h = coarse.size(1), n = coarse.size(2), d = coarse.size(3), dg = gate.size(3);
+    const at::Tensor d_fine = at::empty({b, h, n * 64, d}, coarse.options());
+    const at::Tensor d_coarse = at::empty_like(coarse, at::MemoryFormat::Contiguous);
+    const at::Tensor d_gate = at::empty(gate.sizes(), gate.options());
+    check_status(vk::untile_gated_backward(element_type(coarse), int(b), int(n), int(h), int(d), int(dg),
+                                           rows_view(grad, 1, 2), rows_view(gate, 1, 2), rows_view(coarse, 2, 1),
+                                           ctx->saved_data["token"].toTensor().data_ptr<int32_t>(),
+                                           rows_view(d_fine, 2, 1), rows_view(d_gate, 1, 2),
+                                           rows_view(d_coarse, 2, 1), current_stream(grad)),
+                 "gated untile backward");
+    return {d_fine, d_coarse, d_gate, at::Tensor()};
+  }
+};
+
 // phi in x's dtype. elu + 1 is formed as exp(min(x, 0)) for x <= 0, x + 1 above: elu(x) + 1 in bf16
 // would cancel catastrophically for negative x (elu(x) near -1).
 at::Tensor feature_in_dtype(const at::Tensor& x, const std::string& map) {
@@ -120,16 +160,10 @@ at::Tensor tile_mean_pool(const at::Tensor& tiled, const TileLayout& layout) {
 at::Tensor untile_gated(const at::Tensor& fine, const TileLayout& layout, const at::Tensor& coarse,
                         const at::Tensor& gate) {
   if (!gate.defined()) return untile_gather(fine, layout);
-  const int64_t b = fine.size(0), h = fine.size(1), d = fine.size(3), n = layout.num_tiles, v = layout.tile_volume,
-                dg = gate.size(3);
   const at::ScalarType dt = fine.scalar_type();
-  // gate [B, S, H, Dg] -> [B, H, Sp, Dg] in fine's dtype (Dg = 1 is too narrow for row gathers)
-  const at::Tensor g = gate.to(dt);
-  const at::Tensor g_t = dg == d ? tile_gather(g, layout) : tile_tokens(g, layout);
-  // [B, H, N, V, D] = fine + gate * coarse, the coarse tile output broadcast over its V slots
-  const at::Tensor mixed =
-      at::addcmul(fine.reshape({b, h, n, v, d}), g_t.reshape({b, h, n, v, dg}), coarse.to(dt).unsqueeze(3));
-  return untile_gather(mixed.view({b, h, n * v, d}), layout);
+  // coarse [B, H, N, D] and the gate [B, S, H, Dg] in fine's dtype: their conversions' gradients
+  // stay with autograd, outside the Function.
+  return UntileGatedFunction::apply(fine, coarse.to(dt), gate.to(dt), &layout)[0];
 }
 
 at::Tensor add_linear_branch(const at::Tensor& out, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,

@@ -93,6 +93,19 @@ Status tile_mean_pool_backward(ElementType dtype, int batch, int tiles, int head
                                const float* grad, const int32_t* tile_valid, TensorView dx,
                                void* stream);
 
+// VSA's gated untiling: out[b, s, h, :] = fine[b, slot[s], h, :] + gate[b, s, h, :] ·
+// coarse[b, slot[s] / 64, h, :] for s < tokens; gate_dim is head_dim or 1 (one gate value per row).
+// fine: tiled [B, tiles·64, H, D]; coarse: one row per tile [B, tiles, H, D]; fp32 arithmetic.
+Status untile_gated(ElementType dtype, int batch, int tokens, int heads, int head_dim, int gate_dim,
+                    TensorView fine, TensorView gate, TensorView coarse, TensorView out, const int32_t* slot,
+                    void* stream);
+// Its gradient in one pass per tile (token[64t + r]: the token of slot r of tile t, -1 at pads):
+// d_fine = grad gathered to the tiled order (pads 0), d_gate = grad · coarse (summed over the row
+// when gate_dim is 1), d_coarse[b, t] = Σ over the tile's tokens of grad · gate (fp32, no atomics).
+Status untile_gated_backward(ElementType dtype, int batch, int tiles, int heads, int head_dim, int gate_dim,
+                             TensorView grad, TensorView gate, TensorView coarse, const int32_t* token,
+                             TensorView d_fine, TensorView d_gate, TensorView d_coarse, void* stream);
+
 // Per row of scores [rows, n] (fp32, row stride `ld`): the k largest entries (ties: lowest
 // index first), written ascending to index [rows, k]; count[row] = k. 1 <= k <= n <= 16384.
 Status topk_select(const float* scores, int64_t rows, int n, int64_t ld, int k, int32_t* index,
