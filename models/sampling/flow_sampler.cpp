@@ -72,6 +72,10 @@ FlowSchedule schedule_for(const FlowSampleOptions& o) {
 
 at::Tensor flow_sample(const VelocityFn& model, const FlowSampleOptions& o) {
   c10::NoGradGuard no_grad;
+  if (o.low_noise.model && !(o.low_noise.boundary > 0.0 && o.low_noise.boundary <= 1000.0)) {
+    throw std::invalid_argument("The expert boundary must be a timestep in (0, 1000]; got " +
+                                std::to_string(o.low_noise.boundary) + ".");
+  }
   const std::vector<int64_t> shape = resolve_shape(o);
   FlowSchedule schedule = schedule_for(o);
   // One generator per run: the initial noise first (as seeded_noise), then DMD's per-step noise.
@@ -92,7 +96,6 @@ at::Tensor flow_sample(const VelocityFn& model, const FlowSampleOptions& o) {
   if (i2v) {
     x.narrow(1, 0, 1).copy_(z0);  // latent = (1 - mask) * z + mask * noise
   }
-  const bool guided = o.guide_scale != 1.0;
   const int total = schedule.steps();
   for (int i = 0; i < total; ++i) {
     if (o.is_cancelled && o.is_cancelled()) {
@@ -102,7 +105,10 @@ at::Tensor flow_sample(const VelocityFn& model, const FlowSampleOptions& o) {
     if (i2v) {
       t.narrow(0, 0, 1).fill_(0.0);  // the clean first frame is at t = 0
     }
-    std::vector<at::Tensor> v = model(x, t, guided);
+    const bool low = o.low_noise.model && schedule.timesteps[i] < o.low_noise.boundary;
+    const double guide_scale = low ? o.low_noise.guide_scale : o.guide_scale;
+    const bool guided = guide_scale != 1.0;
+    std::vector<at::Tensor> v = (low ? o.low_noise.model : model)(x, t, guided);
     if (v.empty() || (guided && v.size() < 2)) {
       throw std::invalid_argument("The velocity function returned " + std::to_string(v.size()) +
                                   " tensor(s); guidance needs the conditional and unconditional ones.");
@@ -114,7 +120,7 @@ at::Tensor flow_sample(const VelocityFn& model, const FlowSampleOptions& o) {
     at::Tensor vel = v[0].to(at::kFloat);
     if (guided) {
       at::Tensor vu = v[1].to(at::kFloat);
-      vel = vu + (vel - vu) * o.guide_scale;
+      vel = vu + (vel - vu) * guide_scale;
     }
     at::Tensor x0 = o.on_denoised ? x - vel * schedule.sigmas[i] : at::Tensor();
     x = solver->step(vel, x);

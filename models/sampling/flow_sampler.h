@@ -27,11 +27,21 @@ using VelocityFn = std::function<std::vector<at::Tensor>(const at::Tensor& x, co
 
 enum class SolverKind { UniPC, Euler, Dmd };
 
+// Wan2.2-A14B's second expert (wan/text2video.py, image2video.py): the steps whose timestep is below
+// `boundary` (out of 1000: T2V 875, I2V 900) call `model` with guidance `guide_scale`; the others
+// call the model given to flow_sample with FlowSampleOptions::guide_scale. No model: one expert.
+struct LowNoiseExpert {
+  VelocityFn model;
+  double boundary = 875.0;
+  double guide_scale = 3.0;
+};
+
 struct FlowSampleOptions {
   SolverKind solver = SolverKind::UniPC;
   int steps = 50;
   double shift = 5.0;
   double guide_scale = 5.0;    // 1 = no guidance (one model call per step)
+  LowNoiseExpert low_noise;    // optional second expert for the low-noise steps
   std::vector<double> sigmas;  // optional custom schedule (ends in 0); overrides steps/shift
   // Dmd only: the step timesteps out of 1000 (empty = kFastWan22DmdTimesteps); steps/shift unused.
   std::vector<double> dmd_timesteps;

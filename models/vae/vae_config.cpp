@@ -72,6 +72,10 @@ WanVaeConfig WanVaeConfig::tiny21() {
   return c;
 }
 
+WanVaeConfig vae_config_for_latent(int64_t latent_channels) {
+  return latent_channels == 16 ? WanVaeConfig::wan21() : WanVaeConfig::wan22();
+}
+
 int64_t WanVaeConfig::spatial_factor() const {
   int64_t f = patch_size();
   for (size_t i = 0; i + 1 < dim_mult.size(); ++i) {

@@ -49,6 +49,10 @@ struct WanVaeConfig {
   void validate() const;
 };
 
+// The official VAE whose latent a DiT with `latent_channels` (its out_dim) samples: Wan2.1's for 16
+// (Wan2.1, Wan2.2-A14B), Wan2.2's otherwise (48; the tiny configs' 8).
+WanVaeConfig vae_config_for_latent(int64_t latent_channels);
+
 // The 48 official per-channel latent mean and std values (`Wan2_2_VAE.__init__`).
 const std::vector<float>& wan22_latent_mean();
 const std::vector<float>& wan22_latent_std();

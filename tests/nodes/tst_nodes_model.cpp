@@ -48,10 +48,12 @@ using nodes_test::Recorder;
 
 namespace {
 
-// A tiny DiT (48 latent channels, text_dim 64) and matching embeddings.
-engine::ValueMap tiny_model_inputs() {
+// A tiny DiT (48 latent channels unless given, text_dim 64) and matching embeddings.
+engine::ValueMap tiny_model_inputs(int64_t latent_channels = 48) {
+  wan::WanConfig config = wan::wan_tiny_config();
+  config.in_dim = config.out_dim = latent_channels;
   DitHandle dit;
-  dit.model = wan::wan_make_model(wan::wan_tiny_config(), 7).ptr();
+  dit.model = wan::wan_make_model(config, 7).ptr();
   Conditioning cond;
   cond.context = at::randn({1, 5, dit.model->config().text_dim});
   cond.context_null = at::randn({1, 3, dit.model->config().text_dim});
@@ -73,6 +75,8 @@ class tst_nodes_model : public QObject {
   void samplerRejectsBadSettings_data();
   void samplerRejectsBadSettings();
   void samplerTinyRunIsDeterministic();
+  void samplerWan21LatentIsEighthSize();
+  void samplerTwoExperts();
   void samplerCancels();
   void samplerDmdRun();
   void samplerDenseSteps();
@@ -140,6 +144,95 @@ void tst_nodes_model::samplerTinyRunIsDeterministic() {
     if (run == 0) first = latent->samples;
     else QVERIFY(at::equal(first, latent->samples));
   }
+}
+
+// A DiT of Wan2.1's 16 latent channels samples for Wan2.1's VAE (8 pixels a latent cell): sides
+// that are multiples of 16 are accepted and the latent is an eighth of the frame; the 5B's DiT
+// refuses the same size (its VAE needs multiples of 32).
+void tst_nodes_model::samplerWan21LatentIsEighthSize() {
+  const engine::NodeType& t = type("WanSampler");
+  nlohmann::json p = tiny_sampler_params();
+  p["width"] = 48;
+  p["height"] = 16;
+  Recorder rec;
+  auto ctx = make_context(t, p, tiny_model_inputs(16), {}, &rec);
+  auto out = t.compute(ctx);
+  QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
+  QCOMPARE(shape_text(engine::value_as<Latent>(out->at("latent"))->samples), std::string("[1, 16, 2, 2, 6]"));
+  Recorder rec48;
+  auto ctx48 = make_context(t, p, tiny_model_inputs(), {}, &rec48);
+  auto refused = t.compute(ctx48);
+  QVERIFY(!refused.ok());
+  QVERIFY2(refused.error().message.find("multiples of 32") != std::string::npos, refused.error().message.c_str());
+  // I2V-A14B (36 input channels: noise, mask and image latent) is refused, not sampled as noise.
+  wan::WanConfig i2v = wan::wan_tiny_config();
+  i2v.in_dim = 36;
+  i2v.out_dim = 16;
+  engine::ValueMap i2v_inputs = tiny_model_inputs(16);
+  DitHandle i2v_dit;
+  i2v_dit.model = wan::wan_make_model(i2v, 7).ptr();
+  i2v_inputs["model"] = engine::make_value(kModelType, i2v_dit);
+  Recorder rec_i2v;
+  auto ctx_i2v = make_context(t, p, i2v_inputs, {}, &rec_i2v);
+  auto refused_i2v = t.compute(ctx_i2v);
+  QVERIFY(!refused_i2v.ok());
+  QVERIFY2(refused_i2v.error().message.find("image conditioning") != std::string::npos,
+           refused_i2v.error().message.c_str());
+}
+
+// Wan2.2-A14B: a low-noise expert runs the steps below expert_boundary. A boundary under every step
+// leaves the video to the model input; a copy of the model as the second expert changes nothing; a
+// second expert of other weights that runs some steps changes the video; another architecture is refused.
+void tst_nodes_model::samplerTwoExperts() {
+  const engine::NodeType& t = type("WanSampler");
+  const engine::ValueMap base = tiny_model_inputs();
+  auto sample = [&](const engine::ValueMap& inputs, double boundary) -> engine::Result<engine::ValueMap> {
+    nlohmann::json p = tiny_sampler_params();
+    p["expert_boundary"] = boundary;
+    p["guidance_low"] = 2.0;
+    Recorder rec;
+    auto ctx = make_context(t, p, inputs, {}, &rec);
+    return t.compute(ctx);
+  };
+  auto latent_of = [](const engine::Result<engine::ValueMap>& r) {
+    return engine::value_as<Latent>(r->at("latent"))->samples;
+  };
+  auto with_low = [&](const engine::Value& low) {
+    engine::ValueMap inputs = base;
+    inputs.emplace("low_noise_model", low);
+    return inputs;
+  };
+  const auto single = sample(base, 0.875);
+  QVERIFY2(single.ok(), single.ok() ? "" : single.error().message.c_str());
+  DitHandle other;
+  other.model = wan::wan_make_model(wan::wan_tiny_config(), 8).ptr();
+  const engine::Value other_value = engine::make_value(kModelType, other);
+  const auto never_low = sample(with_low(other_value), 0.001);
+  QVERIFY2(never_low.ok(), never_low.ok() ? "" : never_low.error().message.c_str());
+  QVERIFY(at::equal(latent_of(single), latent_of(never_low)));
+  // The same weights as both experts with the same guidance: the same video.
+  nlohmann::json p = tiny_sampler_params();
+  p["expert_boundary"] = 0.999;
+  p["guidance"] = p["guidance_low"] = 2.0;
+  Recorder rec;
+  auto ctx = make_context(t, p, with_low(base.at("model")), {}, &rec);
+  const auto same = t.compute(ctx);
+  QVERIFY2(same.ok(), same.ok() ? "" : same.error().message.c_str());
+  p.erase("expert_boundary");
+  p.erase("guidance_low");
+  Recorder rec_single;
+  auto ctx_single = make_context(t, p, base, {}, &rec_single);
+  const auto single_guided = t.compute(ctx_single);
+  QVERIFY(single_guided.ok());
+  QVERIFY(at::equal(latent_of(single_guided), latent_of(same)));
+  const auto switched = sample(with_low(other_value), 0.999);
+  QVERIFY2(switched.ok(), switched.ok() ? "" : switched.error().message.c_str());
+  QVERIFY(!at::allclose(latent_of(single), latent_of(switched)));
+  QCOMPARE(engine::value_as<Latent>(switched->at("latent"))->info.at("guidance_low"), std::to_string(2.0));
+  // A DiT of another architecture (Wan2.1's 16 latent channels) is not this model's expert.
+  const auto refused = sample(with_low(tiny_model_inputs(16).at("model")), 0.875);
+  QVERIFY(!refused.ok());
+  QVERIFY2(refused.error().message.find("same architecture") != std::string::npos, refused.error().message.c_str());
 }
 
 void tst_nodes_model::samplerCancels() {

@@ -61,6 +61,8 @@ class tst_samplers : public QObject {
   void straightLineExact();
   void stepPastEnd();
   void cfgCombination();
+  void twoExperts_data();
+  void twoExperts();
   void imageToVideo();
   void denoisedEstimate();
   void seededNoise();
@@ -242,6 +244,58 @@ void tst_samplers::cfgCombination() {
   };
   QVERIFY(at::allclose(flow_sample(single, o), at::full({1, 1, 1, 2}, 0.5f)));
   QVERIFY(branches_ok);
+}
+
+void tst_samplers::twoExperts_data() {
+  QTest::addColumn<double>("boundary");
+  QTest::addColumn<QString>("experts");  // per step: h = high-noise, l = low-noise
+  // Steps at t = 1000, 900, 875, 500: t >= boundary runs the high-noise expert (a step exactly at
+  // the boundary included), as wan/text2video.py (T2V 0.875) and image2video.py (I2V 0.900) do.
+  QTest::newRow("t2v boundary 875") << 875.0 << "hhhl";
+  QTest::newRow("i2v boundary 900") << 900.0 << "hhll";
+}
+
+// Wan2.2-A14B: each step calls the expert its timestep picks, with that expert's guidance.
+void tst_samplers::twoExperts() {
+  QFETCH(double, boundary);
+  QFETCH(QString, experts);
+  FlowSampleOptions o;
+  o.solver = SolverKind::Euler;
+  o.sigmas = {1.0, 0.9, 0.875, 0.5, 0.0};
+  o.initial_latent = at::zeros({1, 1, 1, 2});
+  o.guide_scale = 4.0;  // high-noise expert
+  QString called;
+  std::vector<double> timesteps;
+  // cond 1, uncond 0: the guided velocity is the expert's guidance itself.
+  auto expert = [&](char name) {
+    return [&, name](const at::Tensor& x, const at::Tensor& t, bool need_uncond) -> std::vector<at::Tensor> {
+      called += QLatin1Char(name);
+      timesteps.push_back(t[0].item<double>());
+      if (!need_uncond) return {at::full_like(x, 1.0)};
+      return {at::full_like(x, 1.0), at::zeros_like(x)};
+    };
+  };
+  o.low_noise.model = expert('l');
+  o.low_noise.boundary = boundary;
+  o.low_noise.guide_scale = 1.0;  // the low-noise expert unguided: one branch
+  const at::Tensor out = flow_sample(expert('h'), o);
+  QCOMPARE(called, experts);
+  QCOMPARE(timesteps, (std::vector<double>{1000.0, 900.0, 875.0, 500.0}));
+  // Euler from 0: x = sum of (sigma_{i+1} - sigma_i) * guidance of step i's expert.
+  double want = 0;
+  for (int i = 0; i < 4; ++i) want += (o.sigmas[i + 1] - o.sigmas[i]) * (experts[i] == QLatin1Char('h') ? 4.0 : 1.0);
+  QVERIFY2(std::abs(out[0][0][0][0].item<double>() - want) < 1e-6, qPrintable(QString::number(want)));
+  // Without a second expert every step runs the first.
+  FlowSampleOptions one = o;
+  one.low_noise = {};
+  called.clear();
+  (void)flow_sample(expert('h'), one);
+  QCOMPARE(called, QString("hhhh"));
+  // A boundary outside the timesteps' range is refused before any step.
+  o.low_noise.boundary = 0.0;
+  called.clear();
+  QVERIFY_THROWS_EXCEPTION(std::invalid_argument, flow_sample(expert('h'), o));
+  QVERIFY(called.isEmpty());
 }
 
 void tst_samplers::imageToVideo() {

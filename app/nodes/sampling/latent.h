@@ -1,6 +1,7 @@
 // Internal (LibTorch): the LATENT value. Never included by public headers.
 // Contract: samples is [B, C, T, H, W] float32 on the CPU (B = 1 for the built-in nodes), C = the
-// VAE's latent channels (48 for Wan2.2), T = (frames - 1) / 4 + 1, H = height / 16, W = width / 16.
+// VAE's latent channels (48 for Wan2.2's VAE, 16 for Wan2.1's), T = (frames - 1) / 4 + 1, H and W the
+// pixel sides over the VAE's spatial factor (16 for Wan2.2's, 8 for Wan2.1's).
 // The latent is in the DiT's (normalised) space, the way the sampler produces and VAE Decode takes it.
 #pragma once
 

@@ -1,6 +1,7 @@
 // Implements sampler_setup.h.
 #include "nodes/sampling/sampler_setup.h"
 
+#include "models/vae/vae_config.h"
 #include "nodes/common/rank_broadcast.h"
 #include "nodes/attention_params_bridge.h"
 #include "nodes/common/attention_plugin.h"
@@ -22,7 +23,9 @@ std::string join(const std::vector<std::string>& items) {
 }
 
 // Width and height: explicit, else the image's (i2v), else the reference's 1280x704.
-engine::Status resolve_size(const engine::NodeContext& ctx, SamplerSetup& s) {
+// `multiple`: the pixels of one DiT patch (VAE spatial factor x patch side): 32 for Wan2.2-TI2V-5B,
+// 16 for the models on Wan2.1's VAE.
+engine::Status resolve_size(const engine::NodeContext& ctx, int multiple, SamplerSetup& s) {
   s.width = static_cast<int>(ctx.param_int("width"));
   s.height = static_cast<int>(ctx.param_int("height"));
   if (ctx.has_input("image")) {
@@ -40,9 +43,9 @@ engine::Status resolve_size(const engine::NodeContext& ctx, SamplerSetup& s) {
     s.width = 1280;
     s.height = 704;
   }
-  if (!is_valid_output_size(s.width, s.height)) {
-    return node_error(ctx, "width and height must be positive multiples of 32 (got " +
-                           std::to_string(s.width) + "x" + std::to_string(s.height) + ").");
+  if (!is_valid_output_size(s.width, s.height, multiple)) {
+    return node_error(ctx, "width and height must be positive multiples of " + std::to_string(multiple) +
+                           " for this model (got " + std::to_string(s.width) + "x" + std::to_string(s.height) + ").");
   }
   return {};
 }
@@ -101,16 +104,21 @@ engine::Result<SamplerSetup> make_sampler_setup(const engine::NodeContext& ctx, 
                                                 const AttentionParamSchema& schema,
                                                 const AttentionSource& attention) {
   SamplerSetup s;
-  if (auto st = resolve_size(ctx, s); !st.ok()) return st.error();
+  const wan::WanConfig& config = dit.model->config();
+  if (config.in_dim != config.out_dim) {
+    return node_error(ctx, "This DiT takes " + std::to_string(config.in_dim) + " input channels for " +
+                           std::to_string(config.out_dim) + " latent channels (Wan2.2-I2V-A14B's image "
+                           "conditioning), which Vidgraph does not sample yet; use the T2V-A14B or TI2V-5B model.");
+  }
+  const int64_t spatial = vae::vae_config_for_latent(config.out_dim).spatial_factor();
+  if (auto st = resolve_size(ctx, static_cast<int>(spatial * config.patch_size[1]), s); !st.ok()) return st.error();
   s.frames = static_cast<int>(ctx.param_int("frames"));
   if ((s.frames - 1) % kWanTemporalFactor != 0) {
     return node_error(ctx, "frames must be 4k + 1 (1, 5, 9, ..., 121); got " +
                            std::to_string(s.frames) + ".");
   }
-  const wan::WanConfig& config = dit.model->config();
   const int64_t latent_frames = (s.frames - 1) / kWanTemporalFactor + 1;
-  s.options.latent_shape = {config.in_dim, latent_frames, s.height / kWanSpatialFactor,
-                            s.width / kWanSpatialFactor};
+  s.options.latent_shape = {config.in_dim, latent_frames, s.height / spatial, s.width / spatial};
   if (auto st = resolve_attention(ctx, dit, schema, attention, s); !st.ok()) return st.error();
   s.options.solver = ctx.param_string("scheduler") == "euler" ? sampling::SolverKind::Euler
                                                                : sampling::SolverKind::UniPC;

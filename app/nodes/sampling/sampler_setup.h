@@ -24,9 +24,8 @@ struct SamplerSetup {
   std::map<std::string, std::string> info;
 };
 
-// Wan2.2's VAE compresses 4x in time and 16x in space.
+// Both Wan VAEs compress 4x in time (in space: 16x for Wan2.2's, 8x for Wan2.1's).
 inline constexpr int kWanTemporalFactor = 4;
-inline constexpr int kWanSpatialFactor = 16;
 
 class AttentionParamSchema;
 

@@ -194,7 +194,7 @@ engine::NodeType vae_decode_node() {
       ParamSpec::boolean("tiling", false,
                          "Decode in overlapping spatial tiles to save memory; off = untiled unless "
                          "the memory estimate exceeds the budget."),
-      ParamSpec::integer("tile_size", 32, 8, 256, "Tile side in latent cells (x16 pixels)."),
+      ParamSpec::integer("tile_size", 32, 8, 256, "Tile side in latent cells (16 pixels each with the Wan2.2 VAE, 8 with Wan2.1's)."),
       ParamSpec::integer("tile_overlap", 8, 0, 128, "Tile overlap in latent cells."),
       ParamSpec::real("fps", 24.0, 1.0, 240.0, "Playback rate attached to the video for previews."),
       ParamSpec::real("memory_limit_gib", 0.0, 0.0, 65536.0,

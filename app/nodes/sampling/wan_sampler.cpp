@@ -45,10 +45,26 @@ at::Tensor encode_image(const VaeHandle& vae, const Image& image) {
   return vae.vae->encode(video)[0].to(at::kFloat);  // [z, 1, h, w]
 }
 
+// A second expert (Wan2.2-A14B's low-noise model) must be the same architecture on the same device.
+engine::Status check_low_noise_expert(const engine::NodeContext& ctx, const DitHandle& high) {
+  if (!ctx.has_input("low_noise_model")) return {};
+  const DitHandle& low = ctx.input_as<DitHandle>("low_noise_model");
+  if (!(low.model->config() == high.model->config())) {
+    return node_error(ctx, "The low-noise expert (" + low.path + ") is not the same architecture as the model (" +
+                           high.path + "); connect the two experts of one Wan2.2-A14B model.");
+  }
+  if (low.device != high.device || low.dtype != high.dtype) {
+    return node_error(ctx, "The low-noise expert runs on " + low.device.str() + " and the model on " +
+                           high.device.str() + " (or in another dtype); load both with the same device and dtype.");
+  }
+  return {};
+}
+
 engine::Result<engine::ValueMap> compute_sampler(engine::NodeContext& ctx, const AttentionParamSchema& schema,
                                                  const AttentionSource& attention) {
   const DitHandle& dit = ctx.input_as<DitHandle>("model");
   const Conditioning& cond = ctx.input_as<Conditioning>("conditioning");
+  if (auto st = check_low_noise_expert(ctx, dit); !st.ok()) return st.error();
   auto setup = make_sampler_setup(ctx, dit, schema, attention);
   if (!setup.ok()) return setup.error();
   SamplerSetup& s = *setup;
@@ -83,6 +99,15 @@ engine::Result<engine::ValueMap> compute_sampler(engine::NodeContext& ctx, const
   velocity_options.context_null = fit(cond.context_null);
   velocity_options.attention = s.attention;
   velocity_options.batch_cfg = ctx.param_bool("batch_cfg");
+  if (ctx.has_input("low_noise_model")) {
+    // The same architecture and attention preparation; only the weights differ.
+    s.options.low_noise.model =
+        sampling::make_wan_velocity(wan::WanModel(ctx.input_as<DitHandle>("low_noise_model").model), velocity_options);
+    s.options.low_noise.boundary = ctx.param_float("expert_boundary") * 1000.0;
+    s.options.low_noise.guide_scale = ctx.param_float("guidance_low");
+    s.info["expert_boundary"] = std::to_string(ctx.param_float("expert_boundary"));
+    s.info["guidance_low"] = std::to_string(s.options.low_noise.guide_scale);
+  }
   const sampling::VelocityFn velocity =
       sampling::make_wan_velocity(wan::WanModel(dit.model), std::move(velocity_options));
   s.options.on_step = [&ctx, dense](int done, int total) {
@@ -131,8 +156,11 @@ engine::NodeType wan_sampler_node(const std::vector<plugin::MethodInfo>& attenti
               {"conditioning", kConditioningType, false, "Prompt embeddings from Encode Text."},
               {"vae", kVaeType, true, "The VAE; needed when an image is connected."},
               {"image", kImageType, true, "First frame for image-to-video (from Load Image)."},
-              {"latent", kLatentType, true, "Initial latent instead of seeded noise."}};
-  t.outputs = {{"latent", kLatentType, false, "The sampled latent [1, C, T, H/16, W/16]."}};
+              {"latent", kLatentType, true, "Initial latent instead of seeded noise."},
+              {"low_noise_model", kModelType, true,
+               "Wan2.2-A14B's low-noise expert (a second Load Wan Model): it runs the steps whose timestep "
+               "is below expert_boundary, the model input the others."}};
+  t.outputs = {{"latent", kLatentType, false, "The sampled latent [1, C, T, H/s, W/s], s the VAE's spatial factor (16 for Wan2.2, 8 for Wan2.1)."}};
   const plugin::MethodInfo* dense = plugin::find_method_of_kind(attention_methods, plugin::MethodKind::Dense);
   const std::string default_method = dense                       ? dense->name
                                      : attention_methods.empty() ? std::string()
@@ -141,15 +169,21 @@ engine::NodeType wan_sampler_node(const std::vector<plugin::MethodInfo>& attenti
   for (const auto& m : attention_methods) method_names.push_back(m.name);
   t.params = {
       ParamSpec::integer("width", 0, 0, 4096,
-                         "Video width, a multiple of 32; 0 = the image's (i2v) or 1280 (t2v)."),
+                         "Video width, a multiple of 32 (16 for models on Wan2.1's VAE); 0 = the image's (i2v) or 1280 (t2v)."),
       ParamSpec::integer("height", 0, 0, 4096,
-                         "Video height, a multiple of 32; 0 = the image's (i2v) or 704 (t2v)."),
+                         "Video height, a multiple of 32 (16 for models on Wan2.1's VAE); 0 = the image's (i2v) or 704 (t2v)."),
       ParamSpec::integer("frames", 121, 1, 1025, "Frame count, 4k + 1 (Wan2.2: 121).").with_step(4),
       ParamSpec::integer("steps", 50, 1, 1000, "Sampling steps (Wan2.2: 50)."),
       ParamSpec::real("guidance", 5.0, 0.0, 30.0,
                       "Classifier-free guidance scale (Wan2.2: 5); 1 = no guidance, one model call "
                       "per step."),
       ParamSpec::real("shift", 5.0, 0.1, 20.0, "Sigma shift of the schedule (Wan2.2: 5)."),
+      ParamSpec::real("expert_boundary", 0.875, 0.001, 1.0,
+                      "With a low-noise expert: the fraction of the timesteps (out of 1000) below which it "
+                      "runs (Wan2.2-A14B: 0.875 text-to-video, 0.9 image-to-video)."),
+      ParamSpec::real("guidance_low", 3.0, 0.0, 30.0,
+                      "With a low-noise expert: its guidance scale (Wan2.2-A14B: 3 text-to-video, 3.5 "
+                      "image-to-video); guidance applies to the model input's steps."),
       ParamSpec::seed("seed", 0, "Noise seed; the same seed gives the same video on any device."),
       ParamSpec::enumeration("scheduler", {"unipc", "euler", "dmd"}, "unipc",
                              "UniPC (the reference's solver), Euler, or DMD few-step sampling for "
