@@ -42,7 +42,7 @@ std::vector<plugin::MethodInfo> plugin_methods() {
   const auto log = plugin::plugin_logger();
   const spdlog::level::level_enum level = log->level();
   log->set_level(spdlog::level::err);
-  const plugin::PluginLoadReport report = plugin::load_attention_plugin();
+  const plugin::PluginLoadReport report = plugin::load_attention_plugin(vidgraph::cli::tool_plugin_path());
   std::vector<plugin::MethodInfo> methods;
   if (report.plugin) methods = report.plugin->backend().methods();
   log->set_level(level);

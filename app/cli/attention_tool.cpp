@@ -1,6 +1,8 @@
 // Shared pieces of vidgraph-attention. See attention_tool.h.
 #include "app/cli/attention_tool.h"
 
+#include "engine/environment.h"
+
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
@@ -19,8 +21,13 @@ std::shared_ptr<spdlog::logger> attention_tool_logger() {
   return logger;
 }
 
+const std::vector<std::string>& tool_plugin_path() {
+  static const std::vector<std::string> path = engine::read_environment().plugin_path;
+  return path;
+}
+
 plugin::LoadedPlugin* load_plugin_or_report(const std::string& name) {
-  plugin::PluginLoadReport report = plugin::load_attention_plugin(name);
+  plugin::PluginLoadReport report = plugin::load_attention_plugin(tool_plugin_path(), name);
   if (!report.plugin) {
     std::string msg = report.message();
     if (!name.empty()) msg = "no plugin named '" + name + "': " + msg;

@@ -15,14 +15,19 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace vidgraph::cli {
 
 // The logger named "cli", cloned from the default logger on first use.
 std::shared_ptr<spdlog::logger> attention_tool_logger();
 
-// Loads the attention plugin (by name when `name` is not empty). On failure logs the loader's report
-// (places searched, each file and why) and returns nullptr.
+// The tool's VIDGRAPH_PLUGIN_PATH (engine/environment.h), read once per process: the folders
+// searched for the plugin before those next to the executable.
+const std::vector<std::string>& tool_plugin_path();
+
+// Loads the attention plugin (by name when `name` is not empty) over tool_plugin_path(). On failure
+// logs the loader's report (places searched, each file and why) and returns nullptr.
 plugin::LoadedPlugin* load_plugin_or_report(const std::string& name);
 
 // "T,H,W" -> grid; throws std::invalid_argument with a sentence on bad text or a product T*H*W

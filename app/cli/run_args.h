@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/environment.h"
 #include "engine/result.h"
 
 namespace vidgraph::cli {
@@ -37,6 +38,9 @@ struct RunArgs {
   int nproc = 1;                     // run --nproc N: N ranks on this machine, the DiT sequence-parallel
   std::string dist_backend = "auto"; // run --dist-backend auto|gloo|nccl
   int dist_timeout_s = 60;           // run --dist-timeout S: how long a collective waits for the others
+  // Not from the command line: RunnerConfig::environment, the options main read from the process's
+  // environment (the torchrun variables of a rank, engine/environment.h).
+  engine::Environment environment;
 };
 
 }  // namespace vidgraph::cli

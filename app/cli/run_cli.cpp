@@ -54,6 +54,7 @@ void add_flow_options(CLI::App* cmd, RunArgs& args) {
 
 int run_cli_main(int argc, char** argv, const RunnerConfig& config) {
   RunArgs args;
+  args.environment = config.environment;
   CLI::App app{"Runs Vidgraph workflow files headless: the same files the editor saves.", config.program};
   app.footer(kFooter);
   app.require_subcommand(0, 1);
@@ -153,13 +154,13 @@ int run_cli_main(int argc, char** argv, const RunnerConfig& config) {
     return kExitInvalid;
   }
 
-  const bool several_ranks = args.nproc > 1 || running_as_rank();
+  const bool several_ranks = args.nproc > 1 || running_as_rank(args.environment);
   if (args.command == RunCommand::Run && several_ranks && !args.sweeps.empty()) {
     std::fprintf(stderr, "error: --sweep cannot run as several processes (--nproc, torchrun); run the sweep's "
                          "runs one by one.\n");
     return kExitInvalid;
   }
-  if (args.command == RunCommand::Run && args.nproc > 1 && !running_as_rank()) {
+  if (args.command == RunCommand::Run && args.nproc > 1 && !running_as_rank(args.environment)) {
     return launch_ranks(argv, args);
   }
   setup_logging(args.verbose);
@@ -171,15 +172,15 @@ int run_cli_main(int argc, char** argv, const RunnerConfig& config) {
     return kExitInvalid;
   }
   std::shared_ptr<const engine::RunServices> services;
-  if (args.command == RunCommand::Run && running_as_rank()) {
-    std::string error = rank_gpu_visibility();  // before anything initialises CUDA
+  if (args.command == RunCommand::Run && running_as_rank(args.environment)) {
+    std::string error = rank_gpu_visibility(args.environment);  // before anything initialises CUDA
     if (error.empty()) {
       error = config.join_ranks ? config.join_ranks(args.dist_backend, args.dist_timeout_s, &services)
                                 : "this program was built without the model layer, so it cannot run as several "
                                   "processes";
     }
     if (!error.empty()) {
-      report_error(args, "rank " + std::to_string(own_rank()) + ": " + error);
+      report_error(args, "rank " + std::to_string(own_rank(args.environment)) + ": " + error);
       return kExitInvalid;
     }
   }

@@ -59,6 +59,9 @@ struct RunnerConfig {
   std::function<std::string(const std::string& backend, int timeout_s,
                             std::shared_ptr<const engine::RunServices>* services)>
       join_ranks;
+  // The options of the process's environment: main fills it once with engine::read_environment();
+  // the commands get it as RunArgs::environment.
+  engine::Environment environment;
 };
 
 int run_cli_main(int argc, char** argv, const RunnerConfig& config);

@@ -38,7 +38,7 @@ json error_list(const std::vector<engine::Error>& errors) {
 // the rest (exports, previews, ...) is rank 0's alone, so rank 0 alone writes outputs. Rank 0 sends
 // the others what it computes alone (the nodes' rank_broadcast). Returns false when the run has no
 // such node: ranks above 0 have nothing to do.
-bool share_run_with_ranks(const engine::GraphDocument& doc, const engine::Registry& registry,
+bool share_run_with_ranks(const engine::GraphDocument& doc, const engine::Registry& registry, int rank,
                           engine::RunRequest& request) {
   const auto run = engine::plan_execution(doc, request.targets);
   if (!run.ok()) return true;  // every rank's validation fails alike (rank 0 reports it)
@@ -49,7 +49,7 @@ bool share_run_with_ranks(const engine::GraphDocument& doc, const engine::Regist
   }
   if (targets.empty()) return false;
   request.options.every_rank_nodes = engine::plan_execution(doc, targets).value();
-  if (own_rank() > 0) request.targets = targets;
+  if (rank > 0) request.targets = targets;
   return true;
 }
 
@@ -119,12 +119,13 @@ int command_run(const RunArgs& args, const RunSession& session) {
   request.options.workflow_json = engine::save_workflow_string(*doc);
   std::string created;  // removed again when the run turns out invalid: exit 2 leaves nothing behind
   std::string scratch;  // where a rank above 0 writes: never the output folder
-  const bool shared = running_as_rank() && share_run_with_ranks(*doc, registry, request);
-  if (own_rank() > 0) {
+  const int rank = own_rank(args.environment);
+  const bool shared = running_as_rank(args.environment) && share_run_with_ranks(*doc, registry, rank, request);
+  if (rank > 0) {
     if (!shared) return kExitOk;
     scratch = make_scratch_dir();
     if (scratch.empty()) {
-      report_error(args, "rank " + std::to_string(own_rank()) +
+      report_error(args, "rank " + std::to_string(rank) +
                              " could not create a scratch folder; set TMPDIR to a writable folder.");
       return kExitInvalid;
     }
@@ -143,7 +144,7 @@ int command_run(const RunArgs& args, const RunSession& session) {
   // A rank above 0 prints on a discarded stdout; its errors must reach stderr even with --json-events.
   // Rank 0 alone saves previews.
   RunArgs render_args = args;
-  if (own_rank() > 0) {
+  if (rank > 0) {
     render_args.json_events = false;
     render_args.previews_dir.clear();
   }
@@ -170,7 +171,7 @@ int command_run(const RunArgs& args, const RunSession& session) {
   }
   const int code = exit_code_for(result.status);
   // An invalid workflow is invalid on every rank alike: rank 0 alone reports it.
-  if (own_rank() == 0 || result.status != engine::RunStatus::Invalid) renderer->finish(result, code);
+  if (rank == 0 || result.status != engine::RunStatus::Invalid) renderer->finish(result, code);
   return code;
 }
 

@@ -174,24 +174,21 @@ JobEnd wait_for_ranks(std::vector<pid_t> pids, int grace_s) {
 
 }  // namespace
 
-bool running_as_rank() {
-  const char* world = std::getenv("WORLD_SIZE");
-  return world != nullptr && *world != '\0';
+bool running_as_rank(const engine::Environment& env) { return env.torchrun.count("WORLD_SIZE") > 0; }
+
+int own_rank(const engine::Environment& env) {
+  const auto rank = env.torchrun.find("RANK");
+  return rank != env.torchrun.end() ? std::atoi(rank->second.c_str()) : 0;
 }
 
-int own_rank() {
-  const char* rank = std::getenv("RANK");
-  return rank != nullptr ? std::atoi(rank) : 0;
-}
-
-std::string rank_gpu_visibility() {
-  const char* local_text = std::getenv("LOCAL_RANK");
-  const int local = local_text != nullptr && *local_text != '\0' ? std::atoi(local_text) : own_rank();
-  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-  if (visible == nullptr) {
+std::string rank_gpu_visibility(const engine::Environment& env) {
+  const auto local_text = env.torchrun.find("LOCAL_RANK");
+  const int local = local_text != env.torchrun.end() ? std::atoi(local_text->second.c_str()) : own_rank(env);
+  if (!env.cuda_visible_devices) {
     ::setenv("CUDA_VISIBLE_DEVICES", std::to_string(local).c_str(), 1);
     return "";
   }
+  const std::string& visible = *env.cuda_visible_devices;
   const std::vector<std::string> gpus = split_list(visible);
   if (gpus.size() <= 1) return "";  // no GPU, or the one a wrapper picked for this rank
   if (local < 0 || static_cast<std::size_t>(local) >= gpus.size()) {

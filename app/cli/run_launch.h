@@ -14,19 +14,22 @@
 
 #include <string>
 
+#include "engine/environment.h"
 #include "run_args.h"
 
 namespace vidgraph::cli {
 
+// The torchrun values come from `env` (engine/environment.h: run_cli_main's RunArgs::environment).
 // True when this process is one rank of a group (WORLD_SIZE is set, by torchrun or the launcher).
-bool running_as_rank();
+bool running_as_rank(const engine::Environment& env);
 // RANK, 0 when unset.
-int own_rank();
+int own_rank(const engine::Environment& env);
 
-// Before anything initialises CUDA: narrows CUDA_VISIBLE_DEVICES to this rank's GPU, the
-// LOCAL_RANK-th entry of the list (or GPU LOCAL_RANK when unset); a one-entry list stays as it is
-// (a wrapper already gave the rank its GPU). Returns "" or why the rank has no GPU to take.
-std::string rank_gpu_visibility();
+// Before anything initialises CUDA: narrows CUDA_VISIBLE_DEVICES (env's, written back to this
+// process's environment for the GPU runtime) to this rank's GPU, the LOCAL_RANK-th entry of the list
+// (or GPU LOCAL_RANK when unset); a one-entry list stays as it is (a wrapper already gave the rank its
+// GPU). Returns "" or why the rank has no GPU to take.
+std::string rank_gpu_visibility(const engine::Environment& env);
 
 // Runs args.nproc ranks of `argv`.
 int launch_ranks(char** argv, const RunArgs& args);

@@ -2,7 +2,6 @@
 #include "run_models.h"
 
 #include <cstdio>
-#include <cstdlib>
 
 #include <nlohmann/json.hpp>
 
@@ -34,7 +33,8 @@ int fail(const std::string& message) {
 
 }  // namespace
 
-int command_models(const std::vector<std::string>& folders, const std::string& model_paths, bool json) {
+int command_models(const std::vector<std::string>& folders, const std::string& model_paths,
+                   const std::string& default_model_paths, bool json) {
   mio::ModelFolders roots;
   for (const std::string& folder : folders) {
     if (!mio::is_comfy_models_folder(folder) && !mio::is_comfy_models_folder(folder + "/models")) {
@@ -43,9 +43,7 @@ int command_models(const std::vector<std::string>& folders, const std::string& m
     }
     roots.add(mio::comfy_model_folders(folder));
   }
-  std::string yaml = model_paths;
-  const char* env = std::getenv("VIDGRAPH_MODEL_PATHS");
-  if (yaml.empty() && folders.empty() && env != nullptr) yaml = env;
+  const std::string yaml = model_paths.empty() && folders.empty() ? default_model_paths : model_paths;
   if (!yaml.empty()) {
     try {
       roots.add(mio::read_extra_model_paths(yaml));

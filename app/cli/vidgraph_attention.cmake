@@ -16,7 +16,7 @@ if(EXISTS ${_vg_attention_bench})
   target_compile_definitions(vidgraph-attention PRIVATE VIDGRAPH_HAVE_BENCH)
 endif()
 target_compile_definitions(vidgraph-attention PRIVATE VIDGRAPH_VERSION="${PROJECT_VERSION}")
-target_link_libraries(vidgraph-attention PRIVATE vidgraph_plugin_api vidgraph_model_io vidgraph_nodes_io vidgraph_device_memory vidgraph::torch
+target_link_libraries(vidgraph-attention PRIVATE vidgraph_plugin_api vidgraph_engine vidgraph_model_io vidgraph_nodes_io vidgraph_device_memory vidgraph::torch
   spdlog::spdlog nlohmann_json::nlohmann_json CLI11::CLI11)
 # The plugin is loaded at run time; build it with the tool so `vidgraph-attention` works in the tree.
 if(TARGET vidgraph_attention)

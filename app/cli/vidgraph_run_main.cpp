@@ -6,9 +6,11 @@
 #include <csignal>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
+#include "engine/environment.h"
 #include "run_cli.h"
 #include "run_driver.h"
 #ifdef VIDGRAPH_HAVE_MODEL_IO
@@ -30,11 +32,14 @@
 #ifdef VIDGRAPH_HAVE_NODES
 namespace {
 
-// The session of one invocation, from the options that are session settings.
-std::shared_ptr<vidgraph::nodes::Session> open_session(const vidgraph::cli::RunArgs& args) {
+// The session of one invocation, from the options that are session settings and the environment's.
+std::shared_ptr<vidgraph::nodes::Session> open_session(const vidgraph::cli::RunArgs& args,
+                                                       const vidgraph::engine::Environment& environment) {
   vidgraph::nodes::SessionSettings settings;
   settings.resources_dir = args.resources_dir;
   settings.cache_budget_bytes = vidgraph::cli::engine_config(args).cache_budget_bytes;
+  settings.plugin_path = environment.plugin_path;
+  settings.model_paths_file = environment.model_paths_file;
   return std::make_shared<vidgraph::nodes::Session>(std::move(settings));
 }
 
@@ -42,7 +47,10 @@ std::shared_ptr<vidgraph::nodes::Session> open_session(const vidgraph::cli::RunA
 #endif  // VIDGRAPH_HAVE_NODES
 
 int main(int argc, char** argv) {
+  // Read once; every command below gets its values as parameters (engine/environment.h).
+  const vidgraph::engine::Environment environment = vidgraph::engine::read_environment();
   vidgraph::cli::RunnerConfig config;
+  config.environment = environment;
   config.version = VIDGRAPH_VERSION;
 #ifdef VIDGRAPH_HAVE_COMPARE
   config.compare = vidgraph::cli::command_compare;
@@ -56,8 +64,8 @@ int main(int argc, char** argv) {
   };
 #endif  // VIDGRAPH_HAVE_COMPARE
 #ifdef VIDGRAPH_HAVE_NODES
-  config.open_session = [](const vidgraph::cli::RunArgs& args) {
-    auto session = open_session(args);
+  config.open_session = [&environment](const vidgraph::cli::RunArgs& args) {
+    auto session = open_session(args, environment);
     vidgraph::cli::RunSession run;
     // Shares the session's ownership: the registry keeps its node types' plugin loaded.
     run.registry = std::shared_ptr<const vidgraph::engine::Registry>(session, &session->registry());
@@ -66,7 +74,7 @@ int main(int argc, char** argv) {
     return run;
   };
 #endif  // VIDGRAPH_HAVE_NODES
-  config.version_details = []() -> std::string {
+  config.version_details = [&]() -> std::string {
     std::string lines;
 #ifdef VIDGRAPH_HAVE_NODES
     for (const auto& [component, version] : vidgraph::nodes::build_versions())
@@ -74,22 +82,25 @@ int main(int argc, char** argv) {
 #endif  // VIDGRAPH_HAVE_NODES
     lines += "Qt: not used (the headless runner needs no Qt)\n";
 #ifdef VIDGRAPH_HAVE_NODES
-    lines += "attention plugin: " + open_session({})->attention_plugin_description();
+    lines += "attention plugin: " + open_session({}, environment)->attention_plugin_description();
 #endif  // VIDGRAPH_HAVE_NODES
     return lines;
   };
 #ifdef VIDGRAPH_HAVE_MODEL_IO
-  config.list_models = vidgraph::cli::command_models;
+  config.list_models = [&environment](const std::vector<std::string>& folders, const std::string& model_paths,
+                                      bool json) {
+    return vidgraph::cli::command_models(folders, model_paths, environment.model_paths_file, json);
+  };
 #endif
 #ifdef VIDGRAPH_HAVE_NODES
-  config.join_ranks = [](const std::string& backend, int timeout_s,
+  config.join_ranks = [&environment](const std::string& backend, int timeout_s,
                          std::shared_ptr<const vidgraph::engine::RunServices>* services) -> std::string {
     namespace parallel = vidgraph::parallel;
     try {
       parallel::ProcessGroupOptions base;
       base.backend = backend;
       base.timeout = std::chrono::seconds(timeout_s);
-      auto options = parallel::process_group_options_from_env(base);
+      auto options = parallel::process_group_options_from_torchrun(environment.torchrun, base);
       if (!options) return "WORLD_SIZE is not set";
       // Each rank sees its own GPU as device 0 (the launcher sets CUDA_VISIBLE_DEVICES per rank).
       if (at::hasCUDA()) options->device = c10::Device(c10::kCUDA, 0);

@@ -29,6 +29,9 @@ struct RunOptions {
   std::string resources_dir;  // empty = default_resources_dir()
   bool overwrite = false;     // nodes may replace existing output files only when true
   std::string workflow_json;  // the workflow as saved (canonical text), for output metadata
+  // The ComfyUI extra_model_paths.yaml that nodes searching model folders use when their own
+  // model_paths_file param is empty: the front end's VIDGRAPH_MODEL_PATHS (environment.h); empty = none.
+  std::string model_paths_file;
   // A run of several processes (ranks): the ids of the nodes every rank runs (the nodes of
   // NodeType::every_rank types and those they need); the others run on rank 0 alone. Empty when
   // the run is one process.

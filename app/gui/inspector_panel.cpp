@@ -22,13 +22,13 @@ namespace vidgraph::gui {
 namespace {
 
 // The model files found for a file param of `node` (nodes/model_choices.h), paths as the run
-// resolves them (relative to the workflow's folder).
-QStringList modelChoices(const DocumentController& controller, const engine::Node& node,
-                         const engine::ParamSpec& spec) {
+// resolves them (relative to the workflow's folder, the runs' default yaml file from `runDefaults`).
+QStringList modelChoices(const DocumentController& controller, const engine::RunOptions& runDefaults,
+                         const engine::Node& node, const engine::ParamSpec& spec) {
   QStringList out;
 #ifdef VIDGRAPH_GUI_HAVE_NODES
   if (spec.kind != engine::ParamKind::FilePath || !nodes::is_model_file_param(node.type, spec.name)) return out;
-  engine::RunOptions options;
+  engine::RunOptions options = runDefaults;
   if (!controller.filePath().isEmpty()) {
     options.workflow_dir = QFileInfo(controller.filePath()).absolutePath().toStdString();
   }
@@ -37,6 +37,7 @@ QStringList modelChoices(const DocumentController& controller, const engine::Nod
   }
 #else
   (void)controller;
+  (void)runDefaults;
   (void)node;
   (void)spec;
 #endif  // VIDGRAPH_GUI_HAVE_NODES
@@ -48,8 +49,8 @@ bool choosesModelFolders(const std::string& param) { return param == "model_path
 
 }  // namespace
 
-InspectorPanel::InspectorPanel(DocumentController* controller, QWidget* parent)
-    : QWidget(parent), controller_(controller) {
+InspectorPanel::InspectorPanel(DocumentController* controller, engine::RunOptions runDefaults, QWidget* parent)
+    : QWidget(parent), controller_(controller), runDefaults_(std::move(runDefaults)) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   auto* scroll = new QScrollArea(this);
@@ -110,7 +111,7 @@ void InspectorPanel::rebuild() {
     form->addRow(d);
   }
   for (const engine::ParamSpec& spec : type->params) {
-    const QStringList choices = modelChoices(*controller_, *node, spec);
+    const QStringList choices = modelChoices(*controller_, runDefaults_, *node, spec);
     ParamEditor* e = choices.isEmpty() ? createParamEditor(spec, body_) : createModelFileEditor(spec, choices, body_);
     const std::string param = spec.name;
     e->setToolTip(QString::fromStdString(spec.description));

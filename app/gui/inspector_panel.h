@@ -10,6 +10,7 @@
 #include <QtWidgets/QWidget>
 
 #include "engine/document.h"
+#include "engine/run_options.h"
 
 class QFormLayout;
 class QLabel;
@@ -24,7 +25,10 @@ class InspectorPanel : public QWidget {
   Q_OBJECT
 
  public:
-  explicit InspectorPanel(DocumentController* controller, QWidget* parent = nullptr);
+  // runDefaults: what every run starts from (MainWindowOptions::runDefaults); the model-file lists
+  // resolve paths and find the default extra_model_paths.yaml as a run would.
+  explicit InspectorPanel(DocumentController* controller, engine::RunOptions runDefaults = {},
+                          QWidget* parent = nullptr);
 
   // Shows `nodeId` ("" = nothing selected).
   void setNode(const std::string& nodeId);
@@ -39,6 +43,7 @@ class InspectorPanel : public QWidget {
   void onDocumentChanged(const engine::DocumentChange& change);
 
   DocumentController* controller_;
+  engine::RunOptions runDefaults_;
   std::string nodeId_;
   QWidget* body_ = nullptr;
   QLineEdit* idEdit_ = nullptr;

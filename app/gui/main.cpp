@@ -2,6 +2,7 @@
 // vidgraph-run builds it), applies the theme, opens the files given on the command line (or offers
 // to restore autosaved work), and runs the Qt event loop.
 #include <memory>
+#include <utility>
 
 #include <QtCore/QCommandLineParser>
 #include <QtWidgets/QApplication>
@@ -16,6 +17,7 @@
 #include "gui/theme.h"
 
 #ifdef VIDGRAPH_GUI_HAVE_NODES
+#include "engine/environment.h"
 #include "nodes/session.h"
 #endif  // VIDGRAPH_GUI_HAVE_NODES
 
@@ -33,7 +35,11 @@ int main(int argc, char** argv) {
   vidgraph::gui::MainWindowOptions options;
 #ifdef VIDGRAPH_GUI_HAVE_NODES
   // Outlives the window: its node types and plugin serve every run the window starts.
-  vidgraph::nodes::Session session;
+  const vidgraph::engine::Environment environment = vidgraph::engine::read_environment();
+  vidgraph::nodes::SessionSettings settings;
+  settings.plugin_path = environment.plugin_path;
+  settings.model_paths_file = environment.model_paths_file;
+  vidgraph::nodes::Session session(std::move(settings));
   const vidgraph::engine::Registry& registry = session.registry();
   options.attentionPlugin = QString::fromStdString(session.attention_plugin_description());
   options.engine = session.engine_config();

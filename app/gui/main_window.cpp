@@ -94,7 +94,7 @@ void MainWindow::attachLogSink(std::shared_ptr<LogSink> sink) {
 }
 
 void MainWindow::buildDocks() {
-  inspector_ = new InspectorPanel(controller_, this);
+  inspector_ = new InspectorPanel(controller_, options_.runDefaults, this);
   auto* inspectorDock = new QDockWidget(tr("Inspector"), this);
   inspectorDock->setObjectName(QStringLiteral("inspectorDock"));
   inspectorDock->setWidget(inspector_);

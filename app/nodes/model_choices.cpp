@@ -41,7 +41,7 @@ std::vector<std::string> model_file_choices(const std::string& node_type, const 
   const std::string folder = path_of("model_path");
   std::error_code ec;
   auto folders = search_folders(std::filesystem::is_directory(folder, ec) ? folder : std::string(),
-                                path_of("model_paths_file"));
+                                path_of("model_paths_file"), options.model_paths_file);
   if (!folders.ok()) return {};
   return mio::list_model_files(*folders, *kind);
 }

@@ -1,7 +1,8 @@
 // The model files a node's file param can be set to, for the editor's drop-downs: the weight
 // files of the param's kind (Load Wan Model's dit, vae, text_encoder; Load LoRA's path) in the
 // ComfyUI-style folders that node's params point at (model_path when it is a ComfyUI models
-// folder, model_paths_file, else $VIDGRAPH_MODEL_PATHS). Listing only: no file is opened.
+// folder, model_paths_file, else options.model_paths_file: VIDGRAPH_MODEL_PATHS as the front end
+// read it). Listing only: no file is opened.
 // No LibTorch types; never throws (an unreadable yaml file gives no choices).
 #pragma once
 

@@ -7,7 +7,7 @@
 namespace vidgraph::nodes {
 
 Session::Session(SessionSettings settings) : settings_(std::move(settings)) {
-  plugin::PluginLoadReport report = plugin::load_attention_plugin();
+  plugin::PluginLoadReport report = plugin::load_attention_plugin(settings_.plugin_path);
   if (report.plugin) {
     nodes_logger()->debug("Attention plugin {} {} loaded from {}", report.plugin->name(), report.plugin->version(),
                          report.plugin->path());
@@ -42,6 +42,7 @@ engine::EngineConfig Session::engine_config() const {
 engine::RunOptions Session::run_options() const {
   engine::RunOptions options;
   options.resources_dir = settings_.resources_dir;
+  options.model_paths_file = settings_.model_paths_file;
   return options;
 }
 

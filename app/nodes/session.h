@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/engine.h"
 #include "engine/registry.h"
@@ -23,14 +24,17 @@ class LoadedPlugin;  // plugins/api/plugin_loader.h (not included: no ATen here)
 
 namespace vidgraph::nodes {
 
+// Front ends fill the last two from engine::read_environment() (engine/environment.h).
 struct SessionSettings {
   std::string resources_dir;             // "{resources}/" paths; empty = engine::default_resources_dir()
   std::size_t cache_budget_bytes = 0;    // the engine's result cache; 0 = the engine's default (8 GiB)
+  std::vector<std::string> plugin_path;  // folders searched for the plugin first (VIDGRAPH_PLUGIN_PATH)
+  std::string model_paths_file;          // the runs' default extra_model_paths.yaml (VIDGRAPH_MODEL_PATHS)
 };
 
 class Session {
  public:
-  // Loads the attention plugin (plugins/api's search order: VIDGRAPH_PLUGIN_PATH, then next to the
+  // Loads the attention plugin (plugins/api's search order: settings.plugin_path, then next to the
   // executable) and registers the built-in node types. Without a loadable plugin the
   // session still opens: Wan Sampler offers only "full" and its runs fail naming plugin_problem().
   explicit Session(SessionSettings settings = {});
@@ -54,7 +58,7 @@ class Session {
 
   const SessionSettings& settings() const { return settings_; }
   engine::EngineConfig engine_config() const;
-  // RunOptions with this session's resources folder (the rest is the run's).
+  // RunOptions with this session's resources folder and model_paths_file (the rest is the run's).
   engine::RunOptions run_options() const;
 
  private:

@@ -38,10 +38,18 @@ using Collectives = c10d::Backend;
 using Collectives = c10d::ProcessGroup;
 #endif
 
+// The value of the variable `name`, or "" when it is not among `variables`.
+std::string variable(const std::map<std::string, std::string>& variables, const char* name) {
+  const auto it = variables.find(name);
+  return it == variables.end() ? std::string() : it->second;
+}
+
 // Parses a whole decimal integer in [lo, hi] from the environment variable `name`.
-std::optional<long> env_int(const char* name, long lo, long hi) {
-  const char* text = std::getenv(name);
-  if (text == nullptr || *text == '\0') return std::nullopt;
+std::optional<long> env_int(const std::map<std::string, std::string>& variables, const char* name, long lo,
+                            long hi) {
+  const std::string value_text = variable(variables, name);
+  if (value_text.empty()) return std::nullopt;
+  const char* text = value_text.c_str();
   char* end = nullptr;
   errno = 0;
   const long value = std::strtol(text, &end, 10);
@@ -74,16 +82,17 @@ std::string pick_backend(const ProcessGroupOptions& o) {
 
 }  // namespace
 
-std::optional<ProcessGroupOptions> process_group_options_from_env(ProcessGroupOptions base) {
-  const auto world = env_int("WORLD_SIZE", 1, 1 << 20);
+std::optional<ProcessGroupOptions> process_group_options_from_torchrun(
+    const std::map<std::string, std::string>& variables, ProcessGroupOptions base) {
+  const auto world = env_int(variables, "WORLD_SIZE", 1, 1 << 20);
   if (!world) return std::nullopt;
   base.world_size = static_cast<int>(*world);
-  base.rank = static_cast<int>(env_int("RANK", 0, *world - 1).value_or(0));
-  base.local_rank = static_cast<int>(env_int("LOCAL_RANK", 0, 1 << 20).value_or(base.rank));
-  if (const char* addr = std::getenv("MASTER_ADDR"); addr != nullptr && *addr != '\0') base.master_addr = addr;
-  base.master_port = static_cast<int>(env_int("MASTER_PORT", 1, 65535).value_or(base.master_port));
-  const char* agent_store = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
-  base.launcher_hosts_store = agent_store != nullptr && std::string(agent_store) == "True";
+  base.rank = static_cast<int>(env_int(variables, "RANK", 0, *world - 1).value_or(0));
+  base.local_rank = static_cast<int>(env_int(variables, "LOCAL_RANK", 0, 1 << 20).value_or(base.rank));
+  if (const std::string addr = variable(variables, "MASTER_ADDR"); !addr.empty()) base.master_addr = addr;
+  base.master_port = static_cast<int>(env_int(variables, "MASTER_PORT", 1, 65535).value_or(base.master_port));
+  base.launcher_hosts_store = variable(variables, "TORCHELASTIC_USE_AGENT_STORE") == "True";
+  if (const std::string iface = variable(variables, "GLOO_SOCKET_IFNAME"); !iface.empty()) base.gloo_interface = iface;
   return base;
 }
 
@@ -165,9 +174,8 @@ std::shared_ptr<ProcessGroupHandle> ProcessGroupHandle::create(const ProcessGrou
 #if VIDGRAPH_WITH_GLOO
     if (backend == "gloo") {
       auto opts = c10d::ProcessGroupGloo::Options::create(o.timeout);
-      const char* iface = std::getenv("GLOO_SOCKET_IFNAME");
-      if (iface != nullptr && *iface != '\0') {
-        opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(iface));
+      if (!o.gloo_interface.empty()) {
+        opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(o.gloo_interface));
       } else if (is_loopback(o.master_addr)) {
         opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
       } else {

@@ -1,6 +1,7 @@
 // A c10d process group for one run: the rank, the world size and the collectives the sequence
 // parallelism needs. Built from a TCPStore (rank 0 hosts it) on the master address and port, either
-// given explicitly or read from the torchrun environment. Backend: Gloo on the CPU, NCCL on CUDA
+// given explicitly or parsed from torchrun's variables, which the front end reads from its
+// environment and passes in (this layer reads no environment). Backend: Gloo on the CPU, NCCL on CUDA
 // when this LibTorch has it ("auto" picks by the device of the tensors).
 //
 // Every collective waits at most `timeout`; a peer that stopped or stalled makes the call throw a
@@ -10,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,12 +34,17 @@ struct ProcessGroupOptions {
   // The launcher already serves the store at the master address (torchrun's agent, which says so
   // with TORCHELASTIC_USE_AGENT_STORE=True): rank 0 joins it as a client too, under a key prefix.
   bool launcher_hosts_store = false;
+  // Gloo's network interface (GLOO_SOCKET_IFNAME); empty: 127.0.0.1 for a loopback master address,
+  // else Gloo's default device.
+  std::string gloo_interface;
 };
 
-// Reads RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT and TORCHELASTIC_USE_AGENT_STORE (as
-// torchrun sets them) into `base`; returns nullopt when WORLD_SIZE is unset. Throws
+// Parses torchrun's variables, given by name as the front end read them (RANK, WORLD_SIZE,
+// LOCAL_RANK, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_USE_AGENT_STORE, GLOO_SOCKET_IFNAME; missing or
+// empty = unset), into `base`; returns nullopt when WORLD_SIZE is unset. Throws
 // std::invalid_argument naming the variable when one is present but malformed or out of range.
-std::optional<ProcessGroupOptions> process_group_options_from_env(ProcessGroupOptions base = {});
+std::optional<ProcessGroupOptions> process_group_options_from_torchrun(
+    const std::map<std::string, std::string>& variables, ProcessGroupOptions base = {});
 
 // The backends this LibTorch build offers ("gloo", "nccl").
 std::vector<std::string> available_backends();

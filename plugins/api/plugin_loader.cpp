@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -45,14 +44,10 @@ std::string handshake_mismatch(const VidgraphPluginInfo& info) {
 
 }  // namespace
 
-std::vector<std::string> plugin_search_dirs() {
+std::vector<std::string> plugin_search_dirs(const std::vector<std::string>& plugin_path) {
   std::vector<std::string> dirs;
-  if (const char* env = std::getenv("VIDGRAPH_PLUGIN_PATH")) {
-    std::stringstream ss(env);
-    std::string item;
-    while (std::getline(ss, item, ':'))
-      if (!item.empty()) dirs.push_back(item);
-  }
+  for (const std::string& dir : plugin_path)
+    if (!dir.empty()) dirs.push_back(dir);
   const std::string exe = executable_dir();
   if (!exe.empty()) {
     dirs.push_back((fs::path(exe) / ".." / "lib" / "vidgraph" / "plugins").lexically_normal().string());
@@ -161,8 +156,8 @@ PluginLoadReport load_attention_plugin_from(const std::vector<std::string>& dirs
   return report;
 }
 
-PluginLoadReport load_attention_plugin(const std::string& name) {
-  return load_attention_plugin_from(plugin_search_dirs(), name);
+PluginLoadReport load_attention_plugin(const std::vector<std::string>& plugin_path, const std::string& name) {
+  return load_attention_plugin_from(plugin_search_dirs(plugin_path), name);
 }
 
 std::string PluginLoadReport::message() const {

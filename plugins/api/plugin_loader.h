@@ -1,7 +1,8 @@
 // Finds and loads attention-backend plugins. The process owns what it loads, once.
 //
 // Search order (first usable plugin wins unless a name is requested):
-//   1. every folder of VIDGRAPH_PLUGIN_PATH (':'-separated), in order;
+//   1. every folder of the caller's `plugin_path`, in order (the front ends pass VIDGRAPH_PLUGIN_PATH,
+//      app/engine/environment.h; this layer reads no environment);
 //   2. <directory of the running executable>/../lib/vidgraph/plugins (the installed layout, and the
 //      build tree's layout too), and <exe dir>/../<CMAKE_INSTALL_LIBDIR>/vidgraph/plugins when the
 //      install's library folder differs (e.g. lib/x86_64-linux-gnu).
@@ -66,8 +67,8 @@ struct PluginLoadReport {
   std::string message() const;
 };
 
-// The folders searched, in order (existing or not).
-std::vector<std::string> plugin_search_dirs();
+// The folders searched, in order (existing or not): `plugin_path`, then those next to the executable.
+std::vector<std::string> plugin_search_dirs(const std::vector<std::string>& plugin_path);
 
 // Loads one file, or returns the plugin already loaded from it. On failure returns nullptr and sets
 // *error to a sentence naming the file and why.
@@ -76,11 +77,11 @@ LoadedPlugin* load_plugin_file(const std::string& path, std::string* error);
 // Every plugin this process has loaded, in load order.
 std::vector<const LoadedPlugin*> loaded_plugins();
 
-// Searches the folders and loads the first usable plugin, or the one whose name equals `name`
-// when given (others are then not loaded).
-PluginLoadReport load_attention_plugin(const std::string& name = {});
+// Searches plugin_search_dirs(plugin_path) and loads the first usable plugin, or the one whose
+// name equals `name` when given (others are then not loaded).
+PluginLoadReport load_attention_plugin(const std::vector<std::string>& plugin_path, const std::string& name = {});
 
-// Same, over explicit folders instead of plugin_search_dirs().
+// Same, over exactly these folders (none next to the executable).
 PluginLoadReport load_attention_plugin_from(const std::vector<std::string>& dirs,
                                             const std::string& name = {});
 

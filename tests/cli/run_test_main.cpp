@@ -2,6 +2,7 @@
 // types instead of the built-in ones. Used by tst_cli; never installed.
 #include <memory>
 
+#include "engine/environment.h"
 #include "engine_test_nodes.h"
 #include "run_cli.h"
 #include "run_driver.h"
@@ -9,6 +10,7 @@
 int main(int argc, char** argv) {
   vidgraph::cli::RunnerConfig config;
   config.program = "vidgraph-run-test";
+  config.environment = vidgraph::engine::read_environment();
   config.version = VIDGRAPH_VERSION;
   config.open_session = [](const vidgraph::cli::RunArgs& args) {
     auto registry = std::make_shared<vidgraph::engine::Registry>();

@@ -697,6 +697,23 @@ class tst_Gui : public QObject {
     QVERIFY(c.setParam(*id, "model_path", tmp_.filePath("dropdown").toStdString()).ok());  // no models folder
     QCoreApplication::processEvents();
     QVERIFY(!inspector.editor("vae")->findChild<QComboBox*>());
+    // The runs' default extra_model_paths.yaml (main passes VIDGRAPH_MODEL_PATHS in the run defaults)
+    // lists the files for a node that names no folder.
+    const QString yaml = tmp_.filePath("dropdown/extra_model_paths.yaml");
+    QFile y(yaml);
+    QVERIFY(y.open(QIODevice::WriteOnly));
+    y.write(("comfyui:\n  base_path: " + models + "\n  vae: vae\n").toUtf8());
+    y.close();
+    auto plain = c.addNode("LoadWanModel", {0, 200});
+    QVERIFY(plain.ok());
+    vidgraph::engine::RunOptions defaults;
+    defaults.model_paths_file = yaml.toStdString();
+    gui::InspectorPanel withDefaults(&c, defaults);
+    withDefaults.setNode(*plain);
+    auto* listed = withDefaults.editor("vae")->findChild<QComboBox*>();
+    QVERIFY(listed);
+    QCOMPARE(listed->count(), 2);
+    QCOMPARE(listed->itemText(0), models + "/vae/wan2.2_vae.safetensors");
   }
 #endif  // VIDGRAPH_GUI_HAVE_NODES
 

@@ -59,7 +59,7 @@ class tst_model_folders : public QObject {
   void ambiguousFilesAreNamed();
   void embeddedTokenizerNeedsNoFile();
   void ggufEncoderBringsItsTokenizer();
-  void paramsAndEnvironment();
+  void paramsAndRunDefault();
 };
 
 void tst_model_folders::listsByKind() {
@@ -233,7 +233,7 @@ void tst_model_folders::ggufEncoderBringsItsTokenizer() {
   QVERIFY2(message.find("No tokenizer found") != std::string::npos, message.c_str());
 }
 
-void tst_model_folders::paramsAndEnvironment() {
+void tst_model_folders::paramsAndRunDefault() {
   QTemporaryDir dir;
   const std::string models = make_comfy(dir);
   const std::string yaml = dir.filePath("extra_model_paths.yaml").toStdString();
@@ -244,15 +244,28 @@ void tst_model_folders::paramsAndEnvironment() {
   auto from_folder = model_files_from_params({{"model_path", models}}, options);
   QVERIFY2(from_folder.ok(), error_of(from_folder).c_str());
   QCOMPARE(from_folder->vae, models + "/vae/wan2.2_vae.safetensors");
-  // Only the yaml, as a param and then through $VIDGRAPH_MODEL_PATHS.
+  // Only the yaml, as a param and then as the run's default (RunOptions::model_paths_file, which the
+  // front ends fill from $VIDGRAPH_MODEL_PATHS; the nodes never read the environment: a variable set
+  // to a missing file here changes nothing).
+  qputenv("VIDGRAPH_MODEL_PATHS", QByteArray::fromStdString(dir.filePath("absent.yaml").toStdString()));
   auto from_yaml = model_files_from_params({{"model_paths_file", yaml}}, options);
   QVERIFY2(from_yaml.ok(), error_of(from_yaml).c_str());
   QCOMPARE(fs::path(from_yaml->dit).filename().string(), std::string("wan2.2_ti2v_5B_fp16.safetensors"));
-  qputenv("VIDGRAPH_MODEL_PATHS", QByteArray::fromStdString(yaml));
-  auto from_env = model_files_from_params(nlohmann::json::object(), options);
+  auto without = model_files_from_params(nlohmann::json::object(), options);
+  QVERIFY(!without.ok());
+  QVERIFY2(error_of(without).find("absent.yaml") == std::string::npos, error_of(without).c_str());
+  vidgraph::engine::RunOptions with_default = options;
+  with_default.model_paths_file = yaml;
+  auto from_default = model_files_from_params(nlohmann::json::object(), with_default);
+  QVERIFY2(from_default.ok(), error_of(from_default).c_str());
+  QCOMPARE(from_default->text_encoder, from_yaml->text_encoder);
+  // The node's own param wins over the run's default.
+  with_default.model_paths_file = dir.filePath("absent.yaml").toStdString();
+  auto param_wins = model_files_from_params({{"model_paths_file", yaml}}, with_default);
+  QVERIFY2(param_wins.ok(), error_of(param_wins).c_str());
+  auto bad_default = model_files_from_params(nlohmann::json::object(), with_default);
+  QVERIFY2(error_of(bad_default).find("absent.yaml' does not exist") != std::string::npos, error_of(bad_default).c_str());
   qunsetenv("VIDGRAPH_MODEL_PATHS");
-  QVERIFY2(from_env.ok(), error_of(from_env).c_str());
-  QCOMPARE(from_env->text_encoder, from_yaml->text_encoder);
   auto bad = model_files_from_params({{"model_paths_file", dir.filePath("nope.yaml").toStdString()}}, options);
   QVERIFY2(error_of(bad).find("nope.yaml' does not exist") != std::string::npos, error_of(bad).c_str());
 }

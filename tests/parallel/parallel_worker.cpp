@@ -23,6 +23,7 @@
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "engine/environment.h"
 #include "models/io/safetensors.h"
 #include "parallel_case.h"
 #include "plugins/api/plugin_loader.h"
@@ -54,7 +55,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (mode == "agent") {
-      o = parallel::process_group_options_from_env(o).value();
+      o = parallel::process_group_options_from_torchrun(engine::read_environment().torchrun, o).value();
       o.backend = "gloo";
     }
     parallel::SequenceParallel sp(parallel::ProcessGroupHandle::create(o));

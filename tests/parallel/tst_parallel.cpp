@@ -212,36 +212,37 @@ void tst_parallel::rankFailureStopsTheOthers() {
   QVERIFY2(clock.elapsed() < 40000, qPrintable(QString("took %1 ms").arg(clock.elapsed())));
 }
 
+// torchrun's variables as a front end passes them (engine::read_environment); the models layer
+// never reads the environment itself: a WORLD_SIZE set here changes nothing.
 void tst_parallel::torchrunEnvironment() {
+  qputenv("WORLD_SIZE", "8");
+  QVERIFY(!parallel::process_group_options_from_torchrun({}).has_value());
   qunsetenv("WORLD_SIZE");
-  QVERIFY(!parallel::process_group_options_from_env().has_value());
-  qputenv("WORLD_SIZE", "4");
-  qputenv("RANK", "3");
-  qputenv("LOCAL_RANK", "1");
-  qputenv("MASTER_ADDR", "10.0.0.7");
-  qputenv("MASTER_PORT", "29600");
-  const auto o = parallel::process_group_options_from_env();
+  std::map<std::string, std::string> vars{{"WORLD_SIZE", "4"},       {"RANK", "3"},
+                                          {"LOCAL_RANK", "1"},       {"MASTER_ADDR", "10.0.0.7"},
+                                          {"MASTER_PORT", "29600"}};
+  const auto o = parallel::process_group_options_from_torchrun(vars);
   QVERIFY(o.has_value());
   QCOMPARE(o->world_size, 4);
   QCOMPARE(o->rank, 3);
   QCOMPARE(o->local_rank, 1);
   QCOMPARE(o->master_addr, std::string("10.0.0.7"));
   QCOMPARE(o->master_port, 29600);
-  qputenv("RANK", "4");  // outside the world
+  QVERIFY(o->gloo_interface.empty());
+  vars["RANK"] = "4";  // outside the world
   try {
-    parallel::process_group_options_from_env();
+    parallel::process_group_options_from_torchrun(vars);
     QFAIL("expected an error for RANK=4 with WORLD_SIZE=4");
   } catch (const std::invalid_argument& e) {
     QVERIFY2(std::string(e.what()).find("RANK='4'") != std::string::npos, e.what());
   }
   QVERIFY(!o->launcher_hosts_store);
-  qputenv("RANK", "3");
-  qputenv("TORCHELASTIC_USE_AGENT_STORE", "True");
-  QVERIFY(parallel::process_group_options_from_env()->launcher_hosts_store);
-  for (const char* name : {"WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT",
-                           "TORCHELASTIC_USE_AGENT_STORE"}) {
-    qunsetenv(name);
-  }
+  vars["RANK"] = "3";
+  vars["TORCHELASTIC_USE_AGENT_STORE"] = "True";
+  vars["GLOO_SOCKET_IFNAME"] = "eth1";
+  const auto agent = parallel::process_group_options_from_torchrun(vars);
+  QVERIFY(agent->launcher_hosts_store);
+  QCOMPARE(agent->gloo_interface, std::string("eth1"));
 }
 
 // torchrun's agent serves the store on MASTER_PORT itself and tells its workers so: rank 0 must

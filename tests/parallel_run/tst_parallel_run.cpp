@@ -411,10 +411,13 @@ void tst_parallel_run::eachRankTakesItsGpu() {
       {"2", "2", "0,1", "0,1", "local rank 2 has no GPU: CUDA_VISIBLE_DEVICES='0,1' lists 2"},
   };
   for (const Case& c : cases) {
-    ::setenv("RANK", c.rank, 1);
-    if (c.local_rank) ::setenv("LOCAL_RANK", c.local_rank, 1); else ::unsetenv("LOCAL_RANK");
+    // The torchrun values as run_cli_main passes them; the result lands in this process's environment.
+    vidgraph::engine::Environment env;
+    env.torchrun["RANK"] = c.rank;
+    if (c.local_rank) env.torchrun["LOCAL_RANK"] = c.local_rank;
+    if (c.visible) env.cuda_visible_devices = c.visible;
     if (c.visible) ::setenv("CUDA_VISIBLE_DEVICES", c.visible, 1); else ::unsetenv("CUDA_VISIBLE_DEVICES");
-    const std::string error = vidgraph::cli::rank_gpu_visibility();
+    const std::string error = vidgraph::cli::rank_gpu_visibility(env);
     const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
     const QString label = QString("RANK=%1 LOCAL_RANK=%2 CUDA_VISIBLE_DEVICES=%3")
                               .arg(c.rank, c.local_rank ? c.local_rank : "-", c.visible ? c.visible : "-");
@@ -425,8 +428,6 @@ void tst_parallel_run::eachRankTakesItsGpu() {
       QVERIFY2(error.find(c.expected_error) != std::string::npos, qPrintable(label + ": " + QString::fromStdString(error)));
     }
   }
-  ::unsetenv("RANK");
-  ::unsetenv("LOCAL_RANK");
   ::unsetenv("CUDA_VISIBLE_DEVICES");
 }
 

@@ -1,4 +1,5 @@
-// The plugin loader: the real plugin found in the build tree and through VIDGRAPH_PLUGIN_PATH, and
+// The plugin loader: the real plugin found in the build tree and through the caller's search path
+// (what the front ends pass from VIDGRAPH_PLUGIN_PATH; the loader never reads the environment), and
 // every failure (ABI / LibTorch mismatch, missing symbol, missing file, not a library, throwing
 // factory, nothing found) reported with the file and the reason, never a crash. Also the parameter
 // helpers of the SDK.
@@ -125,8 +126,9 @@ class tst_plugin_loader : public QObject {
   }
 
   void search_dirs_follow_the_documented_order() {
-    qputenv("VIDGRAPH_PLUGIN_PATH", "/first/dir::/second/dir");
-    const auto dirs = plugin_search_dirs();
+    // The variable is the front ends' to read: set here, the loader must not see it.
+    qputenv("VIDGRAPH_PLUGIN_PATH", "/not/this/dir");
+    const auto dirs = plugin_search_dirs({"/first/dir", "", "/second/dir"});
     qunsetenv("VIDGRAPH_PLUGIN_PATH");
     QVERIFY(dirs.size() >= 3);
     QCOMPARE(dirs[0], std::string("/first/dir"));
@@ -134,7 +136,7 @@ class tst_plugin_loader : public QObject {
     const std::string exe_plugins = QDir::cleanPath(QCoreApplication::applicationDirPath() +
                                                     QStringLiteral("/../lib/vidgraph/plugins")).toStdString();
     QCOMPARE(dirs[2], exe_plugins);
-    // Beyond the environment, only folders next to the running program (no compile-time build
+    // Beyond the given path, only folders next to the running program (no compile-time build
     // folder): here, in the build tree, that is the build's plugin folder.
     QCOMPARE(dirs[2], kBuildPluginDir.toStdString());
     const std::string exe_parent =
@@ -143,12 +145,11 @@ class tst_plugin_loader : public QObject {
       QVERIFY2(dirs[i].rfind(exe_parent + "/", 0) == 0, dirs[i].c_str());
   }
 
-  void loads_from_plugin_path_env() {
+  void loads_from_the_given_plugin_path() {
     QTemporaryDir dir;
     QVERIFY(QFile::copy(real_plugin(), dir.filePath(QStringLiteral("libvidgraph_attention.so"))));
-    qputenv("VIDGRAPH_PLUGIN_PATH", dir.path().toUtf8());
-    PluginLoadReport report = load_attention_plugin();
-    qunsetenv("VIDGRAPH_PLUGIN_PATH");
+    qunsetenv("VIDGRAPH_PLUGIN_PATH");  // the path comes from the caller alone
+    PluginLoadReport report = load_attention_plugin({dir.path().toStdString()});
     QVERIFY2(report.plugin != nullptr, report.message().c_str());
     QCOMPARE(QString::fromStdString(report.plugin->path()), dir.filePath(QStringLiteral("libvidgraph_attention.so")));
     QCOMPARE(report.searched.front(), dir.path().toStdString());

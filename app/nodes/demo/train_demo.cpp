@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "engine/environment.h"
 #include "models/io/safetensors.h"
 #include "nodes/demo/demo_training.h"
 #include "plugins/api/plugin_loader.h"
@@ -240,7 +241,7 @@ int main(int argc, char** argv) {
                                "spiece.model (resources/demo/model/spiece.model).");
     }
     load_images(a.image, a.options);
-    plugin = plugin::load_attention_plugin();
+    plugin = plugin::load_attention_plugin(engine::read_environment().plugin_path);
     if (!plugin.plugin) throw std::runtime_error(plugin.message());
     spdlog::info("Training the demo model (seed {}) into '{}'", a.options.seed, out.string());
     const nodes::DemoTrainingReport r = nodes::train_demo_model(temp.string(), plugin.plugin->backend(), a.options);

@@ -147,7 +147,8 @@ engine::Result<ModelFiles> model_files_from_params(const nlohmann::json& params,
   ModelFiles given{path_of("dit"), path_of("vae"), path_of("text_encoder"), path_of("tokenizer")};
   const std::string folder = path_of("model_path");
   std::error_code ec;
-  auto folders = search_folders(fs::is_directory(folder, ec) ? folder : std::string(), path_of("model_paths_file"));
+  auto folders = search_folders(fs::is_directory(folder, ec) ? folder : std::string(), path_of("model_paths_file"),
+                                options.model_paths_file);
   if (!folders.ok()) return folders.error();
   return locate_model_files(folder, given, *folders);
 }

@@ -1,7 +1,6 @@
 // Implements model_folder_pick.h.
 #include "nodes/model/model_folder_pick.h"
 
-#include <cstdlib>
 #include <map>
 #include <filesystem>
 #include <vector>
@@ -82,14 +81,11 @@ engine::Result<std::string> pick_model_file(const mio::ModelFolders& folders, mi
                             "; set the " + param + " param to the one to use.");
 }
 
-engine::Result<mio::ModelFolders> search_folders(const std::string& model_path, const std::string& model_paths_file) {
+engine::Result<mio::ModelFolders> search_folders(const std::string& model_path, const std::string& model_paths_file,
+                                                 const std::string& default_model_paths_file) {
   mio::ModelFolders folders;
   if (!model_path.empty()) folders = mio::comfy_model_folders(model_path);
-  std::string yaml = model_paths_file;
-  if (yaml.empty()) {
-    const char* env = std::getenv("VIDGRAPH_MODEL_PATHS");
-    if (env != nullptr) yaml = env;
-  }
+  const std::string& yaml = model_paths_file.empty() ? default_model_paths_file : model_paths_file;
   if (yaml.empty()) return folders;
   try {
     folders.add(mio::read_extra_model_paths(yaml));

@@ -18,9 +18,11 @@ engine::Result<std::string> pick_model_file(const model_io::ModelFolders& folder
 
 // The folders Load Wan Model searches besides its fixed layouts: `model_path` when it is a
 // ComfyUI models folder (or a ComfyUI install), then the roots of `model_paths_file` (ComfyUI's
-// extra_model_paths.yaml; empty = $VIDGRAPH_MODEL_PATHS when set). Errors name the yaml file.
+// extra_model_paths.yaml; empty = `default_model_paths_file`, the run's RunOptions::model_paths_file,
+// which front ends fill from VIDGRAPH_MODEL_PATHS). Errors name the yaml file.
 engine::Result<model_io::ModelFolders> search_folders(const std::string& model_path,
-                                                      const std::string& model_paths_file);
+                                                      const std::string& model_paths_file,
+                                                      const std::string& default_model_paths_file);
 
 // True when the text encoder file carries its tokenizer (ComfyUI's `spiece_model` tensor).
 bool carries_tokenizer(const std::string& text_encoder);

@@ -29,6 +29,7 @@
 #include "bench_log.h"
 #include "bench_timing.h"
 #include "dit_bench.h"
+#include "engine/environment.h"
 #include "models/wan/wan_tiny.h"
 #include "plugins/api/plugin_loader.h"
 #include "taehv_bench.h"
@@ -181,7 +182,7 @@ int run(const Options& o) {
   dit.offload_blocks = o.offload_blocks;
   dit.fp8_weights = o.fp8_weights;
 
-  plugin::PluginLoadReport report = plugin::load_attention_plugin(o.plugin);
+  plugin::PluginLoadReport report = plugin::load_attention_plugin(engine::read_environment().plugin_path, o.plugin);
   if (!report.plugin) {
     log->error("{}", report.message());
     return 1;

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "bench_weights.h"
+#include "engine/environment.h"
 #include "models/parallel/sequence_parallel.h"
 #include "models/train/distill.h"
 #include "models/train/trainer.h"
@@ -71,8 +72,8 @@ double median(std::vector<double> v) {
 
 // Under torchrun: this process's rank of a group over all of them, on GPU LOCAL_RANK when the
 // device is CUDA (o.device becomes cuda:LOCAL_RANK); null without WORLD_SIZE.
-std::shared_ptr<parallel::SequenceParallel> join_ranks(Options& o) {
-  auto env = parallel::process_group_options_from_env();
+std::shared_ptr<parallel::SequenceParallel> join_ranks(Options& o, const engine::Environment& environment) {
+  auto env = parallel::process_group_options_from_torchrun(environment.torchrun);
   if (!env) return nullptr;
   if (c10::Device(o.device).is_cuda()) o.device = "cuda:" + std::to_string(env->local_rank);
   env->device = c10::Device(o.device);
@@ -180,6 +181,7 @@ json bench_method(const Options& o, const std::string& method, const wan::WanCon
 
 int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("train-bench"));
+  const engine::Environment environment = engine::read_environment();
   Options o;
   CLI::App app{"vidgraph-train-bench: time and peak memory of a Wan DiT training step per attention method"};
   app.add_option("--config", o.config, "tiny or 5b")->check(CLI::IsMember({"tiny", "5b"}));
@@ -204,12 +206,12 @@ int main(int argc, char** argv) {
   int status = 0;
   std::shared_ptr<parallel::SequenceParallel> sp;
   try {
-    sp = join_ranks(o);
+    sp = join_ranks(o, environment);
     at::manual_seed(1);  // every rank draws the same random model and sample
     const wan::WanConfig config = o.config == "tiny" ? wan::wan_tiny_config() : wan::WanConfig::ti2v_5b();
     const auto grid = parse_grid(o.grid.empty() ? (o.config == "tiny" ? "4,4,8" : "31,22,40") : o.grid);
     parse_dtype(o.dtype);
-    auto report = o.plugin.empty() ? plugin::load_attention_plugin() : plugin::load_attention_plugin_from({o.plugin});
+    auto report = o.plugin.empty() ? plugin::load_attention_plugin(environment.plugin_path) : plugin::load_attention_plugin_from({o.plugin});
     if (!report.plugin) {
       std::cerr << report.message() << "\n";
       return 1;
