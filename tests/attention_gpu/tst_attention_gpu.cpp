@@ -154,6 +154,7 @@ class tst_AttentionGpu : public QObject {
   void staging_matches_aten();
   void linear_branch_matches_aten_data();
   void linear_branch_matches_aten();
+  void prepared_for_cuda_without_index();
   void bad_input_is_an_error_data();
   void bad_input_is_an_error();
 };
@@ -385,6 +386,30 @@ void tst_AttentionGpu::methods_match_cpu() {
     const double e = rel_l2(got[i], ref[i]);
     qInfo("rel-L2 %s[%zu] %.3g", i == 0 ? "out" : "grad", i, e);
     QVERIFY2(e < (i == 0 ? 2e-2 : 5e-2), qPrintable(QString("output %1 rel-L2 %2").arg(i).arg(e)));
+  }
+  backend.shutdown();
+}
+
+// A preparation asked for "cuda" (no index, as the train bench and users write it) serves calls on
+// the current GPU's tensors, which always carry an index.
+void tst_AttentionGpu::prepared_for_cuda_without_index() {
+  attention::AttentionPluginBackend backend;
+  const at::Tensor q = at::randn({1, 4 * 4 * 8, 2, 64}, at::TensorOptions().device(at::kCUDA).dtype(at::kBFloat16));
+  for (const char* method : {"full", "vsa"}) {
+    plugin::PrepareRequest request;
+    request.method = method;
+    request.device = c10::Device("cuda");
+    request.dtype = at::kBFloat16;
+    request.head_dim = 64;
+    request.grid = {4, 4, 8};
+    const plugin::PrepareResult r = backend.prepare(request);
+    QVERIFY2(r.prepared, r.error.c_str());
+    plugin::AttentionCall call;
+    call.q = call.k = call.v = q;
+    call.prepared = r.prepared;
+    const at::Tensor out = backend.forward(call);
+    QCOMPARE(out.device(), q.device());
+    QVERIFY(all_finite(out));
   }
   backend.shutdown();
 }
