@@ -43,6 +43,7 @@ std::vector<engine::NodeType> builtin_types(const AttentionSource& attention) {
   types.push_back(load_latent_node());
   types.push_back(preview_video_node());
   types.push_back(train_wan_node(attention));
+  types.push_back(distill_wan_node(attention));
 #ifdef VIDGRAPH_HAVE_MEDIA
   types.push_back(export_video_node());
   types.push_back(load_video_dataset_node());

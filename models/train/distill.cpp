@@ -293,6 +293,10 @@ DistillResult distill(wan::WanModelImpl& model, plugin::AttentionBackend* backen
                 step, report.generator_loss, report.critic_loss);
     }
     if (o.on_step) o.on_step(report);
+    if (o.on_validate && o.validate_every > 0 && (step % o.validate_every == 0 || step == o.steps)) {
+      ActiveAdapters active(sets, kStudent);
+      o.on_validate(step, student_attention);
+    }
     if (o.save_every > 0 && step % o.save_every == 0 && step < o.steps) save_checkpoint();
   }
   save_checkpoint();

@@ -94,6 +94,11 @@ struct DistillOptions {
   std::string resume_from;  // a checkpoint file written by distill(), or ""
   std::function<void(const DistillStep&)> on_step;
   std::function<bool()> is_cancelled;  // polled before every step; true stops and writes a checkpoint
+  // Every `validate_every` steps and after the last (0: never), after on_step, with the student's
+  // adapters active: the step and the student's attention that step (method, params, scheduled
+  // sparsity), for sampling the student as trained so far. It must not change the model.
+  int validate_every = 0;
+  std::function<void(int step, const wan::AttentionChoice& student_attention)> on_validate;
 };
 
 struct DistillResult {

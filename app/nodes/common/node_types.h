@@ -27,6 +27,7 @@ engine::NodeType save_latent_node();
 engine::NodeType load_latent_node();
 engine::NodeType preview_video_node();
 engine::NodeType train_wan_node(const AttentionSource& attention);
+engine::NodeType distill_wan_node(const AttentionSource& attention);
 #ifdef VIDGRAPH_HAVE_MEDIA
 engine::NodeType load_image_node();
 engine::NodeType export_video_node();

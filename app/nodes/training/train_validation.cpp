@@ -40,6 +40,11 @@ std::vector<ParamSpec> validation_params() {
 
 engine::Result<std::unique_ptr<TrainValidation>> TrainValidation::make(const engine::NodeContext& ctx,
                                                                       const TrainingSet& set) {
+  return make(ctx, set.samples.at(0).latent_shape);
+}
+
+engine::Result<std::unique_ptr<TrainValidation>> TrainValidation::make(const engine::NodeContext& ctx,
+                                                                      std::vector<int64_t> latent_shape) {
   const int64_t every = ctx.param_int("validate_every");
   if (every == 0) return std::unique_ptr<TrainValidation>();
   if (!ctx.has_input("validation")) {
@@ -48,8 +53,10 @@ engine::Result<std::unique_ptr<TrainValidation>> TrainValidation::make(const eng
                                "validation, or set validate_every to 0.");
   }
   auto v = std::make_unique<TrainValidation>();
-  v->latent_shape_ = set.samples.at(0).latent_shape;
-  v->sampling_steps_ = static_cast<int>(ctx.param_int("validation_steps"));
+  v->latent_shape_ = std::move(latent_shape);
+  if (ctx.params().contains("validation_steps")) {
+    v->sampling_steps_ = static_cast<int>(ctx.param_int("validation_steps"));
+  }
   v->seed_ = static_cast<uint64_t>(ctx.param_int("validation_seed"));
   v->folder_ = ctx.param_path("validation_folder");
   return std::unique_ptr<TrainValidation>(std::move(v));
@@ -62,6 +69,11 @@ void TrainValidation::run(const engine::NodeContext& ctx, int step, int steps, w
   const c10::Device device = model->device();
   sampling::FlowSampleOptions o;
   o.steps = sampling_steps_;
+  if (!dmd_timesteps_.empty()) {
+    o.solver = sampling::SolverKind::Dmd;
+    o.dmd_timesteps = dmd_timesteps_;
+    o.steps = static_cast<int>(dmd_timesteps_.size());
+  }
   o.guide_scale = 1.0;
   o.seed = seed_;
   o.latent_shape = latent_shape_;

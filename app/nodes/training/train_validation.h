@@ -31,6 +31,13 @@ class TrainValidation {
   // Null when validate_every is 0; an error naming what to connect when it is set without a
   // validation prompt.
   static engine::Result<std::unique_ptr<TrainValidation>> make(const engine::NodeContext& ctx, const TrainingSet& set);
+  // The same for clips of latent shape [C, F, H, W] (Distill Wan: the student's sample size).
+  static engine::Result<std::unique_ptr<TrainValidation>> make(const engine::NodeContext& ctx,
+                                                              std::vector<int64_t> latent_shape);
+
+  // Samples with Wan Sampler's dmd scheduler at these timesteps (a distilled student's few steps)
+  // instead of validation_steps UniPC steps.
+  void use_dmd(std::vector<double> timesteps) { dmd_timesteps_ = std::move(timesteps); }
 
   // Samples, decodes, posts and writes the clip of `step` of `steps` with `model` and the attention
   // the step trained with, prepared for the validation latent.
@@ -44,6 +51,7 @@ class TrainValidation {
  private:
   std::vector<int64_t> latent_shape_;  // [C, F, H, W]
   int sampling_steps_ = 8;
+  std::vector<double> dmd_timesteps_;  // empty: UniPC
   uint64_t seed_ = 0;
   std::string folder_;
   std::vector<std::string> written_;

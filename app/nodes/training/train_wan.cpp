@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
 
 #include "models/train/trainer.h"
@@ -23,6 +22,7 @@
 #include "nodes/files/writer_params.h"
 #include "nodes/model/model_handles.h"
 #include "nodes/training/train_validation.h"
+#include "nodes/training/training_output.h"
 #include "nodes/training/training_set.h"
 #include "nodes/value_types.h"
 
@@ -32,14 +32,6 @@ namespace fs = std::filesystem;
 using engine::ParamSpec;
 
 namespace {
-
-OutputKind weights_kind(const nlohmann::json&) { return OutputKind::Safetensors; }
-
-std::string number(const char* format, double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, format, value);
-  return text;
-}
 
 // Loads the samples' tensors, checking each against the model before training starts.
 engine::Result<std::vector<train::TrainingSample>> load_samples(const engine::NodeContext& ctx,
@@ -96,33 +88,11 @@ engine::Result<train::TrainOptions> train_options(const engine::NodeContext& ctx
   o.checkpoint_dir = ctx.param_path("checkpoint_folder");
   o.resume_from = ctx.param_string("resume").empty() ? std::string() : ctx.param_path("resume");
   o.on_step = [&ctx](const train::TrainStep& s) {
-    ctx.progress(s.step, s.steps, "loss " + number("%.6f", s.loss) + " lr " + number("%.3g", s.lr),
-                 {{"loss", s.loss}, {"lr", s.lr}});
+    const std::string text = "loss " + format_number("%.6f", s.loss) + " lr " + format_number("%.3g", s.lr);
+    ctx.progress(s.step, s.steps, text, {{"loss", s.loss}, {"lr", s.lr}});
   };
   o.is_cancelled = [&ctx] { return ctx.cancelled(); };
   return o;
-}
-
-// Writes the trained weights to the output target; the published path or an error.
-engine::Result<std::string> write_weights(const engine::NodeContext& ctx, const wan::WanModelImpl& model,
-                                          train::TrainMode mode) {
-  const OutputTarget target = writer_target(ctx.params(), ctx.options(), "output", weights_kind);
-  if (std::string problem = check_output_target(target); !problem.empty()) return node_error(ctx, problem);
-  remove_stale_temporaries(target.path);
-  const std::string temp = temporary_sibling(target.path);
-  try {
-    if (mode == train::TrainMode::Lora) train::save_lora(model, temp);
-    else train::save_full_checkpoint(model, temp);
-  } catch (const std::exception& e) {
-    remove_temporary(temp);
-    return node_error(ctx, std::string("Could not write the trained weights: ") + e.what());
-  }
-  const Published published = publish_output(temp, target);
-  if (!published.error.empty()) {
-    remove_temporary(temp);
-    return node_error(ctx, published.error);
-  }
-  return published.path;
 }
 
 engine::Result<engine::ValueMap> compute_train_wan(engine::NodeContext& ctx, const AttentionParamSchema& schema,
@@ -173,9 +143,11 @@ engine::Result<engine::ValueMap> compute_train_wan(engine::NodeContext& ctx, con
   auto written = writes ? write_weights(ctx, *model, options.mode) : engine::Result<std::string>(std::string());
   if (!written.ok()) return written.error();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  ctx.log_info("Trained " + std::to_string(result.steps_done) + " steps in " + number("%.1f", seconds) +
-               " s (loss " + number("%.4f", result.losses.empty() ? 0.0 : result.losses.front()) + " -> " +
-               number("%.4f", result.losses.empty() ? 0.0 : result.losses.back()) + "); wrote " + *written + ".");
+  const double first = result.losses.empty() ? 0.0 : result.losses.front();
+  const double last = result.losses.empty() ? 0.0 : result.losses.back();
+  ctx.log_info("Trained " + std::to_string(result.steps_done) + " steps in " + format_number("%.1f", seconds) +
+               " s (loss " + format_number("%.4f", first) + " -> " + format_number("%.4f", last) + "); wrote " +
+               *written + ".");
   DitHandle trained{model, *written, dit.device, dit.dtype};
   const std::size_t bytes = module_bytes(*model);
   return engine::ValueMap{{"model", engine::make_value(kModelType, std::move(trained), bytes)},

@@ -1,0 +1,28 @@
+// Internal: what the training nodes (Train Wan, Distill Wan) share to write their results: the
+// trained weights through a temporary published by the node's `naming`, and numbers for messages.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/node_context.h"
+#include "engine/result.h"
+#include "models/train/trainer.h"
+#include "models/wan/wan_model.h"
+#include "nodes/output_path.h"
+
+namespace vidgraph::nodes {
+
+// The output kind of the `output` param: a safetensors file.
+OutputKind weights_kind(const nlohmann::json& params);
+
+// `value` printed with a printf `format` ("%.6f").
+std::string format_number(const char* format, double value);
+
+// Writes `model`'s LoRA (ComfyUI names) or full checkpoint to the `output` param's target; the
+// published path or an error sentence.
+engine::Result<std::string> write_weights(const engine::NodeContext& ctx, const wan::WanModelImpl& model,
+                                          train::TrainMode mode);
+
+}  // namespace vidgraph::nodes
