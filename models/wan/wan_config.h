@@ -39,6 +39,17 @@ struct WanConfig {
 
   // The Wan2.2-TI2V-5B config (the defaults above).
   static WanConfig ti2v_5b() { return WanConfig{}; }
+  // One expert of Wan2.2-T2V-A14B (wan/configs/wan_t2v_A14B.py; Wan2.1 T2V 14B has the same DiT):
+  // dim 5120, FFN 13824, 40 heads, 40 layers, 16 latent channels in and out.
+  static WanConfig t2v_a14b() {
+    WanConfig c;
+    c.dim = 5120;
+    c.ffn_dim = 13824;
+    c.num_heads = 40;
+    c.num_layers = 40;
+    c.in_dim = c.out_dim = 16;
+    return c;
+  }
 
   // Throws std::invalid_argument naming the field when the config is not self-consistent
   // (dim not divisible by heads, head_dim odd or too small for the 3D RoPE split, ...).

@@ -1,6 +1,6 @@
 // vidgraph-model-bench: times the Wan2.2 DiT forward per attention method (with a breakdown into
-// self-attention, GEMMs and the rest) and the VAE 2.2 decode, with random weights made on the
-// device, and prints one JSON object (also to --out). Logs go to stderr, so stdout is the JSON.
+// self-attention, GEMMs and the rest) and the decode of its VAE (2.2 for 5b, 2.1 for a14b), with
+// random weights made on the device, and prints one JSON object (also to --out). Logs go to stderr, so stdout is the JSON.
 // Exit status: 0 all measured, 1 bad options or no plugin, 3 some measurement failed (its entry
 // says why; the JSON is still written).
 #include <ATen/Context.h>
@@ -30,6 +30,7 @@
 #include "bench_timing.h"
 #include "dit_bench.h"
 #include "engine/environment.h"
+#include "models/vae/vae_config.h"
 #include "models/wan/wan_tiny.h"
 #include "plugins/api/plugin_loader.h"
 #include "taehv_bench.h"
@@ -141,7 +142,7 @@ json dit_targets(const Options& o, const DitBenchOptions& dit, const json& metho
 VaeBenchOptions vae_options(const Options& o, const DitBenchOptions& dit, std::chrono::steady_clock::time_point start) {
   const bool tiny = o.config == "tiny";
   VaeBenchOptions v;
-  v.config = tiny ? vae::WanVaeConfig::tiny() : vae::WanVaeConfig::wan22();
+  v.config = tiny ? vae::WanVaeConfig::tiny() : vae::vae_config_for_latent(dit.config.out_dim);
   const auto& p = dit.config.patch_size;
   v.latent_thw = {dit.grid[0] * p[0], dit.grid[1] * p[1], dit.grid[2] * p[2]};  // the DiT's latent
   v.device = dit.device;
@@ -171,8 +172,8 @@ int run(const Options& o) {
   }
   const bool tiny = o.config == "tiny";
   DitBenchOptions dit;
-  dit.config = tiny ? wan::wan_tiny_config() : wan::WanConfig::ti2v_5b();
-  dit.grid = parse_grid(o.grid.empty() ? (tiny ? "4,6,6" : "31,22,40") : o.grid);
+  dit.config = tiny ? wan::wan_tiny_config() : o.config == "a14b" ? wan::WanConfig::t2v_a14b() : wan::WanConfig::ti2v_5b();
+  dit.grid = parse_grid(o.grid.empty() ? (tiny ? "4,6,6" : o.config == "a14b" ? "21,45,80" : "31,22,40") : o.grid);
   dit.device = device;
   dit.dtype = parse_dtype(o.dtype);
   dit.methods = o.methods;
@@ -231,10 +232,11 @@ int main(int argc, char** argv) {
   app.add_option("--dtype", o.dtype, "matmul dtype of the DiT (and default VAE dtype)")
       ->check(CLI::IsMember({"bf16", "fp16", "fp32"}))
       ->capture_default_str();
-  app.add_option("--config", o.config, "5b (Wan2.2-TI2V-5B, VAE 2.2) or tiny (test configs)")
-      ->check(CLI::IsMember({"5b", "tiny"}))
+  app.add_option("--config", o.config,
+                 "5b (Wan2.2-TI2V-5B, VAE 2.2), a14b (one Wan2.2-T2V-A14B expert, VAE 2.1) or tiny (test configs)")
+      ->check(CLI::IsMember({"5b", "a14b", "tiny"}))
       ->capture_default_str();
-  app.add_option("--grid", o.grid, "latent tokens after patchify F,H,W (default 31,22,40 = 704x1280x121; tiny 4,6,6)");
+  app.add_option("--grid", o.grid, "latent tokens after patchify F,H,W (default 31,22,40 = 704x1280x121; a14b 21,45,80 = 720x1280x81; tiny 4,6,6)");
   app.add_option("--methods", o.methods, "attention methods of the plugin, comma-separated")
       ->delimiter(',')
       ->capture_default_str();
