@@ -8,27 +8,57 @@
 
 namespace vidgraph::gui {
 
+namespace {
+
+// The loss metrics the chart draws, in drawing order, with the word the summary uses.
+struct LossMetric {
+  const char* key;
+  const char* label;
+};
+constexpr LossMetric kMetrics[] = {{"loss", "loss"}, {"generator_loss", "generator"}, {"critic_loss", "critic"}};
+
+}  // namespace
+
 LossChart::LossChart(QWidget* parent) : QWidget(parent) {
   setMinimumSize(200, 120);
-  setToolTip(tr("Training loss per step of the running Train Wan node"));
+  setToolTip(tr("Training losses per step of the running Train Wan or Distill Wan node"));
+}
+
+QVector<QPointF> LossChart::points(const QString& metric) const {
+  for (const Curve& c : curves_)
+    if (c.metric == metric) return c.points;
+  return {};
 }
 
 void LossChart::addStep(const QString& nodeId, qint64 step, qint64 steps, const QVariantMap& metrics) {
-  const auto loss = metrics.find(QStringLiteral("loss"));
-  if (loss == metrics.end()) return;
-  if (nodeId != nodeId_ || (!points_.isEmpty() && step <= points_.back().x())) points_.clear();
+  const bool any = std::any_of(std::begin(kMetrics), std::end(kMetrics),
+                               [&](const LossMetric& m) { return metrics.contains(QLatin1String(m.key)); });
+  if (!any) return;
+  const bool restart = nodeId != nodeId_ || (!curves_.isEmpty() && !curves_.front().points.isEmpty() &&
+                                             step <= curves_.front().points.back().x());
+  if (restart) curves_.clear();
   nodeId_ = nodeId;
   steps_ = steps;
-  points_.append(QPointF(double(step), loss->toDouble()));
+  for (const LossMetric& m : kMetrics) {
+    const auto value = metrics.find(QLatin1String(m.key));
+    if (value == metrics.end()) continue;
+    auto curve = std::find_if(curves_.begin(), curves_.end(), [&](const Curve& c) { return c.metric == QLatin1String(m.key); });
+    if (curve == curves_.end()) curve = curves_.insert(curves_.end(), Curve{QLatin1String(m.key), {}});
+    curve->points.append(QPointF(double(step), value->toDouble()));
+  }
   const auto lr = metrics.find(QStringLiteral("lr"));
   lr_ = lr != metrics.end() ? std::optional<double>(lr->toDouble()) : std::nullopt;
   update();
 }
 
 QString LossChart::summary() const {
-  if (points_.isEmpty()) return tr("Run a workflow with Train Wan to see its loss here.");
-  const QPointF& last = points_.back();
-  QString text = tr("%1: step %2 of %3 · loss %4").arg(nodeId_).arg(qint64(last.x())).arg(steps_).arg(last.y(), 0, 'f', 4);
+  if (curves_.isEmpty()) return tr("Run a workflow with Train Wan or Distill Wan to see its losses here.");
+  QString text = tr("%1: step %2 of %3").arg(nodeId_).arg(qint64(curves_.front().points.back().x())).arg(steps_);
+  for (const Curve& c : curves_) {
+    const auto m = std::find_if(std::begin(kMetrics), std::end(kMetrics),
+                                [&](const LossMetric& k) { return c.metric == QLatin1String(k.key); });
+    text += tr(" · %1 %2").arg(QLatin1String(m->label)).arg(c.points.back().y(), 0, 'f', 4);
+  }
   if (lr_) text += tr(" · lr %1").arg(*lr_, 0, 'e', 1);
   return text;
 }
@@ -42,11 +72,16 @@ void LossChart::paintEvent(QPaintEvent*) {
   const QRectF plot = QRectF(rect()).adjusted(8, 8, -8, -(line + 12));
   p.setPen(pal.color(QPalette::Text));
   p.drawText(QRectF(8, height() - line - 6, width() - 16, line), Qt::AlignLeft | Qt::AlignVCenter, summary());
-  if (points_.isEmpty() || plot.width() < 10 || plot.height() < 10) return;
-  double lo = points_.front().y(), hi = lo;
-  for (const QPointF& pt : points_) lo = std::min(lo, pt.y()), hi = std::max(hi, pt.y());
+  if (curves_.isEmpty() || plot.width() < 10 || plot.height() < 10) return;
+  double lo = curves_.front().points.front().y(), hi = lo, first = curves_.front().points.front().x(), last = first;
+  for (const Curve& c : curves_) {
+    for (const QPointF& pt : c.points) {
+      lo = std::min(lo, pt.y()), hi = std::max(hi, pt.y());
+      first = std::min(first, pt.x()), last = std::max(last, pt.x());
+    }
+  }
   if (hi - lo < 1e-12) hi = lo + 1.0;
-  const double first = points_.front().x(), last = std::max<double>(double(steps_), points_.back().x());
+  last = std::max<double>(double(steps_), last);
   const double span = std::max(1.0, last - first);
   auto at = [&](const QPointF& pt) {
     return QPointF(plot.left() + (pt.x() - first) / span * plot.width(),
@@ -58,10 +93,15 @@ void LossChart::paintEvent(QPaintEvent*) {
   p.setPen(pal.color(QPalette::PlaceholderText));
   p.drawText(plot, Qt::AlignTop | Qt::AlignRight, QString::number(hi, 'g', 3));
   p.drawText(plot, Qt::AlignBottom | Qt::AlignRight, QString::number(lo, 'g', 3));
-  QPainterPath path(at(points_.front()));
-  for (const QPointF& pt : points_) path.lineTo(at(pt));
-  p.setPen(QPen(pal.color(QPalette::Highlight), 1.5));
-  p.drawPath(path);
+  // The first curve in the highlight colour, the second (the critic's) in the link colour.
+  const QColor colours[] = {pal.color(QPalette::Highlight), pal.color(QPalette::Link), pal.color(QPalette::Mid)};
+  for (int i = 0; i < curves_.size(); ++i) {
+    const QVector<QPointF>& pts = curves_[i].points;
+    QPainterPath path(at(pts.front()));
+    for (const QPointF& pt : pts) path.lineTo(at(pt));
+    p.setPen(QPen(colours[std::min(i, 2)], 1.5));
+    p.drawPath(path);
+  }
 }
 
 }  // namespace vidgraph::gui

@@ -1,7 +1,8 @@
-// LossChart: the live training curve. It plots the "loss" of every progress step that carries one
-// (Train Wan's metrics) against the step, for the node that posts them, and says the latest step,
-// loss and learning rate beneath. A run that starts over (a step at or below the last one, or
-// another node) starts a new curve. Painted by hand: a polyline on a grid, no chart library.
+// LossChart: the live training curves. It plots the losses a progress step carries against the step,
+// for the node that posts them: Train Wan's "loss", Distill Wan's "generator_loss" and "critic_loss"
+// (one colour each, one shared axis), and says the latest step, losses and learning rate beneath.
+// A run that starts over (a step at or below the last one, or another node) starts new curves.
+// Painted by hand: polylines on a grid, no chart library.
 #pragma once
 
 #include <optional>
@@ -19,21 +20,27 @@ class LossChart : public QWidget {
  public:
   explicit LossChart(QWidget* parent = nullptr);
 
-  // (step, loss) of the current curve, in order.
-  const QVector<QPointF>& points() const { return points_; }
-  // "step 40 of 200 · loss 0.1234 · lr 1.0e-04", or how to get a curve when there is none.
+  // (step, value) of the current curve of `metric` ("loss", "generator_loss" or "critic_loss"), in
+  // order; empty when the run posts none.
+  QVector<QPointF> points(const QString& metric = QStringLiteral("loss")) const;
+  // "step 40 of 200 · loss 0.1234 · lr 1.0e-04" (or "· generator … · critic …"), or how to get a
+  // curve when there is none.
   QString summary() const;
   QSize sizeHint() const override { return {360, 180}; }
 
  public Q_SLOTS:
-  // One progress step's numbers; steps without a "loss" are ignored.
+  // One progress step's numbers; steps without any of the losses are ignored.
   void addStep(const QString& nodeId, qint64 step, qint64 steps, const QVariantMap& metrics);
 
  protected:
   void paintEvent(QPaintEvent* event) override;
 
  private:
-  QVector<QPointF> points_;
+  struct Curve {
+    QString metric;
+    QVector<QPointF> points;
+  };
+  QVector<Curve> curves_;  // in kMetrics order, only those the run posts
   QString nodeId_;
   qint64 steps_ = 0;
   std::optional<double> lr_;

@@ -472,6 +472,26 @@ class tst_Gui : public QObject {
     QCOMPARE(chart->points().size(), 3);
   }
 
+  // Distill Wan posts a generator and a critic loss per step: two curves, both in the summary; a
+  // step of another node starts over.
+  void distillationStepsDrawTwoCurves() {
+    gui::LossChart chart;
+    for (int step = 1; step <= 3; ++step) {
+      chart.addStep(QStringLiteral("distill"), step, 3,
+                    {{QStringLiteral("generator_loss"), 1.0 / step}, {QStringLiteral("critic_loss"), 2.0 / step},
+                     {QStringLiteral("dmd_grad_norm"), 7.0}});
+    }
+    QCOMPARE(chart.points(QStringLiteral("generator_loss")).size(), 3);
+    QCOMPARE(chart.points(QStringLiteral("critic_loss")).back(), QPointF(3, 2.0 / 3));
+    QVERIFY(chart.points().isEmpty());
+    QVERIFY2(chart.summary().contains(QLatin1String("generator 0.3333")) &&
+                 chart.summary().contains(QLatin1String("critic 0.6667")),
+             qPrintable(chart.summary()));
+    chart.addStep(QStringLiteral("train"), 1, 2, {{QStringLiteral("loss"), 0.5}});
+    QVERIFY(chart.points(QStringLiteral("generator_loss")).isEmpty());
+    QCOMPARE(chart.points().size(), 1);
+  }
+
   void cancelFromGui() {
     gui::MainWindow window(registry_, {tmp_.filePath("rec-cancel"), 3600000, false});
     DocumentController* c = window.controller();

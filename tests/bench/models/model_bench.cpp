@@ -1,6 +1,7 @@
 // vidgraph-model-bench: times the Wan2.2 DiT forward per attention method (with a breakdown into
 // self-attention, GEMMs and the rest) and the decode of its VAE (2.2 for 5b, 2.1 for a14b), with
-// random weights made on the device, and prints one JSON object (also to --out). Logs go to stderr, so stdout is the JSON.
+// random weights made on the device, and prints one JSON object (also to --out). Logs go to
+// stderr, so stdout is the JSON.
 // Exit status: 0 all measured, 1 bad options or no plugin, 3 some measurement failed (its entry
 // says why; the JSON is still written).
 #include <ATen/Context.h>
