@@ -11,6 +11,7 @@
 #include "run_driver.h"
 #include "run_launch.h"
 #include "run_logging.h"
+#include "user_file.h"
 
 namespace vidgraph::cli {
 namespace {
@@ -48,6 +49,22 @@ void add_flow_options(CLI::App* cmd, RunArgs& args) {
   cmd->add_option("--target", args.targets, "Run only this node and what it needs (repeatable)")
       ->type_name("NODE")
       ->allow_extra_args(false);
+}
+
+// The files the command line names, checked before anything opens them (user_file.h): "" or why not.
+std::string check_command_files(const RunArgs& args) {
+  std::string bad;
+  switch (args.command) {
+    case RunCommand::Run:
+    case RunCommand::Validate:  // a .vgflow, a video, or a PNG-sequence folder with a workflow
+      return check_user_file("The workflow", args.flow, UserFileKind::FileOrFolder);
+    case RunCommand::Compare:
+      bad = check_user_file("compare's first input", args.compare_a, UserFileKind::FileOrFolder);
+      return bad.empty() ? check_user_file("compare's second input", args.compare_b, UserFileKind::FileOrFolder) : bad;
+    case RunCommand::Nodes:
+    case RunCommand::None: break;
+  }
+  return bad;
 }
 
 }  // namespace
@@ -146,11 +163,25 @@ int run_cli_main(int argc, char** argv, const RunnerConfig& config) {
   if (nodes->parsed()) args.command = RunCommand::Nodes;
   if (compare->parsed()) args.command = RunCommand::Compare;
   if (models != nullptr && models->parsed()) {  // reads files only: no node registry needed
+    std::string bad = args.model_paths.empty()
+                          ? std::string()
+                          : check_user_file("The --model-paths file", args.model_paths, UserFileKind::File);
+    for (const std::string& folder : args.model_folders) {
+      if (bad.empty()) bad = check_user_file("The models folder", folder, UserFileKind::FileOrFolder);
+    }
+    if (!bad.empty()) {
+      std::fprintf(stderr, "error: %s\n", bad.c_str());
+      return kExitInvalid;
+    }
     return config.list_models(args.model_folders, args.model_paths, args.json);
   }
   if (args.command == RunCommand::None) {
     std::fprintf(stderr, "%s: choose a command: run, validate, nodes, compare or models\nRun '%s --help' for usage.\n",
                  config.program.c_str(), config.program.c_str());
+    return kExitInvalid;
+  }
+  if (std::string bad = check_command_files(args); !bad.empty()) {
+    report_error(args, bad);
     return kExitInvalid;
   }
 

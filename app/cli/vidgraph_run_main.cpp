@@ -4,6 +4,7 @@
 // here (see tests/cli for vidgraph-run-test).
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "engine/environment.h"
 #include "run_cli.h"
 #include "run_driver.h"
+#include "user_file.h"
 #ifdef VIDGRAPH_HAVE_MODEL_IO
 #include "run_models.h"
 #endif
@@ -59,6 +61,14 @@ int main(int argc, char** argv) {
     if (!media::may_embed_workflow(path)) return std::nullopt;
     std::string json, error;
     using Text = vidgraph::engine::Result<std::string>;
+    namespace cli = vidgraph::cli;
+    std::error_code ec;  // a PNG-sequence folder's workflow is in its metadata.json: check both
+    const std::string metadata = std::filesystem::is_directory(path, ec) ? path + "/metadata.json" : path;
+    for (const std::string& file : {path, metadata}) {
+      error = cli::check_user_file(file == path ? "The workflow" : "The PNG sequence's metadata file", file,
+                                   file == path ? cli::UserFileKind::FileOrFolder : cli::UserFileKind::File);
+      if (!error.empty()) return Text(vidgraph::engine::make_error(error));
+    }
     if (!media::read_embedded_workflow(path, &json, &error)) return Text(vidgraph::engine::make_error(error));
     return Text(std::move(json));
   };

@@ -168,6 +168,41 @@ std::string move_failure(const std::string& to, int error) {
 
 Published replace_output(const std::string& temp, const OutputTarget& target);
 
+// "dev", "proc" or "sys" when `path` (absolute, normal) lies in one of those system folders, else "".
+std::string system_folder_of(const fs::path& path) {
+  auto it = path.begin();
+  if (it == path.end() || *it != "/" || ++it == path.end()) return {};
+  const std::string top = it->string();
+  return top == "dev" || top == "proc" || top == "sys" ? top : std::string();
+}
+
+// Writers write regular files in real folders: "" or why `path` is no such place. Refused: a path
+// in /dev, /proc or /sys (as written, or where its symbolic links lead), a parent that exists but
+// is not a folder, and a target that exists as a device, FIFO or socket (never a reason to pick
+// the next free name: that is how /dev/full became /dev/full_00002).
+std::string check_output_place(const std::string& path) {
+  std::error_code ec;
+  const fs::path written = fs::absolute(fs::path(path), ec).lexically_normal();
+  const fs::path real = fs::weakly_canonical(written, ec);
+  for (const fs::path& p : {written, ec ? written : real}) {
+    if (const std::string top = system_folder_of(p); !top.empty()) {
+      return "Output '" + path + "' is inside /" + top + ", which holds devices and system state, not "
+             "files; writers write only regular files, so choose a file name in an output folder.";
+    }
+  }
+  const fs::path folder = parent_or_current(fs::path(path));
+  struct stat st {};
+  if (::stat(folder.c_str(), &st) == 0 ? !S_ISDIR(st.st_mode) : errno == ENOTDIR) {
+    return "Output '" + path + "' is inside '" + folder.string() + "', which is not a folder; choose a "
+           "file name in a folder.";
+  }
+  if (lstat_path(path, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode)) {
+    return "Output '" + path + "' is " + describe_entry(st) + ", not a file, and is left untouched; "
+           "writers write only regular files, so choose a file name in an output folder.";
+  }
+  return {};
+}
+
 }  // namespace
 
 std::optional<Naming> parse_naming(const std::string& name) {
@@ -208,6 +243,7 @@ bool is_output_of_kind(const std::string& path, OutputKind kind) {
 std::string check_output_target(const OutputTarget& target) {
   const std::string& path = target.path;
   if (path.empty()) return "No output path was given; set the output file name.";
+  if (std::string problem = check_output_place(path); !problem.empty()) return problem;
   const fs::path folder = parent_or_current(fs::path(path));
   std::error_code ec;
   if (!fs::exists(folder, ec)) {
@@ -224,6 +260,7 @@ std::string check_output_target(const OutputTarget& target) {
 
 std::string check_output_conflict(const OutputTarget& target) {
   const std::string& path = target.path;
+  if (std::string problem = check_output_place(path); !problem.empty()) return problem;
   struct stat st {};
   if (!lstat_path(path, &st)) return {};
   if (S_ISDIR(st.st_mode) && target.kind != OutputKind::PngSequence) {
@@ -322,6 +359,11 @@ Published publish_output(const std::string& temp, const OutputTarget& target) {
     const int error = move_no_replace(temp, candidate);
     if (error == 0) return {candidate, {}};
     if (error != EEXIST && error != ENOTEMPTY) return {{}, move_failure(candidate, error)};
+    // Only an earlier output (a file or folder) is a reason to take the next name; a device or FIFO
+    // that appeared at the target is an error.
+    if (n == 1) {
+      if (std::string problem = check_output_place(path); !problem.empty()) return {{}, problem};
+    }
   }
   if (target.naming == Naming::Fail) return {{}, exists_message(path)};
   return {{}, "Every name from '" + path + "' to '" + numbered_name(path, kMaxIncrement) +

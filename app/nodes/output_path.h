@@ -8,7 +8,10 @@
 //     folder) that the same kind of writer produces, recognised by its content;
 //   - publishing never replaces what appeared meanwhile: `renameat2(RENAME_NOREPLACE)`, or
 //     `link` + `unlink` (files) and an exclusive `mkdir` (folders) on file systems without it;
-//   - `Increment` picks the first free name of `demo.mp4`, `demo_00002.mp4`, ... atomically.
+//   - `Increment` picks the first free name of `demo.mp4`, `demo_00002.mp4`, ... atomically; only an
+//     earlier file or folder is a reason to take the next name, never a device, FIFO or socket;
+//   - writers write regular files in real folders: a path in /dev, /proc or /sys (as written or
+//     where its links lead), or whose parent exists but is not a folder, is refused with a sentence.
 #pragma once
 
 #include <cstddef>
@@ -36,9 +39,10 @@ struct OutputTarget {
 // True when `path` holds what a writer of `kind` produces (checked by content, not by name).
 bool is_output_of_kind(const std::string& path, OutputKind kind);
 
-// What stands at the target, against its policy: it is not a folder (except for a PNG sequence),
-// and under `Fail` nothing is there, under `Overwrite` only a replaceable output. Returns "" or a
-// sentence naming the path and the ways out. The writers' preflight, before a run starts.
+// What stands at the target, against its policy: a real place (see the rules above), not a folder
+// (except for a PNG sequence), and under `Fail` nothing is there, under `Overwrite` only a
+// replaceable output. Returns "" or a sentence naming the path and the ways out. The writers'
+// preflight, before a run starts.
 std::string check_output_conflict(const OutputTarget& target);
 
 // check_output_conflict, and the target's folder exists and is writable: just before writing.

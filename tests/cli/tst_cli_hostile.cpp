@@ -11,6 +11,8 @@
 #include <QtCore/QTemporaryDir>
 #include <QtTest/QtTest>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -46,6 +48,19 @@ Output run_tool(const QStringList& args) {
   QProcess p;
   p.start(QStringLiteral(VIDGRAPH_RUN_TEST), args);
   return finish(p);
+}
+
+// run_tool with a short limit: a command that blocks opening a FIFO fails the test instead of hanging it.
+Output run_tool_quickly(const QStringList& args) {
+  QProcess p;
+  p.start(QStringLiteral(VIDGRAPH_RUN_TEST), args);
+  if (!p.waitForFinished(10000)) {
+    p.kill();
+    p.waitForFinished();
+    return Output{-2, {}, "timed out: the command blocked"};
+  }
+  return Output{p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
+                p.readAllStandardError()};
 }
 
 // Runs `script` with /bin/sh: $1 is the tool, $2... are `args`.
@@ -109,6 +124,44 @@ class tst_CliHostile : public QObject {
     QVERIFY2(o.code == 2, qPrintable(QString::number(o.code) + "\n" + o.text()));
     QVERIFY2(o.err.contains(fragment.toUtf8()), qPrintable(o.text()));
     QVERIFY2(!QFile::exists(out), "an invalid invocation left its output folder behind");
+    expect_no_internal_error(o);
+  }
+
+  // The command line's own files (run/validate FILE, compare A B) are checked before anything opens
+  // them: a FIFO would block the open forever, a device would never end.
+  void nonRegularCommandFilesAreRefused_data() {
+    QTest::addColumn<QString>("command");
+    QTest::addColumn<QString>("special");  // "fifo": one the test makes; else the path itself
+    QTest::addColumn<QString>("fragment");
+    QTest::newRow("run FIFO") << "run" << "fifo" << "a FIFO (named pipe), not a regular file";
+    QTest::newRow("run FIFO.mp4") << "run" << "fifo.mp4" << "a FIFO (named pipe), not a regular file";
+    QTest::newRow("validate FIFO") << "validate" << "fifo" << "a FIFO (named pipe), not a regular file";
+    QTest::newRow("validate device") << "validate" << "/dev/zero" << "a character device, not a regular file";
+    QTest::newRow("compare FIFO FILE") << "compare" << "fifo" << "compare's first input";
+    QTest::newRow("compare FILE FIFO") << "compare-b" << "fifo" << "compare's second input";
+  }
+  void nonRegularCommandFilesAreRefused() {
+    QFETCH(QString, command);
+    QFETCH(QString, special);
+    QFETCH(QString, fragment);
+    QString path = special;
+    if (!special.startsWith('/')) {
+      path = tmp_.filePath("pipes/" + special);
+      fs::create_directories(tmp_.filePath("pipes").toStdString());
+      if (!fs::exists(fs::symlink_status(path.toStdString()))) {
+        QCOMPARE(::mkfifo(path.toLocal8Bit().constData(), 0600), 0);
+      }
+    }
+    const QString regular = tmp_.filePath("pipes/regular.mp4");
+    std::ofstream(regular.toStdString()) << "not a video";
+    QStringList args;
+    if (command == "compare") args = {"compare", path, regular};
+    else if (command == "compare-b") args = {"compare", regular, path};
+    else args = {command, path};
+    const Output o = run_tool_quickly(args);
+    QVERIFY2(o.code == 2, qPrintable(QString::number(o.code) + "\n" + o.text()));
+    QVERIFY2(o.err.contains(fragment.toUtf8()), qPrintable(o.text()));
+    QVERIFY2(o.err.contains(path.toUtf8()), qPrintable(o.text()));  // the sentence names the path
     expect_no_internal_error(o);
   }
 

@@ -216,6 +216,71 @@ class tst_outputs : public QObject {
     QCOMPARE(read_text(target), std::string("linked"));
   }
 
+  // Writers write regular files in real folders: /dev/full became /dev/full_00002 (exit 0) before.
+  void systemPathsAreRefused_data() {
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<QString>("fragment");
+    QTest::newRow("/dev/full") << "/dev/full" << "inside /dev";
+    QTest::newRow("/dev/null, in a subfolder") << "/dev/shm/../null" << "inside /dev";
+    QTest::newRow("/proc/x") << "/proc/x.mp4" << "inside /proc";
+    QTest::newRow("/sys/x") << "/sys/x.mp4" << "inside /sys";
+  }
+  void systemPathsAreRefused() {
+    QFETCH(QString, path);
+    QFETCH(QString, fragment);
+    const std::string file = path.toStdString();
+    for (const char* naming : {"increment", "fail", "overwrite"}) {
+      auto result = run_writer("ExportVideo", {{"filename", file}, {"naming", naming}});
+      QVERIFY2(!result.ok(), naming);
+      QVERIFY2(result.error().message.find(fragment.toStdString()) != std::string::npos,
+               result.error().message.c_str());
+    }
+    QTemporaryDir tmp;
+    engine::Engine engine(registry_);
+    const auto latent = engine.run(latent_graph(tmp.path().toStdString(), file, "increment"), {});
+    QVERIFY(latent.status != engine::RunStatus::Succeeded);
+    QCOMPARE(latent.errors.size(), std::size_t(1));
+    QVERIFY2(latent.errors[0].message.find(fragment.toStdString()) != std::string::npos,
+             latent.errors[0].message.c_str());
+    const fs::path p = fs::path(file).lexically_normal();
+    QVERIFY(!fs::exists(p.parent_path() / (p.stem().string() + "_00002" + p.extension().string())));
+    QVERIFY(!fs::exists(p.parent_path() / (p.stem().string() + "_00002.mp4")));
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(p.parent_path(), ec)) {  // no temporaries left
+      QVERIFY2(entry.path().filename().string().find(".tmp-") == std::string::npos, entry.path().c_str());
+    }
+  }
+
+  // A link into /dev, a file used as a folder, and a FIFO at the target are refused the same way,
+  // and a FIFO never makes Increment take the next name.
+  void outputsAreRegularFilesInRealFolders() {
+    QTemporaryDir tmp;
+    const fs::path dir(tmp.path().toStdString());
+    fs::create_symlink("/dev/full", dir / "full.mp4");
+    auto linked = run_writer("ExportVideo", {{"filename", (dir / "full.mp4").string()}});
+    QVERIFY(!linked.ok());
+    QVERIFY2(linked.error().message.find("inside /dev") != std::string::npos, linked.error().message.c_str());
+    write_text(dir / "notes.txt", "mine");
+    auto under_file = run_writer("ExportVideo", {{"filename", (dir / "notes.txt" / "out.mp4").string()}});
+    QVERIFY(!under_file.ok());
+    QVERIFY2(under_file.error().message.find("which is not a folder") != std::string::npos,
+             under_file.error().message.c_str());
+    QCOMPARE(read_text(dir / "notes.txt"), std::string("mine"));
+    const fs::path fifo = dir / "pipe.mp4";
+    QCOMPARE(::mkfifo(fifo.c_str(), 0644), 0);
+    auto piped = run_writer("ExportVideo", {{"filename", fifo.string()}});
+    QVERIFY(!piped.ok());
+    QVERIFY2(piped.error().message.find("a FIFO") != std::string::npos, piped.error().message.c_str());
+    // The publish step itself, for a FIFO that appears after the checks: an error, not a new name.
+    const std::string temp = temporary_sibling(fifo.string());
+    write_text(temp, "data");
+    const Published published = publish_output(temp, {fifo.string(), Naming::Increment, OutputKind::Mp4});
+    QVERIFY(!published.error.empty());
+    QVERIFY(!fs::exists(dir / "pipe_00002.mp4"));
+    remove_temporary(temp);
+    QCOMPARE(entries(dir), std::size_t(3));  // full.mp4, notes.txt, pipe.mp4
+  }
+
   void overwriteReplacesOnlyOutputsOfItsKind() {
     QTemporaryDir tmp;
     const fs::path dir(tmp.path().toStdString());
