@@ -239,7 +239,10 @@ void tst_nodes_distill::badInputsRefusedBeforeAnyStep_data() {
   QTest::newRow("empty prompt list") << QByteArray(R"({"prompts": " \n\n"})") << true << "at least one prompt";
   QTest::newRow("prompts without encoder") << QByteArray("{}") << false << "need a text encoder";
   QTest::newRow("missing prompt file") << QByteArray(R"({"prompts_file": "/nonexistent/p.txt"})") << true
-                                       << "Cannot read the prompt file";
+                                       << "/nonexistent/p.txt";
+  // A device as the prompt file would be read forever: refused before it is opened.
+  QTest::newRow("device as prompt file") << QByteArray(R"({"prompts_file": "/dev/zero"})") << true
+                                         << "character device";
   QTest::newRow("unknown method") << QByteArray(R"({"method": "nope"})") << true << "no method 'nope'";
   QTest::newRow("bad schedule") << QByteArray(R"({"student_timesteps": "500,757"})") << true << "student_timesteps";
   QTest::newRow("frames not 4k+1") << QByteArray(R"({"frames": 6})") << true << "4k + 1";

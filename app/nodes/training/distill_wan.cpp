@@ -17,12 +17,14 @@
 #include <sstream>
 
 #include "models/train/distill.h"
+#include "models/vae/vae_config.h"
 #include "models/wan/wan_config.h"
 #include "nodes/attention_params_bridge.h"
 #include "nodes/common/attention_plugin.h"
 #include "nodes/common/node_types.h"
 #include "nodes/common/node_util.h"
 #include "nodes/files/writer_params.h"
+#include "nodes/input_file.h"
 #include "nodes/model/model_handles.h"
 #include "nodes/sampling/sampler_dmd.h"
 #include "nodes/size_rules.h"
@@ -37,8 +39,6 @@ namespace fs = std::filesystem;
 using engine::ParamSpec;
 
 namespace {
-
-constexpr int kTemporalFactor = 4, kSpatialFactor = 16;  // the Wan2.2 VAE's strides
 
 // The non-empty lines of `text`, trimmed.
 std::vector<std::string> prompt_lines(const std::string& text) {
@@ -57,6 +57,8 @@ engine::Result<std::vector<std::string>> prompt_texts(const engine::NodeContext&
   std::vector<std::string> texts = prompt_lines(ctx.param_string("prompts"));
   if (ctx.param_string("prompts_file").empty()) return texts;
   const std::string path = ctx.param_path("prompts_file");
+  const std::string bad = check_input_path("prompts_file", path, InputKind::File, "a text file, one prompt per line");
+  if (!bad.empty()) return node_error(ctx, bad);
   std::ifstream file(path, std::ios::binary);
   if (!file) return node_error(ctx, "Cannot read the prompt file '" + path + "'; check prompts_file.");
   std::stringstream content;
@@ -107,19 +109,22 @@ at::Tensor negative_context(const engine::NodeContext& ctx) {
   return {};
 }
 
-// [C, F, h, w] of width x height x frames for `config`.
+// [C, F, h, w] of width x height x frames for `config`, through the strides of the VAE its latent
+// belongs to.
 engine::Result<std::vector<int64_t>> latent_shape(const engine::NodeContext& ctx, const wan::WanConfig& config) {
   const int width = static_cast<int>(ctx.param_int("width")), height = static_cast<int>(ctx.param_int("height"));
   const int frames = static_cast<int>(ctx.param_int("frames"));
-  if (!is_valid_output_size(width, height)) {
-    return node_error(ctx, "width and height must be positive multiples of 32 (got " + std::to_string(width) + "x" +
-                               std::to_string(height) + ").");
+  const vae::WanVaeConfig vae = vae::vae_config_for_latent(config.out_dim);
+  const int64_t spatial = vae.spatial_factor(), temporal = vae.temporal_factor();
+  const int multiple = static_cast<int>(spatial * config.patch_size[1]);
+  if (!is_valid_output_size(width, height, multiple)) {
+    return node_error(ctx, "width and height must be positive multiples of " + std::to_string(multiple) +
+                               " for this model (got " + std::to_string(width) + "x" + std::to_string(height) + ").");
   }
-  if ((frames - 1) % kTemporalFactor != 0) {
+  if ((frames - 1) % temporal != 0) {
     return node_error(ctx, "frames must be 4k + 1 (1, 5, 9, ..., 121); got " + std::to_string(frames) + ".");
   }
-  return std::vector<int64_t>{config.in_dim, (frames - 1) / kTemporalFactor + 1, height / kSpatialFactor,
-                              width / kSpatialFactor};
+  return std::vector<int64_t>{config.in_dim, (frames - 1) / temporal + 1, height / spatial, width / spatial};
 }
 
 // The student's method and its params; its sparsity (when it has one) becomes the schedule.
