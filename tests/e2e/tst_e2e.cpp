@@ -113,8 +113,8 @@ class tst_e2e : public QObject {
   void cancelDuringSampling();
   void sweepRerunsOnlyDownstream();
   void sweepCancelLeavesNoPartialFiles();
-  void errorsExitThree_data();
-  void errorsExitThree();
+  void errorsExitWithTheirCode_data();
+  void errorsExitWithTheirCode();
   void existingOutputIsKept();
   void framesStepThroughSet();
   void runFromItsOutput();
@@ -396,27 +396,30 @@ void tst_e2e::sweepCancelLeavesNoPartialFiles() {
   QCOMPARE(summary["runs"][1]["status"], nlohmann::json("cancelled"));
 }
 
-void tst_e2e::errorsExitThree_data() {
+// A node that fails while running exits 3; an output that cannot be written is refused before any
+// node runs (exit 2, the workflow is invalid as set).
+void tst_e2e::errorsExitWithTheirCode_data() {
   QTest::addColumn<QString>("setup");  // what the row prepares in the temp folder
   QTest::addColumn<QStringList>("sets");
   QTest::addColumn<QString>("node");
   QTest::addColumn<QString>("message");
+  QTest::addColumn<int>("exit_code");
   QTest::newRow("corrupt image") << "corrupt" << QStringList{"image.path=%1/corrupt.png"} << "image"
-                                 << "corrupt";
+                                 << "corrupt" << 3;
   QTest::newRow("missing model files") << "" << QStringList{"model.model_path=%1/no-model"}
-                                       << "model" << "does not exist";
+                                       << "model" << "does not exist" << 3;
   QTest::newRow("missing VAE file") << "" << QStringList{"model.vae=%1/absent.safetensors"} << "model"
-                                    << "does not exist";
-  QTest::newRow("unwritable output folder") << "blocker"
-                                            << QStringList{"export.filename=%1/blocker/demo.mp4"}
-                                            << "export" << "not a folder";
+                                    << "does not exist" << 3;
+  QTest::newRow("output under a file") << "blocker" << QStringList{"export.filename=%1/blocker/demo.mp4"}
+                                       << "export" << "not a folder" << 2;
 }
 
-void tst_e2e::errorsExitThree() {
+void tst_e2e::errorsExitWithTheirCode() {
   QFETCH(QString, setup);
   QFETCH(QStringList, sets);
   QFETCH(QString, node);
   QFETCH(QString, message);
+  QFETCH(int, exit_code);
   QTemporaryDir dir;
   if (setup == "corrupt") {
     std::ofstream(dir.filePath("corrupt.png").toStdString(), std::ios::binary)
@@ -427,7 +430,7 @@ void tst_e2e::errorsExitThree() {
   args << quick();
   for (const QString& s : sets) args << "--set" << s.arg(dir.path());
   const RunOutcome r = run_runner(args);
-  QVERIFY2(r.exit_code == 3, qPrintable(QString::number(r.exit_code) + r.out + r.err));
+  QVERIFY2(r.exit_code == exit_code, qPrintable(QString::number(r.exit_code) + r.out + r.err));
   const QString text = r.out + r.err;
   QVERIFY2(text.contains(node) && text.contains(message), qPrintable(text));
   QVERIFY(!QFile::exists(dir.filePath("out/demo.mp4")));
