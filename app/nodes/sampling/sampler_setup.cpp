@@ -23,9 +23,7 @@ std::string join(const std::vector<std::string>& items) {
 }
 
 // Width and height: explicit, else the image's (i2v), else the reference's 1280x704.
-// `multiple`: the pixels of one DiT patch (VAE spatial factor x patch side): 32 for Wan2.2-TI2V-5B,
-// 16 for the models on Wan2.1's VAE.
-engine::Status resolve_size(const engine::NodeContext& ctx, int multiple, SamplerSetup& s) {
+engine::Status resolve_size(const engine::NodeContext& ctx, SamplerSetup& s) {
   s.width = static_cast<int>(ctx.param_int("width"));
   s.height = static_cast<int>(ctx.param_int("height"));
   if (ctx.has_input("image")) {
@@ -42,10 +40,6 @@ engine::Status resolve_size(const engine::NodeContext& ctx, int multiple, Sample
   } else if (s.width == 0 && s.height == 0) {
     s.width = 1280;
     s.height = 704;
-  }
-  if (!is_valid_output_size(s.width, s.height, multiple)) {
-    return node_error(ctx, "width and height must be positive multiples of " + std::to_string(multiple) +
-                           " for this model (got " + std::to_string(s.width) + "x" + std::to_string(s.height) + ").");
   }
   return {};
 }
@@ -100,6 +94,21 @@ engine::Status resolve_attention(const engine::NodeContext& ctx, const DitHandle
 
 }  // namespace
 
+engine::Result<std::vector<int64_t>> video_latent_shape(const engine::NodeContext& ctx, const wan::WanConfig& config,
+                                                        int width, int height, int frames) {
+  const vae::WanVaeConfig vae = vae::vae_config_for_latent(config.out_dim);
+  const int64_t spatial = vae.spatial_factor(), temporal = vae.temporal_factor();
+  const int multiple = static_cast<int>(spatial * config.patch_size[1]);
+  if (!is_valid_output_size(width, height, multiple)) {
+    return node_error(ctx, "width and height must be positive multiples of " + std::to_string(multiple) +
+                           " for this model (got " + std::to_string(width) + "x" + std::to_string(height) + ").");
+  }
+  if ((frames - 1) % temporal != 0) {
+    return node_error(ctx, "frames must be 4k + 1 (1, 5, 9, ..., 121); got " + std::to_string(frames) + ".");
+  }
+  return std::vector<int64_t>{config.in_dim, (frames - 1) / temporal + 1, height / spatial, width / spatial};
+}
+
 engine::Result<SamplerSetup> make_sampler_setup(const engine::NodeContext& ctx, const DitHandle& dit,
                                                 const AttentionParamSchema& schema,
                                                 const AttentionSource& attention) {
@@ -110,15 +119,11 @@ engine::Result<SamplerSetup> make_sampler_setup(const engine::NodeContext& ctx, 
                            std::to_string(config.out_dim) + " latent channels (Wan2.2-I2V-A14B's image "
                            "conditioning), which Vidgraph does not sample yet; use the T2V-A14B or TI2V-5B model.");
   }
-  const int64_t spatial = vae::vae_config_for_latent(config.out_dim).spatial_factor();
-  if (auto st = resolve_size(ctx, static_cast<int>(spatial * config.patch_size[1]), s); !st.ok()) return st.error();
+  if (auto st = resolve_size(ctx, s); !st.ok()) return st.error();
   s.frames = static_cast<int>(ctx.param_int("frames"));
-  if ((s.frames - 1) % kWanTemporalFactor != 0) {
-    return node_error(ctx, "frames must be 4k + 1 (1, 5, 9, ..., 121); got " +
-                           std::to_string(s.frames) + ".");
-  }
-  const int64_t latent_frames = (s.frames - 1) / kWanTemporalFactor + 1;
-  s.options.latent_shape = {config.in_dim, latent_frames, s.height / spatial, s.width / spatial};
+  auto shape = video_latent_shape(ctx, config, s.width, s.height, s.frames);
+  if (!shape.ok()) return shape.error();
+  s.options.latent_shape = std::move(*shape);
   if (auto st = resolve_attention(ctx, dit, schema, attention, s); !st.ok()) return st.error();
   s.options.solver = ctx.param_string("scheduler") == "euler" ? sampling::SolverKind::Euler
                                                                : sampling::SolverKind::UniPC;

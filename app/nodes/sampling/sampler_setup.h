@@ -5,11 +5,13 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "engine/node_context.h"
 #include "engine/result.h"
 #include "models/sampling/flow_sampler.h"
 #include "models/wan/wan_attention.h"
+#include "models/wan/wan_config.h"
 #include "nodes/common/attention_plugin.h"
 #include "nodes/model/model_handles.h"
 
@@ -24,10 +26,14 @@ struct SamplerSetup {
   std::map<std::string, std::string> info;
 };
 
-// Both Wan VAEs compress 4x in time (in space: 16x for Wan2.2's, 8x for Wan2.1's).
-inline constexpr int kWanTemporalFactor = 4;
-
 class AttentionParamSchema;
+
+// The latent [C, F, h, w] `config` samples for a width x height x frames video, through the strides of
+// the VAE its latent belongs to (vae_config_for_latent); a node error when the sides are not
+// multiples of one DiT patch in pixels (32 for Wan2.2-TI2V-5B, 16 on Wan2.1's VAE) or frames is not
+// 4k + 1. Wan Sampler and Distill Wan size their latents through it.
+engine::Result<std::vector<int64_t>> video_latent_shape(const engine::NodeContext& ctx, const wan::WanConfig& config,
+                                                        int width, int height, int frames);
 
 // `schema` maps the node's params to the chosen method's plugin params (attention_params_bridge.h);
 // `attention` is the session's plugin the run will call.

@@ -17,7 +17,6 @@
 #include <sstream>
 
 #include "models/train/distill.h"
-#include "models/vae/vae_config.h"
 #include "models/wan/wan_config.h"
 #include "nodes/attention_params_bridge.h"
 #include "nodes/common/attention_plugin.h"
@@ -27,7 +26,7 @@
 #include "nodes/input_file.h"
 #include "nodes/model/model_handles.h"
 #include "nodes/sampling/sampler_dmd.h"
-#include "nodes/size_rules.h"
+#include "nodes/sampling/sampler_setup.h"
 #include "nodes/training/train_validation.h"
 #include "nodes/training/training_output.h"
 #include "nodes/training/training_set.h"
@@ -109,24 +108,6 @@ at::Tensor negative_context(const engine::NodeContext& ctx) {
   return {};
 }
 
-// [C, F, h, w] of width x height x frames for `config`, through the strides of the VAE its latent
-// belongs to.
-engine::Result<std::vector<int64_t>> latent_shape(const engine::NodeContext& ctx, const wan::WanConfig& config) {
-  const int width = static_cast<int>(ctx.param_int("width")), height = static_cast<int>(ctx.param_int("height"));
-  const int frames = static_cast<int>(ctx.param_int("frames"));
-  const vae::WanVaeConfig vae = vae::vae_config_for_latent(config.out_dim);
-  const int64_t spatial = vae.spatial_factor(), temporal = vae.temporal_factor();
-  const int multiple = static_cast<int>(spatial * config.patch_size[1]);
-  if (!is_valid_output_size(width, height, multiple)) {
-    return node_error(ctx, "width and height must be positive multiples of " + std::to_string(multiple) +
-                               " for this model (got " + std::to_string(width) + "x" + std::to_string(height) + ").");
-  }
-  if ((frames - 1) % temporal != 0) {
-    return node_error(ctx, "frames must be 4k + 1 (1, 5, 9, ..., 121); got " + std::to_string(frames) + ".");
-  }
-  return std::vector<int64_t>{config.in_dim, (frames - 1) / temporal + 1, height / spatial, width / spatial};
-}
-
 // The student's method and its params; its sparsity (when it has one) becomes the schedule.
 engine::Status student_method(const engine::NodeContext& ctx, const AttentionParamSchema& schema,
                               train::DistillOptions& o) {
@@ -148,7 +129,8 @@ engine::Result<train::DistillOptions> distill_options(const engine::NodeContext&
                                                       const AttentionParamSchema& schema,
                                                       const wan::WanConfig& config) {
   train::DistillOptions o;
-  auto shape = latent_shape(ctx, config);
+  auto shape = video_latent_shape(ctx, config, static_cast<int>(ctx.param_int("width")),
+                                  static_cast<int>(ctx.param_int("height")), static_cast<int>(ctx.param_int("frames")));
   if (!shape.ok()) return shape.error();
   o.latent_shape = std::move(*shape);
   if (engine::Status s = student_method(ctx, schema, o); !s.ok()) return s.error();
