@@ -69,11 +69,12 @@ VsaParts vsa_parts(const AttentionCall& call, const PreparedState& prepared, boo
   DevicePath& path = *prepared.path;
   const TileLayout* layout = prepared.layout.get();
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
-  // [B, S, H, D] -> [B, H, Sp, D]
-  const at::Tensor q_t = path.tile(q, *layout), k_t = path.tile(call.k, *layout), v_t = path.tile(call.v, *layout);
-  // Coarse branch over tile means: [B, H, N, D], scores [B, H, N, N]
-  const at::Tensor q_c = path.tile_mean(q_t, *layout), k_c = path.tile_mean(k_t, *layout);
-  const at::Tensor scores = at::matmul(q_c, k_c.transpose(-1, -2)) * scale;
+  // [B, S, H, D] -> [B, H, Sp, D], with tile means [B, H, N, D] for the coarse branch (of v only when
+  // gated: the coarse output is used only then)
+  const bool gated = call.extras.gate.defined();
+  const TiledTokens q_t = path.tile(q, *layout, true), k_t = path.tile(call.k, *layout, true),
+                    v_t = path.tile(call.v, *layout, gated);
+  const at::Tensor scores = at::matmul(q_t.mean, k_t.mean.transpose(-1, -2)) * scale;  // [B, H, N, N]
   at::Tensor detached = scores.detach();
   if (q.device().is_cpu()) {
     TORCH_CHECK(at::isfinite(detached).all().item<bool>(), "method ", method,
@@ -90,9 +91,9 @@ VsaParts vsa_parts(const AttentionCall& call, const PreparedState& prepared, boo
   plan.tile_volume = layout->tile_volume;
   plan.scale = scale;
   // Fine branch [B, H, Sp, D]; coarse output per tile [B, H, N, D] (only when gated)
-  const at::Tensor fine = block_sparse_attention(q_t, k_t, v_t, plan);
+  const at::Tensor fine = block_sparse_attention(q_t.tiled, k_t.tiled, v_t.tiled, plan);
   at::Tensor coarse;
-  if (call.extras.gate.defined()) coarse = at::matmul(at::softmax(scores, -1), path.tile_mean(v_t, *layout));
+  if (gated) coarse = at::matmul(at::softmax(scores, -1), v_t.mean);
   // [B, H, Sp, D] -> [B, S, H, D], plus coarse * gate
   const at::Tensor out = path.untile(fine, *layout, coarse, call.extras.gate);
   return {out, want_stats ? stats_of(plan.selection, *layout, true) : plugin::SelectionStats{}, &path};

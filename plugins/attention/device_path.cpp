@@ -30,16 +30,16 @@ TopkSelection DevicePath::select_topk(const at::Tensor& scores, int64_t topk) {
   return select_topk_aten(scores, topk);
 }
 
-at::Tensor DevicePath::tile(const at::Tensor& x, const TileLayout& layout) {
-  return tile_tokens(x, layout);
-}
-
-at::Tensor DevicePath::tile_mean(const at::Tensor& tiled, const TileLayout& layout) {
+TiledTokens DevicePath::tile(const at::Tensor& x, const TileLayout& layout, bool with_mean) {
+  TiledTokens t{tile_tokens(x, layout), {}};
+  if (!with_mean) return t;
   // [B, H, Sp, D] -> [B, H, N, V, D] -> sum over V in the accumulation dtype -> / real count
-  const at::ScalarType acc = tiled.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  const at::ScalarType acc = x.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  const at::Tensor& tiled = t.tiled;
   const at::Tensor sums =
       tiled.to(acc).view({tiled.size(0), tiled.size(1), layout.num_tiles, layout.tile_volume, tiled.size(3)}).sum(3);
-  return sums / layout.tile_sizes.to(acc).unsqueeze(-1);
+  t.mean = sums / layout.tile_sizes.to(acc).unsqueeze(-1);
+  return t;
 }
 
 at::Tensor DevicePath::untile(const at::Tensor& fine, const TileLayout& layout, const at::Tensor& coarse,

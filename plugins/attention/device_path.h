@@ -83,6 +83,11 @@ struct TopkSelection {
   at::Tensor k2q_count;  // int32 [B, H, N]
 };
 
+struct TiledTokens {
+  at::Tensor tiled;  // [B, H, Sp, D]
+  at::Tensor mean;   // [B, H, N, D], or undefined when not asked for
+};
+
 class DevicePath {
  public:
   virtual ~DevicePath() = default;
@@ -108,13 +113,12 @@ class DevicePath {
   // `full` then runs the tiled form with every tile listed.
   virtual bool dense_strided() const { return false; }
 
-  // (optional) Tiling: x [B, S, H, D] (any strides) -> [B, H, Sp, D] contiguous, pads exactly zero.
-  // Differentiable in x. Default: tile_tokens (tile_layout.h).
-  virtual at::Tensor tile(const at::Tensor& x, const TileLayout& layout);
-
-  // (optional) Per-tile means of tiled x [B, H, Sp, D]: [B, H, N, D] (sum over the tile's real slots
-  // in fp32, fp64 for fp64 inputs, / real count; may be a strided view). Differentiable in x.
-  virtual at::Tensor tile_mean(const at::Tensor& tiled, const TileLayout& layout);
+  // (optional) Tiling: x [B, S, H, D] (any strides) -> tiled [B, H, Sp, D] contiguous, pads exactly
+  // zero; with_mean adds the per-tile means [B, H, N, D] (sum over the tile's real slots in fp32,
+  // fp64 for fp64 inputs, / real count; may be a strided view), otherwise left undefined. One hook
+  // for both so that a path can form the means in the tiling pass and take both gradients in one.
+  // Differentiable in x. Default: tile_tokens (tile_layout.h), then an ATen reduction.
+  virtual TiledTokens tile(const at::Tensor& x, const TileLayout& layout, bool with_mean);
 
   // (optional) Untiling with the gated coarse branch: fine [B, H, Sp, D] -> out [B, S, H, D] in fine's
   // dtype; when gate ([B, S, H, D] or [B, S, H, 1]) is defined, out += coarse[tile of token] * gate,

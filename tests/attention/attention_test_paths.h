@@ -2,7 +2,7 @@
 //  - DenseCpuPath takes the dense form of device_path.h (as the GPU path does for `full`): it records
 //    what it was given and emulates the dense kernels by padding to 64-token blocks and calling the
 //    exact CPU path;
-//  - HookCountingPath counts the staging hooks (tile, tile_mean, untile, add_linear_branch) that the
+//  - HookCountingPath counts the staging hooks (tile and how many asked for means, untile, add_linear_branch) that the
 //    methods call and delegates to the shared ATen defaults.
 // Registering either for the CPU replaces the plugin's CPU path; PathSwap puts a plain CpuPath back.
 #pragma once
@@ -87,13 +87,10 @@ class DenseCpuPath : public CpuPath {
 
 class HookCountingPath : public CpuPath {
  public:
-  at::Tensor tile(const at::Tensor& x, const TileLayout& layout) override {
+  TiledTokens tile(const at::Tensor& x, const TileLayout& layout, bool with_mean) override {
     ++tiles;
-    return DevicePath::tile(x, layout);
-  }
-  at::Tensor tile_mean(const at::Tensor& tiled, const TileLayout& layout) override {
-    ++tile_means;
-    return DevicePath::tile_mean(tiled, layout);
+    tile_means += with_mean ? 1 : 0;
+    return DevicePath::tile(x, layout, with_mean);
   }
   at::Tensor untile(const at::Tensor& fine, const TileLayout& layout, const at::Tensor& coarse,
                     const at::Tensor& gate) override {

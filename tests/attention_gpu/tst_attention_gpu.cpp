@@ -427,22 +427,30 @@ void tst_AttentionGpu::staging_matches_aten() {
   auto grad = [](const at::Tensor& y, const at::Tensor& wy, const std::vector<at::Tensor>& in) {
     return torch::autograd::grad({(y.to(at::kFloat) * wy).sum()}, in);
   };
-  // tiling: [B, S, H, D] -> [B, H, Sp, D]
-  const at::Tensor t_gpu = gpu_->tile(x, *layout), t_ref = cpu_.tile(x, *layout);
-  QVERIFY(t_gpu.is_contiguous());
-  QVERIFY(at::equal(t_gpu, t_ref));
+  // tiling: [B, S, H, D] -> [B, H, Sp, D], bit-exact, with and without the means
+  const auto t_gpu = gpu_->tile(x, *layout, false), t_ref = cpu_.tile(x, *layout, false);
+  QVERIFY(t_gpu.tiled.is_contiguous() && !t_gpu.mean.defined());
+  QVERIFY(at::equal(t_gpu.tiled, t_ref.tiled));
   const at::Tensor wt = at::randn({b, h, sp, d}, opts.dtype(at::kFloat));
-  QVERIFY(at::equal(grad(t_gpu, wt, {x})[0], grad(t_ref, wt, {x})[0]));
-  // tile means: [B, H, Sp, D] -> fp32 [B, H, N, D] (of a tiled leaf: each graph is walked once)
-  const at::Tensor tiled = t_ref.detach().requires_grad_(true);
-  const at::Tensor m_gpu = gpu_->tile_mean(tiled, *layout), m_ref = cpu_.tile_mean(tiled, *layout);
-  QCOMPARE(m_gpu.scalar_type(), at::kFloat);
-  QVERIFY2(rel_l2(m_gpu, m_ref) < 1e-5, qPrintable(QString("means rel-L2 %1").arg(rel_l2(m_gpu, m_ref))));
+  QVERIFY(at::equal(grad(t_gpu.tiled, wt, {x})[0], grad(t_ref.tiled, wt, {x})[0]));
+  // with means: fp32 [B, H, N, D] formed in the tiling pass; the gradient of both in one pass
+  const auto m_gpu = gpu_->tile(x, *layout, true), m_ref = cpu_.tile(x, *layout, true);
+  QVERIFY(at::equal(m_gpu.tiled, t_ref.tiled));
+  QCOMPARE(m_gpu.mean.scalar_type(), at::kFloat);
+  QCOMPARE(m_gpu.mean.sizes(), m_ref.mean.sizes());
+  QVERIFY2(rel_l2(m_gpu.mean, m_ref.mean) < 1e-5,
+           qPrintable(QString("means rel-L2 %1").arg(rel_l2(m_gpu.mean, m_ref.mean))));
   const at::Tensor wm = at::randn({b, h, n, d}, opts.dtype(at::kFloat));
-  // real slots only (the kernel gives pads zero, the default g / n; tiling's backward drops them)
-  const double e_mean_grad = rel_l2(attention::untile_tokens(grad(m_gpu, wm, {tiled})[0], *layout),
-                                    attention::untile_tokens(grad(m_ref, wm, {tiled})[0], *layout));
-  QVERIFY2(e_mean_grad < 1e-2, qPrintable(QString("mean grad rel-L2 %1").arg(e_mean_grad)));
+  auto both = [&](const attention::TiledTokens& t) {
+    return torch::autograd::grad({(t.tiled.to(at::kFloat) * wt).sum() + (t.mean * wm).sum()}, {x})[0];
+  };
+  const double e_both = rel_l2(both(m_gpu), both(m_ref));
+  QVERIFY2(e_both < 1e-2, qPrintable(QString("tiling with means grad rel-L2 %1").arg(e_both)));
+  // only the means used (the tiled tensor's gradient stays undefined)
+  const at::Tensor g_mean_gpu = torch::autograd::grad({(gpu_->tile(x, *layout, true).mean * wm).sum()}, {x})[0];
+  const at::Tensor g_mean_ref = torch::autograd::grad({(cpu_.tile(x, *layout, true).mean * wm).sum()}, {x})[0];
+  QVERIFY2(rel_l2(g_mean_gpu, g_mean_ref) < 1e-2,
+           qPrintable(QString("mean-only grad rel-L2 %1").arg(rel_l2(g_mean_gpu, g_mean_ref))));
   // untile with and without the gated coarse branch: [B, H, Sp, D] -> [B, S, H, D]
   const at::Tensor fine = at::randn({b, h, sp, d}, opts).requires_grad_(true);
   const at::Tensor coarse = at::randn({b, h, n, d}, opts.dtype(at::kFloat)).requires_grad_(true);

@@ -2,8 +2,10 @@
 // Wan2.2-5B shape by default, and prints JSON (medians of device-event timings, warm-up first):
 //   tile_qkv          q, k, v -> 64-slot tiles through the path's row gathers (tile_qkv_aten: the
 //                     shared ATen cat + index_select it replaces, for reference)
-//   tile_means        per-tile means of the tiled q, k, v (tile_mean_pool, fp32 sums;
-//                     tile_means_aten_sum: an ATen bf16-in/fp32-accumulate reduction, for reference)
+//   tile_qkv_means    the same tilings with the per-tile means formed in the pass (what a gated call
+//                     runs); tile_means: what the means add; tile_means_aten_sum: an ATen
+//                     bf16-in/fp32-accumulate reduction of the tiled tensors, for reference;
+//                     tile_qkv_means_bwd: the gradient of both back to token order
 //   coarse            scores over tile means, nan_to_num (no host sync), softmax·V
 //   select_topk_lists GPU top-k + inverted lists
 //   fine_fwd/fine_bwd block-sparse kernels
@@ -89,18 +91,31 @@ int main(int argc, char** argv) {
       repeats);
   ms["tile_qkv"] = median_ms(
       [&] {
-        qt = gpu.tile(q, *layout);
-        kt = gpu.tile(k, *layout);
-        vt = gpu.tile(v, *layout);
+        qt = gpu.tile(q, *layout, false).tiled;
+        kt = gpu.tile(k, *layout, false).tiled;
+        vt = gpu.tile(v, *layout, false).tiled;
       },
       repeats);
-  ms["tile_means"] = median_ms(
+  ms["tile_qkv_means"] = median_ms(
       [&] {
-        qc = gpu.tile_mean(qt, *layout);
-        kc = gpu.tile_mean(kt, *layout);
-        vc = gpu.tile_mean(vt, *layout);
+        const attention::TiledTokens tq = gpu.tile(q, *layout, true), tk = gpu.tile(k, *layout, true),
+                                     tv = gpu.tile(v, *layout, true);
+        qt = tq.tiled, kt = tk.tiled, vt = tv.tiled;
+        qc = tq.mean, kc = tk.mean, vc = tv.mean;
       },
       repeats);
+  ms["tile_means"] = ms["tile_qkv_means"] - ms["tile_qkv"];
+  {
+    const at::Tensor x = q.detach().requires_grad_(true);
+    const at::Tensor dt = at::randn_like(qt), dm = at::randn_like(qc);
+    ms["tile_qkv_means_bwd"] = 3 * median_ms(
+                                       [&] {
+                                         const attention::TiledTokens t = gpu.tile(x, *layout, true);
+                                         (void)torch::autograd::grad({t.tiled, t.mean}, {x}, {dt, dm});
+                                       },
+                                       repeats) -
+                               ms["tile_qkv_means"];
+  }
   {
     // Reference: one ATen reduction per tensor reading bf16 with fp32 accumulation (no fp32 copy).
     const at::Tensor sizes = layout->tile_sizes.to(at::kFloat).unsqueeze(-1);
@@ -157,7 +172,7 @@ int main(int argc, char** argv) {
                                 repeats) -
                             ms["untile_gate"];
   }
-  ms["staging_fwd"] = ms["tile_qkv"] + ms["tile_means"] + ms["coarse"] + ms["select_topk_lists"] + ms["untile_gate"];
+  ms["staging_fwd"] = ms["tile_qkv_means"] + ms["coarse"] + ms["select_topk_lists"] + ms["untile_gate"];
 
   ms["linear_fwd_aten"] =
       median_ms([&] { (void)gpu.DevicePath::add_linear_branch(gate, q, k, v, "softmax", wl, bl); }, few);

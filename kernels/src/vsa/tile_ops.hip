@@ -1,6 +1,7 @@
-// VSA tile kernels: row gather (tiling with pads / untiling), per-tile mean-pool (fp32 sums)
-// and its gradient. Rows move as 16-byte chunks; D·element size must be a multiple of 16.
+// VSA tile kernels: row gather (untiling), tiling with the per-tile means in the same pass (fp32
+// sums) and its gradient. Rows move as 16-byte chunks; D·element size must be a multiple of 16.
 #include "../common/check.h"
+#include "../common/chunk.h"
 #include "../common/numeric.h"
 #include "../common/vendor.h"
 
@@ -8,6 +9,9 @@
 
 namespace vidgraph::kernels {
 namespace {
+
+constexpr int kTileSlots = 64;
+constexpr int kMeanThreads = 128;
 
 int element_bytes(ElementType t) { return t == ElementType::Float32 ? 4 : 2; }
 
@@ -32,53 +36,68 @@ __global__ void gather_rows_kernel(int64_t total, int rows_out, int heads, int c
   *reinterpret_cast<uint4*>(addr(out, i)) = v;
 }
 
+// One block per (tile, batch, slice of the (head, chunk) pairs); each thread gathers its chunk of
+// the tile's 64 rows and sums them in fp32, so the means cost no second read of the tiled tensor.
 template <typename T>
-VG_DEVICE float load_as_float(const void* base, int64_t off) {
-  if constexpr (std::is_same<T, float>::value) {
-    return static_cast<const float*>(base)[off];
-  } else {
-    return Numeric<T>::to_float(static_cast<const uint16_t*>(base)[off]);
-  }
-}
-
-template <typename T>
-VG_DEVICE void store_from_float(void* base, int64_t off, float v) {
-  if constexpr (std::is_same<T, float>::value) {
-    static_cast<float*>(base)[off] = v;
-  } else {
-    static_cast<uint16_t*>(base)[off] = Numeric<T>::from_float(v);
-  }
-}
-
-template <typename T>
-__global__ void mean_pool_kernel(int tiles, int heads, int head_dim, TensorView x,
-                                 const int32_t* tile_valid, float* out) {
+__global__ void tile_with_mean_kernel(int tiles, int heads, int chunks, TensorView in, TensorView out,
+                                      const int32_t* index, const int32_t* tile_valid, float* mean) {
+  constexpr int kElems = Chunk<T>::kElems;
   const int t = blockIdx.x, b = blockIdx.y;
+  const int e = blockIdx.z * blockDim.x + threadIdx.x;
+  if (e >= heads * chunks) return;
+  const int h = e / chunks, col = (e % chunks) * kElems;
+  float sum[kElems] = {};
+#pragma unroll 8
+  for (int r = 0; r < kTileSlots; ++r) {
+    const int64_t i = int64_t(t) * kTileSlots + r;
+    const int src = index[i];
+    uint4 raw = make_uint4(0, 0, 0, 0);
+    if (src >= 0) raw = *reinterpret_cast<const uint4*>(element_at<T>(in, b, src, h, col));
+    *reinterpret_cast<uint4*>(element_at<T>(out, b, i, h, col)) = raw;
+    if (mean != nullptr) {
+      Chunk<T> c;
+      c.load(&raw);
+#pragma unroll
+      for (int j = 0; j < kElems; ++j) sum[j] += c.v[j];
+    }
+  }
+  if (mean == nullptr) return;
   const int n = tile_valid[t];
   const float inv = n > 0 ? 1.f / float(n) : 0.f;
-  for (int e = threadIdx.x; e < heads * head_dim; e += blockDim.x) {
-    const int h = e / head_dim, d = e % head_dim;
-    float acc = 0.f;
-    for (int r = 0; r < 64; ++r)
-      acc += load_as_float<T>(x.data, b * x.stride_b + (int64_t(t) * 64 + r) * x.stride_s +
-                                          h * x.stride_h + d);
-    out[((int64_t(b) * tiles + t) * heads + h) * head_dim + d] = acc * inv;
-  }
+  float* m = mean + ((int64_t(b) * tiles + t) * heads + h) * (chunks * kElems) + col;
+#pragma unroll
+  for (int j = 0; j < kElems; ++j) m[j] = sum[j] * inv;
 }
 
+// One thread per 16-byte chunk of a token row: dx[b, s, h] = d_tiled[b, slot[s], h] plus, when given,
+// d_mean[b, tile, h] / tile_valid[tile] (fp32 sum, rounded once).
 template <typename T>
-__global__ void mean_pool_backward_kernel(int tiles, int heads, int head_dim, const float* grad,
-                                          const int32_t* tile_valid, TensorView dx) {
-  const int slot = blockIdx.x, b = blockIdx.y;
-  const int t = slot / 64, r = slot % 64;
-  const int n = tile_valid[t];
-  const float inv = r < n ? 1.f / float(n) : 0.f;
-  for (int e = threadIdx.x; e < heads * head_dim; e += blockDim.x) {
-    const int h = e / head_dim, d = e % head_dim;
-    const float g = grad[((int64_t(b) * tiles + t) * heads + h) * head_dim + d];
-    store_from_float<T>(dx.data, b * dx.stride_b + int64_t(slot) * dx.stride_s + h * dx.stride_h + d,
-                        g * inv);
+__global__ void tile_with_mean_backward_kernel(int64_t total, int tokens, int tiles, int heads, int chunks,
+                                               TensorView d_tiled, const float* d_mean, const int32_t* slot,
+                                               const int32_t* tile_valid, TensorView dx) {
+  constexpr int kElems = Chunk<T>::kElems;
+  const int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= total) return;
+  const int col = int(c % chunks) * kElems;
+  int64_t rest = c / chunks;
+  const int h = int(rest % heads);
+  rest /= heads;
+  const int s = int(rest % tokens), b = int(rest / tokens);
+  const int row = slot[s];
+  const void* src = element_at<T>(d_tiled, b, row, h, col);
+  void* dst = element_at<T>(dx, b, s, h, col);
+  if (d_mean == nullptr) {
+    *static_cast<uint4*>(dst) = *static_cast<const uint4*>(src);
+    return;
   }
+  const int t = row / kTileSlots;
+  const float inv = 1.f / float(tile_valid[t]);  // a real slot's tile holds at least that token
+  const float* m = d_mean + ((int64_t(b) * tiles + t) * heads + h) * (chunks * kElems) + col;
+  Chunk<T> g;
+  g.load(src);
+#pragma unroll
+  for (int j = 0; j < kElems; ++j) g.v[j] += m[j] * inv;
+  g.store(dst);
 }
 
 Status check_view(const TensorView& v, int elem_bytes, const char* who) {
@@ -112,38 +131,57 @@ Status gather_rows(ElementType dtype, int batch, int rows_out, int heads, int he
   return Status::Ok;
 }
 
-Status tile_mean_pool(ElementType dtype, int batch, int tiles, int heads, int head_dim,
-                      TensorView x, const int32_t* tile_valid, float* out, void* stream) {
-  VG_REQUIRE(batch > 0 && tiles > 0 && heads > 0 && head_dim > 0 && batch <= 65535,
-             "tile_mean_pool: sizes must be positive (batch <= 65535).");
-  VG_REQUIRE(x.data && tile_valid && out, "tile_mean_pool: a pointer is null.");
-  const dim3 grid(tiles, batch);
+Status tile_with_mean(ElementType dtype, int batch, int tiles, int heads, int head_dim, TensorView in,
+                      TensorView out, const int32_t* index, const int32_t* tile_valid, float* mean, void* stream) {
+  const int eb = element_bytes(dtype);
+  VG_REQUIRE(batch > 0 && tiles > 0 && heads > 0 && head_dim > 0 && batch <= 65535 && index != nullptr,
+             "tile_with_mean: sizes must be positive (batch <= 65535) and the index given.");
+  VG_REQUIRE(head_dim * eb % 16 == 0, "tile_with_mean: a row of head_dim elements must be a multiple of 16 bytes.");
+  VG_REQUIRE(mean == nullptr || tile_valid != nullptr, "tile_with_mean: means need the tile sizes.");
+  Status st = check_view(in, eb, "tile_with_mean");
+  if (st != Status::Ok) return st;
+  st = check_view(out, eb, "tile_with_mean");
+  if (st != Status::Ok) return st;
+  const int chunks = head_dim * eb / 16;
+  const dim3 grid(unsigned(tiles), unsigned(batch), unsigned((heads * chunks + kMeanThreads - 1) / kMeanThreads));
   auto s = static_cast<vgStream_t>(stream);
   if (dtype == ElementType::BFloat16)
-    mean_pool_kernel<Bf16><<<grid, 256, 0, s>>>(tiles, heads, head_dim, x, tile_valid, out);
+    tile_with_mean_kernel<Bf16><<<grid, kMeanThreads, 0, s>>>(tiles, heads, chunks, in, out, index, tile_valid, mean);
   else if (dtype == ElementType::Float16)
-    mean_pool_kernel<Fp16><<<grid, 256, 0, s>>>(tiles, heads, head_dim, x, tile_valid, out);
+    tile_with_mean_kernel<Fp16><<<grid, kMeanThreads, 0, s>>>(tiles, heads, chunks, in, out, index, tile_valid, mean);
   else
-    mean_pool_kernel<float><<<grid, 256, 0, s>>>(tiles, heads, head_dim, x, tile_valid, out);
-  VG_CHECK_LAUNCH("tile_mean_pool");
+    tile_with_mean_kernel<float><<<grid, kMeanThreads, 0, s>>>(tiles, heads, chunks, in, out, index, tile_valid, mean);
+  VG_CHECK_LAUNCH("tile_with_mean");
   return Status::Ok;
 }
 
-Status tile_mean_pool_backward(ElementType dtype, int batch, int tiles, int heads, int head_dim,
-                               const float* grad, const int32_t* tile_valid, TensorView dx,
-                               void* stream) {
-  VG_REQUIRE(batch > 0 && tiles > 0 && heads > 0 && head_dim > 0 && batch <= 65535,
-             "tile_mean_pool_backward: sizes must be positive (batch <= 65535).");
-  VG_REQUIRE(dx.data && tile_valid && grad, "tile_mean_pool_backward: a pointer is null.");
-  const dim3 grid(tiles * 64, batch);
+Status tile_with_mean_backward(ElementType dtype, int batch, int tokens, int tiles, int heads, int head_dim,
+                               TensorView d_tiled, const float* d_mean, const int32_t* slot,
+                               const int32_t* tile_valid, TensorView dx, void* stream) {
+  const int eb = element_bytes(dtype);
+  VG_REQUIRE(batch > 0 && tokens > 0 && tiles > 0 && heads > 0 && head_dim > 0 && slot != nullptr,
+             "tile_with_mean_backward: sizes must be positive and the slots given.");
+  VG_REQUIRE(head_dim * eb % 16 == 0,
+             "tile_with_mean_backward: a row of head_dim elements must be a multiple of 16 bytes.");
+  VG_REQUIRE(d_mean == nullptr || tile_valid != nullptr, "tile_with_mean_backward: means need the tile sizes.");
+  Status st = check_view(d_tiled, eb, "tile_with_mean_backward");
+  if (st != Status::Ok) return st;
+  st = check_view(dx, eb, "tile_with_mean_backward");
+  if (st != Status::Ok) return st;
+  const int chunks = head_dim * eb / 16;
+  const int64_t total = int64_t(batch) * tokens * heads * chunks;
+  const dim3 grid(unsigned((total + 255) / 256));
   auto s = static_cast<vgStream_t>(stream);
   if (dtype == ElementType::BFloat16)
-    mean_pool_backward_kernel<Bf16><<<grid, 256, 0, s>>>(tiles, heads, head_dim, grad, tile_valid, dx);
+    tile_with_mean_backward_kernel<Bf16><<<grid, 256, 0, s>>>(total, tokens, tiles, heads, chunks, d_tiled, d_mean,
+                                                              slot, tile_valid, dx);
   else if (dtype == ElementType::Float16)
-    mean_pool_backward_kernel<Fp16><<<grid, 256, 0, s>>>(tiles, heads, head_dim, grad, tile_valid, dx);
+    tile_with_mean_backward_kernel<Fp16><<<grid, 256, 0, s>>>(total, tokens, tiles, heads, chunks, d_tiled, d_mean,
+                                                              slot, tile_valid, dx);
   else
-    mean_pool_backward_kernel<float><<<grid, 256, 0, s>>>(tiles, heads, head_dim, grad, tile_valid, dx);
-  VG_CHECK_LAUNCH("tile_mean_pool_backward");
+    tile_with_mean_backward_kernel<float><<<grid, 256, 0, s>>>(total, tokens, tiles, heads, chunks, d_tiled, d_mean,
+                                                               slot, tile_valid, dx);
+  VG_CHECK_LAUNCH("tile_with_mean_backward");
   return Status::Ok;
 }
 

@@ -3,72 +3,17 @@
 // tiled layout and an untiling gather (three reads and writes of a [B, S, H, D] tensor).
 // Rows move as 16-byte chunks; arithmetic is fp32, each output rounded once.
 #include "../common/check.h"
+#include "../common/chunk.h"
 #include "../common/numeric.h"
 #include "../common/vendor.h"
 
 #include <string>
-#include <type_traits>
 
 namespace vidgraph::kernels {
 namespace {
 
 constexpr int kTileSlots = 64;
 constexpr int kThreads = 256;
-
-// One 16-byte chunk as fp32 values: 8 bf16/fp16 elements or 4 fp32.
-template <typename T>
-struct Chunk {
-  static constexpr int kElems = 8;
-  float v[kElems];
-  VG_DEVICE void load(const void* p) {
-    const uint4 raw = *static_cast<const uint4*>(p);
-    const uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      v[2 * i] = Numeric<T>::to_float(uint16_t(w[i] & 0xffffu));
-      v[2 * i + 1] = Numeric<T>::to_float(uint16_t(w[i] >> 16));
-    }
-  }
-  VG_DEVICE void store(void* p) const {
-    *static_cast<uint4*>(p) = make_uint4(pack2<T>(v[0], v[1]), pack2<T>(v[2], v[3]),
-                                         pack2<T>(v[4], v[5]), pack2<T>(v[6], v[7]));
-  }
-};
-
-template <>
-struct Chunk<float> {
-  static constexpr int kElems = 4;
-  float v[kElems];
-  VG_DEVICE void load(const void* p) {
-    const float4 raw = *static_cast<const float4*>(p);
-    v[0] = raw.x, v[1] = raw.y, v[2] = raw.z, v[3] = raw.w;
-  }
-  VG_DEVICE void store(void* p) const { *static_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]); }
-};
-
-template <typename T>
-VG_DEVICE float scalar_at(const void* p) {
-  if constexpr (std::is_same<T, float>::value) {
-    return *static_cast<const float*>(p);
-  } else {
-    return Numeric<T>::to_float(*static_cast<const uint16_t*>(p));
-  }
-}
-
-template <typename T>
-VG_DEVICE void store_scalar(void* p, float v) {
-  if constexpr (std::is_same<T, float>::value) {
-    *static_cast<float*>(p) = v;
-  } else {
-    *static_cast<uint16_t*>(p) = Numeric<T>::from_float(v);
-  }
-}
-
-// Address of element `e` of row (b, row, h) of a view.
-template <typename T>
-VG_DEVICE char* at(const TensorView& t, int b, int64_t row, int h, int e) {
-  return static_cast<char*>(t.data) + (b * t.stride_b + row * t.stride_s + h * t.stride_h + e) * int64_t(sizeof(T));
-}
 
 // One thread per 16-byte chunk of an output row: out[b, s, h] = fine[b, slot[s], h] + gate · coarse.
 template <typename T>
@@ -86,18 +31,18 @@ __global__ void untile_gated_kernel(int64_t total, int tokens, int heads, int ch
   const int b = int(rest / tokens);
   const int row = slot[s];
   Chunk<T> f, g, co;
-  f.load(at<T>(fine, b, row, h, e));
-  co.load(at<T>(coarse, b, row / kTileSlots, h, e));
+  f.load(element_at<T>(fine, b, row, h, e));
+  co.load(element_at<T>(coarse, b, row / kTileSlots, h, e));
   if (gate_per_row) {
-    const float g1 = scalar_at<T>(at<T>(gate, b, s, h, 0));
+    const float g1 = scalar_at<T>(element_at<T>(gate, b, s, h, 0));
 #pragma unroll
     for (int i = 0; i < n; ++i) g.v[i] = g1;
   } else {
-    g.load(at<T>(gate, b, s, h, e));
+    g.load(element_at<T>(gate, b, s, h, e));
   }
 #pragma unroll
   for (int i = 0; i < n; ++i) f.v[i] = fmaf(g.v[i], co.v[i], f.v[i]);
-  f.store(at<T>(out, b, s, h, e));
+  f.store(element_at<T>(out, b, s, h, e));
 }
 
 // One block per (tile, batch, group of heads); each thread owns one chunk of one head and walks the
@@ -118,25 +63,25 @@ __global__ void untile_gated_backward_kernel(int heads, int chunks, bool gate_pe
   const int e = part * n;
   Chunk<T> co;
   float acc[n] = {};
-  if (active) co.load(at<T>(coarse, b, t, h, e));
+  if (active) co.load(element_at<T>(coarse, b, t, h, e));
   for (int r = 0; r < kTileSlots; ++r) {
     const int64_t slot = int64_t(t) * kTileSlots + r;
     const int s = token[slot];  // uniform over the block
     Chunk<T> g;
     if (active) {
       if (s >= 0) {
-        g.load(at<T>(grad, b, s, h, e));
+        g.load(element_at<T>(grad, b, s, h, e));
       } else {
 #pragma unroll
         for (int i = 0; i < n; ++i) g.v[i] = 0.f;
       }
-      g.store(at<T>(d_fine, b, slot, h, e));
+      g.store(element_at<T>(d_fine, b, slot, h, e));
     }
     if (s < 0) continue;
     if (gate_per_row) {
       float dot = 0.f, g1 = 0.f;
       if (active) {
-        g1 = scalar_at<T>(at<T>(gate, b, s, h, 0));
+        g1 = scalar_at<T>(element_at<T>(gate, b, s, h, 0));
 #pragma unroll
         for (int i = 0; i < n; ++i) {
           dot = fmaf(g.v[i], co.v[i], dot);
@@ -148,25 +93,25 @@ __global__ void untile_gated_backward_kernel(int heads, int chunks, bool gate_pe
       if (active && part == 0) {
         float sum = 0.f;
         for (int i = 0; i < chunks; ++i) sum += row_sums[threadIdx.x + i];
-        store_scalar<T>(at<T>(d_gate, b, s, h, 0), sum);
+        store_scalar<T>(element_at<T>(d_gate, b, s, h, 0), sum);
       }
       __syncthreads();
     } else if (active) {
       Chunk<T> gv, dg;
-      gv.load(at<T>(gate, b, s, h, e));
+      gv.load(element_at<T>(gate, b, s, h, e));
 #pragma unroll
       for (int i = 0; i < n; ++i) {
         dg.v[i] = g.v[i] * co.v[i];
         acc[i] = fmaf(g.v[i], gv.v[i], acc[i]);
       }
-      dg.store(at<T>(d_gate, b, s, h, e));
+      dg.store(element_at<T>(d_gate, b, s, h, e));
     }
   }
   if (!active) return;
   Chunk<T> out;
 #pragma unroll
   for (int i = 0; i < n; ++i) out.v[i] = acc[i];
-  out.store(at<T>(d_coarse, b, t, h, e));
+  out.store(element_at<T>(d_coarse, b, t, h, e));
 }
 
 int element_bytes(ElementType t) { return t == ElementType::Float32 ? 4 : 2; }

@@ -294,12 +294,8 @@ TopkSelection GpuPath::select_topk(const at::Tensor& scores, int64_t topk) {
   return sel;
 }
 
-at::Tensor GpuPath::tile(const at::Tensor& x, const TileLayout& layout) {
-  return layout.tile_volume == 64 ? gpu::tile_gather(x, layout) : DevicePath::tile(x, layout);
-}
-
-at::Tensor GpuPath::tile_mean(const at::Tensor& tiled, const TileLayout& layout) {
-  return layout.tile_volume == 64 ? gpu::tile_mean_pool(tiled, layout) : DevicePath::tile_mean(tiled, layout);
+TiledTokens GpuPath::tile(const at::Tensor& x, const TileLayout& layout, bool with_mean) {
+  return layout.tile_volume == 64 ? gpu::tile_with_mean(x, layout, with_mean) : DevicePath::tile(x, layout, with_mean);
 }
 
 at::Tensor GpuPath::untile(const at::Tensor& fine, const TileLayout& layout, const at::Tensor& coarse,

@@ -5,7 +5,7 @@
 // Supports bf16 and fp16, head dims 64 and 128, tile volume 64. `full` comes in the dense form
 // (dense_strided(): the callers' [B, S, H, D] tensors, no tiling, no lists); a tiled selection that
 // lists every KV tile (topk == N) also runs the dense kernels with no index loads. The staging hooks
-// (tiling, tile means, gated untiling, SLA* linear branch) run on the kernels too (gpu_staging.h).
+// (tiling with tile means, gated untiling, SLA* linear branch) run on the kernels too (gpu_staging.h).
 // Anything else is a clear error from supports() (no silent fallback to the CPU). Each device's
 // tuning row is read at prepare (or the first launch) and passed to every launch.
 #pragma once
@@ -30,8 +30,7 @@ class GpuPath : public DevicePath {
   SparseBackwardResult sparse_backward(const SparseBackwardArgs& args) override;
   TopkSelection select_topk(const at::Tensor& scores, int64_t topk) override;
   bool dense_strided() const override { return true; }
-  at::Tensor tile(const at::Tensor& x, const TileLayout& layout) override;
-  at::Tensor tile_mean(const at::Tensor& tiled, const TileLayout& layout) override;
+  TiledTokens tile(const at::Tensor& x, const TileLayout& layout, bool with_mean) override;
   at::Tensor untile(const at::Tensor& fine, const TileLayout& layout, const at::Tensor& coarse,
                     const at::Tensor& gate) override;
   at::Tensor add_linear_branch(const at::Tensor& out, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,

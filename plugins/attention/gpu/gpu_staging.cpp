@@ -14,6 +14,7 @@
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/sum.h>
 #include <ATen/ops/where.h>
+#include <ATen/ops/zeros.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/csrc/autograd/custom_function.h>
 
@@ -60,37 +61,52 @@ class GatherFunction : public torch::autograd::Function<GatherFunction> {
   }
 };
 
-// Per-tile means through tile_mean_pool; gradient through tile_mean_pool_backward.
-class TileMeanFunction : public torch::autograd::Function<TileMeanFunction> {
+// Tiling with the per-tile means formed in the same pass; the gradient of both in one pass back to
+// token order (no full-size mean gradient, no sum of two tiled gradients).
+class TileWithMeanFunction : public torch::autograd::Function<TileWithMeanFunction> {
  public:
-  static variable_list forward(AutogradContext* ctx, const at::Tensor& tiled, const TileLayout* layout) {
-    const c10::DeviceGuard device(tiled.device());
-    const at::Tensor x = rows_ready_or_copy(tiled);
-    const int64_t b = x.size(0), h = x.size(1), d = x.size(3), n = layout->num_tiles;
-    TORCH_CHECK(layout->tile_volume == 64 && x.size(2) == n * 64, "attention GPU path: tile means need ", n,
-                " tiles of 64 slots, got ", x.sizes());
-    // means fp32 [B, N, H, D] (the caller views it as [B, H, N, D])
-    const at::Tensor means = at::empty({b, n, h, d}, x.options().dtype(at::kFloat));
-    check_status(
-        vk::tile_mean_pool(element_type(x), int(b), int(n), int(h), int(d), rows_view(x, 2, 1),
-                           layout->tile_sizes_i32.data_ptr<int32_t>(), means.data_ptr<float>(), current_stream(x)),
-        "tile mean pool");
+  static variable_list forward(AutogradContext* ctx, const at::Tensor& x_in, const TileLayout* layout) {
+    TORCH_CHECK(x_in.dim() == 4 && is_kernel_dtype(x_in.scalar_type()) && layout->tile_volume == 64,
+                "attention GPU path: tiling with means of ", x_in.sizes(), " ", x_in.scalar_type(),
+                " (needs a 4-D bf16/fp16/fp32 tensor and 64-slot tiles)");
+    const c10::DeviceGuard device(x_in.device());
+    const at::Tensor x = rows_ready_or_copy(x_in);
+    const int64_t b = x.size(0), h = x.size(2), d = x.size(3), n = layout->num_tiles;
+    const at::Tensor tiled = at::empty({b, h, n * 64, d}, x.options());
+    const at::Tensor mean = at::empty({b, n, h, d}, x.options().dtype(at::kFloat));  // viewed as [B, H, N, D]
+    check_status(vk::tile_with_mean(element_type(x), int(b), int(n), int(h), int(d), rows_view(x, 1, 2),
+                                    rows_view(tiled, 2, 1), layout->gather_i32.data_ptr<int32_t>(),
+                                    layout->tile_sizes_i32.data_ptr<int32_t>(), mean.data_ptr<float>(),
+                                    current_stream(x)),
+                 "tiling with means");
+    ctx->set_materialize_grads(false);  // an unused output's gradient stays undefined: no zeros to add
+    ctx->saved_data["slot"] = layout->scatter_i32;
     ctx->saved_data["tile_sizes"] = layout->tile_sizes_i32;
+    ctx->saved_data["tokens"] = layout->tokens;
+    ctx->saved_data["tiled_shape"] = tiled.sizes().vec();
     ctx->saved_data["dtype"] = static_cast<int64_t>(x.scalar_type());
-    return {means};
+    return {tiled, mean};
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    // grad fp32 [B, N, H, D] (made contiguous); dx [B, H, N*64, D] (pads get zero)
-    const c10::DeviceGuard device(grads[0].device());
-    const at::Tensor g = grads[0].to(at::kFloat).contiguous();
-    const at::Tensor sizes = ctx->saved_data["tile_sizes"].toTensor();
+    const at::Tensor& any = grads[0].defined() ? grads[0] : grads[1];
+    const c10::DeviceGuard device(any.device());
     const auto dtype = static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt());
-    const int64_t b = g.size(0), n = g.size(1), h = g.size(2), d = g.size(3);
-    const at::Tensor dx = at::empty({b, h, n * 64, d}, g.options().dtype(dtype));
-    check_status(vk::tile_mean_pool_backward(element_type(dx), int(b), int(n), int(h), int(d), g.data_ptr<float>(),
-                                             sizes.data_ptr<int32_t>(), rows_view(dx, 2, 1), current_stream(dx)),
-                 "tile mean pool backward");
+    const at::Tensor d_mean = grads[1].defined() ? grads[1].to(at::kFloat).contiguous() : at::Tensor();
+    const std::vector<int64_t> shape = ctx->saved_data["tiled_shape"].toIntVector();  // [B, H, Sp, D]
+    // Only the means used: the tiled gradient is zero.
+    const at::Tensor d_tiled = grads[0].defined() ? rows_ready_or_copy(grads[0].to(dtype))
+                                                  : at::zeros(shape, any.options().dtype(dtype));
+    const int64_t b = shape[0], h = shape[1], n = shape[2] / 64, d = shape[3];
+    const int64_t tokens = ctx->saved_data["tokens"].toInt();
+    const at::Tensor dx = at::empty({b, tokens, h, d}, d_tiled.options());
+    check_status(vk::tile_with_mean_backward(element_type(dx), int(b), int(tokens), int(n), int(h), int(d),
+                                             rows_view(d_tiled, 2, 1),
+                                             d_mean.defined() ? d_mean.data_ptr<float>() : nullptr,
+                                             ctx->saved_data["slot"].toTensor().data_ptr<int32_t>(),
+                                             ctx->saved_data["tile_sizes"].toTensor().data_ptr<int32_t>(),
+                                             rows_view(dx, 1, 2), current_stream(dx)),
+                 "tiling with means backward");
     return {dx, at::Tensor()};
   }
 };
@@ -144,17 +160,15 @@ at::Tensor feature_in_dtype(const at::Tensor& x, const std::string& map) {
 
 }  // namespace
 
-at::Tensor tile_gather(const at::Tensor& x, const TileLayout& layout) {
-  return GatherFunction::apply(x, &layout, true)[0];
+TiledTokens tile_with_mean(const at::Tensor& x, const TileLayout& layout, bool with_mean) {
+  if (!with_mean) return {GatherFunction::apply(x, &layout, true)[0], {}};
+  const variable_list out = TileWithMeanFunction::apply(x, &layout);
+  // [B, N, H, D] -> [B, H, N, D] (a view outside the Function: its output stays a plain tensor)
+  return {out[0], out[1].permute({0, 2, 1, 3})};
 }
 
 at::Tensor untile_gather(const at::Tensor& tiled, const TileLayout& layout) {
   return GatherFunction::apply(tiled, &layout, false)[0];
-}
-
-at::Tensor tile_mean_pool(const at::Tensor& tiled, const TileLayout& layout) {
-  // [B, N, H, D] -> [B, H, N, D] (a view outside the Function: its output stays a plain tensor)
-  return TileMeanFunction::apply(tiled, &layout)[0].permute({0, 2, 1, 3});
 }
 
 at::Tensor untile_gated(const at::Tensor& fine, const TileLayout& layout, const at::Tensor& coarse,

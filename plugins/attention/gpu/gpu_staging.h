@@ -1,9 +1,9 @@
 // The GPU path's staging around the block-sparse kernels (device_path.h hooks), each an autograd-
 // capable operation on LibTorch's current stream with no host synchronisation:
-//  - tile_gather:    x [B, S, H, D] (any 16-byte-aligned strides) -> [B, H, Sp, D] contiguous in one
-//                    gather_rows pass, pads zero; backward: the inverse gather (untiling) of the grad.
-//  - tile_mean_pool: tiled [B, H, Sp, D] -> per-tile means fp32 [B, H, N, D] (a view of [B, N, H, D];
-//                    fp32 sums in the kernel, no fp32 copy of x); backward: tile_mean_pool_backward.
+//  - tile_with_mean: x [B, S, H, D] (any 16-byte-aligned strides) -> [B, H, Sp, D] contiguous, pads
+//                    zero, and (with_mean) the per-tile means fp32 [B, H, N, D] (a view of [B, N, H, D])
+//                    summed in fp32 in the same pass; backward: one pass back to token order adding
+//                    each tile's mean gradient / its size (without means: the inverse gather).
 //  - untile_gated:   fine [B, H, Sp, D] -> [B, S, H, D]; with a gate, fine + coarse[tile] * gate is
 //                    formed in the tiled layout (one fused multiply-add over a broadcast of the coarse
 //                    tile outputs, no [B, H, S, D] fp32 intermediate) and untiled by one gather.
@@ -18,6 +18,7 @@
 // GPU builds only (VIDGRAPH_ATTENTION_GPU).
 #pragma once
 
+#include "plugins/attention/device_path.h"
 #include "plugins/attention/tile_layout.h"
 
 #include <ATen/core/Tensor.h>
@@ -26,9 +27,8 @@
 
 namespace vidgraph::attention::gpu {
 
-at::Tensor tile_gather(const at::Tensor& x, const TileLayout& layout);
+TiledTokens tile_with_mean(const at::Tensor& x, const TileLayout& layout, bool with_mean);
 at::Tensor untile_gather(const at::Tensor& tiled, const TileLayout& layout);
-at::Tensor tile_mean_pool(const at::Tensor& tiled, const TileLayout& layout);
 at::Tensor untile_gated(const at::Tensor& fine, const TileLayout& layout, const at::Tensor& coarse,
                         const at::Tensor& gate);
 at::Tensor add_linear_branch(const at::Tensor& out, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,

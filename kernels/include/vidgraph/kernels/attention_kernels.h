@@ -79,19 +79,21 @@ struct FlashBackwardParams {
 Status flash_forward(const FlashForwardParams& p, void* stream);
 Status flash_backward(const FlashBackwardParams& p, void* stream);
 
-// out[b, i, h, :] = index[i] >= 0 ? in[b, index[i], h, :] : 0 for i < rows_out. Tiling (token →
-// 64-slot tile order, pads −1) and untiling (the inverse map) are both this gather.
+// out[b, i, h, :] = index[i] >= 0 ? in[b, index[i], h, :] : 0 for i < rows_out. Untiling (tile order →
+// token order) and plain tilings are this gather.
 Status gather_rows(ElementType dtype, int batch, int rows_out, int heads, int head_dim,
                    TensorView in, TensorView out, const int32_t* index, void* stream);
 
-// Per-tile mean of a tiled tensor x [B, tiles·64, H, D] (pads zero): sums 64 rows in fp32 and
-// divides by tile_valid[t] (0 → 0). out: fp32 [B, tiles, H, D] contiguous.
-Status tile_mean_pool(ElementType dtype, int batch, int tiles, int heads, int head_dim,
-                      TensorView x, const int32_t* tile_valid, float* out, void* stream);
-// Its gradient: dx[b, 64t + r, h, :] = r < tile_valid[t] ? grad[b, t, h, :] / tile_valid[t] : 0.
-Status tile_mean_pool_backward(ElementType dtype, int batch, int tiles, int heads, int head_dim,
-                               const float* grad, const int32_t* tile_valid, TensorView dx,
-                               void* stream);
+// Tiling with per-tile means in one pass: out[b, i, h, :] = index[i] >= 0 ? in[b, index[i], h, :] : 0
+// for i < tiles·64 and, when mean is not null, mean[b, t, h, :] = the fp32 sum of out's rows
+// 64t..64t+63 / tile_valid[t] (0 → 0); mean: fp32 [B, tiles, H, D] contiguous.
+Status tile_with_mean(ElementType dtype, int batch, int tiles, int heads, int head_dim, TensorView in,
+                      TensorView out, const int32_t* index, const int32_t* tile_valid, float* mean, void* stream);
+// Its gradient: dx[b, s, h, :] = d_tiled[b, slot[s], h, :] + d_mean[b, slot[s] / 64, h, :] /
+// tile_valid[slot[s] / 64] for s < tokens (no second term when d_mean is null; fp32 sum, rounded once).
+Status tile_with_mean_backward(ElementType dtype, int batch, int tokens, int tiles, int heads, int head_dim,
+                               TensorView d_tiled, const float* d_mean, const int32_t* slot,
+                               const int32_t* tile_valid, TensorView dx, void* stream);
 
 // VSA's gated untiling: out[b, s, h, :] = fine[b, slot[s], h, :] + gate[b, s, h, :] ·
 // coarse[b, slot[s] / 64, h, :] for s < tokens; gate_dim is head_dim or 1 (one gate value per row).
