@@ -23,6 +23,7 @@ struct RunArgs {
   std::string output_dir;            // --output-dir (default: current directory)
   std::string resources_dir;         // --resources (default: <exe>/../share/vidgraph)
   bool overwrite = false;            // --overwrite
+  bool allow_outside_writes = false; // run --allow-outside-writes: a shared file's workflow may write anywhere
   bool json_events = false;          // run --json-events
   std::string previews_dir;          // run --previews DIR: save step previews as PNGs
   bool json = false;                 // validate/nodes --json

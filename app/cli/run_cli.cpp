@@ -31,6 +31,9 @@ const char* kFooter =
     "settings, status, time and outputs. The sweep stops at the first run that fails (its exit code).\n"
     "\nPaths inside a workflow: absolute paths stay; relative paths resolve against the workflow file's\n"
     "folder; {resources}/... against the resources folder; {output}/... against the output folder.\n"
+    "A workflow run from a video or PNG sequence (one someone may have shared) writes only inside the\n"
+    "output folder: a place outside it (absolute, '..', or through a link) stops the run before any node\n"
+    "starts, unless you pass --allow-outside-writes. A .vgflow file you name writes where it says.\n"
     "\nExamples:\n"
     "  vidgraph-run run flow.vgflow --set sampler.steps=4 --output-dir out/\n"
     "  vidgraph-run run flow.vgflow --json-events > events.jsonl\n"
@@ -84,6 +87,9 @@ int run_cli_main(int argc, char** argv, const RunnerConfig& config) {
   run->add_option("--output-dir", args.output_dir, "Folder for output files (default: current folder)")->type_name("DIR");
   run->add_option("--resources", args.resources_dir, "Resources folder for {resources}/ paths")->type_name("DIR");
   run->add_flag("--overwrite", args.overwrite, "Let nodes replace existing output files");
+  run->add_flag("--allow-outside-writes", args.allow_outside_writes,
+                "Let a workflow read from a video or PNG sequence write outside --output-dir (only for a file "
+                "you trust)");
   run->add_flag("--json-events", args.json_events, "Print one JSON object per event per line on stdout");
   run->add_option("--previews", args.previews_dir,
                   "Save each sampler step's preview as a PNG in this folder (--json-events gives its path)")

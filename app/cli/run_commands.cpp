@@ -110,19 +110,23 @@ int command_run(const RunArgs& args, const RunSession& session) {
     return kExitInvalid;
   }
   if (!args.sweeps.empty()) return command_sweep(args, session);
-  auto doc = load_flow(args, registry);
+  bool shared = false;
+  auto doc = load_flow(args, registry, &shared);
   if (!doc.ok()) {
     report_error(args, doc.error().to_string());
     return kExitInvalid;
   }
-  engine::RunRequest request = base_request(args, session.run_defaults);
+  engine::RunRequest request = base_request(args, session.run_defaults, shared);
   request.options.workflow_json = engine::save_workflow_string(*doc);
   std::string created;  // removed again when the run turns out invalid: exit 2 leaves nothing behind
   std::string scratch;  // where a rank above 0 writes: never the output folder
   const int rank = own_rank(args.environment);
-  const bool shared = running_as_rank(args.environment) && share_run_with_ranks(*doc, registry, rank, request);
+  const bool with_ranks = running_as_rank(args.environment) && share_run_with_ranks(*doc, registry, rank, request);
   if (rank > 0) {
-    if (!shared) return kExitOk;
+    if (!with_ranks) return kExitOk;
+    // Its {output}/ is a scratch folder and it writes nothing the user keeps; rank 0 checks the
+    // shared workflow's places against the real output folder, and its refusal stops every rank.
+    request.options.confine_writes_to_output_dir = false;
     scratch = make_scratch_dir();
     if (scratch.empty()) {
       report_error(args, "rank " + std::to_string(rank) +

@@ -31,11 +31,16 @@ void report_error(const RunArgs& args, const std::string& message) {
   if (args.json_events) json_error_line(message);
 }
 
-// args.flow read as a workflow file, or the workflow embedded in a Vidgraph output.
-engine::Result<engine::LoadedWorkflow> load_workflow(const RunArgs& args, const engine::Registry& registry) {
+// args.flow read as a workflow file, or the workflow embedded in a Vidgraph output. `shared` is set
+// when args.flow is such an output (a video, a PNG sequence), even when it turns out to be a
+// workflow file under an odd name: either way it is not a .vgflow the user chose to run.
+engine::Result<engine::LoadedWorkflow> load_workflow(const RunArgs& args, const engine::Registry& registry,
+                                                     bool* shared) {
   const engine::LoadOptions options{&registry, nullptr};
+  *shared = false;
   if (args.embedded_workflow) {
     if (auto embedded = args.embedded_workflow(args.flow)) {
+      *shared = true;
       if (embedded->ok()) {
         return engine::load_workflow_string(embedded->value(), options, args.flow + " (its embedded workflow)");
       }
@@ -48,8 +53,11 @@ engine::Result<engine::LoadedWorkflow> load_workflow(const RunArgs& args, const 
   return engine::load_workflow_file(args.flow, options);
 }
 
-engine::Result<engine::GraphDocument> load_flow(const RunArgs& args, const engine::Registry& registry) {
-  auto loaded = load_workflow(args, registry);
+engine::Result<engine::GraphDocument> load_flow(const RunArgs& args, const engine::Registry& registry,
+                                                bool* shared) {
+  bool from_output = false;
+  auto loaded = load_workflow(args, registry, &from_output);
+  if (shared) *shared = from_output;
   if (!loaded.ok()) return loaded.error();
   for (const auto& w : loaded->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   engine::GraphDocument doc = std::move(loaded->document);
@@ -101,13 +109,14 @@ void remove_created_output_dir(const std::string& output_dir, const std::string&
   }
 }
 
-engine::RunRequest base_request(const RunArgs& args, const engine::RunOptions& defaults) {
+engine::RunRequest base_request(const RunArgs& args, const engine::RunOptions& defaults, bool shared) {
   engine::RunRequest request;
   request.targets = args.targets;
   request.keep_outputs = false;
   request.options = defaults;
   request.options.workflow_dir = absolute_dir_of(args.flow);
   request.options.overwrite = args.overwrite;
+  request.options.confine_writes_to_output_dir = shared && !args.allow_outside_writes;
   return request;
 }
 

@@ -28,8 +28,10 @@ void report_error(const RunArgs& args, const std::string& message);
 
 // Loads args.flow (warnings to stderr), upgrades its node types and applies args.sets, in the
 // engine's order (engine::upgrade_and_apply_overrides). An output Vidgraph wrote (MP4/WebM,
-// PNG-sequence folder) gives the workflow embedded in it, when args.embedded_workflow is set.
-engine::Result<engine::GraphDocument> load_flow(const RunArgs& args, const engine::Registry& registry);
+// PNG-sequence folder) gives the workflow embedded in it, when args.embedded_workflow is set;
+// `shared` (optional) then receives true: the workflow came inside a file, untrusted (base_request).
+engine::Result<engine::GraphDocument> load_flow(const RunArgs& args, const engine::Registry& registry,
+                                                bool* shared = nullptr);
 // The absolute, normalised folder of a file.
 std::string absolute_dir_of(const std::string& file);
 // args.output_dir (or the current folder) made absolute and created; an error names the folder.
@@ -39,8 +41,9 @@ engine::Result<std::string> prepare_output_dir(const RunArgs& args, std::string*
 // output_dir and its parents up to `created`, each only while it is empty.
 void remove_created_output_dir(const std::string& output_dir, const std::string& created);
 // The request every run of args starts from: the session's run defaults, args' targets, workflow
-// folder and overwrite; output_dir and workflow_json are the caller's.
-engine::RunRequest base_request(const RunArgs& args, const engine::RunOptions& defaults);
+// folder and overwrite; output_dir and workflow_json are the caller's. A `shared` workflow (load_flow)
+// writes only inside the output folder unless args.allow_outside_writes.
+engine::RunRequest base_request(const RunArgs& args, const engine::RunOptions& defaults, bool shared);
 
 // The engine settings of args (--cache-budget).
 engine::EngineConfig engine_config(const RunArgs& args);

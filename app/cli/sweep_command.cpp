@@ -29,6 +29,7 @@ constexpr const char* kSweepFile = "sweep.json";
 struct Prepared {
   SweepPlan plan;
   std::string output_dir;
+  bool shared = false;  // the workflow came inside a video or PNG sequence (load_flow): untrusted
   int refusal = kExitOk;
 };
 
@@ -54,7 +55,7 @@ bool check_output_dir(const RunArgs& args, const Prepared& p) {
 Prepared prepare(const RunArgs& args, const engine::Registry& registry) {
   Prepared p;
   p.refusal = kExitInvalid;
-  auto doc = load_flow(args, registry);
+  auto doc = load_flow(args, registry, &p.shared);
   if (!doc.ok()) {
     report_error(args, doc.error().to_string());
     return p;
@@ -104,7 +105,8 @@ void print_json_line(const json& j) {
 
 // One run of the sweep on the shared engine; fills `record` (status, code, time, outputs).
 void run_one(const RunArgs& args, const engine::RunOptions& defaults, engine::Engine& engine, const SweepRun& run,
-             const std::string& output_dir, std::size_t count, SweepRunRecord& record) {
+             const Prepared& p, std::size_t count, SweepRunRecord& record) {
+  const std::string& output_dir = p.output_dir;
   const fs::path folder = fs::path(output_dir) / run.folder;
   if (args.json_events) {
     print_json_line(run_started_json(record, count, folder.string()));
@@ -113,7 +115,7 @@ void run_one(const RunArgs& args, const engine::RunOptions& defaults, engine::En
   }
   std::error_code ec;
   fs::create_directories(folder, ec);
-  engine::RunRequest request = base_request(args, defaults);
+  engine::RunRequest request = base_request(args, defaults, p.shared);
   request.options.output_dir = folder.string();
   request.options.workflow_json = engine::save_workflow_string(run.document);
   auto renderer = pick_renderer(args, json{{"run_index", run.index}});
@@ -198,7 +200,7 @@ int command_sweep(const RunArgs& args, const RunSession& session) {
       report.stop_message = "cancelled before run " + std::to_string(i + 1) + not_run_text(i + 1, count);
       break;
     }
-    run_one(args, session.run_defaults, engine, p.plan.runs[i], p.output_dir, count, record);
+    run_one(args, session.run_defaults, engine, p.plan.runs[i], p, count, record);
     if (record.exit_code != kExitOk) {
       report.exit_code = record.exit_code;
       report.stop_message = (record.exit_code == kExitCancelled ? "cancelled during run " : "stopped: run ") +

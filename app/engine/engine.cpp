@@ -12,6 +12,7 @@
 #include "overrides.h"
 #include "plan.h"
 #include "validation.h"
+#include "write_places.h"
 
 namespace vidgraph::engine {
 
@@ -198,8 +199,9 @@ class Runner {
   }
 
   // Cache keys of the whole plan (they depend on params, fingerprints and upstream keys, not on
-  // values), then each uncached node's preflight: a writer's conflict is found before the sampler
-  // spends minutes. A fingerprint that throws is reported when its node runs.
+  // values), a shared workflow's places outside the output folder (write_places.h), then each
+  // uncached node's preflight: a writer's conflict is found before the sampler spends minutes. A
+  // fingerprint that throws is reported when its node runs.
   bool preflight(const GraphDocument& doc, const RunRequest& request) {
     for (const auto& id : plan_) {
       const Node& n = *doc.find_node(id);
@@ -209,6 +211,9 @@ class Runner {
         continue;
       }
       const nlohmann::json params = type.params_with_defaults(n.params);
+      // Cached or not: a shared workflow's place outside the output folder is refused every time.
+      const std::vector<std::string> outside = check_confined_writes(id, type, params, request.options);
+      for (const std::string& problem : outside) result_.errors.push_back(Error{id, problem});
       std::string fingerprint;
       try {
         if (type.fingerprint) fingerprint = type.fingerprint(params, request.options);
@@ -219,7 +224,7 @@ class Runner {
       std::map<std::string, KeyInput> key_inputs;
       for (const auto& [port, link] : n.inputs) key_inputs[port] = KeyInput{keys_[link.node], link.output};
       keys_[id] = compute_cache_key(type.name, type.version, params, fingerprint, key_inputs);
-      if (!type.preflight || (!type.always_run && cache_.contains(keys_[id]))) continue;
+      if (!type.preflight || !outside.empty() || (!type.always_run && cache_.contains(keys_[id]))) continue;
       if (std::string problem = type.preflight(params, request.options); !problem.empty()) {
         result_.errors.push_back(Error{id, std::move(problem)});
       }

@@ -3,7 +3,8 @@
 //
 // Run = copy the document → upgrade node types → apply overrides → validate (errors → RunStatus::
 // Invalid) → plan (the targets and their ancestors, topological, document order among equals) →
-// preflight (cache keys of the plan; each uncached node's preflight hook, errors → Invalid) →
+// preflight (cache keys of the plan; a shared workflow's writes outside the output folder, see
+// write_places.h; each uncached node's preflight hook; errors → Invalid) →
 // execute each planned node: served from the cache when its key is cached (NodeCached), else computed
 // (NodeStarted ... NodeFinished). A node that returns an error or throws fails the run (NodeFailed
 // with its id and message, RunStatus::Failed); cancel() makes NodeContext::cancelled() true and stops

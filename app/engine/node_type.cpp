@@ -115,6 +115,12 @@ ParamSpec ParamSpec::with_step(std::int64_t every) const {
   return p;
 }
 
+ParamSpec ParamSpec::written() const {
+  ParamSpec p = *this;
+  p.writes = true;
+  return p;
+}
+
 const char* to_string(ParamKind kind) { return kKindNames[static_cast<int>(kind)]; }
 
 std::optional<ParamKind> param_kind_from_string(const std::string& name) {
@@ -246,6 +252,7 @@ json describe_node_type(const NodeType& type) {
     if (p.max && p.max_exclusive) pj["max_exclusive"] = true;
     if (p.kind == ParamKind::Enum) pj["choices"] = p.choices;
     if (!p.file_filter.empty()) pj["file_filter"] = p.file_filter;
+    if (p.writes) pj["writes"] = true;
     params.push_back(pj);
   }
   j["params"] = params;

@@ -58,6 +58,9 @@ struct ParamSpec {
   std::string display_name;         // empty = name
   std::string file_filter;          // FilePath: e.g. "Images (*.png *.jpg)"; empty = any
   bool advanced = false;            // hint for the GUI's collapsed section
+  // FilePath, FolderPath: the node writes or creates this place. A workflow from a shared file may
+  // write only inside the output folder (write_places.h); the engine checks every such param.
+  bool writes = false;
   // Optional rule past the kind and range (a list's format, a plugin's constraint), run by check()
   // once those pass: "" when the value is fine, else a sentence naming the param and the fix.
   std::function<std::string(const nlohmann::json& value)> rule;
@@ -79,6 +82,8 @@ struct ParamSpec {
 
   // This spec with `step` set (ParamSpec::integer("frames", 121, 1, 1025).with_step(4)).
   ParamSpec with_step(std::int64_t every) const;
+  // This spec marked as a place the node writes or creates (ParamSpec::file_path(...).written()).
+  ParamSpec written() const;
 
   // Checks one value against this spec; the error message names the param (caller adds the node).
   Status check(const nlohmann::json& value) const;

@@ -29,6 +29,11 @@ struct RunOptions {
   std::string resources_dir;  // empty = default_resources_dir()
   bool overwrite = false;     // nodes may replace existing output files only when true
   std::string workflow_json;  // the workflow as saved (canonical text), for output metadata
+  // The workflow came inside a file someone shared (a video, a PNG sequence's metadata.json), so
+  // it is untrusted: every place it writes or creates must lie inside output_dir (write_places.h),
+  // checked before any node runs. A front end sets it unless the user allowed writes outside
+  // (vidgraph-run --allow-outside-writes, the editor's confirmation naming every path).
+  bool confine_writes_to_output_dir = false;
   // The ComfyUI extra_model_paths.yaml that nodes searching model folders use when their own
   // model_paths_file param is empty: the front end's VIDGRAPH_MODEL_PATHS (environment.h); empty = none.
   std::string model_paths_file;

@@ -17,9 +17,11 @@
 #include <QtWidgets/QDockWidget>
 #include <QtWidgets/QLabel>
 #include <QtWidgets/QMenuBar>
+#include <QtWidgets/QMessageBox>
 #include <QtWidgets/QStatusBar>
 #include <QtWidgets/QToolBar>
 
+#include "engine/write_places.h"
 #include "gui/about_dialog.h"
 #include "gui/app_icon.h"
 #include "gui/autosave.h"
@@ -401,6 +403,7 @@ bool MainWindow::runWorkflow(const QStringList& targets) {
   // Never replace an earlier output silently: a node's own `overwrite` param opts in, otherwise an
   // existing file fails that node with a message saying so.
   options.overwrite = false;
+  if (!confirmOutsideWrites(options)) return false;
   QDir().mkpath(QString::fromStdString(options.output_dir));
   auto place = run_->enqueue(controller_->document(), targets, options);
   if (!place.ok()) {
@@ -413,6 +416,32 @@ bool MainWindow::runWorkflow(const QStringList& targets) {
     return true;
   }
   statusBar()->showMessage(targets.isEmpty() ? tr("Running…") : tr("Running up to %1…").arg(targets.join(QStringLiteral(", "))));
+  return true;
+}
+
+bool MainWindow::confirmOutsideWrites(engine::RunOptions& options) {
+  options.confine_writes_to_output_dir = !sharedSource_.isEmpty();
+  if (sharedSource_.isEmpty()) return true;
+  const auto outside = engine::places_outside_output_dir(controller_->document(), registry_, options);
+  if (outside.empty()) return true;
+  QString places;
+  for (const engine::WritePlace& p : outside) {
+    places += QStringLiteral("\n  %1.%2: %3").arg(QString::fromStdString(p.node_id), QString::fromStdString(p.param),
+                                                 QString::fromStdString(p.path));
+  }
+  QMessageBox box(QMessageBox::Warning, tr("Write outside the output folder?"),
+                  tr("This workflow came inside %1, a file someone may have shared. It writes outside the output "
+                     "folder %2:%3\n\nLet it write there? Choose No to keep them, then set these params to places "
+                     "inside the output folder ({output}/…).")
+                      .arg(QFileInfo(sharedSource_).fileName(), QString::fromStdString(options.output_directory()),
+                           places),
+                  QMessageBox::Yes | QMessageBox::No, this);
+  box.setDefaultButton(QMessageBox::No);
+  if (box.exec() != QMessageBox::Yes) {
+    statusBar()->showMessage(tr("Not run: the workflow writes outside the output folder."), 8000);
+    return false;
+  }
+  options.confine_writes_to_output_dir = false;
   return true;
 }
 

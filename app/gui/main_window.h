@@ -155,6 +155,10 @@ class MainWindow : public QMainWindow {
   void rebuildRecentMenu();
   void rebuildExamplesMenu();
   engine::Status openWorkflowOrOutput(const QString& path, QString* embeddedIn);
+  // A workflow from a shared file writes only inside the output folder (engine/write_places.h)
+  // unless the user, shown every place outside it, says yes (default No). Sets `options`'
+  // confinement; false when the user declined and nothing should run.
+  bool confirmOutsideWrites(engine::RunOptions& options);
   void showError(const QString& title, const QString& text);
   void newDocument();
   void openWithDialog();
@@ -186,6 +190,9 @@ class MainWindow : public QMainWindow {
   QAction* clearQueueAction_ = nullptr;
   QLabel* runStateLabel_ = nullptr;
   QPointF paletteScenePos_;
+  // The shared file (video, PNG sequence) the open workflow came inside; "" for a workflow file,
+  // an example or a new document. Such a workflow is untrusted (confirmOutsideWrites).
+  QString sharedSource_;
   std::optional<WireDrop> paletteWire_;
   std::optional<std::pair<std::string, QString>> paletteInsert_;  // the link (to node, input) to insert into
 };

@@ -76,6 +76,7 @@ void MainWindow::buildFileMenu() {
 void MainWindow::newDocument() {
   if (!maybeSave()) return;
   controller_->newDocument();
+  sharedSource_.clear();
   run_->clearStatuses();
   player_->setClip({}, {});  // the previous document's preview does not belong to the new one
 }
@@ -106,6 +107,7 @@ bool MainWindow::openFile(const QString& path) {
   }
   run_->clearStatuses();
   player_->setClip({}, {});  // the previous document's preview does not belong to this one
+  sharedSource_ = embeddedIn;  // a workflow from a shared file stays untrusted while it is open
   if (embeddedIn.isEmpty()) addRecentFile(controller_->filePath());
   const QStringList& warnings = controller_->loadWarnings();
   for (const QString& w : warnings) log_->appendLine(QStringLiteral("warning"), QStringLiteral("open"), w);

@@ -79,6 +79,26 @@ QString bad_json_line(const QByteArray& out) {
   return {};
 }
 
+// A PNG sequence as Export Video writes it (a folder of frames and metadata.json), as someone would
+// share it: its metadata.json embeds a WriteText workflow that writes `text` to `file`.
+QString shared_sequence(const QString& folder, const std::string& file, const std::string& text) {
+  const json workflow{{"format", "vidgraph-workflow"},
+                      {"version", 1},
+                      {"nodes", json::array({{{"id", "w"}, {"type", "WriteText"},
+                                              {"params", {{"file", file}, {"text", text}}}}})}};
+  const json meta{{"format", "vidgraph-png-sequence"}, {"frames", 1},   {"width", 16},
+                  {"height", 16}, {"fps", 16.0}, {"workflow", workflow.dump()}};
+  fs::create_directories(folder.toStdString());
+  std::ofstream(folder.toStdString() + "/frame_000001.png") << "not looked at";
+  std::ofstream(folder.toStdString() + "/metadata.json") << meta.dump(2) << "\n";
+  return folder;
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 void expect_no_internal_error(const Output& o) {
   const QString all = o.text();
   QVERIFY2(!all.contains("internal error") && !all.contains("json.exception") && !all.contains("terminate"),
@@ -245,6 +265,75 @@ class tst_CliHostile : public QObject {
       }
     }
     QVERIFY(fs::exists(fs::path(root()) / "sweep_out" / "sweep.json"));
+  }
+
+  // A workflow that came inside a shared file (here a PNG sequence's metadata.json) writes only
+  // inside --output-dir: a place outside stops the run before any node starts, exit 2, naming the
+  // node, the param, the path and the ways out; --allow-outside-writes lets it write there.
+  void sharedWorkflowWritesOnlyInsideTheOutputFolder_data() {
+    QTest::addColumn<QString>("file");  // the embedded workflow's path; "@" = the test's folder
+    QTest::addColumn<QString>("written");  // where it would write, relative to the test's folder
+    QTest::newRow("absolute") << "@/victim/absolute.txt" << "victim/absolute.txt";
+    QTest::newRow("relative ..") << "../victim/relative.txt" << "victim/relative.txt";
+    QTest::newRow("{output}/ through a link") << "{output}/link/linked.txt" << "victim/linked.txt";
+  }
+  void sharedWorkflowWritesOnlyInsideTheOutputFolder() {
+    QFETCH(QString, file);
+    QFETCH(QString, written);
+    const QString dir = tmp_.filePath("shared_" + QString(QTest::currentDataTag()).replace(' ', '_'));
+    const std::string victim = (dir + "/" + written).toStdString();
+    fs::create_directories(fs::path(victim).parent_path());
+    const QString out = dir + "/out";
+    fs::create_directories(out.toStdString());
+    fs::create_directory_symlink(fs::path(victim).parent_path(), out.toStdString() + "/link");
+    file.replace("@", dir);
+    // A relative path resolves against the folder of what was run: DIR/shared for the sequence's folder.
+    const QString sequence = shared_sequence(dir + "/shared/clip", file.toStdString(), "from a stranger");
+
+    const Output refused = run_tool({"run", sequence, "--output-dir", out});
+    QVERIFY2(refused.code == 2, qPrintable(QString::number(refused.code) + "\n" + refused.text()));
+    for (const QString& fragment : {QStringLiteral("node 'w'"), QStringLiteral("param 'file'"),
+                                    QStringLiteral("outside the output folder"),
+                                    QStringLiteral("--allow-outside-writes"), QStringLiteral("{output}/")}) {
+      QVERIFY2(refused.err.contains(fragment.toUtf8()), qPrintable(fragment + " missing:\n" + refused.text()));
+    }
+    QVERIFY2(!fs::exists(victim), victim.c_str());
+    expect_no_internal_error(refused);
+    // Run as the metadata.json itself: refused the same way (its relative paths resolve one level deeper).
+    const Output by_file = run_tool({"run", sequence + "/metadata.json", "--output-dir", out});
+    QVERIFY2(by_file.code == 2, qPrintable(QString::number(by_file.code) + "\n" + by_file.text()));
+    QVERIFY2(by_file.err.contains("outside the output folder"), qPrintable(by_file.text()));
+    QVERIFY2(!fs::exists(victim), victim.c_str());
+    QVERIFY(!fs::exists(dir.toStdString() + "/shared/victim"));
+
+    const Output allowed = run_tool({"run", sequence, "--output-dir", out, "--allow-outside-writes"});
+    QVERIFY2(allowed.code == 0, qPrintable(QString::number(allowed.code) + "\n" + allowed.text()));
+    QCOMPARE(read_text(victim), std::string("from a stranger"));
+  }
+
+  // Inside the output folder a shared workflow runs as before, {output}/ or an absolute path there.
+  void sharedWorkflowWritesInsideTheOutputFolder() {
+    const QString dir = tmp_.filePath("shared_inside");
+    const QString out = dir + "/out";
+    const QString sequence = shared_sequence(dir + "/clip", "{output}/a/inside.txt", "kept");
+    const Output o = run_tool({"run", sequence, "--output-dir", out});
+    QVERIFY2(o.code == 0, qPrintable(QString::number(o.code) + "\n" + o.text()));
+    QCOMPARE(read_text(out.toStdString() + "/a/inside.txt"), std::string("kept"));
+    const QString absolute = shared_sequence(dir + "/clip2", out.toStdString() + "/absolute.txt", "kept too");
+    const Output abs = run_tool({"run", absolute, "--output-dir", out});
+    QVERIFY2(abs.code == 0, qPrintable(QString::number(abs.code) + "\n" + abs.text()));
+    QCOMPARE(read_text(out.toStdString() + "/absolute.txt"), std::string("kept too"));
+  }
+
+  // A .vgflow the user names is trusted as before: its absolute path is written.
+  void namedWorkflowWritesWhereItSays() {
+    const QString dir = tmp_.filePath("named");
+    fs::create_directories(dir.toStdString());
+    const std::string target = dir.toStdString() + "/elsewhere/named.txt";
+    const Output o = run_tool({"run", flow("write.vgflow"), "--output-dir", dir + "/out", "--set",
+                               QString::fromStdString("w.file=" + target)});
+    QVERIFY2(o.code == 0, qPrintable(QString::number(o.code) + "\n" + o.text()));
+    QCOMPARE(read_text(target), std::string("hello"));
   }
 };
 

@@ -192,7 +192,7 @@ NodeType write_text_type() {
   NodeType t = base("WriteText", "Writes text to a file.");
   t.inputs = {port("x", "NUMBER", true)};
   t.outputs = {port("path", "STRING")};
-  t.params = {ParamSpec::file_path("file", "{output}/out.txt"), ParamSpec::text("text", "hello")};
+  t.params = {ParamSpec::file_path("file", "{output}/out.txt").written(), ParamSpec::text("text", "hello")};
   t.always_run = true;
   t.compute = [](NodeContext& ctx) -> Result<ValueMap> {
     count(ctx);

@@ -6,8 +6,10 @@
 // kept recovery not re-offered as a fresh crash); files with problems (a dangling link, bad params)
 // opened with the nodes marked; a video named as such; the documented shortcuts; File ▸ Open Example
 // and the Open dialog's first folder; an image dropped as a Load Image node; the workflow back out of
-// an exported MP4 or PNG sequence. Shared fixtures in gui_test_fixture.h.
+// an exported MP4 or PNG sequence, and the confirmation before such a shared workflow writes outside
+// the output folder. Shared fixtures in gui_test_fixture.h.
 #include <algorithm>
+#include <fstream>
 
 #include <QtCore/QDir>
 #include <QtCore/QDirIterator>
@@ -917,6 +919,39 @@ class tst_GuiFiles : public QObject {
     QVERIFY(back.openFile(mp4));
     QCOMPARE(saved(back.controller()->document()), ran);
     QCOMPARE(back.scene()->nodeItemCount(), std::size_t(4));
+  }
+
+  // A workflow opened from a shared file (here a PNG sequence's metadata.json) that writes outside
+  // the output folder runs only after the user says Yes to a box naming the path (default No).
+  void sharedWorkflowAsksBeforeWritingOutside() {
+    QTemporaryDir dir;
+    const QString target = dir.filePath(QStringLiteral("elsewhere/stranger.txt"));
+    const nlohmann::json workflow{
+        {"format", "vidgraph-workflow"},
+        {"version", 1},
+        {"nodes", nlohmann::json::array({{{"id", "w"}, {"type", "WriteText"},
+                                          {"params", {{"file", target.toStdString()}, {"text", "hi"}}}}})}};
+    const QString sequence = dir.filePath(QStringLiteral("shared-frames"));
+    QVERIFY(QDir().mkpath(sequence));
+    std::ofstream(sequence.toStdString() + "/metadata.json")
+        << nlohmann::json{{"format", "vidgraph-png-sequence"}, {"workflow", workflow.dump()}}.dump();
+    gui::MainWindow window(registry_, {dir.filePath(QStringLiteral("recovery")), 3600000, false});
+    QVERIFY(window.openFile(sequence));
+    {
+      DialogAnswerer answerer({QMessageBox::No});
+      QVERIFY(!window.runWorkflow());
+      QCOMPARE(answerer.seen().size(), 1);
+      QVERIFY2(answerer.seen()[0].text.contains(target), qPrintable(answerer.seen()[0].text));
+    }
+    QVERIFY(!QFile::exists(target));
+    QSignalSpy finished(window.runController(), &gui::RunController::runFinished);
+    {
+      DialogAnswerer answerer({QMessageBox::Yes});
+      QVERIFY(window.runWorkflow());
+      QCOMPARE(answerer.seen().size(), 1);
+    }
+    QVERIFY(gui_test::waitFinished(finished, 10000));
+    QVERIFY2(QFile::exists(target), qPrintable(window.logPanel()->toPlainText()));
   }
 #endif
 };

@@ -373,6 +373,57 @@ class tst_outputs : public QObject {
     QCOMPARE(entries(dir), std::size_t(3));  // source.safetensors, keep/, out/
   }
 
+  // Every place a built-in node writes or creates is marked (ParamSpec::writes), so that the rule
+  // for a workflow from a shared file covers them all: each path param whose default lies in the
+  // output folder, and the writers whose default is empty.
+  void everyWritePlaceIsMarked() {
+    int marked = 0;
+    for (const engine::NodeType* t : registry_.list()) {
+      for (const engine::ParamSpec& p : t->params) {
+        const bool path = p.kind == engine::ParamKind::FilePath || p.kind == engine::ParamKind::FolderPath;
+        const bool in_output =
+            p.default_value.is_string() && p.default_value.get<std::string>().rfind("{output}", 0) == 0;
+        if (path && in_output) QVERIFY2(p.writes, (t->name + "." + p.name).c_str());
+        marked += p.writes ? 1 : 0;
+      }
+    }
+    QVERIFY(type("PreviewVideo").find_param("contact_sheet")->writes);
+    QVERIFY(marked >= 5);
+  }
+
+  // A shared workflow's writer and folder-maker outside the output folder (absolute, or "{output}/"
+  // through a link) are refused before any node runs; nothing is written; unconfined, they run.
+  void sharedWorkflowWritesOnlyInsideTheOutputFolder() {
+    QTemporaryDir tmp;
+    const fs::path dir(tmp.path().toStdString());
+    fs::create_directories(dir / "out");
+    fs::create_directories(dir / "elsewhere");
+    fs::create_directory_symlink(dir / "elsewhere", dir / "out" / "link");
+    engine::Engine engine(registry_);
+    std::vector<std::string> started;
+    engine.events().subscribe([&](const engine::Event& e) {
+      if (e.kind == engine::EventKind::NodeStarted) started.push_back(e.node_id);
+    });
+    engine::RunRequest request;
+    request.options.output_dir = (dir / "out").string();
+    request.options.confine_writes_to_output_dir = true;
+    engine::GraphDocument doc = latent_graph(dir, (dir / "elsewhere" / "x.safetensors").string(), "increment");
+    // Make Demo Dataset is not linked to anything: run it too, not only what the saver needs.
+    QVERIFY(doc.add_node(engine::Node{"demo", "MakeDemoDataset", 1, {{"folder", "{output}/link/clips"}}, {}, {}}).ok());
+    auto refused = engine.run(doc, request);
+    QCOMPARE(refused.status, engine::RunStatus::Invalid);
+    QVERIFY(started.empty());
+    QCOMPARE(refused.errors.size(), std::size_t(2));
+    for (const auto& e : refused.errors) {
+      QVERIFY2(e.message.find("outside the output folder") != std::string::npos, e.message.c_str());
+    }
+    QVERIFY(fs::is_empty(dir / "elsewhere"));
+    request.options.confine_writes_to_output_dir = false;
+    const std::string outside = (dir / "elsewhere" / "x.safetensors").string();
+    QCOMPARE(engine.run(latent_graph(dir, outside, "increment"), request).status, engine::RunStatus::Succeeded);
+    QVERIFY(fs::exists(dir / "elsewhere" / "x.safetensors"));
+  }
+
   void concurrentWritersNeverReplaceEachOther() {
     QTemporaryDir tmp;
     const fs::path dir(tmp.path().toStdString());

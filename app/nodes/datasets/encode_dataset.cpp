@@ -268,7 +268,7 @@ engine::NodeType encode_dataset_node() {
       ParamSpec::enumeration("mode", {"t2v", "i2v"}, "t2v",
                              "t2v: text to video; i2v: the first latent frame is the conditioning image."),
       ParamSpec::folder_path("cache_folder", "{output}/dataset-cache",
-                             "Where encoded samples are kept (reused by later runs)."),
+                             "Where encoded samples are kept (reused by later runs).").written(),
       ParamSpec::text("dropout_prompt", wan::default_negative_prompt(),
                       "What a sample trains on when Train Wan drops its caption: the negative prompt "
                       "the sampler guides against."),

@@ -116,7 +116,7 @@ engine::NodeType make_demo_dataset_node() {
   t.version = 1;
   t.outputs = {{"folder", kPathType, false, "The dataset folder, for Load Video Dataset."}};
   t.params = {
-      ParamSpec::folder_path("folder", "{output}/demo-dataset", "Where the clips go (new or empty)."),
+      ParamSpec::folder_path("folder", "{output}/demo-dataset", "Where the clips go (new or empty).").written(),
       ParamSpec::integer("clips", 4, 1, 64, "Number of clips."),
       ParamSpec::integer("frames", 17, 1, 240, "Frames per clip."),
       ParamSpec::integer("width", 96, 16, 1024, "Clip width (even)."),

@@ -64,7 +64,7 @@ engine::NodeType export_video_node() {
   t.params = {
       ParamSpec::file_path("filename", "{output}/vidgraph.mp4", "Video (*.mp4 *.webm)",
                            "Output file, or folder for a PNG sequence. {output}/ = the run's output "
-                           "folder."),
+                           "folder.").written(),
       ParamSpec::enumeration("format", {"mp4", "webm", "png"}, "mp4",
                              "mp4: H.264 yuv420p; webm: VP9; png: a folder of PNG frames."),
       ParamSpec::real("fps", 24.0, 1.0, 240.0, "Frames per second (Wan2.2: 24)."),

@@ -61,7 +61,7 @@ engine::NodeType preview_video_node() {
   t.params = {
       ParamSpec::file_path("contact_sheet", "", "PNG (*.png)",
                            "Where to write a contact sheet PNG; empty = none. Relative paths "
-                           "resolve against the workflow folder; use {output}/ for the output folder."),
+                           "resolve against the workflow folder; use {output}/ for the output folder.").written(),
       ParamSpec::integer("columns", 4, 1, 32, "Contact sheet: frames per row."),
       ParamSpec::integer("max_frames", 16, 1, 1024, "Contact sheet: frames shown, evenly spaced."),
       ParamSpec::integer("tile_width", 256, 8, 4096, "Contact sheet: width of each frame in pixels."),

@@ -57,7 +57,7 @@ engine::NodeType save_latent_node() {
   t.outputs = {{"path", kPathType, false, "The written file."}};
   t.params = {
       ParamSpec::file_path("filename", "{output}/latent.safetensors", "Safetensors (*.safetensors)",
-                           "Output file. {output}/ = the run's output folder."),
+                           "Output file. {output}/ = the run's output folder.").written(),
       naming_param(),
   };
   t.upgrade = [](int, const nlohmann::json& params) -> engine::Result<nlohmann::json> {

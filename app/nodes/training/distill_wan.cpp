@@ -278,11 +278,12 @@ std::vector<ParamSpec> distill_params(const std::vector<std::string>& methods, c
       ParamSpec::integer("save_every", 0, 0, 1000000,
                          "Resumable checkpoint every N steps (0: only at the end or on cancel)."),
       ParamSpec::folder_path("checkpoint_folder", "{output}/distill-checkpoints",
-                             "Where resumable checkpoints go."),
+                             "Where resumable checkpoints go.").written(),
       ParamSpec::file_path("resume", "", "Safetensors (*.safetensors)",
                            "A checkpoint to continue from; empty = start fresh."),
       ParamSpec::file_path("output", "{output}/student.safetensors", "Safetensors (*.safetensors)",
-                           "The student LoRA (ComfyUI names); its run record is written beside it as .json."),
+                           "The student LoRA (ComfyUI names); its run record is written beside it as .json.")
+          .written(),
       naming_param(),
       ParamSpec::real("grad_clip", 1.0, 0.0, 1000.0, "Global gradient-norm clip of each role (0: none)."),
   };

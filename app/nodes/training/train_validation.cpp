@@ -32,7 +32,7 @@ std::vector<ParamSpec> validation_params() {
       ParamSpec::integer("validation_steps", 8, 1, 200, "Sampling steps of a validation clip (UniPC, no guidance)."),
       ParamSpec::seed("validation_seed", 0, "The noise of every validation clip (the same for each)."),
       ParamSpec::folder_path("validation_folder", "{output}/validation",
-                             "Where the validation clips go (step_000040.mp4, ...; never replaced)."),
+                             "Where the validation clips go (step_000040.mp4, ...; never replaced).").written(),
   };
   for (ParamSpec& p : params) p.advanced = p.name != "validate_every";
   return params;

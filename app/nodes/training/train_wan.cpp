@@ -213,10 +213,11 @@ engine::NodeType train_wan_node(const AttentionSource& attention) {
                       "caption, so that guidance above 1 keeps working (0.1 is usual)."),
       ParamSpec::boolean("checkpointing", false, "Gradient checkpointing per block (less memory, slower)."),
       ParamSpec::integer("save_every", 0, 0, 1000000, "Resumable checkpoint every N steps (0: only on cancel)."),
-      ParamSpec::folder_path("checkpoint_folder", "{output}/train-checkpoints", "Where resumable checkpoints go."),
+      ParamSpec::folder_path("checkpoint_folder", "{output}/train-checkpoints", "Where resumable checkpoints go.")
+          .written(),
       ParamSpec::file_path("resume", "", "Safetensors (*.safetensors)", "A checkpoint to continue from; empty = start fresh."),
       ParamSpec::file_path("output", "{output}/lora.safetensors", "Safetensors (*.safetensors)",
-                           "The LoRA (mode lora) or full checkpoint (mode full) file."),
+                           "The LoRA (mode lora) or full checkpoint (mode full) file.").written(),
       naming_param(),
       ParamSpec::real("weight_decay", 0.0, 0.0, 1.0, "AdamW weight decay."),
       ParamSpec::real("grad_clip", 1.0, 0.0, 1000.0, "Global gradient-norm clip (0: none)."),
