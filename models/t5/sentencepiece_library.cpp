@@ -52,6 +52,34 @@ struct Api {
   std::string error;  // why the library could not be used
 };
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define VIDGRAPH_ASAN 1
+#endif
+#elif defined(__SANITIZE_ADDRESS__)
+#define VIDGRAPH_ASAN 1
+#endif
+
+// dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND). AddressSanitizer's dlopen wrapper refuses
+// RTLD_DEEPBIND outright (google/sanitizers issue 611: the deep-bound library calls libc's allocator,
+// not the sanitizer's), which would stop the sanitized builds (the fuzz targets) at the first
+// tokenizer. There the C library's own dlopen is called instead: the library's operator new and
+// delete still end in the sanitizer's heap (libstdc++'s operator new calls the sanitizer's malloc),
+// so objects that cross stay valid on both sides; only the sanitizer's new/delete pairing check
+// reports them (fuzz_gguf_tokenizer turns it off).
+void* open_private(const char* name) {
+  constexpr int kFlags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
+#ifdef VIDGRAPH_ASAN
+  using OpenFn = void* (*)(const char*, int);
+  for (const char* libc : {"libc.so.6", "libdl.so.2"}) {
+    void* handle = ::dlopen(libc, RTLD_NOW | RTLD_NOLOAD);
+    const auto real_open = handle == nullptr ? nullptr : reinterpret_cast<OpenFn>(::dlsym(handle, "dlopen"));
+    if (real_open != nullptr) return real_open(name, kFlags);
+  }
+#endif
+  return ::dlopen(name, kFlags);
+}
+
 template <typename F>
 void bind(void* handle, const char* symbol, F& slot, std::string& error) {
   void* p = ::dlsym(handle, symbol);
@@ -65,7 +93,7 @@ const Api& api() {
   static Api a;
   static std::once_flag once;
   std::call_once(once, [] {
-    void* h = ::dlopen("libsentencepiece.so.0", RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    void* h = open_private("libsentencepiece.so.0");
     if (h == nullptr) {
       const char* why = ::dlerror();
       a.error = std::string("cannot open libsentencepiece.so.0 (install the libsentencepiece0 package): ") +
@@ -109,7 +137,7 @@ void train_sentencepiece(const std::string& flags) {
   if (!a.error.empty()) {
     throw std::runtime_error("cannot train a SentencePiece model: " + a.error);
   }
-  static void* handle = ::dlopen("libsentencepiece_train.so.0", RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+  static void* handle = open_private("libsentencepiece_train.so.0");
   if (handle == nullptr) {
     throw std::runtime_error("cannot open libsentencepiece_train.so.0 (install libsentencepiece-dev)");
   }

@@ -17,7 +17,11 @@ namespace vidgraph::t5 {
 
 // nullopt when the header has no `tokenizer.ggml.tokens`; throws std::runtime_error naming `origin`
 // (the file) and the key when the metadata is not a unigram tokenizer or is inconsistent (arrays of
-// different lengths, unknown piece types, a charsmap that is not bytes).
+// different lengths, unknown piece types, a charsmap that is not bytes), or when libsentencepiece
+// would refuse or misread the model rebuilt from it: an empty token or one holding a NUL, a score
+// that is not finite, not exactly one unknown token, a token twice, byte tokens misnamed or not all
+// 256, nothing to encode text with, more than 64 user-defined tokens nested as prefixes, or a
+// normaliser table that would send its reader outside it (charsmap_check.h).
 std::optional<std::string> spiece_model_from_gguf(const model_io::GgufHeader& header, const std::string& origin);
 
 }  // namespace vidgraph::t5

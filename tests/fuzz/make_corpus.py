@@ -51,7 +51,68 @@ def gguf_array(kind, fmt, values):
 
 
 def gguf_strings(values):
-    return struct.pack("<IQ", 8, len(values)) + b"".join(struct.pack("<Q", len(v)) + v.encode() for v in values)
+    """A GGUF string array (lengths in UTF-8 bytes, not characters)."""
+    encoded = [v.encode() for v in values]
+    return struct.pack("<IQ", 8, len(encoded)) + b"".join(struct.pack("<Q", len(v)) + v for v in encoded)
+
+
+def charsmap(rules):
+    """A SentencePiece normaliser table (tokenizer.ggml.precompiled_charsmap) mapping each key of
+    `rules` (bytes) to its string: a uint32 trie size in bytes, a Darts-clone double array, then the
+    NUL-terminated strings (models/t5/charsmap_check.h). Every trie node gets a 256-unit block of its
+    own for its children; a unit is its label (bits 0-7), has-a-rule (bit 8) and the offset to its
+    children (from bit 10); a block's unit 0 is the node's rule (its string's offset, bit 31 set) or
+    a unit no byte matches."""
+    strings, values = b"", {}
+    for key, out in rules.items():
+        values[key] = len(strings)
+        strings += out + b"\0"
+    units = [0] * 256  # block 0 holds the root, unit 0
+
+    def block(prefix):
+        base = len(units)
+        units.extend([(1 << 31) | values.get(prefix, 0)] + [0] * 255)
+        for c in sorted({k[len(prefix)] for k in rules if len(k) > len(prefix) and k.startswith(prefix)}):
+            key = prefix + bytes([c])
+            children = block(key)
+            units[base ^ c] = ((base ^ c ^ children) << 10) | ((1 << 8) if key in values else 0) | c
+        return base
+
+    units[0] = block(b"") << 10
+    trie = struct.pack("<%dI" % len(units), *units)
+    return struct.pack("<I", len(trie)) + trie + strings
+
+
+# NFKC-like rules: full-width letters, U+1D43, a ligature, and one rule whose key extends another's.
+NFKC_RULES = {"\uff41".encode(): b"a", "\uff42".encode(): b"b", "\u1d43".encode(): b"a",
+              "\ufb01".encode(): b"fi", b"\xe2\x80\x83": b" "}
+
+
+def tokenizer_gguf(pieces, types, scores=None, table=None, extra=()):
+    """A t5encoder GGUF carrying llama.cpp's tokenizer metadata (types: 1 normal, 2 unknown, 3 control,
+    4 user-defined, 6 byte)."""
+    kvs = [("general.architecture", 8, struct.pack("<Q", 9) + b"t5encoder"),
+           ("tokenizer.ggml.model", 8, struct.pack("<Q", 2) + b"t5"),
+           ("tokenizer.ggml.tokens", 9, gguf_strings(pieces)),
+           ("tokenizer.ggml.scores", 9, gguf_array(6, "f", scores or [-float(i) for i in range(len(pieces))])),
+           ("tokenizer.ggml.token_type", 9, gguf_array(5, "i", types)),
+           ("tokenizer.ggml.add_space_prefix", 7, b"\1"),
+           ("tokenizer.ggml.remove_extra_whitespaces", 7, b"\1")]
+    if table is not None:
+        kvs.append(("tokenizer.ggml.precompiled_charsmap", 9, gguf_array(0, "B", list(table))))
+    return gguf(kvs + list(extra), [])
+
+
+def tokenizer_seeds():
+    base = ["<pad>", "</s>", "<unk>", "\u2581a", "\u2581red", "\u2581circle", "a", "b", "fi", "\u2581"]
+    base_types = [3, 3, 2] + [1] * 7
+    table = charsmap(NFKC_RULES)
+    write("fuzz_gguf_tokenizer", "nfkc.gguf", tokenizer_gguf(base, base_types, table=table))
+    write("fuzz_gguf_tokenizer", "identity.gguf", tokenizer_gguf(base, base_types))
+    user = base + ["<x>", "<x><y>", "[[", "[[["]
+    write("fuzz_gguf_tokenizer", "user_defined.gguf", tokenizer_gguf(user, base_types + [4] * 4, table=table))
+    with_bytes = base + ["<0x%02X>" % b for b in range(256)]
+    write("fuzz_gguf_tokenizer", "byte_fallback.gguf", tokenizer_gguf(with_bytes, base_types + [6] * 256))
 
 
 class Pickle:
@@ -149,8 +210,10 @@ def main():
         ("tokenizer.ggml.scores", 9, gguf_array(6, "f", [0, 0, 0, -1.5, -2.0, -3.25])),
         ("tokenizer.ggml.token_type", 9, gguf_array(5, "i", [3, 3, 2, 1, 1, 1])),
         ("tokenizer.ggml.add_space_prefix", 7, b"\1"),
-        ("tokenizer.ggml.precompiled_charsmap", 9, gguf_array(0, "B", [0, 1, 2, 3]))], []))
+        ("tokenizer.ggml.precompiled_charsmap", 9, gguf_array(0, "B", list(charsmap(NFKC_RULES))))], []))
     write("fuzz_gguf", "empty.gguf", gguf([], []))
+
+    tokenizer_seeds()
 
 
 if __name__ == "__main__":

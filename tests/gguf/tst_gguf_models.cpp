@@ -119,6 +119,63 @@ void write_tokenizer_metadata(GgufTestWriter& w, const SpmFields& spm, bool with
   w.u32_kv("tokenizer.ggml.padding_token_id", 0);
 }
 
+// A precompiled charsmap taken apart (SentencePiece's layout: a uint32 trie size in bytes, the
+// Darts-clone double-array trie, then the NUL-terminated normalised strings), so a test can
+// corrupt one part at a time.
+struct Charsmap {
+  std::vector<uint32_t> units;
+  std::string blob;
+
+  static Charsmap split(const std::string& bytes) {
+    uint32_t trie_bytes = 0;
+    std::memcpy(&trie_bytes, bytes.data(), 4);
+    Charsmap c;
+    c.units.resize(trie_bytes / 4);
+    std::memcpy(c.units.data(), bytes.data() + 4, trie_bytes);
+    c.blob = bytes.substr(4 + trie_bytes);
+    return c;
+  }
+  std::string join() const {
+    std::string out = le<uint32_t>(uint32_t(units.size() * 4));
+    out.append(reinterpret_cast<const char*>(units.data()), units.size() * 4);
+    return out + blob;
+  }
+  // A unit's offset to its children (darts.h, DoubleArrayUnit::offset).
+  static uint32_t offset(uint32_t unit) { return (unit >> 10) << ((unit & (1u << 9)) >> 6); }
+  // The unit that matches the last byte of `key`, reached as commonPrefixSearch walks.
+  size_t node_of(const std::string& key) const {
+    size_t children = offset(units.at(0)), node = 0;
+    for (const char ch : key) {
+      node = children ^ uint8_t(ch);
+      if ((units.at(node) & ((1u << 31) | 0xFF)) != uint8_t(ch)) throw std::logic_error("the table has no such key");
+      children = node ^ offset(units[node]);
+    }
+    return node;
+  }
+  // The unit that holds the value (the string's offset) of the rule for exactly `key`.
+  size_t leaf_of(const std::string& key) const {
+    const size_t node = node_of(key);
+    if (((units[node] >> 8) & 1) == 0) throw std::logic_error("the key has no rule of its own");
+    return node ^ offset(units[node]);
+  }
+};
+
+// A hand-built table with one rule, "a" -> "x". With `loop`, the state after "a" is the root's
+// again: every further "a" matches once more, so a long run of "a" gives more matches than
+// SentencePiece's normaliser has room for (32). Without, "a"'s children are a block of their own.
+std::string one_rule_charsmap(bool loop) {
+  Charsmap c;
+  c.units.assign(768, 0);
+  c.units[0] = 256u << 10;  // the root's children at 256 ^ byte
+  const uint32_t a = 256u ^ uint32_t('a');
+  const uint32_t children = loop ? 256u : 512u;
+  c.units[a] = ((a ^ children) << 10) | (1u << 8) | uint32_t('a');  // label "a", has a rule
+  c.units[children] = 1u << 31;                                     // the rule's value: offset 0, "x"
+  c.units[256] = 1u << 31;  // a zero unit there would match the byte 0 (label 0) and lead back to itself
+  c.blob = std::string("x\0", 2);
+  return c.join();
+}
+
 double rel_l2(const at::Tensor& a, const at::Tensor& b) {
   return (a - b).norm().item<double>() / b.norm().item<double>();
 }
@@ -147,6 +204,40 @@ class tst_GgufModels : public QObject {
 
   QTemporaryDir dir_;
   std::string path(const std::string& name) const { return (dir_.path() + "/").toStdString() + name; }
+
+  // A unigram tokenizer with SentencePiece's default NFKC normalisation, as umT5's, trained once.
+  std::string nfkc_model() {
+    const std::string model = path("nfkc.model");
+    if (QFile::exists(QString::fromStdString(model))) return model;
+    {
+      std::ofstream corpus(path("corpus.txt"));
+      const char* words[] = {"a red circle", "a blue square", "moving right", "moving left", "on a dark background",
+                             "the camera pans", "over the landscape", "two spaces", "green", "slowly"};
+      for (int i = 0; i < 300; ++i) corpus << words[i % 10] << ' ' << words[(i * 7 + 3) % 10] << ".\n";
+    }
+    t5::train_sentencepiece("--input=" + path("corpus.txt") + " --model_prefix=" + path("nfkc") +
+                            " --vocab_size=120 --model_type=unigram --pad_id=0 --eos_id=1 --unk_id=2 --bos_id=-1"
+                            " --hard_vocab_limit=false --num_threads=1 --minloglevel=2");
+    return model;
+  }
+
+  // A text-encoder GGUF carrying `spm` as llama.cpp's tokenizer metadata; returns its path.
+  std::string tokenizer_gguf(const std::string& name, const SpmFields& spm) {
+    GgufTestWriter w;
+    w.string_kv("general.architecture", "t5encoder");
+    write_tokenizer_metadata(w, spm, !spm.charsmap.empty());
+    const std::string file = path(name);
+    write_file(file, w.bytes());
+    return file;
+  }
+
+  // What loading `file`'s tokenizer and encoding `text` with it throws ("" when it works).
+  static std::string tokenizer_error(const std::string& file, const std::string& text) {
+    return error_of([&] {
+      const auto tok = t5::load_umt5_embedded_tokenizer(file);
+      if (tok) (void)tok->ids(text);
+    });
+  }
 
  private Q_SLOTS:
   void initTestCase() { c10::NoGradGuard no_grad; }
@@ -232,17 +323,7 @@ class tst_GgufModels : public QObject {
     c10::NoGradGuard no_grad;
     const t5::Umt5Config cfg = t5::Umt5Config::tiny(96);
     const auto enc = t5::make_seeded_umt5(cfg, 5);
-    // A unigram tokenizer with SentencePiece's default NFKC normalisation, as umT5's.
-    {
-      std::ofstream corpus(path("corpus.txt"));
-      const char* words[] = {"a red circle", "a blue square", "moving right", "moving left", "on a dark background",
-                             "the camera pans", "over the landscape", "two spaces", "green", "slowly"};
-      for (int i = 0; i < 300; ++i) corpus << words[i % 10] << ' ' << words[(i * 7 + 3) % 10] << ".\n";
-    }
-    t5::train_sentencepiece("--input=" + path("corpus.txt") + " --model_prefix=" + path("nfkc") +
-                            " --vocab_size=120 --model_type=unigram --pad_id=0 --eos_id=1 --unk_id=2 --bos_id=-1"
-                            " --hard_vocab_limit=false --num_threads=1 --minloglevel=2");
-    const std::string spiece = path("nfkc.model");
+    const std::string spiece = nfkc_model();
     const SpmFields spm = read_spm(spiece);
     QVERIFY2(spm.pieces.size() > 20, qPrintable(QString::number(spm.pieces.size())));
     QVERIFY2(!spm.charsmap.empty(), "the tokenizer normalises with NFKC tables");
@@ -324,6 +405,127 @@ class tst_GgufModels : public QObject {
     write_file(path("llama.gguf"), other.bytes());
     const std::string message = error_of([&] { t5::load_umt5(path("llama.gguf")); });
     QVERIFY2(message.find("is a GGUF of a 'llama' model") != std::string::npos, message.c_str());
+  }
+
+  // A well-formed normaliser table passes the checks and encodes as spiece.model, the NFKC rules
+  // included; the hand-built one-rule table the loop case below corrupts passes and applies its rule.
+  void validCharsmapEncodes() {
+    const std::string spiece = nfkc_model();
+    const std::string file = tokenizer_gguf("valid-charsmap.gguf", read_spm(spiece));
+    const auto rebuilt = t5::load_umt5_embedded_tokenizer(file);
+    QVERIFY(rebuilt.has_value());
+    const t5::Umt5Tokenizer original = t5::load_umt5_tokenizer(spiece);
+    for (const std::string text :
+         {"a red circle moving right", "\xe1\xb5\x83 red circle", "\xef\xbd\x81 blue square"}) {
+      QCOMPARE(rebuilt->ids(text), original.ids(text));
+    }
+    SpmFields one_rule = read_spm(spiece);
+    one_rule.charsmap = one_rule_charsmap(false);
+    const auto a_to_x = t5::load_umt5_embedded_tokenizer(tokenizer_gguf("one-rule.gguf", one_rule));
+    QVERIFY(a_to_x.has_value());
+    QCOMPARE(a_to_x->ids("a red a"), a_to_x->ids("x red x"));
+    QVERIFY(a_to_x->ids("a red a") != original.ids("a red a"));
+  }
+
+  // Normaliser tables that would make SentencePiece read outside them are refused before it loads
+  // them, naming the file, the key and what is wrong.
+  void corruptCharsmapRefused_data() {
+    QTest::addColumn<QByteArray>("charsmap");
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QString>("why");
+    const std::string valid = read_spm(nfkc_model()).charsmap;
+    const Charsmap good = Charsmap::split(valid);
+    const std::string wide_a = "\xe1\xb5\x83";  // U+1D43, which NFKC maps to "a"
+    const QString text = QString::fromStdString(wide_a + " red circle");
+    const auto row = [&](const char* name, const std::string& bytes, const QString& t, const char* why) {
+      QTest::newRow(name) << QByteArray(bytes.data(), qsizetype(bytes.size())) << t << QString(why);
+    };
+    {
+      std::string c = valid;  // the size says more than the whole table holds (SentencePiece's own check lets it by)
+      const uint32_t past = uint32_t(valid.size() - 2);
+      std::memcpy(c.data(), &past, 4);
+      row("trie size past the end", c, text, "but only");
+    }
+    row("truncated in the trie", valid.substr(0, 4 + good.units.size() * 2), text, "but only");
+    row("truncated to 3 bytes", valid.substr(0, 3), text, "too short");
+    {
+      Charsmap c = good;  // the strings cut off: every rule's value points past the end
+      c.blob.clear();
+      row("strings cut off", c.join(), text, "outside");
+    }
+    {
+      Charsmap c = good;  // after U+1D43's first byte, children 2^28 units away
+      const size_t node = c.node_of(wide_a.substr(0, 1));
+      c.units[node] = (c.units[node] & 0x1ffu) | (1u << 9) | (1u << 30);
+      row("unit pointing outside the trie", c.join(), text, "outside the trie");
+    }
+    {
+      Charsmap c = good;  // U+1D43's rule points 2 GB past its strings
+      c.units[c.leaf_of(wide_a)] = (1u << 31) | 0x7fffff00u;
+      row("value pointing outside the strings", c.join(), text, "outside");
+    }
+    {
+      Charsmap c = good;  // U+1D43's rule points at a last string with no NUL after it
+      c.units[c.leaf_of(wide_a)] = (1u << 31) | uint32_t(c.blob.size());
+      c.blob += "abc";
+      row("string without NUL", c.join(), text, "not NUL-terminated");
+    }
+    row("rule loop", one_rule_charsmap(true), QString(64, 'a'), "loops");
+  }
+  void corruptCharsmapRefused() {
+    QFETCH(QByteArray, charsmap);
+    QFETCH(QString, text);
+    QFETCH(QString, why);
+    SpmFields spm = read_spm(nfkc_model());
+    spm.charsmap = charsmap.toStdString();
+    const std::string file = tokenizer_gguf("corrupt-charsmap.gguf", spm);
+    const std::string message = tokenizer_error(file, text.toStdString());
+    QVERIFY2(message.find("GGUF '" + file + "'") != std::string::npos, message.c_str());
+    QVERIFY2(message.find("'tokenizer.ggml.precompiled_charsmap'") != std::string::npos, message.c_str());
+    QVERIFY2(message.find(why.toStdString()) != std::string::npos, message.c_str());
+  }
+
+  // Pieces, scores and types that libsentencepiece would refuse or misread are refused by key.
+  void corruptPiecesRefused() {
+    const SpmFields good = read_spm(nfkc_model());
+    struct Case {
+      const char* name;
+      std::function<void(SpmFields&)> corrupt;
+      std::string text, why;
+    };
+    const std::vector<Case> cases = {
+        {"NaN score", [](SpmFields& s) { s.scores[5] = std::nanf(""); }, "a", "'tokenizer.ggml.scores' gives token 5"},
+        {"infinite score", [](SpmFields& s) { s.scores[7] = -HUGE_VALF; }, "a", "not a finite number"},
+        {"no unknown piece", [](SpmFields& s) { s.types[2] = 1; }, "a", "marks no token unknown"},
+        {"two unknown pieces", [](SpmFields& s) { s.types[9] = 2; }, "a", "marks 2 tokens unknown"},
+        {"empty piece", [](SpmFields& s) { s.pieces[6].clear(); }, "a", "token 6 is empty"},
+        {"NUL in a piece", [](SpmFields& s) { s.pieces[6] += std::string(1, '\0'); }, "a", "token 6 holds a NUL"},
+        {"duplicate piece", [](SpmFields& s) { s.pieces[8] = s.pieces[7]; }, "a", "twice"},
+        {"one byte piece", [](SpmFields& s) { s.pieces[9] = "<0x41>", s.types[9] = 6; }, "a", "all 256"},
+        {"misnamed byte piece", [](SpmFields& s) { s.types[9] = 6; }, "a", "not <0xXX>"},
+        {"no pieces to encode with",
+         [](SpmFields& s) {
+           for (size_t i = 3; i < s.types.size(); ++i) s.types[i] = 3;
+         },
+         "a", "no normal"},
+        {"65 nested user-defined pieces",
+         [](SpmFields& s) {
+           for (int i = 1; i <= 65; ++i) {
+             s.pieces.push_back(std::string(size_t(i), 'Q'));  // no trained piece holds a capital
+             s.scores.push_back(0.0f);
+             s.types.push_back(4);
+           }
+         },
+         std::string(80, 'Q'), "a prefix of the next"},
+    };
+    for (const Case& c : cases) {
+      SpmFields spm = good;
+      c.corrupt(spm);
+      const std::string file = tokenizer_gguf("corrupt-pieces.gguf", spm);
+      const std::string message = tokenizer_error(file, c.text);
+      QVERIFY2(message.find("GGUF '" + file + "'") != std::string::npos, (c.name + (": " + message)).c_str());
+      QVERIFY2(message.find(c.why) != std::string::npos, (c.name + (": " + message)).c_str());
+    }
   }
 };
 
