@@ -381,10 +381,14 @@ RunStatus Runner::run_node(const Node& n, NodeRunStat& stat, const RunRequest& r
     if (it != values.end() && it->second.type.empty()) it->second.type = port.type;
   }
   for (const Link& l : read_outputs_[n.id]) {
-    if (!values.count(l.from_output)) {
-      return fail(stat, n, "the node did not produce output '" + l.from_output + "', which '" + l.to_node +
-                               "' needs; this is a bug in the node type " + type.name, t0);
+    if (values.count(l.from_output)) continue;
+    const PortSpec* port = type.find_output(l.from_output);
+    if (port != nullptr && port->optional) {  // absent by design for these params: say what it is
+      return fail(stat, n, "the node has no '" + l.from_output + "' to give '" + l.to_node + "' with these params (" +
+                               port->description + "); remove the link or load a model that has one", t0);
     }
+    return fail(stat, n, "the node did not produce output '" + l.from_output + "', which '" + l.to_node +
+                             "' needs; this is a bug in the node type " + type.name, t0);
   }
   if (!type.always_run) cache_.put(key, values, std::move(previews));
   outputs_[n.id] = std::move(values);

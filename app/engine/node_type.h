@@ -35,7 +35,7 @@ class NodeContext;
 struct PortSpec {
   std::string name;         // "image"; unique among the node's inputs (or outputs)
   std::string type;         // "IMAGE", or "*" for any
-  bool optional = false;    // inputs only: may be left unconnected
+  bool optional = false;    // an input may be left unconnected; an output may be absent for some params
   std::string description;
 };
 

@@ -52,6 +52,29 @@ std::string expert_role(const std::string& path) {
 
 }  // namespace
 
+std::string low_noise_partner(const std::string& high_path) {
+  const std::filesystem::path path = std::filesystem::path(high_path).lexically_normal();
+  const std::filesystem::path self = path.filename().empty() ? path.parent_path() : path;
+  const std::string name = self.filename().string();
+  std::error_code ec;
+  std::filesystem::path partner;
+  if (name == "transformer") {
+    partner = self.parent_path() / "transformer_2";
+  } else {
+    const std::string low = lower(name);
+    for (const char* high : {"high_noise", "highnoise", "high-noise"}) {
+      const size_t at = low.find(high);
+      if (at == std::string::npos) continue;
+      std::string other = name;
+      other.replace(at, 4, name[at] == 'H' ? "Low" : "low");  // "high" -> "low", keeping the case users write
+      partner = self.parent_path() / other;
+      break;
+    }
+  }
+  if (partner.empty() || !std::filesystem::exists(partner, ec)) return "";
+  return partner.string();
+}
+
 WanDitIdentity identify_wan_dit(const std::vector<std::pair<std::string, std::vector<int64_t>>>& tensors,
                                 const std::string& path) {
   WanDitIdentity out{"", "", "", 0, ""};
@@ -106,6 +129,7 @@ WanDitIdentity identify_wan_dit(const std::vector<std::pair<std::string, std::ve
   } else if (dim == 1536 && in == 16) {
     name("wan2.1-t2v-1.3b", "Wan2.1-T2V-1.3B");
   } else {
+    out.role = expert_role(path);  // test-size experts: the path still names the role
     name("wan-dit", "a Wan DiT");
   }
   return out;

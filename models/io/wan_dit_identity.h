@@ -33,6 +33,12 @@ struct WanDitIdentity {
 WanDitIdentity identify_wan_dit(const std::vector<std::pair<std::string, std::vector<int64_t>>>& tensors,
                                 const std::string& path);
 
+// The low-noise expert beside the high-noise one at `high_path`, by the names the releases use:
+// high_noise_model/ -> low_noise_model/ (official), transformer/ -> transformer_2/ (diffusers),
+// ..._high_noise_... -> ..._low_noise_... (ComfyUI), ...-HighNoise-... -> ...-LowNoise-... (GGUF).
+// "" when the path has no such name or the partner does not exist.
+std::string low_noise_partner(const std::string& high_path);
+
 // "Wan2.2-T2V-A14B (high-noise expert)".
 std::string wan_dit_description(const WanDitIdentity& identity);
 

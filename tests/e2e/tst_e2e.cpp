@@ -25,6 +25,7 @@
 
 #include "engine/engine.h"
 #include "engine/workflow_file.h"
+#include "nodes/demo/random_model.h"
 #include "nodes/media/image_io.h"
 #include "nodes/media/video_probe.h"
 #include "nodes/session.h"
@@ -107,6 +108,7 @@ class tst_e2e : public QObject {
   void initTestCase();
   void demoWritesMp4();
   void fastWorkflowRuns();
+  void a14bWorkflowRuns();
   void previewsPerStep();
   void lightVaePreviewsOnTheDemo();
   void changedParamRerunsDownstream();
@@ -178,6 +180,41 @@ void tst_e2e::fastWorkflowRuns() {
   QCOMPARE(info.frame_count, 5);
   QCOMPARE(info.width, 160);
   QCOMPARE(info.height, 96);
+}
+
+// The shipped Wan2.2-T2V-A14B workflow on a tiny random model in the official release's layout
+// (high_noise_model/, low_noise_model/, Wan2.1_VAE.safetensors): one Load Wan Model gives both
+// experts, the sampler switches between them, and the Wan2.1 VAE decodes the 16-channel latent.
+void tst_e2e::a14bWorkflowRuns() {
+  QTemporaryDir out, model;
+  nodes::RandomModelOptions options;
+  options.config = "a14b-t2v";
+  options.tiny = true;
+  options.tokenizer = kBinary.toStdString() + "/share/vidgraph/models/wan22-tiny/spiece.model";
+  nodes::write_random_model(model.path().toStdString(), options);
+  const QString flow = kBinary + "/share/vidgraph/workflows/wan22-a14b-t2v.vgflow";
+  const RunOutcome r = run_runner({"run", flow, "--output-dir", out.path(), "--json-events",
+                                   "--set", "model.model_path=" + model.path(), "--set", "model.device=cpu",
+                                   "--set", "model.dtype=float32", "--set", "sampler.width=160",
+                                   "--set", "sampler.height=96", "--set", "sampler.frames=5",
+                                   "--set", "sampler.steps=4"});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+  bool two_experts = false;
+  for (const auto& e : json_lines(r.out)) {
+    const std::string message = e.is_object() ? e.value("message", "") : "";
+    if (message.find("Two experts") != std::string::npos) {
+      two_experts = message.find("high_noise_model") != std::string::npos &&
+                    message.find("low_noise_model") != std::string::npos;
+    }
+  }
+  QVERIFY2(two_experts, qPrintable("the sampler names both experts:\n" + r.out));
+  media::VideoInfo info;
+  std::string error;
+  QVERIFY2(media::probe_video(out.filePath("wan22-a14b-t2v.mp4").toStdString(), &info, &error), error.c_str());
+  QCOMPARE(info.frame_count, 5);
+  QCOMPARE(info.width, 160);
+  QCOMPARE(info.height, 96);
+  QCOMPARE(info.fps, 16.0);
 }
 
 // --previews DIR: one preview event per sampler step (steps 1..N in order), each naming a new PNG in

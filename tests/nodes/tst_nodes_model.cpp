@@ -87,6 +87,7 @@ class tst_nodes_model : public QObject {
   void stageMemorySilentOnCpu();
 #ifdef VIDGRAPH_HAVE_RANDOM_MODEL
   void randomModelTinyLoads();
+  void twoExpertFolderLoadsBoth();
   void samplerWorkflowRuns_data();
   void samplerWorkflowRuns();
   void offloadedModelSamplesTheSame();
@@ -456,6 +457,59 @@ void tst_nodes_model::randomModelTinyLoads() {
   const at::Tensor emb = text->encode("a river in the hills");
   QCOMPARE(emb.size(2), dit->model->config().text_dim);
   QVERIFY(emb.isfinite().all().item<bool>());
+}
+
+// The official A14B layout (high_noise_model/, low_noise_model/, Wan2.1_VAE.*): one Load Wan Model
+// gives the two experts, each shard's header read once; a partner that is another model is refused
+// before anything loads, naming both.
+void tst_nodes_model::twoExpertFolderLoadsBoth() {
+  QTemporaryDir dir;
+  RandomModelOptions options;
+  options.config = "a14b-t2v";
+  options.tiny = true;
+  options.tokenizer = kDemoFolder + "/spiece.model";
+  const RandomModelSummary summary = write_random_model(dir.path().toStdString(), options);
+  const fs::path root(dir.path().toStdString());
+  QVERIFY(fs::exists(root / "high_noise_model" / "config.json"));
+  QVERIFY(fs::exists(root / "low_noise_model" / "config.json"));
+  QVERIFY(fs::exists(root / "Wan2.1_VAE.safetensors"));
+
+  const engine::NodeType& t = type("LoadWanModel");
+  Recorder rec;
+  const nlohmann::json params = {{"model_path", dir.path().toStdString()}, {"device", "cpu"}};
+  const int64_t headers_before = model_io::TensorFile::header_reads();
+  QCOMPARE(t.preflight(params, {}), std::string());
+  auto ctx = make_context(t, params, {}, {}, &rec);
+  auto out = t.compute(ctx);
+  QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
+  QCOMPARE(model_io::TensorFile::header_reads() - headers_before, 2 * summary.dit_shards);
+  const DitHandle* high = engine::value_as<DitHandle>(out->at("model"));
+  const DitHandle* low = engine::value_as<DitHandle>(out->at("low_noise_model"));
+  QVERIFY(QString::fromStdString(high->path).endsWith("high_noise_model"));
+  QVERIFY(QString::fromStdString(low->path).endsWith("low_noise_model"));
+  QVERIFY(high->model->config() == low->model->config());
+  QCOMPARE(high->model->config().in_dim, int64_t(16));  // the Wan2.1 VAE's z
+  QVERIFY(!at::equal(wan::wan_named_parameters(*high->model).front().second,
+                     wan::wan_named_parameters(*low->model).front().second));  // two sets of weights
+
+  // A 5B-layout DiT where the low-noise expert should be: refused, naming both folders.
+  QTemporaryDir other;
+  RandomModelOptions five;
+  five.tiny = true;
+  five.tokenizer = options.tokenizer;
+  write_random_model(other.path().toStdString(), five);
+  fs::remove_all(root / "low_noise_model");
+  fs::create_directories(root / "low_noise_model");
+  for (const auto& e : fs::directory_iterator(other.path().toStdString())) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("diffusion_pytorch_model", 0) == 0 || name == "config.json") {
+      fs::copy_file(e.path(), root / "low_noise_model" / name);
+    }
+  }
+  const std::string refused = t.preflight(params, {});
+  QVERIFY2(refused.find("high_noise_model") != std::string::npos && refused.find("low_noise_model") != std::string::npos &&
+               refused.find("low-noise expert") != std::string::npos,
+           refused.c_str());
 }
 
 void tst_nodes_model::samplerWorkflowRuns_data() {

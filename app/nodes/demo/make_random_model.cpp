@@ -3,8 +3,8 @@
 // over the demo tokenizer's vocabulary), filled on the device and written shard by shard, so the
 // headless graph can be timed and its memory measured on a GPU without the real weights. Its videos
 // are noise. Nothing here is for making videos.
-// Usage: vidgraph-make-random-model OUT_DIR [--device cpu|cuda] [--text-layers N] [--tiny]
-//        [--sparse-extras] [--tokenizer spiece.model] [--seed N]
+// Usage: vidgraph-make-random-model OUT_DIR [--config 5b|a14b-t2v] [--device cpu|cuda] [--text-layers N]
+//        [--tiny] [--sparse-extras] [--tokenizer spiece.model] [--seed N]
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
@@ -22,9 +22,10 @@ using namespace vidgraph;
 namespace {
 
 const char* kUsage =
-    "usage: vidgraph-make-random-model OUT_DIR [--device cpu|cuda] [--text-layers N] [--tiny]\n"
-    "                                  [--sparse-extras] [--tokenizer spiece.model] [--seed N]\n"
-    "For benchmarks only: random weights at the Wan2.2-TI2V-5B sizes (or --tiny: demo sizes).\n"
+    "usage: vidgraph-make-random-model OUT_DIR [--config 5b|a14b-t2v] [--device cpu|cuda] [--text-layers N]\n"
+    "                                  [--tiny] [--sparse-extras] [--tokenizer spiece.model] [--seed N]\n"
+    "For benchmarks only: random weights at the sizes and in the layout of Wan2.2-TI2V-5B (5b) or\n"
+    "Wan2.2-T2V-A14B (a14b-t2v: both experts and the Wan2.1 VAE); --tiny: demo sizes.\n"
     "The tokenizer defaults to the demo model's, share/vidgraph/models/wan22-tiny/spiece.model\n"
     "beside this program's bin/ folder.\n";
 
@@ -51,6 +52,14 @@ bool parse(int argc, char** argv, std::string& out, nodes::RandomModelOptions& o
       options.tiny = true;
     } else if (arg == "--sparse-extras") {
       options.sparse_extras = true;
+    } else if (arg == "--config") {
+      const char* v = value("--config");
+      if (!v) return false;
+      if (std::string(v) != "5b" && std::string(v) != "a14b-t2v") {
+        error = "--config must be 5b or a14b-t2v, not '" + std::string(v) + "'";
+        return false;
+      }
+      options.config = v;
     } else if (arg == "--device") {
       const char* v = value("--device");
       if (!v) return false;

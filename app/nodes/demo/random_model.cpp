@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <stdexcept>
+#include <vector>
 
 #include <ATen/Context.h>
 #include <ATen/core/Tensor.h>
@@ -189,8 +190,13 @@ RandomModelSummary write_random_model(const std::string& out_dir, const RandomMo
   t5::Umt5Config text = options.tiny ? t5::Umt5Config::tiny(vocab) : t5::Umt5Config::xxl();
   text.vocab = vocab;
   if (options.text_layers > 0) text.num_layers = options.text_layers;
-  const vae::WanVaeConfig vae_config = options.tiny ? vae::WanVaeConfig::tiny() : vae::WanVaeConfig::wan22();
-  wan::WanConfig dit = options.tiny ? wan::wan_tiny_config() : wan::WanConfig::ti2v_5b();
+  const bool a14b = options.config == "a14b-t2v";
+  if (!a14b && options.config != "5b") {
+    throw std::runtime_error("Unknown model config '" + options.config + "'; use 5b or a14b-t2v.");
+  }
+  const vae::WanVaeConfig vae_config = a14b ? (options.tiny ? vae::WanVaeConfig::tiny21() : vae::WanVaeConfig::wan21())
+                                            : (options.tiny ? vae::WanVaeConfig::tiny() : vae::WanVaeConfig::wan22());
+  wan::WanConfig dit = options.tiny ? wan::wan_tiny_config() : a14b ? wan::WanConfig::t2v_a14b() : wan::WanConfig::ti2v_5b();
   dit.in_dim = dit.out_dim = vae_config.z_dim;
   dit.text_dim = text.dim;
   dit.text_len = 512;
@@ -200,10 +206,14 @@ RandomModelSummary write_random_model(const std::string& out_dir, const RandomMo
   at::manual_seed(options.seed);
   Log log(options);
   RandomModelSummary summary;
-  summary.dit_bytes = write_dit(out, dit, options, summary);
-  log("DiT: " + gb(summary.dit_bytes) + " in " + std::to_string(summary.dit_shards) + " shard(s), " +
-      log.lap());
-  summary.vae_bytes = write_vae(out / "Wan2.2_VAE.safetensors", vae_config, options);
+  for (const char* folder : a14b ? std::vector<const char*>{"high_noise_model", "low_noise_model"}
+                                  : std::vector<const char*>{"."}) {
+    const int64_t bytes = write_dit(out / folder, dit, options, summary);
+    summary.dit_bytes += bytes;
+    log(std::string(a14b ? folder : "DiT") + ": " + gb(bytes) + " in " +
+        std::to_string(summary.dit_shards) + " shard(s), " + log.lap());
+  }
+  summary.vae_bytes = write_vae(out / (a14b ? "Wan2.1_VAE.safetensors" : "Wan2.2_VAE.safetensors"), vae_config, options);
   log("VAE: " + gb(summary.vae_bytes) + ", " + log.lap());
   summary.text_encoder_bytes = write_text_encoder(out / "text_encoder", text, options, summary);
   log("umT5 encoder (" + std::to_string(text.num_layers) + " layers, vocabulary " + std::to_string(vocab) +

@@ -7,6 +7,7 @@
 //   config.json, diffusion_pytorch_model-0000i-of-0000n.safetensors + .index.json
 //                                                  the DiT, official names and layout, bf16
 //   Wan2.2_VAE.safetensors                         the VAE (official keys), bf16
+//   (a14b-t2v: high_noise_model/ and low_noise_model/ hold one expert each; Wan2.1_VAE.safetensors)
 //   text_encoder/model-0000i-of-0000n.safetensors  the umT5 encoder (official keys), bf16
 //
 // Contract:
@@ -32,7 +33,10 @@
 namespace vidgraph::nodes {
 
 struct RandomModelOptions {
-  bool tiny = false;           // the demo-sized configs instead of the full 5B ones
+  // "5b" (Wan2.2-TI2V-5B) or "a14b-t2v" (Wan2.2-T2V-A14B: two experts in high_noise_model/ and
+  // low_noise_model/, the Wan2.1 VAE as Wan2.1_VAE.safetensors; the official release's layout).
+  std::string config = "5b";
+  bool tiny = false;           // the demo-sized configs instead of the full ones (same layout)
   c10::Device device = c10::Device(c10::kCPU);
   int64_t text_layers = -1;    // umT5 layers; -1 = the config's (24 full, 2 tiny)
   bool sparse_extras = false;  // also write VSA to_gate_compress and SLA* proj_l (random)

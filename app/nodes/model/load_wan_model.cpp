@@ -1,6 +1,6 @@
-// Load Wan Model: the DiT, the VAE and the text encoder (+ tokenizer) of a Wan2.2 model, from one
-// folder (official release, diffusers repo or the tiny demo model; layout detected) or from explicit
-// files, on a device in a dtype. The engine's cache keeps them loaded between runs while these
+// Load Wan Model: the DiT (and an A14B model's low-noise expert beside it), the VAE and the text
+// encoder (+ tokenizer) of a Wan2.2 model, from one folder (official release, diffusers repo or the
+// tiny demo model; layout detected) or from explicit files, on a device in a dtype. The engine's cache keeps them loaded between runs while these
 // params and the files on disk are unchanged. In a run of several ranks only rank 0 loads the text
 // encoder: Encode Text runs there and sends its embeddings to the others.
 #include <optional>
@@ -72,7 +72,7 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
   std::string stage;
   try {
     stage = "DiT '" + files->dit + "'";
-    ctx.progress(0, 3, "loading DiT");
+    ctx.progress(0, 3, files->low_noise_dit.empty() ? "loading DiT" : "loading the two experts");
     wan::WanLoadOptions dit_options;
     dit_options.device = *device;
     dit_options.compute_dtype = dtype;
@@ -82,10 +82,14 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
       ctx.log_warn("offload_blocks saves GPU memory only; on the CPU it copies the offloaded blocks at every "
                    "step for nothing. Set it to 0 here.");
     }
-    DitHandle dit{wan::wan_load_model(files->dit, dit_options).ptr(), files->dit, *device, dtype};
-    const std::size_t dit_bytes = module_bytes(*dit.model);
-    out["model"] = engine::make_value(kModelType, std::move(dit), dit_bytes);
-    if (ctx.cancelled()) return node_error(ctx, "Model loading cancelled.");
+    for (const auto& [port, path] : {std::pair{"model", files->dit}, std::pair{"low_noise_model", files->low_noise_dit}}) {
+      if (path.empty()) continue;  // a one-DiT model
+      stage = std::string(port == std::string("model") ? "DiT" : "low-noise expert") + " '" + path + "'";
+      DitHandle dit{wan::wan_load_model(path, dit_options).ptr(), path, *device, dtype};
+      const std::size_t dit_bytes = module_bytes(*dit.model);
+      out[port] = engine::make_value(kModelType, std::move(dit), dit_bytes);
+      if (ctx.cancelled()) return node_error(ctx, "Model loading cancelled.");
+    }
 
     stage = "VAE '" + files->vae + "'";
     ctx.progress(1, 3, "loading VAE");
@@ -134,6 +138,25 @@ std::string latent_mismatch(const wan::WanCheckpointInfo& dit, const std::string
          (dit_z == 16 ? " (Wan2.1_VAE.pth or wan_2.1_vae.safetensors)." : " (Wan2.2_VAE.pth or wan2.2_vae.safetensors).");
 }
 
+// A two-expert model's experts are one model's two roles: the high-noise one as the DiT, its
+// partner the low-noise one of the same model and config. "" when they are, or there is no partner.
+std::string expert_pair_mismatch(const wan::WanCheckpointInfo& high, const std::string& low_path) {
+  if (low_path.empty()) return "";
+  wan::WanCheckpointInfo low;
+  try {
+    low = wan::wan_inspect_checkpoint(low_path);
+  } catch (const std::exception&) {
+    return "";  // the load names what is wrong with the file
+  }
+  const bool same = low.identity.id == high.identity.id && low.config.dim == high.config.dim &&
+                    low.config.num_layers == high.config.num_layers && low.config.in_dim == high.config.in_dim;
+  if (same && low.identity.role == "low-noise expert") return "";
+  return "The DiT '" + high.path + "' is " + model_io::wan_dit_description(high.identity) + ", but '" + low_path +
+         "' beside it, taken as its low-noise expert, is " + model_io::wan_dit_description(low.identity) +
+         "; put the two experts of one model side by side (high_noise_model/ and low_noise_model/), or set dit "
+         "to a single-DiT model.";
+}
+
 // Before anything loads, from the checkpoint's headers (read once: the load uses them again): the
 // DiT and the VAE share a latent space, and with several ranks (vidgraph-run --nproc, torchrun)
 // the DiT's attention heads divide over them. Files that cannot be inspected are left to the load,
@@ -148,6 +171,7 @@ std::string preflight_model(const nlohmann::json& params, const engine::RunOptio
     return "";
   }
   if (std::string mismatch = latent_mismatch(*dit, files->vae); !mismatch.empty()) return mismatch;
+  if (std::string pair = expert_pair_mismatch(*dit, files->low_noise_dit); !pair.empty()) return pair;
   const auto sp = run_ranks(options);
   if (!sp) return "";
   const int64_t heads = dit->config.num_heads;
@@ -168,14 +192,17 @@ engine::NodeType load_wan_model_node() {
   t.name = "LoadWanModel";
   t.display_name = "Load Wan Model";
   t.category = "model";
-  t.description = "Loads a Wan2.2 model: the DiT, the VAE and the umT5 text encoder with its "
-                  "tokenizer, from one folder (official Wan2.2-TI2V-5B release, a diffusers repo, "
+  t.description = "Loads a Wan2.2 model: the DiT (both experts of an A14B model), the VAE and the umT5 "
+                  "text encoder with its tokenizer, from one folder (official Wan2.2 release, a diffusers repo, "
                   "the tiny demo model, or ComfyUI's models folder, where the files are picked by "
                   "what they hold), from the folders of ComfyUI's extra_model_paths.yaml, or from "
                   "explicit files. Models stay loaded between runs while these params and the "
                   "files are unchanged.";
   t.version = 1;
-  t.outputs = {{"model", kModelType, false, "The DiT."},
+  t.outputs = {{"model", kModelType, false, "The DiT (a two-expert model's high-noise expert)."},
+               {"low_noise_model", kModelType, true,
+                "the low-noise expert of a two-expert model (Wan2.2-A14B), found beside the DiT; connect it to the "
+                "Wan Sampler's low_noise_model"},
                {"vae", kVaeType, false, "The VAE (fp32)."},
                {"text_encoder", kTextEncoderType, false, "The umT5 encoder and tokenizer."}};
   t.params = {

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "models/io/model_part_files.h"
+#include "models/io/wan_dit_identity.h"
 #include "nodes/input_file.h"
 #include "nodes/model/model_folder_pick.h"
 
@@ -27,14 +28,15 @@ struct Part {
 
 const Part kVae{"VAE", "vae",
                 {"Wan2.2_VAE.safetensors", "Wan2.2_VAE.pth", "vae/diffusion_pytorch_model.safetensors",
-                 "vae.safetensors", "wan2.2_vae.safetensors"}};
+                 "vae.safetensors", "wan2.2_vae.safetensors", "Wan2.1_VAE.pth", "Wan2.1_VAE.safetensors"}};
 const Part kTextEncoder{"text encoder", "text_encoder",
                         {"models_t5_umt5-xxl-enc-bf16.safetensors", "models_t5_umt5-xxl-enc-bf16.pth",
                          "text_encoder", "umt5_xxl_fp16.safetensors", "text_encoder.safetensors"}};
 const Part kTokenizer{"tokenizer", "tokenizer",
                       {"google/umt5-xxl/spiece.model", "tokenizer/spiece.model", "spiece.model",
                        "tokenizer.model"}};
-const Part kDit{"DiT", "dit", {"transformer", "."}};
+// The official A14B release: the high-noise expert is the DiT, its low-noise partner found beside it.
+const Part kDit{"DiT", "dit", {"transformer", "high_noise_model", "."}};
 
 bool usable(const fs::path& p) {
   std::error_code ec;
@@ -135,6 +137,7 @@ engine::Result<ModelFiles> locate_model_files(const std::string& folder, ModelFi
     return engine::make_error(std::string("No model folder and no ") + slot.part->param +
                               " path were given; set model_path (or " + slot.part->param + ").");
   }
+  given.low_noise_dit = model_io::low_noise_partner(given.dit);
   return given;
 }
 
@@ -155,9 +158,11 @@ engine::Result<ModelFiles> model_files_from_params(const nlohmann::json& params,
 
 std::vector<std::string> model_read_files(const ModelFiles& files) {
   std::vector<std::string> out;
-  for (const auto& [path, part_of] : {std::pair{&files.dit, &kDit}, std::pair{&files.vae, &kVae},
+  for (const auto& [path, part_of] : {std::pair{&files.dit, &kDit}, std::pair{&files.low_noise_dit, &kDit},
+                                      std::pair{&files.vae, &kVae},
                                       std::pair{&files.text_encoder, &kTextEncoder},
                                       std::pair{&files.tokenizer, &kTokenizer}}) {
+    if (path->empty()) continue;  // no low-noise expert
     const std::vector<std::string> part = part_files(*path, *part_of);
     out.insert(out.end(), part.begin(), part.end());
   }
@@ -166,7 +171,8 @@ std::vector<std::string> model_read_files(const ModelFiles& files) {
 
 std::string check_model_read_files(const ModelFiles& files, const ModelFiles& given) {
   for (const auto& [path, explicit_path, part] :
-       {std::tuple{&files.dit, &given.dit, &kDit}, std::tuple{&files.vae, &given.vae, &kVae},
+       {std::tuple{&files.dit, &given.dit, &kDit}, std::tuple{&files.low_noise_dit, &given.dit, &kDit},
+        std::tuple{&files.vae, &given.vae, &kVae},
         std::tuple{&files.text_encoder, &given.text_encoder, &kTextEncoder},
         std::tuple{&files.tokenizer, &given.tokenizer, &kTokenizer}}) {
     const std::string param = explicit_path->empty() ? "model_path" : part->param;

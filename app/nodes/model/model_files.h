@@ -22,10 +22,12 @@ struct ModelFiles {
   std::string vae;           // .pth, .safetensors or a diffusers vae/ folder
   std::string text_encoder;  // .pth, .safetensors or folder
   std::string tokenizer;     // SentencePiece .model
+  std::string low_noise_dit;  // a two-expert model's low-noise expert beside the DiT, or ""
 };
 
 // Fills every empty field of `given` from `folder` (its fixed layouts first), then from
-// ComfyUI-style `folders` (model_folder_pick.h: picked by content). The tokenizer stays empty when
+// ComfyUI-style `folders` (model_folder_pick.h: picked by content); then low_noise_dit from the DiT's
+// name (model_io::low_noise_partner: an A14B high-noise expert's partner). The tokenizer stays empty when
 // none is found and the text encoder file carries one (`spiece_model`). An error names what is
 // missing, the places looked at, and the param to set instead; an explicit path that is a FIFO,
 // device or socket is refused naming its param.

@@ -107,6 +107,9 @@ engine::Result<engine::ValueMap> compute_sampler(engine::NodeContext& ctx, const
     s.options.low_noise.guide_scale = ctx.param_float("guidance_low");
     s.info["expert_boundary"] = std::to_string(ctx.param_float("expert_boundary"));
     s.info["guidance_low"] = std::to_string(s.options.low_noise.guide_scale);
+    ctx.log_info("Two experts: '" + dit.path + "' runs while the timestep is at least " +
+                 std::to_string(int(s.options.low_noise.boundary)) + ", '" +
+                 ctx.input_as<DitHandle>("low_noise_model").path + "' below it.");
   }
   const sampling::VelocityFn velocity =
       sampling::make_wan_velocity(wan::WanModel(dit.model), std::move(velocity_options));
