@@ -541,6 +541,37 @@ class tst_Engine : public QObject {
     QVERIFY(inverse.value()->apply(doc).ok());
     QVERIFY(!doc.find_node("s")->bypass);
   }
+  // An optional output a node leaves out for its params: a link to it fails naming the output and
+  // what it is (its description), not as a bug in the node type; a required one still is.
+  void absentOutputsAreNamed() {
+    Registry local;
+    vidgraph::test::register_engine_test_nodes(local);
+    NodeType pair;
+    pair.name = "Pair";
+    pair.category = "test";
+    pair.outputs = {{"first", "NUMBER", false, ""}, {"second", "NUMBER", true, "the partner, when there is one"},
+                    {"third", "NUMBER", false, ""}};
+    pair.compute = [](NodeContext&) -> Result<ValueMap> { return ValueMap{{"first", make_value("NUMBER", 1.0)}}; };
+    QVERIFY(local.add(pair).ok());
+    Engine engine(local);
+    for (const char* port : {"second", "third"}) {
+      auto doc = GraphDocument::build({make_node("p", "Pair", json::object()),
+                                       make_node("s", "Scale", json::object(), {{"x", {"p", port}}})},
+                                      json::object(), json::object(), &local);
+      QVERIFY(doc.ok());
+      const RunResult r = engine.run(doc.value(), {});
+      QCOMPARE(r.status, RunStatus::Failed);
+      QVERIFY(!r.errors.empty());
+      const QString message = QString::fromStdString(r.errors.front().message);
+      if (std::string(port) == "second") {
+        QVERIFY2(message.contains("no 'second'") && message.contains("the partner, when there is one") &&
+                     !message.contains("bug"),
+                 qPrintable(message));
+      } else {
+        QVERIFY2(message.contains("bug in the node type Pair"), qPrintable(message));
+      }
+    }
+  }
   // A node served from the cache posts again the previews it posted when computed: a second
   // identical preview node (same key) and a re-run both show the picture.
   void cachedNodesPostTheirPreviewsAgain() {
