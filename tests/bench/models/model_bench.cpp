@@ -51,7 +51,7 @@ struct Options {
   double sparsity = 0.875;
   int warmup = 1, repeats = 5, vae_warmup = 1, vae_repeats = 2;
   std::vector<std::string> vae_dtypes;  // default: --dtype
-  bool skip_vae = false, vae_tiled = false, taehv = false, cudnn_benchmark = false, fp8_weights = false;
+  bool skip_vae = false, skip_dit = false, vae_tiled = false, taehv = false, cudnn_benchmark = false, fp8_weights = false;
   double time_limit_s = 0;
   std::string plugin;
   std::string out;
@@ -194,9 +194,11 @@ int run(const Options& o) {
               {"environment", environment(o, device, *report.plugin)},
               {"config", o.config},
               {"sparsity", o.sparsity}};
-  result["dit"] = run_dit_bench(dit, report.plugin->backend());
-  result["dit"]["targets"] = dit_targets(o, dit, result["dit"]["methods"]);
-  write_json(o.out, result);  // a run cut short during the VAE keeps the DiT results
+  if (!o.skip_dit) {
+    result["dit"] = run_dit_bench(dit, report.plugin->backend());
+    result["dit"]["targets"] = dit_targets(o, dit, result["dit"]["methods"]);
+    write_json(o.out, result);  // a run cut short during the VAE keeps the DiT results
+  }
 
   // cuDNN's algorithm search affects the VAE's convolutions (the warm-up decode pays for it).
   at::globalContext().setBenchmarkCuDNN(o.cudnn_benchmark);
@@ -251,6 +253,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
   app.add_flag("--vae-tiled", o.vae_tiled, "also time a spatially tiled decode");
   app.add_flag("--skip-vae", o.skip_vae, "time the DiT only");
+  app.add_flag("--skip-dit", o.skip_dit, "time the VAE only (e.g. under a profiler)");
   app.add_flag("--fp8-weights", o.fp8_weights,
                "then time every method again with the DiT's linears kept as fp8 codes (keep_fp8)");
   app.add_flag("--cudnn-benchmark", o.cudnn_benchmark, "let cuDNN time its algorithms for the VAE's convolutions");
