@@ -30,6 +30,7 @@
 #include "nodes/media/video_probe.h"
 #include "nodes/session.h"
 #include "models/io/safetensors.h"
+#include "models/wan/wan_tiny.h"
 #include "process_run.h"
 #include "taehv_test_weights.h"
 
@@ -109,6 +110,7 @@ class tst_e2e : public QObject {
   void demoWritesMp4();
   void fastWorkflowRuns();
   void a14bWorkflowRuns();
+  void a14bLightningWorkflowRuns();
   void previewsPerStep();
   void lightVaePreviewsOnTheDemo();
   void changedParamRerunsDownstream();
@@ -215,6 +217,50 @@ void tst_e2e::a14bWorkflowRuns() {
   QCOMPARE(info.width, 160);
   QCOMPARE(info.height, 96);
   QCOMPARE(info.fps, 16.0);
+}
+
+// The shipped 4-step Lightning workflow: one LoRA per expert (written here in ComfyUI's names for
+// the tiny DiT), guidance 1, Euler; the log says which file went to which expert.
+void tst_e2e::a14bLightningWorkflowRuns() {
+  QTemporaryDir out, model;
+  nodes::RandomModelOptions options;
+  options.config = "a14b-t2v";
+  options.tiny = true;
+  options.tokenizer = kBinary.toStdString() + "/share/vidgraph/models/wan22-tiny/spiece.model";
+  nodes::write_random_model(model.path().toStdString(), options);
+  const int64_t dim = wan::wan_tiny_config().dim, rank = 2;
+  auto write_lora = [&](const QString& name) {
+    const std::string path = model.filePath(name).toStdString();
+    const std::string key = "diffusion_model.blocks.0.self_attn.q.";
+    model_io::save_safetensors(path, {{key + "lora_down.weight", at::randn({rank, dim}) * 0.1},
+                                      {key + "lora_up.weight", at::randn({dim, rank}) * 0.1}});
+    return QString::fromStdString(path);
+  };
+  const QString high = write_lora("lightning_high_noise.safetensors");
+  const QString low = write_lora("lightning_low_noise.safetensors");
+  const QString flow = kBinary + "/share/vidgraph/workflows/wan22-a14b-t2v-lightning.vgflow";
+  const RunOutcome r = run_runner({"run", flow, "--output-dir", out.path(), "--json-events",
+                                   "--set", "model.model_path=" + model.path(), "--set", "model.device=cpu",
+                                   "--set", "model.dtype=float32", "--set", "lora_high.path=" + high,
+                                   "--set", "lora_low.path=" + low, "--set", "sampler.width=160",
+                                   "--set", "sampler.height=96", "--set", "sampler.frames=5"});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+  std::map<std::string, std::string> lora_of;  // node id -> the LoRA message it logged
+  int sampler_steps = 0;
+  for (const auto& e : json_lines(r.out)) {
+    if (!e.is_object()) continue;
+    const std::string node = e.value("node", "");
+    if (e.value("message", "").find("LoRA '") != std::string::npos) lora_of[node] = e.value("message", "");
+    if (e.value("event", "") == "node_progress" && node == "sampler") sampler_steps = e.value("max", 0);
+  }
+  QVERIFY2(lora_of["lora_high"].find("lightning_high_noise") != std::string::npos, qPrintable(r.out));
+  QVERIFY2(lora_of["lora_low"].find("lightning_low_noise") != std::string::npos, qPrintable(r.out));
+  QCOMPARE(sampler_steps, 4);
+  media::VideoInfo info;
+  std::string error;
+  QVERIFY2(media::probe_video(out.filePath("wan22-a14b-t2v-lightning.mp4").toStdString(), &info, &error),
+           error.c_str());
+  QCOMPARE(info.frame_count, 5);
 }
 
 // --previews DIR: one preview event per sampler step (steps 1..N in order), each naming a new PNG in
