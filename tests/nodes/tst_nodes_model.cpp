@@ -4,7 +4,9 @@
 // generator and the sampler-only workflow per attention method. Shared fixtures in
 // nodes_test_fixture.h; the other node types are in tst_nodes.cpp.
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/allclose.h>
 #include <ATen/ops/equal.h>
+#include <ATen/ops/from_blob.h>
 #include <ATen/ops/randn.h>
 
 #include <cmath>
@@ -32,6 +34,7 @@
 #include "nodes_test_fixture.h"
 #include "model_io_pth_writer.h"
 #include "models/vae/taehv.h"
+#include "models/vae/vae_checkpoint.h"
 #include "nodes/sampling/video_frames.h"
 #include "taehv_test_weights.h"
 #ifdef VIDGRAPH_HAVE_RANDOM_MODEL
@@ -61,6 +64,31 @@ engine::ValueMap tiny_model_inputs(int64_t latent_channels = 48) {
           {"conditioning", engine::make_value(kConditioningType, cond)}};
 }
 
+// tiny_model_inputs with Wan2.2-I2V-A14B's channels: in_dim 36 (16 noise + 4 mask + 16 image latent), out_dim 16.
+engine::ValueMap tiny_i2v_inputs() {
+  wan::WanConfig config = wan::wan_tiny_config();
+  config.in_dim = 36;
+  config.out_dim = 16;
+  engine::ValueMap inputs = tiny_model_inputs(16);
+  DitHandle dit;
+  dit.model = wan::wan_make_model(config, 7).ptr();
+  inputs["model"] = engine::make_value(kModelType, dit);
+  return inputs;
+}
+
+engine::Value tiny_vae_value(const vae::WanVaeConfig& config) {
+  VaeHandle vae{vae::make_seeded_vae(config, 3), "tiny", c10::Device(c10::kCPU), at::kFloat};
+  return engine::make_value(kVaeType, std::move(vae), 1);
+}
+
+// A width x height image of a seeded pattern.
+engine::Value tiny_image_value(int width, int height, uint64_t seed) {
+  Image image{width, height, std::vector<std::uint8_t>(std::size_t(width) * height * 3)};
+  for (std::size_t i = 0; i < image.rgb.size(); ++i) image.rgb[i] = std::uint8_t((i * 37 + seed * 101) % 256);
+  const std::size_t bytes = image.byte_size();
+  return engine::make_value(kImageType, std::move(image), bytes);
+}
+
 nlohmann::json tiny_sampler_params() {
   return {{"width", 64}, {"height", 32}, {"frames", 5}, {"steps", 2}, {"attention", "full"},
           {"seed", 3}};
@@ -76,6 +104,8 @@ class tst_nodes_model : public QObject {
   void samplerRejectsBadSettings();
   void samplerTinyRunIsDeterministic();
   void samplerWan21LatentIsEighthSize();
+  void samplerI2vA14B();
+  void samplerFirstFrameImage();
   void samplerTwoExperts();
   void samplerCancels();
   void samplerDmdRun();
@@ -165,20 +195,84 @@ void tst_nodes_model::samplerWan21LatentIsEighthSize() {
   auto refused = t.compute(ctx48);
   QVERIFY(!refused.ok());
   QVERIFY2(refused.error().message.find("multiples of 32") != std::string::npos, refused.error().message.c_str());
-  // I2V-A14B (36 input channels: noise, mask and image latent) is refused, not sampled as noise.
-  wan::WanConfig i2v = wan::wan_tiny_config();
-  i2v.in_dim = 36;
-  i2v.out_dim = 16;
-  engine::ValueMap i2v_inputs = tiny_model_inputs(16);
-  DitHandle i2v_dit;
-  i2v_dit.model = wan::wan_make_model(i2v, 7).ptr();
-  i2v_inputs["model"] = engine::make_value(kModelType, i2v_dit);
+  // I2V-A14B (36 input channels: noise, mask and image latent) without an image is refused, not
+  // sampled as noise (samplerI2vA14B runs it with one).
   Recorder rec_i2v;
-  auto ctx_i2v = make_context(t, p, i2v_inputs, {}, &rec_i2v);
+  auto ctx_i2v = make_context(t, p, tiny_i2v_inputs(), {}, &rec_i2v);
   auto refused_i2v = t.compute(ctx_i2v);
   QVERIFY(!refused_i2v.ok());
-  QVERIFY2(refused_i2v.error().message.find("image conditioning") != std::string::npos,
+  QVERIFY2(refused_i2v.error().message.find("connect an image") != std::string::npos,
            refused_i2v.error().message.c_str());
+}
+
+// Wan2.2-I2V-A14B on a tiny DiT (in_dim 36, out_dim 16) and the tiny Wan2.1 VAE: an image gives a
+// finite 16-channel latent, the same twice, and another image another latent (the conditioning
+// reaches the DiT). Refused: without the VAE, with a VAE of other latents, and a 16-channel T2V DiT
+// with an image (it was never trained on one).
+void tst_nodes_model::samplerI2vA14B() {
+  const engine::NodeType& t = type("WanSampler");
+  nlohmann::json p = tiny_sampler_params();
+  p["width"] = 48;
+  p["height"] = 16;
+  p["guidance"] = 3.5;
+  auto run = [&](engine::ValueMap inputs) {
+    Recorder rec;
+    auto ctx = make_context(t, p, inputs, {}, &rec);
+    return t.compute(ctx);
+  };
+  engine::ValueMap inputs = tiny_i2v_inputs();
+  inputs["vae"] = tiny_vae_value(vae::WanVaeConfig::tiny21());
+  inputs["image"] = tiny_image_value(48, 16, 1);
+  at::Tensor first;
+  for (int i = 0; i < 2; ++i) {
+    auto out = run(inputs);
+    QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
+    const at::Tensor latent = engine::value_as<Latent>(out->at("latent"))->samples;
+    QCOMPARE(shape_text(latent), std::string("[1, 16, 2, 2, 6]"));
+    QVERIFY(latent.isfinite().all().item<bool>());
+    if (i == 0) first = latent;
+    else QVERIFY(at::equal(first, latent));
+  }
+  engine::ValueMap other = inputs;
+  other["image"] = tiny_image_value(48, 16, 2);
+  auto other_out = run(other);
+  QVERIFY2(other_out.ok(), other_out.ok() ? "" : other_out.error().message.c_str());
+  QVERIFY(!at::equal(first, engine::value_as<Latent>(other_out->at("latent"))->samples));
+  auto refused = [&](engine::ValueMap in, const std::string& expected) {
+    auto out = run(std::move(in));
+    QVERIFY(!out.ok());
+    QVERIFY2(out.error().message.find(expected) != std::string::npos, out.error().message.c_str());
+  };
+  engine::ValueMap no_vae = inputs;
+  no_vae.erase("vae");
+  refused(no_vae, "needs the VAE");
+  engine::ValueMap wrong_vae = inputs;
+  wrong_vae["vae"] = tiny_vae_value(vae::WanVaeConfig::tiny());
+  refused(wrong_vae, "connect the VAE of the same model");
+  engine::ValueMap t2v = tiny_model_inputs(16);
+  t2v["vae"] = inputs.at("vae");
+  t2v["image"] = inputs.at("image");
+  refused(t2v, "takes no image");
+}
+
+// TI2V-5B's image-to-video (in_dim = out_dim on the Wan2.2 VAE; here the tiny one, z 8) is unchanged
+// by I2V-A14B's path: the image's latent is the sampled latent's clean first frame.
+void tst_nodes_model::samplerFirstFrameImage() {
+  const engine::NodeType& t = type("WanSampler");
+  engine::ValueMap inputs = tiny_model_inputs(8);
+  inputs["vae"] = tiny_vae_value(vae::WanVaeConfig::tiny());
+  inputs["image"] = tiny_image_value(64, 32, 1);
+  Recorder rec;
+  auto ctx = make_context(t, tiny_sampler_params(), inputs, {}, &rec);
+  auto out = t.compute(ctx);
+  QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
+  const at::Tensor latent = engine::value_as<Latent>(out->at("latent"))->samples;
+  QCOMPARE(shape_text(latent), std::string("[1, 8, 2, 2, 4]"));
+  const VaeHandle& vae = *engine::value_as<VaeHandle>(inputs.at("vae"));
+  const Image& image = *engine::value_as<Image>(inputs.at("image"));
+  const at::Tensor pixels = at::from_blob(const_cast<std::uint8_t*>(image.rgb.data()), {32, 64, 3}, at::kByte);
+  const at::Tensor video = (pixels.to(at::kFloat) / 127.5 - 1.0).permute({2, 0, 1}).unsqueeze(0).unsqueeze(2);
+  QVERIFY(at::allclose(latent.narrow(2, 0, 1), vae.vae->encode(video), 1e-5, 1e-6));
 }
 
 // Wan2.2-A14B: a low-noise expert runs the steps below expert_boundary. A boundary under every step

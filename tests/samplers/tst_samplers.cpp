@@ -1,9 +1,11 @@
 // Flow samplers: the official UniPC schedule, Euler and UniPC against hand-computed steps,
 // exactness on straight-line flows, CFG, i2v clean first frame + per-frame timesteps, seeded noise,
 // initial latents, progress and cancellation, DMD few-step against hand-computed steps, the per-step
-// clean-latent estimate for previews, and the Wan DiT adapter end to end.
+// clean-latent estimate for previews, the Wan DiT adapter end to end, and Wan2.2-I2V-A14B's
+// conditioning (mask layout, channel order, the DiT fed [36, ...]).
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/allclose.h>
+#include <ATen/ops/cat.h>
 #include <ATen/ops/equal.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/randn.h>
@@ -23,6 +25,7 @@
 #include "models/sampling/flow_sampler.h"
 #include "models/sampling/flow_schedule.h"
 #include "models/sampling/flow_solver.h"
+#include "models/sampling/i2v_condition.h"
 #include "models/sampling/wan_velocity.h"
 #include "models/wan/wan_tiny.h"
 
@@ -73,6 +76,10 @@ class tst_samplers : public QObject {
   void progressAndCancel();
   void badOptions();
   void wanEndToEnd();
+  void i2vMaskLayout_data();
+  void i2vMaskLayout();
+  void i2vConditionChannelOrder();
+  void wanVelocityConcatenatesCondition();
   void noiseSameOnGpu();
 };
 
@@ -506,6 +513,91 @@ void tst_samplers::wanEndToEnd() {
   QVERIFY(at::allclose(batched, split, 1e-4, 1e-5));
   QVERIFY(at::equal(batched.narrow(1, 0, 1), o.first_frame));
   QVERIFY(at::equal(flow_sample(make_wan_velocity(model, vo), o), split));  // deterministic
+}
+
+void tst_samplers::i2vMaskLayout_data() {
+  QTest::addColumn<int>("frames");
+  QTest::addColumn<int>("latent_frames");
+  QTest::newRow("1 frame") << 1 << 1;
+  QTest::newRow("9 frames") << 9 << 3;
+  QTest::newRow("81 frames") << 81 << 21;
+}
+
+// The mask against an element-by-element construction of wan/image2video.py's layout: channel c
+// of latent frame t holds pixel frame 4t + c - 3 (frame 0 for every channel of t = 0), 1 for frame 0.
+void tst_samplers::i2vMaskLayout() {
+  QFETCH(int, frames);
+  QFETCH(int, latent_frames);
+  const int64_t h = 2, w = 3;
+  const at::Tensor mask = i2v_mask(frames, h, w);
+  QCOMPARE(mask.sizes().vec(), (std::vector<int64_t>{4, latent_frames, h, w}));
+  QCOMPARE(mask.scalar_type(), at::kFloat);
+  at::Tensor expected = at::zeros({4, latent_frames, h, w});
+  for (int64_t t = 0; t < latent_frames; ++t) {
+    for (int64_t c = 0; c < 4; ++c) {
+      const int64_t frame = t == 0 ? 0 : 4 * t + c - 3;
+      if (frame == 0) expected[c][t].fill_(1.0);
+    }
+  }
+  QVERIFY(at::equal(mask, expected));
+  QVERIFY(at::equal(mask.select(1, 0), at::ones({4, h, w})));
+  QCOMPARE(mask.sum().item<double>(), double(4 * h * w));
+}
+
+// y = [mask (4), image latent (z)] in that order; frames not 4k + 1 are refused.
+void tst_samplers::i2vConditionChannelOrder() {
+  at::Generator g = at::detail::createCPUGenerator(5);
+  const at::Tensor latent = at::randn({16, 3, 2, 3}, g);
+  const at::Tensor y = i2v_condition(latent);
+  QCOMPARE(y.sizes().vec(), (std::vector<int64_t>{20, 3, 2, 3}));
+  QCOMPARE(i2v_condition_channels(16), int64_t(20));
+  QVERIFY(at::equal(y.narrow(0, 0, 4), i2v_mask(9, 2, 3)));
+  QVERIFY(at::equal(y.narrow(0, 4, 16), latent));
+  QVERIFY_THROWS_EXCEPTION(std::invalid_argument, i2v_mask(6, 2, 3));
+  QVERIFY_THROWS_EXCEPTION(std::invalid_argument, i2v_mask(9, 0, 3));
+  QVERIFY_THROWS_EXCEPTION(std::invalid_argument, i2v_condition(at::zeros({16, 3, 2})));
+}
+
+// A tiny I2V DiT (in_dim 36, out_dim 16): the velocity function feeds it cat([x, y]) [36, ...] and
+// returns 16 channels, the same with both CFG branches batched or split (y for both); a full sample
+// is finite and deterministic; a y of another size is refused.
+void tst_samplers::wanVelocityConcatenatesCondition() {
+  wan::WanConfig c = wan::wan_tiny_config();
+  c.in_dim = 36;
+  c.out_dim = 16;
+  c.text_dim = 16;
+  c.text_len = 8;
+  wan::WanModel model = wan::wan_make_model(c, 41);
+  at::Generator g = at::detail::createCPUGenerator(2);
+  WanVelocityOptions vo;
+  vo.context = at::randn({5, 16}, g);
+  vo.context_null = at::randn({3, 16}, g);
+  vo.condition = i2v_condition(at::randn({16, 3, 4, 4}, g));
+  const at::Tensor x = at::randn({16, 3, 4, 4}, g);
+  const at::Tensor t = at::full({3}, 500.0);
+  const std::vector<at::Tensor> batched = make_wan_velocity(model, vo)(x, t, true);
+  QCOMPARE(batched.at(0).sizes().vec(), (std::vector<int64_t>{16, 3, 4, 4}));
+  WanVelocityOptions split_options = vo;
+  split_options.batch_cfg = false;
+  const std::vector<at::Tensor> split = make_wan_velocity(model, split_options)(x, t, true);
+  QVERIFY(at::allclose(batched.at(0), split.at(0), 1e-4, 1e-5));
+  QVERIFY(at::allclose(batched.at(1), split.at(1), 1e-4, 1e-5));
+  // The direct call on [1, 36, ...] = cat([x, y]) gives the conditional velocity.
+  const at::Tensor context = at::cat({vo.context, at::zeros({3, 16})}, 0).unsqueeze(0);
+  const at::Tensor direct =
+      model->forward(at::cat({x, vo.condition}, 0).unsqueeze(0), t.unsqueeze(0), context, wan::AttentionRun{});
+  QVERIFY(at::allclose(split.at(0), direct.squeeze(0), 1e-5, 1e-6));
+  FlowSampleOptions o;
+  o.steps = 2;
+  o.guide_scale = 3.5;
+  o.latent_shape = {16, 3, 4, 4};
+  o.seed = 9;
+  const at::Tensor sampled = flow_sample(make_wan_velocity(model, vo), o);
+  QVERIFY(sampled.isfinite().all().item<bool>());
+  QVERIFY(at::equal(sampled, flow_sample(make_wan_velocity(model, vo), o)));
+  WanVelocityOptions wrong = vo;
+  wrong.condition = i2v_condition(at::randn({16, 2, 4, 4}, g));
+  QVERIFY_THROWS_EXCEPTION(std::invalid_argument, make_wan_velocity(model, wrong)(x, t, false));
 }
 
 void tst_samplers::noiseSameOnGpu() {

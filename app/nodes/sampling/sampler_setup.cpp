@@ -1,7 +1,9 @@
 // Implements sampler_setup.h.
 #include "nodes/sampling/sampler_setup.h"
 
+#include "models/sampling/i2v_condition.h"
 #include "models/vae/vae_config.h"
+#include "models/vae/wan_vae.h"
 #include "nodes/common/rank_broadcast.h"
 #include "nodes/attention_params_bridge.h"
 #include "nodes/common/attention_plugin.h"
@@ -42,6 +44,47 @@ engine::Status resolve_size(const engine::NodeContext& ctx, SamplerSetup& s) {
     s.height = 704;
   }
   return {};
+}
+
+// An image needs the VAE whose latent the DiT samples (its out_dim channels) to encode it.
+engine::Status check_image_vae(const engine::NodeContext& ctx, const wan::WanConfig& config) {
+  if (!ctx.has_input("vae")) {
+    return node_error(ctx, "Image-to-video needs the VAE: connect Load Wan Model's vae output.");
+  }
+  const vae::WanVaeConfig& vae = ctx.input_as<VaeHandle>("vae").vae->config();
+  if (vae.z_dim != config.out_dim) {
+    return node_error(ctx, "The VAE makes " + std::to_string(vae.z_dim) + "-channel latents (" + vae.name() +
+                           ") but this DiT samples " + std::to_string(config.out_dim) + "; connect the VAE of "
+                           "the same model (" + vae::vae_config_for_latent(config.out_dim).name() + ").");
+  }
+  return {};
+}
+
+// How the DiT takes the image, from its channels: Wan2.2-I2V-A14B's in_dim holds the latent, the
+// mask and the image's latent (36 = 16 + 4 + 16, wan/image2video.py) and needs an image; a DiT whose
+// in_dim equals out_dim replaces the first latent frame (TI2V-5B, on the Wan2.2 VAE) or, on Wan2.1's
+// VAE (T2V-A14B, Wan2.1 T2V), was never trained on an image and takes none.
+engine::Result<ImageConditioning> resolve_image_conditioning(const engine::NodeContext& ctx,
+                                                            const wan::WanConfig& config) {
+  const bool image = ctx.has_input("image");
+  if (config.in_dim == config.out_dim + sampling::i2v_condition_channels(config.out_dim)) {
+    if (!image) {
+      return node_error(ctx, "This DiT is an image-to-video model (Wan2.2-I2V-A14B: " + std::to_string(config.in_dim) +
+                             " input channels); connect an image (Load Image) and the VAE, or load the "
+                             "T2V-A14B experts for text-to-video.");
+    }
+  } else if (config.in_dim != config.out_dim) {
+    return node_error(ctx, "This DiT takes " + std::to_string(config.in_dim) + " input channels for " +
+                           std::to_string(config.out_dim) + " latent channels, which no Wan model Vidgraph "
+                           "samples uses; load a Wan2.2 (TI2V-5B, T2V-A14B, I2V-A14B) or Wan2.1 T2V model.");
+  } else if (!image) {
+    return ImageConditioning::None;
+  } else if (vae::vae_config_for_latent(config.out_dim).version == vae::VaeVersion::Wan21) {
+    return node_error(ctx, "This is a text-to-video DiT (Wan2.2-T2V-A14B or Wan2.1 T2V), which takes no "
+                           "image; disconnect the image, or load the I2V-A14B experts for image-to-video.");
+  }
+  if (auto st = check_image_vae(ctx, config); !st.ok()) return st.error();
+  return config.in_dim == config.out_dim ? ImageConditioning::FirstFrame : ImageConditioning::Concat;
 }
 
 // The method, its params from the node (attention_params_bridge.h) and the plugin's preparation for
@@ -106,7 +149,7 @@ engine::Result<std::vector<int64_t>> video_latent_shape(const engine::NodeContex
   if ((frames - 1) % temporal != 0) {
     return node_error(ctx, "frames must be 4k + 1 (1, 5, 9, ..., 121); got " + std::to_string(frames) + ".");
   }
-  return std::vector<int64_t>{config.in_dim, (frames - 1) / temporal + 1, height / spatial, width / spatial};
+  return std::vector<int64_t>{config.out_dim, (frames - 1) / temporal + 1, height / spatial, width / spatial};
 }
 
 engine::Result<SamplerSetup> make_sampler_setup(const engine::NodeContext& ctx, const DitHandle& dit,
@@ -114,11 +157,9 @@ engine::Result<SamplerSetup> make_sampler_setup(const engine::NodeContext& ctx, 
                                                 const AttentionSource& attention) {
   SamplerSetup s;
   const wan::WanConfig& config = dit.model->config();
-  if (config.in_dim != config.out_dim) {
-    return node_error(ctx, "This DiT takes " + std::to_string(config.in_dim) + " input channels for " +
-                           std::to_string(config.out_dim) + " latent channels (Wan2.2-I2V-A14B's image "
-                           "conditioning), which Vidgraph does not sample yet; use the T2V-A14B or TI2V-5B model.");
-  }
+  auto image = resolve_image_conditioning(ctx, config);
+  if (!image.ok()) return image.error();
+  s.image = *image;
   if (auto st = resolve_size(ctx, s); !st.ok()) return st.error();
   s.frames = static_cast<int>(ctx.param_int("frames"));
   auto shape = video_latent_shape(ctx, config, s.width, s.height, s.frames);

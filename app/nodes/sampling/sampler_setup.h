@@ -17,8 +17,16 @@
 
 namespace vidgraph::nodes {
 
+// How the sampler conditions on the `image` input, decided from the DiT's channels (sampler_setup.cpp).
+enum class ImageConditioning {
+  None,        // text-to-video
+  FirstFrame,  // Wan2.2-TI2V-5B: the image's latent replaces the first latent frame (FlowSampleOptions::first_frame)
+  Concat,      // Wan2.2-I2V-A14B: mask + latent of the image and zero frames, concatenated at each DiT call
+};
+
 struct SamplerSetup {
   sampling::FlowSampleOptions options;  // latent_shape, solver, steps, ... (callbacks unset)
+  ImageConditioning image = ImageConditioning::None;
   wan::AttentionRun attention;
   int width = 0;
   int height = 0;
@@ -28,7 +36,7 @@ struct SamplerSetup {
 
 class AttentionParamSchema;
 
-// The latent [C, F, h, w] `config` samples for a width x height x frames video, through the strides of
+// The latent [C, F, h, w] `config` samples (C its out_dim) for a width x height x frames video, through the strides of
 // the VAE its latent belongs to (vae_config_for_latent); a node error when the sides are not
 // multiples of one DiT patch in pixels (32 for Wan2.2-TI2V-5B, 16 on Wan2.1's VAE) or frames is not
 // 4k + 1. Wan Sampler and Distill Wan size their latents through it.

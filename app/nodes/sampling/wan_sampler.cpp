@@ -1,6 +1,7 @@
 // Wan Sampler: flow-matching sampling of the Wan2.2 DiT for text-to-video and image-to-video (the
-// image's VAE latent as a clean first frame), with classifier-free guidance, UniPC, Euler or DMD
-// few-step (sampler_dmd.h), the attention plugin's method and its params (optionally full attention
+// image's VAE latent as a clean first frame for TI2V-5B; mask + image latent concatenated at every
+// DiT call for I2V-A14B: sampler_setup.h ImageConditioning), with classifier-free guidance, UniPC,
+// Euler or DMD few-step (sampler_dmd.h), the attention plugin's method and its params (optionally full attention
 // for the first steps: sampler_dense.h), an optional initial latent, progress and a live preview
 // per step (sampler_preview.h) and cancellation between steps.
 #include <algorithm>
@@ -8,9 +9,12 @@
 
 #include <c10/core/InferenceMode.h>
 
+#include <ATen/ops/cat.h>
 #include <ATen/ops/from_blob.h>
+#include <ATen/ops/zeros.h>
 
 #include "models/sampling/flow_sampler.h"
+#include "models/sampling/i2v_condition.h"
 #include "models/sampling/wan_velocity.h"
 #include "nodes/attention_params_bridge.h"
 #include "nodes/common/attention_plugin.h"
@@ -31,18 +35,41 @@ using engine::ParamSpec;
 
 namespace {
 
-// Image uint8 [H, W, 3] -> the VAE's normalised latent of a 1-frame video, [z, 1, h, w].
-at::Tensor encode_image(const VaeHandle& vae, const Image& image) {
-  // [H, W, 3] uint8 -> [1, 3, 1, H, W] in [-1, 1]
+// Image uint8 [H, W, 3] -> a 1-frame video [1, 3, 1, H, W] in [-1, 1] on the VAE's device and dtype.
+at::Tensor image_video(const VaeHandle& vae, const Image& image) {
   const at::Tensor pixels =
       at::from_blob(const_cast<std::uint8_t*>(image.rgb.data()), {image.height, image.width, 3},
                     at::TensorOptions().dtype(at::kByte));
-  const at::Tensor video = (pixels.to(at::kFloat) / 127.5 - 1.0)
-                               .permute({2, 0, 1})
-                               .unsqueeze(0)
-                               .unsqueeze(2)
-                               .to(vae.device, vae.dtype);
-  return vae.vae->encode(video)[0].to(at::kFloat);  // [z, 1, h, w]
+  return (pixels.to(at::kFloat) / 127.5 - 1.0)
+      .permute({2, 0, 1})
+      .unsqueeze(0)
+      .unsqueeze(2)
+      .to(vae.device, vae.dtype);
+}
+
+// Wan2.2-I2V-A14B's conditioning (wan/image2video.py): the image followed by frames - 1 zero frames
+// (mid-grey in [-1, 1]), encoded as one video, behind the first-frame mask -> [4 + z, T, h, w].
+at::Tensor encode_i2v_condition(const VaeHandle& vae, const Image& image, int frames) {
+  const at::Tensor first = image_video(vae, image);
+  const at::Tensor rest = at::zeros({1, 3, frames - 1, image.height, image.width}, first.options());
+  const at::Tensor latent = vae.vae->encode(at::cat({first, rest}, 2))[0].to(at::kFloat);  // [z, T, h, w]
+  return sampling::i2v_condition(latent);
+}
+
+// Encodes the image as the DiT takes it (SamplerSetup::image): TI2V-5B's clean first latent frame,
+// or I2V-A14B's conditioning concatenated at every DiT call.
+void condition_on_image(const engine::NodeContext& ctx, const DitHandle& dit, SamplerSetup& s,
+                        sampling::WanVelocityOptions& velocity) {
+  if (s.image == ImageConditioning::None) return;
+  const VaeHandle& vae = ctx.input_as<VaeHandle>("vae");
+  const Image& image = ctx.input_as<Image>("image");
+  if (s.image == ImageConditioning::FirstFrame) {
+    // [z, 1, h, w]
+    s.options.first_frame = vae.vae->encode(image_video(vae, image))[0].to(dit.device, at::kFloat);
+    return;
+  }
+  velocity.condition = encode_i2v_condition(vae, image, s.frames).to(dit.device);
+  s.info["image_conditioning"] = "mask + image latent (I2V-A14B)";
 }
 
 // A second expert (Wan2.2-A14B's low-noise model) must be the same architecture on the same device.
@@ -76,13 +103,7 @@ engine::Result<engine::ValueMap> compute_sampler(engine::NodeContext& ctx, const
 
   c10::InferenceMode inference;
   const StageMemory memory(dit.device);
-  if (ctx.has_input("image")) {
-    if (!ctx.has_input("vae")) {
-      return node_error(ctx, "Image-to-video needs the VAE: connect Load Wan Model's vae output.");
-    }
-    s.options.first_frame = encode_image(ctx.input_as<VaeHandle>("vae"), ctx.input_as<Image>("image"))
-                                .to(dit.device);
-  }
+  condition_on_image(ctx, dit, s, velocity_options);
   const wan::WanConfig& config = dit.model->config();
   if (cond.context.dim() != 3 || cond.context.size(2) != config.text_dim) {
     return node_error(ctx, "The text embeddings are " + shape_text(cond.context) + " but the DiT "
@@ -150,7 +171,8 @@ engine::NodeType wan_sampler_node(const std::vector<plugin::MethodInfo>& attenti
   t.display_name = "Wan Sampler";
   t.category = "sampling";
   t.description = "Samples a video latent with the Wan2.2 DiT: text-to-video, or image-to-video when "
-                  "an image is connected (its VAE latent is the clean first frame). Classifier-free "
+                  "an image is connected (TI2V-5B: its VAE latent is the clean first frame; I2V-A14B: "
+                  "a mask and the image's latent beside the noise, needed). Classifier-free "
                   "guidance with the negative prompt, UniPC, Euler or DMD few-step (distilled "
                   "models such as FastWan2.2), the attention plugin's method and its params. "
                   "Progress per step; cancel stops before the next step.";
@@ -158,7 +180,7 @@ engine::NodeType wan_sampler_node(const std::vector<plugin::MethodInfo>& attenti
   t.inputs = {{"model", kModelType, false, "The DiT from Load Wan Model."},
               {"conditioning", kConditioningType, false, "Prompt embeddings from Encode Text."},
               {"vae", kVaeType, true, "The VAE; needed when an image is connected."},
-              {"image", kImageType, true, "First frame for image-to-video (from Load Image)."},
+              {"image", kImageType, true, "First frame for image-to-video (from Load Image); required by I2V-A14B."},
               {"latent", kLatentType, true, "Initial latent instead of seeded noise."},
               {"low_noise_model", kModelType, true,
                "Wan2.2-A14B's low-noise expert (a second Load Wan Model): it runs the steps whose timestep "
