@@ -109,6 +109,7 @@ class tst_e2e : public QObject {
   void initTestCase();
   void demoWritesMp4();
   void fastWorkflowRuns();
+  void a14bWorkflowRuns_data();
   void a14bWorkflowRuns();
   void a14bLightningWorkflowRuns();
   void previewsPerStep();
@@ -184,22 +185,33 @@ void tst_e2e::fastWorkflowRuns() {
   QCOMPARE(info.height, 96);
 }
 
-// The shipped Wan2.2-T2V-A14B workflow on a tiny random model in the official release's layout
-// (high_noise_model/, low_noise_model/, Wan2.1_VAE.safetensors): one Load Wan Model gives both
-// experts, the sampler switches between them, and the Wan2.1 VAE decodes the 16-channel latent.
+// The shipped Wan2.2-A14B workflows (T2V; I2V with the sample image) on a tiny random model in the
+// official release's layout (high_noise_model/, low_noise_model/, Wan2.1_VAE.safetensors): one Load
+// Wan Model gives both experts, the sampler switches between them, and the Wan2.1 VAE decodes the
+// 16-channel latent.
+void tst_e2e::a14bWorkflowRuns_data() {
+  QTest::addColumn<QString>("config");
+  QTest::addColumn<QStringList>("sets");  // the size: the sampler's for T2V, Load Image's for I2V
+  QTest::newRow("t2v") << "a14b-t2v"
+                       << QStringList{"sampler.width=160", "sampler.height=96"};
+  QTest::newRow("i2v") << "a14b-i2v" << QStringList{"image.width=160", "image.height=96"};
+}
+
 void tst_e2e::a14bWorkflowRuns() {
+  QFETCH(QString, config);
+  QFETCH(QStringList, sets);
   QTemporaryDir out, model;
   nodes::RandomModelOptions options;
-  options.config = "a14b-t2v";
+  options.config = config.toStdString();
   options.tiny = true;
   options.tokenizer = kBinary.toStdString() + "/share/vidgraph/models/wan22-tiny/spiece.model";
   nodes::write_random_model(model.path().toStdString(), options);
-  const QString flow = kBinary + "/share/vidgraph/workflows/wan22-a14b-t2v.vgflow";
-  const RunOutcome r = run_runner({"run", flow, "--output-dir", out.path(), "--json-events",
-                                   "--set", "model.model_path=" + model.path(), "--set", "model.device=cpu",
-                                   "--set", "model.dtype=float32", "--set", "sampler.width=160",
-                                   "--set", "sampler.height=96", "--set", "sampler.frames=5",
-                                   "--set", "sampler.steps=4"});
+  const QString name = "wan22-" + config;
+  QStringList args{"run", kBinary + "/share/vidgraph/workflows/" + name + ".vgflow", "--output-dir", out.path(),
+                   "--json-events", "--set", "model.model_path=" + model.path(), "--set", "model.device=cpu",
+                   "--set", "model.dtype=float32", "--set", "sampler.frames=5", "--set", "sampler.steps=4"};
+  for (const QString& set : sets) args << "--set" << set;
+  const RunOutcome r = run_runner(args);
   QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
   bool two_experts = false;
   for (const auto& e : json_lines(r.out)) {
@@ -212,7 +224,7 @@ void tst_e2e::a14bWorkflowRuns() {
   QVERIFY2(two_experts, qPrintable("the sampler names both experts:\n" + r.out));
   media::VideoInfo info;
   std::string error;
-  QVERIFY2(media::probe_video(out.filePath("wan22-a14b-t2v.mp4").toStdString(), &info, &error), error.c_str());
+  QVERIFY2(media::probe_video(out.filePath(name + ".mp4").toStdString(), &info, &error), error.c_str());
   QCOMPARE(info.frame_count, 5);
   QCOMPARE(info.width, 160);
   QCOMPARE(info.height, 96);

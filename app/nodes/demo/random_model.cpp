@@ -190,14 +190,16 @@ RandomModelSummary write_random_model(const std::string& out_dir, const RandomMo
   t5::Umt5Config text = options.tiny ? t5::Umt5Config::tiny(vocab) : t5::Umt5Config::xxl();
   text.vocab = vocab;
   if (options.text_layers > 0) text.num_layers = options.text_layers;
-  const bool a14b = options.config == "a14b-t2v";
+  const bool i2v = options.config == "a14b-i2v";
+  const bool a14b = options.config == "a14b-t2v" || i2v;
   if (!a14b && options.config != "5b") {
-    throw std::runtime_error("Unknown model config '" + options.config + "'; use 5b or a14b-t2v.");
+    throw std::runtime_error("Unknown model config '" + options.config + "'; use 5b, a14b-t2v or a14b-i2v.");
   }
   const vae::WanVaeConfig vae_config = a14b ? (options.tiny ? vae::WanVaeConfig::tiny21() : vae::WanVaeConfig::wan21())
                                             : (options.tiny ? vae::WanVaeConfig::tiny() : vae::WanVaeConfig::wan22());
   wan::WanConfig dit = options.tiny ? wan::wan_tiny_config() : a14b ? wan::WanConfig::t2v_a14b() : wan::WanConfig::ti2v_5b();
   dit.in_dim = dit.out_dim = vae_config.z_dim;
+  if (i2v) dit.in_dim += 20;  // I2V-A14B: + 4 mask and 16 image-latent channels (i2v_condition.h)
   dit.text_dim = text.dim;
   dit.text_len = 512;
   dit.with_gate_compress = dit.with_proj_l = options.sparse_extras;
