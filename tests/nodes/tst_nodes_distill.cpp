@@ -91,6 +91,7 @@ class tst_nodes_distill : public QObject {
  private Q_SLOTS:
   void initTestCase();
   void distillWritesStudentAndRecord();
+  void regressionLossIsReported();
   void validationSamplesTheStudent();
   void sparseStudentShipsItsExtras();
   void cancelThenResume();
@@ -123,6 +124,29 @@ engine::Result<engine::ValueMap> tst_nodes_distill::run(const nlohmann::json& pa
   const engine::NodeType& t = nodes_test::find_type(registry_, "DistillWan");
   engine::NodeContext ctx = make_context(t, params, std::move(in), dir_.path().toStdString(), out);
   return t.compute(ctx);
+}
+
+// regression_weight > 0 adds DMD1's regression to the teacher's sample: each step reports it, and the
+// generator loss then includes it; at 0 (the default) no step carries one.
+void tst_nodes_distill::regressionLossIsReported() {
+  nlohmann::json params = tiny_params();
+  params["regression_weight"] = 2.0;
+  params["regression_steps"] = 2;
+  params["output"] = "{output}/regression-on.safetensors";
+  Run r;
+  auto out = run(params, inputs(), &r);
+  QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
+  QCOMPARE(r.metrics.size(), size_t(2));
+  for (const auto& m : r.metrics) {
+    QVERIFY(m.count("regression_loss"));
+    QVERIFY(m.at("regression_loss") > 0);
+    QVERIFY(m.at("generator_loss") >= 2.0 * m.at("regression_loss"));
+  }
+  nlohmann::json off = tiny_params();
+  off["output"] = "{output}/regression-off.safetensors";
+  Run plain;
+  QVERIFY(run(off, inputs(), &plain).ok());
+  for (const auto& m : plain.metrics) QVERIFY(!m.count("regression_loss"));
 }
 
 void tst_nodes_distill::distillWritesStudentAndRecord() {

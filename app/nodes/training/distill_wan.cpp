@@ -150,17 +150,24 @@ engine::Result<train::DistillOptions> distill_options(const engine::NodeContext&
   o.student_lr = ctx.param_float("student_lr");
   o.critic_lr = ctx.param_float("critic_lr");
   o.grad_clip = ctx.param_float("grad_clip");
+  o.regression_weight = ctx.param_float("regression_weight");
+  o.regression_steps = static_cast<int>(ctx.param_int("regression_steps"));
   o.seed = static_cast<uint64_t>(ctx.param_int("seed"));
   o.checkpointing = ctx.param_bool("checkpointing");
   o.save_every = static_cast<int>(ctx.param_int("save_every"));
   o.checkpoint_dir = ctx.param_path("checkpoint_folder");
   o.resume_from = ctx.param_string("resume").empty() ? std::string() : ctx.param_path("resume");
-  o.on_step = [&ctx](const train::DistillStep& s) {
-    const std::string text = "generator " + format_number("%.6f", s.generator_loss) + " critic " +
-                             format_number("%.6f", s.critic_loss) + " dmd " + format_number("%.4g", s.dmd_grad_norm);
-    ctx.progress(s.step, s.steps, text,
-                 {{"generator_loss", s.generator_loss}, {"critic_loss", s.critic_loss},
-                  {"dmd_grad_norm", s.dmd_grad_norm}});
+  const bool regression = o.regression_weight > 0;
+  o.on_step = [&ctx, regression](const train::DistillStep& s) {
+    std::string text = "generator " + format_number("%.6f", s.generator_loss) + " critic " +
+                       format_number("%.6f", s.critic_loss) + " dmd " + format_number("%.4g", s.dmd_grad_norm);
+    engine::ProgressMetrics metrics{
+        {"generator_loss", s.generator_loss}, {"critic_loss", s.critic_loss}, {"dmd_grad_norm", s.dmd_grad_norm}};
+    if (regression) {
+      text += " regression " + format_number("%.6f", s.regression_loss);
+      metrics.emplace_back("regression_loss", s.regression_loss);
+    }
+    ctx.progress(s.step, s.steps, text, metrics);
   };
   o.is_cancelled = [&ctx] { return ctx.cancelled(); };
   return o;
@@ -286,6 +293,10 @@ std::vector<ParamSpec> distill_params(const std::vector<std::string>& methods, c
           .written(),
       naming_param(),
       ParamSpec::real("grad_clip", 1.0, 0.0, 1000.0, "Global gradient-norm clip of each role (0: none)."),
+      ParamSpec::real("regression_weight", 0.0, 0.0, 1000.0,
+                      "Adds weight x the mean squared distance of the student's sample to the teacher's guided "
+                      "sample from the same noise (DMD1's regression loss); 0 = DMD2 alone."),
+      ParamSpec::integer("regression_steps", 8, 1, 1000, "Euler steps of the teacher's sample for the regression loss."),
   };
 }
 
@@ -325,7 +336,8 @@ engine::NodeType distill_wan_node(const AttentionSource& attention) {
                                    [](const ParamSpec& p) { return p.name == "method"; }) + 1;
   t.params.insert(after_method, schema->specs().begin(), schema->specs().end());
   for (ParamSpec& p : t.params) {
-    for (const char* advanced : {"negative", "checkpointing", "grad_clip", "critic_updates"}) {
+    for (const char* advanced : {"negative", "checkpointing", "grad_clip", "critic_updates", "regression_weight",
+                                 "regression_steps"}) {
       if (p.name == advanced) p.advanced = true;
     }
   }
