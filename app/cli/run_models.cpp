@@ -56,13 +56,14 @@ int command_models(const std::vector<std::string>& folders, const std::string& m
                 "--model-paths extra_model_paths.yaml (or set VIDGRAPH_MODEL_PATHS).");
   }
   nlohmann::json out{{"folders", nlohmann::json::object()}, {"files", nlohmann::json::array()}};
+  std::vector<std::string> notes;  // what the bounded folder walk left out
   for (const mio::ModelKind kind : {mio::ModelKind::Dit, mio::ModelKind::Vae, mio::ModelKind::TextEncoder,
                                     mio::ModelKind::Lora}) {
     const char* name = mio::model_kind_folder(kind);
     const auto listed = roots.folders.find(kind);
     out["folders"][name] = listed == roots.folders.end() ? std::vector<std::string>{} : listed->second;
     if (!json) std::printf("%s%s\n", name, listed == roots.folders.end() ? " (no folder)" : "");
-    for (const std::string& path : mio::list_model_files(roots, kind)) {
+    for (const std::string& path : mio::list_model_files(roots, kind, &notes)) {
       const mio::ModelFileInfo info = mio::inspect_model_file(path);
       out["files"].push_back({{"kind", name}, {"path", path}, {"bytes", info.bytes}, {"format", info.format},
                               {"dtype", info.dtype}, {"tensors", info.tensors}, {"detected", info.detected},
@@ -77,6 +78,8 @@ int command_models(const std::vector<std::string>& folders, const std::string& m
       std::printf("  %s  %s  %s\n", path.c_str(), size_text(info.bytes).c_str(), what.c_str());
     }
   }
+  for (const std::string& note : notes) std::fprintf(stderr, "warning: %s\n", note.c_str());
+  out["notes"] = notes;
   if (json) std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   return kExitOk;
 }

@@ -51,7 +51,7 @@ struct GgufFile::Impl {
   const uint8_t* data() const { return static_cast<const uint8_t*>(map) + header.data_offset; }
 };
 
-GgufFile GgufFile::open(const std::string& path) {
+GgufFile GgufFile::open(const std::string& path, GgufRead read) {
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -72,7 +72,7 @@ GgufFile GgufFile::open(const std::string& path) {
   if (map == MAP_FAILED) throw GgufError("cannot map GGUF file '" + path + "': " + std::strerror(errno));
   impl->map = map;
   impl->map_size = size;
-  impl->header = parse_gguf_header(static_cast<const uint8_t*>(map), size, path);
+  impl->header = parse_gguf_header(static_cast<const uint8_t*>(map), size, path, read);
   for (size_t i = 0; i < impl->header.tensors.size(); ++i) impl->by_name[impl->header.tensors[i].name] = i;
   return GgufFile(std::move(impl));
 }
@@ -98,7 +98,7 @@ const GgufValue* GgufFile::metadata(const std::string& key) const {
 
 std::string GgufFile::architecture() const {
   const GgufValue* v = metadata("general.architecture");
-  return v != nullptr && !v->is_array && v->strings.size() == 1 ? v->strings[0] : std::string();
+  return v != nullptr && !v->is_array && v->is_string() ? std::string(v->string_at(0)) : std::string();
 }
 
 at::Tensor GgufFile::load(const std::string& name, c10::Device device, std::optional<at::ScalarType> dtype) const {

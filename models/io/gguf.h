@@ -9,7 +9,8 @@
 // Strings are u64 length + bytes.
 //
 // The file is memory-mapped; the header is validated on open against hostile input: every count,
-// length and offset is checked against the bytes left before anything is allocated, the header
+// length and offset is checked against the bytes left before anything is allocated, key, tensor and
+// array-element counts against caps real files never approach (kGgufMax*, below), the header
 // must end within kGgufMaxHeaderBytes, names are unique, tensors lie inside the data section,
 // aligned, sized by their type and shape, and do not overlap. Tensor types must be ggml types
 // (gguf_quants.h); undecodable ones are named when loaded. Errors throw GgufError naming the file.
@@ -31,6 +32,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/io/gguf_quants.h"
@@ -48,17 +50,33 @@ enum class GgufValueType : uint32_t {
   U64 = 10, I64 = 11, F64 = 12,
 };
 
-// One metadata value: a scalar is an array of one element with `is_array` false.
+// One metadata value: a scalar is an array of one element with `is_array` false. Elements are kept
+// compactly, as the file stores them (numbers as their little-endian bytes, strings concatenated with
+// their end offsets), so a header costs about its own size in memory, never a heap object per element.
 struct GgufValue {
   GgufValueType type = GgufValueType::U8;  // the element type (never Array)
   bool is_array = false;
-  std::vector<int64_t> ints;         // integer and bool elements (u64 above 2^63 wrap: not used by models)
-  std::vector<double> floats;        // f32 / f64 elements
-  std::vector<std::string> strings;  // string elements
+  bool loaded = true;   // false: an array a listing parse skipped (size() known, elements not kept)
+  uint64_t count = 0;   // elements
+  std::string bytes;    // numeric elements as stored: count * element size bytes
+  std::string text;     // string elements, concatenated
+  std::vector<uint64_t> ends;  // string i is text[ends[i - 1], ends[i])
 
-  size_t size() const;
-  // The scalar as a string / integer / float; throws GgufError (naming `key`) on another type.
-  const std::string& as_string(const std::string& key) const;
+  size_t size() const { return size_t(count); }
+  bool is_int() const;     // integer or bool elements
+  bool is_float() const;   // f32 / f64 elements
+  bool is_string() const;
+  // Element i (u64 above 2^63 wrap: not used by models); throws GgufError on another type, an index
+  // out of range or an array that was not loaded.
+  int64_t int_at(size_t i) const;
+  double float_at(size_t i) const;
+  std::string_view string_at(size_t i) const;
+  // All elements, materialised; for the few callers that need them as vectors (the tokenizer).
+  std::vector<int64_t> int_list() const;
+  std::vector<double> float_list() const;
+  std::vector<std::string> string_list() const;
+  // The scalar as a string / integer; throws GgufError (naming `key`) on another type.
+  std::string as_string(const std::string& key) const;
   int64_t as_int(const std::string& key) const;
 };
 
@@ -77,6 +95,16 @@ struct GgufTensorInfo {
 constexpr uint64_t kGgufMaxHeaderBytes = 256ull * 1024 * 1024;
 constexpr uint64_t kGgufMaxStringBytes = 16ull * 1024 * 1024;
 constexpr uint32_t kGgufMaxDims = 8;
+// Counts real files never approach (a umT5 or Wan GGUF has < 100 keys and < 2,000 tensors, a 256k-piece
+// tokenizer array 256k elements): each key or tensor info costs a few hundred bytes of bookkeeping
+// however small its bytes in the file, so without these caps a 256 MiB header could take gigabytes.
+constexpr uint64_t kGgufMaxMetadataKeys = 65536;
+constexpr uint64_t kGgufMaxTensors = 262144;
+constexpr uint64_t kGgufMaxArrayElements = 16ull * 1024 * 1024;
+
+// How much of the header to keep: Listing (model_file_info.h) skips the elements of metadata arrays
+// (tokenizer tables of megabytes) except ComfyUI-GGUF's shapes, after checking they lie in the file.
+enum class GgufRead { All, Listing };
 
 struct GgufHeader {
   uint32_t version = 0;
@@ -88,11 +116,12 @@ struct GgufHeader {
 
 // Parses and validates the header of a whole file held at `bytes` (`size` bytes); `origin` names
 // it in errors. The fuzz targets and GgufFile::open use it.
-GgufHeader parse_gguf_header(const uint8_t* bytes, uint64_t size, const std::string& origin);
+GgufHeader parse_gguf_header(const uint8_t* bytes, uint64_t size, const std::string& origin,
+                             GgufRead read = GgufRead::All);
 
 class GgufFile {
  public:
-  static GgufFile open(const std::string& path);
+  static GgufFile open(const std::string& path, GgufRead read = GgufRead::All);
 
   GgufFile(GgufFile&&) noexcept;
   GgufFile& operator=(GgufFile&&) noexcept;

@@ -109,7 +109,8 @@ std::vector<Tensor> safetensors_tensors(const std::string& path) {
 // llama.cpp's names for a GGUF umT5 (token_embd, enc.blk.N.attn_q, ...) are detected above; a GGUF's
 // tokenizer is its tokenizer.ggml.* metadata.
 std::vector<Tensor> gguf_tensors(const std::string& path, bool* has_tokenizer) {
-  const GgufFile file = GgufFile::open(path);
+  // Listing: the tokenizer's arrays (megabytes) are checked but not kept; only the key is shown.
+  const GgufFile file = GgufFile::open(path, GgufRead::Listing);
   *has_tokenizer = file.header().metadata.count("tokenizer.ggml.tokens") > 0;
   std::vector<Tensor> out;
   for (const GgufTensorInfo& t : file.tensors()) out.push_back({t.name, ggml_type_info(t.type).name, t.shape});

@@ -6,6 +6,8 @@
 #include <set>
 #include <system_error>
 
+#include <spdlog/spdlog.h>
+
 namespace vidgraph::model_io {
 
 namespace fs = std::filesystem;
@@ -29,13 +31,45 @@ bool weight_extension(const fs::path& p) {
   return kExtensions.count(ext) > 0;
 }
 
-void scan(const fs::path& dir, int depth, std::set<fs::path>& seen, std::vector<std::string>& out) {
+// One listing's walk: the limits, what it found, and what it left out (for the notes).
+struct Walk {
+  const ScanLimits& limits;
+  std::vector<std::string>& out;
+  std::set<fs::path> seen;  // real folders, each listed once (symlink loops)
+  size_t entries = 0;
+  std::set<std::string> system_skipped;
+  size_t deep_skipped = 0;
+  std::string first_deep;
+  bool entries_full = false;
+  bool files_full = false;
+};
+
+// Kernel and device file systems: endless or huge, never model files, and reading some blocks.
+bool system_folder(const fs::path& real) {
+  const std::string s = real.string();
+  for (const char* root : {"/proc", "/sys", "/dev"}) {
+    const std::string r = root;
+    if (s == r || s.rfind(r + "/", 0) == 0) return true;
+  }
+  return false;
+}
+
+void scan(const fs::path& dir, int depth, Walk& w) {
   std::error_code ec;
   const fs::path real = fs::canonical(dir, ec);
-  if (ec || !seen.insert(real).second || depth > kMaxScanDepth) return;
+  if (ec) return;
+  if (system_folder(real)) {
+    w.system_skipped.insert(real.string());
+    return;
+  }
+  if (!w.seen.insert(real).second) return;
   std::vector<fs::path> files, subdirs;
   for (fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
        it.increment(ec)) {
+    if (++w.entries > w.limits.entries) {
+      w.entries_full = true;
+      break;
+    }
     std::error_code kind_ec;
     if (it->is_directory(kind_ec)) {
       subdirs.push_back(it->path());
@@ -46,10 +80,50 @@ void scan(const fs::path& dir, int depth, std::set<fs::path>& seen, std::vector<
   std::sort(files.begin(), files.end());
   std::sort(subdirs.begin(), subdirs.end());
   for (const fs::path& f : files) {
-    if (out.size() >= kMaxScanFiles) return;
-    out.push_back(f.string());
+    if (w.out.size() >= w.limits.files) {
+      w.files_full = true;
+      return;
+    }
+    w.out.push_back(f.string());
   }
-  for (const fs::path& d : subdirs) scan(d, depth + 1, seen, out);
+  for (const fs::path& d : subdirs) {
+    if (w.entries_full || w.files_full) return;
+    if (depth + 1 > w.limits.depth) {
+      if (w.deep_skipped++ == 0) w.first_deep = d.string();
+      continue;
+    }
+    scan(d, depth + 1, w);
+  }
+}
+
+std::string join(const std::set<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "'" : ", '") + s + "'";
+  return out;
+}
+
+// Sentences for what the walk under `folder` left out; the walk's state is reset for the next folder.
+void add_notes(const std::string& folder, const char* kind, Walk& w, std::vector<std::string>& notes) {
+  if (!w.system_skipped.empty()) {
+    notes.push_back("Skipped " + join(w.system_skipped) + " under '" + folder +
+                    "': system folders hold no model files.");
+  }
+  if (w.deep_skipped > 0) {
+    notes.push_back("Skipped " + std::to_string(w.deep_skipped) + " folders deeper than " +
+                    std::to_string(w.limits.depth) + " levels under '" + folder + "' (the first: '" + w.first_deep +
+                    "'); list the deep folder itself in extra_model_paths.yaml.");
+  }
+  if (w.entries_full) {
+    notes.push_back("Stopped listing " + std::string(kind) + " files after looking at " +
+                    std::to_string(w.limits.entries) + " folder entries under '" + folder +
+                    "'; point the " + kind + " folder at where the model files are, not a folder above them.");
+  }
+  if (w.files_full) {
+    notes.push_back("Stopped listing " + std::string(kind) + " files at " + std::to_string(w.limits.files) +
+                    " files under '" + folder + "'; the rest are not listed.");
+  }
+  w.system_skipped.clear();
+  w.deep_skipped = 0;
 }
 
 }  // namespace
@@ -103,12 +177,22 @@ ModelFolders comfy_model_folders(const std::string& dir) {
   return out;
 }
 
-std::vector<std::string> list_model_files(const ModelFolders& folders, ModelKind kind) {
+std::vector<std::string> list_model_files(const ModelFolders& folders, ModelKind kind,
+                                          std::vector<std::string>* notes, const ScanLimits& limits) {
   std::vector<std::string> out;
   const auto it = folders.folders.find(kind);
   if (it == folders.folders.end()) return out;
-  std::set<fs::path> seen;
-  for (const std::string& folder : it->second) scan(folder, 0, seen, out);
+  Walk walk{limits, out};
+  std::vector<std::string> said;
+  for (const std::string& folder : it->second) {
+    if (walk.entries_full || walk.files_full) break;  // the listing's budget is spent
+    scan(folder, 0, walk);
+    add_notes(folder, model_kind_folder(kind), walk, said);
+  }
+  // Logged only when the caller does not take the notes (vidgraph-run models prints them itself,
+  // before its logger is set up).
+  if (notes != nullptr) notes->insert(notes->end(), said.begin(), said.end());
+  else for (const std::string& note : said) spdlog::warn("{}", note);
   return out;
 }
 

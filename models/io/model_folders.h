@@ -3,10 +3,14 @@
 // ComfyUI's extra_model_paths.yaml. Lists the weight files of each kind; model_file_info.h tells
 // what each file holds.
 // Contract: folders are listed recursively as ComfyUI lists them (symlinked folders followed, each
-// real folder once, at most kMaxScanDepth levels and kMaxScanFiles files per kind); unreadable
-// folders are skipped, never an error. Paths are returned sorted, as given (not canonicalised).
+// real folder once); unreadable folders are skipped, never an error. The walk is bounded (ScanLimits:
+// depth, weight files, folder entries looked at) and never enters /proc, /sys or /dev, so a
+// `base_path: /` lists what it reaches within the bounds instead of walking the whole file system;
+// what was skipped is said as notes (sentences) or spdlog warnings. Paths are returned sorted,
+// as given (not canonicalised).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -21,8 +25,19 @@ const char* model_kind_folder(ModelKind kind);
 // kinds Vidgraph does not use (checkpoints, controlnet, ...).
 bool model_kind_from_folder(const std::string& name, ModelKind* kind);
 
+// Real model folders hold a few hundred files a few levels deep; a big LoRA collection some thousands.
 constexpr int kMaxScanDepth = 8;
 constexpr size_t kMaxScanFiles = 10000;
+constexpr size_t kMaxScanEntries = 200000;  // folder entries looked at per listing, files and folders
+// extra_model_paths.yaml: real files are a few KB and list a handful of folders.
+constexpr uint64_t kMaxModelPathsYamlBytes = 1024 * 1024;
+constexpr size_t kMaxModelFolders = 4096;
+
+struct ScanLimits {
+  int depth = kMaxScanDepth;
+  size_t files = kMaxScanFiles;
+  size_t entries = kMaxScanEntries;
+};
 
 // The folders of each kind, in search order (first listed first).
 struct ModelFolders {
@@ -41,12 +56,15 @@ ModelFolders comfy_model_folders(const std::string& dir);
 // ComfyUI's extra_model_paths.yaml: top-level sections, each with an optional `base_path` (~ and
 // $VARS expanded; relative to the yaml file's folder) and per-kind folders relative to it, one or
 // several (a `|` block, one folder a line). Unknown kinds and `is_default` are ignored. Throws
-// std::runtime_error naming the file and the problem (missing, not YAML, a kind that is not text),
-// or saying that this build has no YAML reader (built without yaml-cpp).
+// std::runtime_error naming the file and the problem (missing, over kMaxModelPathsYamlBytes, not
+// YAML, a kind that is not text, over kMaxModelFolders folders), or saying that this build has no
+// YAML reader (built without yaml-cpp).
 ModelFolders read_extra_model_paths(const std::string& yaml_path);
 
 // The weight files (*.safetensors *.sft *.pth *.pt *.ckpt *.bin *.gguf) under each folder of
-// `kind`, sorted per folder, folders in order.
-std::vector<std::string> list_model_files(const ModelFolders& folders, ModelKind kind);
+// `kind`, sorted per folder, folders in order. What the limits or the system-folder rule left out is
+// appended to `notes` as sentences naming the folder, or logged as spdlog warnings when `notes` is null.
+std::vector<std::string> list_model_files(const ModelFolders& folders, ModelKind kind,
+                                          std::vector<std::string>* notes = nullptr, const ScanLimits& limits = {});
 
 }  // namespace vidgraph::model_io

@@ -52,6 +52,14 @@ std::string trim(const std::string& s) {
   return s.substr(a, s.find_last_not_of(" \t\r") - a + 1);
 }
 
+// Aliases let a small file repeat a long block many times (each line then costs a search of the
+// folders listed), so folder lines are counted as read, repeats included; real files have a handful.
+void check_folder_count(size_t lines, const std::string& yaml_path) {
+  if (lines <= kMaxModelFolders) return;
+  throw std::runtime_error("The model paths file '" + yaml_path + "' lists more than " +
+                           std::to_string(kMaxModelFolders) + " folders; list the folders that hold model files.");
+}
+
 }  // namespace
 
 #if VIDGRAPH_HAVE_YAML
@@ -63,6 +71,14 @@ ModelFolders read_extra_model_paths(const std::string& yaml_path) {
                              "' does not exist or is not a regular file; point it at ComfyUI's "
                              "extra_model_paths.yaml.");
   }
+  // yaml-cpp builds the whole document as nodes many times its size (a 48 MB file took 2.9 GB).
+  const uint64_t bytes = fs::file_size(yaml_path, ec);
+  if (!ec && bytes > kMaxModelPathsYamlBytes) {
+    throw std::runtime_error("The model paths file '" + yaml_path + "' is " + std::to_string(bytes) +
+                             " bytes, over the " + std::to_string(kMaxModelPathsYamlBytes / 1024) +
+                             " KiB a model paths file may have (real ones are a few KB); point it at ComfyUI's "
+                             "extra_model_paths.yaml.");
+  }
   YAML::Node root;
   try {
     root = YAML::LoadFile(yaml_path);
@@ -72,6 +88,7 @@ ModelFolders read_extra_model_paths(const std::string& yaml_path) {
   }
   const fs::path yaml_dir = fs::absolute(yaml_path, ec).parent_path();
   ModelFolders out;
+  size_t lines_read = 0;
   if (root.IsNull()) return out;
   if (!root.IsMap()) {
     throw std::runtime_error("The model paths file '" + yaml_path +
@@ -102,6 +119,7 @@ ModelFolders read_extra_model_paths(const std::string& yaml_path) {
         line = trim(line);
         if (line.empty()) continue;
         out.add(kind, (base / expand(line)).lexically_normal().string());
+        check_folder_count(++lines_read, yaml_path);
       }
     }
   }
@@ -113,6 +131,7 @@ ModelFolders read_extra_model_paths(const std::string& yaml_path) {
 ModelFolders read_extra_model_paths(const std::string& yaml_path) {
   (void)expand;
   (void)trim;
+  (void)check_folder_count;
   throw std::runtime_error("This build of Vidgraph has no YAML reader (built without yaml-cpp), so the "
                            "model paths file '" + yaml_path + "' cannot be read; set the model files' "
                            "params instead.");

@@ -39,7 +39,7 @@ void list_gguf(Contents& f) {
     f.entries.push_back({t.name, t.shape, type.name, why.empty(), why});
   }
   for (const auto& [key, value] : f.gguf->header().metadata) {
-    if (!value.is_array && value.strings.size() == 1) f.metadata[key] = value.strings[0];
+    if (!value.is_array && value.is_string()) f.metadata[key] = std::string(value.string_at(0));
   }
 }
 

@@ -75,7 +75,7 @@ class Metadata {
     const model_io::GgufValue* v = find(key);
     if (v == nullptr) return std::nullopt;
     if (v->is_array || v->type != model_io::GgufValueType::Bool) fail(key, "is not a bool");
-    return v->ints.at(0) != 0;
+    return v->int_at(0) != 0;
   }
   [[noreturn]] void fail(const std::string& key, const std::string& what) const {
     throw std::runtime_error("GGUF '" + origin_ + "': tokenizer metadata 'tokenizer.ggml." + key + "' " + what +
@@ -175,9 +175,10 @@ std::string read_charsmap(const Metadata& meta) {
   std::string charsmap;
   const model_io::GgufValue* c = meta.find("precompiled_charsmap");
   if (c == nullptr) return charsmap;
-  if (!c->is_array || c->ints.size() != c->size()) meta.fail("precompiled_charsmap", "is not an integer array");
-  charsmap.reserve(c->ints.size());
-  for (const int64_t b : c->ints) {
+  if (!c->is_array || !c->is_int()) meta.fail("precompiled_charsmap", "is not an integer array");
+  charsmap.reserve(c->size());
+  for (size_t i = 0; i < c->size(); ++i) {
+    const int64_t b = c->int_at(i);
     if (b < -128 || b > 255) meta.fail("precompiled_charsmap", "holds " + std::to_string(b) + ", not a byte");
     charsmap.push_back(char(uint8_t(b)));
   }
@@ -202,22 +203,26 @@ std::optional<std::string> spiece_model_from_gguf(const model_io::GgufHeader& he
   if (n == 0) meta.fail("tokens", "is empty");
   const model_io::GgufValue& scores = meta.array("scores", n);
   const model_io::GgufValue& types = meta.array("token_type", n);
-  if (scores.floats.size() != n) meta.fail("scores", "is not a float array");
-  if (types.ints.size() != n) meta.fail("token_type", "is not an integer array");
+  if (!scores.is_float()) meta.fail("scores", "is not a float array");
+  if (!types.is_int()) meta.fail("token_type", "is not an integer array");
+  // Materialised here, where the tokenizer is built from them (never when a file is only listed).
+  const std::vector<std::string> pieces = tokens->string_list();
+  const std::vector<double> piece_scores = scores.float_list();
+  const std::vector<int64_t> piece_types = types.int_list();
 
-  for (size_t i = 0; i < n; ++i) check_token(meta, i, tokens->strings[i], scores.floats[i], types.ints[i]);
-  check_vocabulary(meta, tokens->strings, types.ints);
-  check_user_pieces(meta, tokens->strings, types.ints);
+  for (size_t i = 0; i < n; ++i) check_token(meta, i, pieces[i], piece_scores[i], piece_types[i]);
+  check_vocabulary(meta, pieces, piece_types);
+  check_user_pieces(meta, pieces, piece_types);
   const std::string charsmap = read_charsmap(meta);
 
   ProtoWriter proto;
   bool byte_pieces = false;
   for (size_t i = 0; i < n; ++i) {
-    byte_pieces = byte_pieces || types.ints[i] == kBytePiece;
+    byte_pieces = byte_pieces || piece_types[i] == kBytePiece;
     ProtoWriter piece;
-    piece.bytes_field(kPiecePiece, tokens->strings[i]);
-    piece.float_field(kPieceScore, float(scores.floats[i]));
-    piece.uint_field(kPieceType, uint64_t(types.ints[i]));
+    piece.bytes_field(kPiecePiece, pieces[i]);
+    piece.float_field(kPieceScore, float(piece_scores[i]));
+    piece.uint_field(kPieceType, uint64_t(piece_types[i]));
     proto.bytes_field(kModelPieces, piece.out);
   }
   ProtoWriter trainer;

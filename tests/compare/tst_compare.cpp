@@ -16,6 +16,8 @@
 #include <QtCore/QTemporaryDir>
 #include <QtTest/QtTest>
 
+#include <sys/resource.h>
+
 #include "nodes/frames.h"
 #include "nodes/media/frame_metrics.h"
 #include "nodes/media/video_export.h"
@@ -105,6 +107,8 @@ class tst_compare : public QObject {
 
  private Q_SLOTS:
   void initTestCase();
+  void commandHoldsOnePairAtATime();
+  void streamMatchesProbe();
   void psnrByHand();
   void ssimMatchesDefinition();
   void comparisonFrames();
@@ -127,6 +131,84 @@ void tst_compare::initTestCase() {
   b_path_ = dir_.filePath("b");
   QCOMPARE(write_png_sequence(a_, a_path_), std::string());
   QCOMPARE(write_png_sequence(b_, b_path_), std::string());
+}
+
+// Smooth frames (quick to encode) that change with the frame index.
+Frames gradient_frames(int count, int width, int height, int shift) {
+  Frames f{count, width, height, {}};
+  f.rgb.resize(f.frame_bytes() * count);
+  for (int i = 0; i < count; ++i) {
+    std::uint8_t* p = f.frame(i);
+    for (int r = 0; r < height; ++r)
+      for (int c = 0; c < width; ++c, p += 3) {
+        p[0] = std::uint8_t((c + i * 2 + shift) & 255);
+        p[1] = std::uint8_t((r + i) & 255);
+        p[2] = std::uint8_t((c + r + shift) & 255);
+      }
+  }
+  return f;
+}
+
+std::string write_mp4(const Frames& frames, const QString& path) {
+  media::ExportOptions options;
+  options.path = path.toStdString();
+  options.naming = nodes::Naming::Fail;
+  std::string error;
+  return media::export_video(frames, options, &error) ? "" : error;
+}
+
+// Largest resident set of any child waited for so far, in KiB (Linux: ru_maxrss is KiB).
+long children_peak_kib() {
+  rusage usage{};
+  getrusage(RUSAGE_CHILDREN, &usage);
+  return usage.ru_maxrss;
+}
+
+// Issue #41: compare held every frame of both videos (2.35 GB for two 300-frame 720p clips). Two
+// 150-frame 640x360 clips are 207 MB decoded; streamed, the command's peak grows by a few frames.
+// Runs first, so the children's peak before it is the small comparison's.
+void tst_compare::commandHoldsOnePairAtATime() {
+  const QString big_a = dir_.filePath("big_a.mp4"), big_b = dir_.filePath("big_b.mp4");
+  QCOMPARE(write_mp4(gradient_frames(150, 640, 360, 0), big_a), std::string());
+  QCOMPARE(write_mp4(gradient_frames(150, 640, 360, 7), big_b), std::string());
+  const Outcome small = run_compare({a_path_, b_path_});
+  QVERIFY2(small.exit_code == 0, qPrintable(small.err));
+  const long before = children_peak_kib();
+  const Outcome big = run_compare({big_a, big_b, "--json"});
+  QVERIFY2(big.exit_code == 0, qPrintable(big.err));
+  QCOMPARE(nlohmann::json::parse(big.out.toStdString())["compared_frames"].get<int>(), 150);
+  const long grown = children_peak_kib() - before;
+  qInfo("peak RSS: small comparison %ld KiB, two 150-frame 640x360 clips +%ld KiB", before, grown);
+  QVERIFY2(grown < 80 * 1024, qPrintable(QString("the comparison grew by %1 KiB").arg(grown)));
+}
+
+// FrameStream gives the frames probe_video keeps, for a file and a PNG sequence, and ends cleanly.
+void tst_compare::streamMatchesProbe() {
+  const QString clip = dir_.filePath("stream.mp4");
+  QCOMPARE(write_mp4(gradient_frames(7, 64, 48, 3), clip), std::string());
+  for (const QString& path : {clip, a_path_}) {
+    media::VideoInfo probed, streamed;
+    std::string error;
+    QVERIFY2(media::probe_video(path.toStdString(), &probed, &error, true), error.c_str());
+    const auto stream = media::FrameStream::open(path.toStdString(), &streamed, &error);
+    QVERIFY2(stream, error.c_str());
+    QCOMPARE(streamed.width, probed.width);
+    QCOMPARE(streamed.fps, probed.fps);
+    nodes::Image image;
+    int n = 0;
+    while (stream->next(&image, &error)) {
+      QVERIFY(n < probed.frame_count);
+      QVERIFY(std::equal(image.rgb.begin(), image.rgb.end(), probed.frames.frame(n)));
+      ++n;
+    }
+    QVERIFY2(error.empty(), error.c_str());
+    QCOMPARE(n, probed.frame_count);
+    QVERIFY(!stream->next(&image, &error));  // stays at the end
+  }
+  media::VideoInfo none;
+  std::string error;
+  QVERIFY(!media::FrameStream::open(dir_.filePath("nope.mp4").toStdString(), &none, &error));
+  QVERIFY2(error.find("nope.mp4' does not exist") != std::string::npos, error.c_str());
 }
 
 void tst_compare::psnrByHand() {

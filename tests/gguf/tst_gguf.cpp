@@ -280,16 +280,16 @@ class tst_Gguf : public QObject {
     QCOMPARE(g.metadata("i16")->as_int("i16"), -30000);
     QCOMPARE(g.metadata("u32")->as_int("u32"), 4000000000ll);
     QCOMPARE(g.metadata("i32")->as_int("i32"), -7);
-    QCOMPARE(g.metadata("f32")->floats, std::vector<double>{1.5});
+    QCOMPARE(g.metadata("f32")->float_list(), std::vector<double>{1.5});
     QCOMPARE(g.metadata("bool")->as_int("bool"), 1);
     QCOMPARE(g.architecture(), std::string("wan"));
     QCOMPARE(g.metadata("u64")->as_int("u64"), 1ll << 40);
     QCOMPARE(g.metadata("i64")->as_int("i64"), -(1ll << 40));
-    QCOMPARE(g.metadata("f64")->floats, std::vector<double>{0.25});
-    QCOMPARE(g.metadata("tokens")->strings, (std::vector<std::string>{"<pad>", "", "▁a"}));
+    QCOMPARE(g.metadata("f64")->float_list(), std::vector<double>{0.25});
+    QCOMPARE(g.metadata("tokens")->string_list(), (std::vector<std::string>{"<pad>", "", "▁a"}));
     QVERIFY(g.metadata("tokens")->is_array);
-    QCOMPARE(g.metadata("scores")->floats, (std::vector<double>{-1.0, 2.0}));
-    QCOMPARE(g.metadata("shape")->ints, (std::vector<int64_t>{3, 4}));
+    QCOMPARE(g.metadata("scores")->float_list(), (std::vector<double>{-1.0, 2.0}));
+    QCOMPARE(g.metadata("shape")->int_list(), (std::vector<int64_t>{3, 4}));
     QCOMPARE(g.metadata("empty")->size(), size_t(0));
     QVERIFY(g.tensors().empty());
     EXPECT_ERROR(g.metadata("tokens")->as_string("tokens"), "'tokens' is not a string");
@@ -403,6 +403,76 @@ class tst_Gguf : public QObject {
     expect("dupname.gguf", header(2, 0) + info("a", {1}, kTF32, 0) + info("a", {1}, kTF32, 32), "tensor 'a' appears twice");
     expect("alignment.gguf", header(0, 1) + gguf_str("general.alignment") + le<uint32_t>(kU32) + le<uint32_t>(3),
            "general.alignment is 3, not a power of two");
+  }
+
+  // Counts real files never approach are refused before their entries are read: each key or tensor
+  // info costs bookkeeping far beyond its bytes in the file (issue #41: 14M keys took 2.9 GB).
+  void countsAreCapped() {
+    auto header = [](uint64_t tensors, uint64_t kvs) {
+      return std::string("GGUF") + le<uint32_t>(3) + le<uint64_t>(tensors) + le<uint64_t>(kvs);
+    };
+    auto message_of = [&](const std::string& name, const std::string& bytes) {
+      write_file(path(name), bytes);
+      return error_of([&] { GgufFile::open(path(name)); });
+    };
+    std::string keys = header(0, kGgufMaxMetadataKeys + 1);
+    for (uint64_t i = 0; i <= kGgufMaxMetadataKeys; ++i) keys += gguf_str(std::to_string(i)) + le<uint32_t>(kU8) + "\x01";
+    const std::string many_keys = message_of("keys.gguf", keys);
+    QVERIFY2(many_keys.find("metadata count 65537 is over Vidgraph's limit of 65536") != std::string::npos, many_keys.c_str());
+    QVERIFY2(many_keys.find(path("keys.gguf")) != std::string::npos, many_keys.c_str());
+
+    std::string tensors = header(kGgufMaxTensors + 1, 0);
+    for (uint64_t i = 0; i <= kGgufMaxTensors; ++i) {
+      tensors += gguf_str(std::to_string(i)) + le<uint32_t>(1) + le<uint64_t>(0) + le<uint32_t>(kTF32) + le<uint64_t>(0);
+    }
+    const std::string many_tensors = message_of("tensors.gguf", tensors);
+    QVERIFY2(many_tensors.find("tensor count 262145 is over Vidgraph's limit of 262144") != std::string::npos,
+             many_tensors.c_str());
+
+    const uint64_t n = kGgufMaxArrayElements + 1;
+    const std::string array = message_of("array.gguf", header(0, 1) + gguf_str("k") + le<uint32_t>(kArray) +
+                                                           le<uint32_t>(kU8) + le<uint64_t>(n) + std::string(n, '\1'));
+    QVERIFY2(array.find("'k' has 16777217 elements, over the limit of 16777216") != std::string::npos, array.c_str());
+
+    // Just under the caps is read: the caps are not off by one.
+    std::string keys_ok = header(0, 2);
+    for (int i = 0; i < 2; ++i) keys_ok += gguf_str(std::to_string(i)) + le<uint32_t>(kU8) + "\x01";
+    write_file(path("keys_ok.gguf"), keys_ok + std::string(64, '\0'));
+    QCOMPARE(GgufFile::open(path("keys_ok.gguf")).header().metadata.size(), size_t(2));
+  }
+
+  // Arrays are kept as the file stores them (typed access by index), and a listing parse skips
+  // their elements after checking they lie in the file, keeping only ComfyUI-GGUF's shapes.
+  void arraysCompactAndListingSkipsThem() {
+    GgufTestWriter w;
+    w.raw_kv("tokenizer.ggml.tokens", kArray,
+             le<uint32_t>(kString) + le<uint64_t>(3) + gguf_str("<pad>") + gguf_str("") + gguf_str("▁a"));
+    w.raw_kv("bytes", kArray, le<uint32_t>(kI8) + le<uint64_t>(3) + le<int8_t>(-1) + le<int8_t>(2) + le<int8_t>(-3));
+    w.i32_array_kv("comfy.gguf.orig_shape.a", {2, 32});
+    add_torch_tensor(w, "a", at::randn({64}), kTF32);
+    const std::string file = write("listing.gguf", w);
+    const GgufFile all = GgufFile::open(file);
+    const GgufValue& tokens = *all.metadata("tokenizer.ggml.tokens");
+    QCOMPARE(tokens.text, std::string("<pad>▁a"));  // one buffer, not one string per token
+    QCOMPARE(tokens.string_at(2), std::string_view("▁a"));
+    QCOMPARE(tokens.string_at(1), std::string_view(""));
+    QCOMPARE(all.metadata("bytes")->bytes.size(), size_t(3));
+    QCOMPARE(all.metadata("bytes")->int_list(), (std::vector<int64_t>{-1, 2, -3}));
+    EXPECT_ERROR(tokens.string_at(3), "out of range");
+    EXPECT_ERROR(all.metadata("bytes")->float_at(0), "is not a float");
+
+    const GgufFile listed = GgufFile::open(file, GgufRead::Listing);
+    const GgufValue& skipped = *listed.metadata("tokenizer.ggml.tokens");
+    QVERIFY(!skipped.loaded);
+    QCOMPARE(skipped.size(), size_t(3));
+    QVERIFY(skipped.text.empty() && skipped.ends.empty());
+    EXPECT_ERROR(skipped.string_at(0), "skipped");
+    QCOMPARE(listed.find("a")->shape, (std::vector<int64_t>{2, 32}));  // orig_shape kept
+    // A skipped array must still lie in the file.
+    std::string cut = w.bytes().substr(0, 40);
+    write_file(path("listing_cut.gguf"), cut);
+    QVERIFY(error_of([&] { GgufFile::open(path("listing_cut.gguf"), GgufRead::Listing); }).find("truncated") !=
+            std::string::npos);
   }
 
   // A non-default alignment places the data section and every tensor on its multiples.

@@ -55,6 +55,9 @@ class tst_model_folders : public QObject {
   void tellsWhatFilesHold();
   void readsExtraModelPaths();
   void rejectsBadYaml();
+  void yamlIsBounded();
+  void walkIsBounded();
+  void rootBasePathIsBounded();
   void picksByContent();
   void ambiguousFilesAreNamed();
   void embeddedTokenizerNeedsNoFile();
@@ -154,6 +157,112 @@ void tst_model_folders::rejectsBadYaml() {
   } catch (const std::exception& e) {
     QVERIFY2(std::string(e.what()).find("missing.yaml' does not exist") != std::string::npos, e.what());
   }
+}
+
+// Issue #41: a 48 MB model paths file took 2.9 GB as yaml-cpp nodes; aliases repeat blocks for free.
+void tst_model_folders::yamlIsBounded() {
+  QTemporaryDir dir;
+  const std::string path = dir.filePath("extra_model_paths.yaml").toStdString();
+  auto error = [&] {
+    try {
+      mio::read_extra_model_paths(path);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  {
+    std::ofstream big(path);
+    big << "comfy:\n  vae: vae\n";
+    const std::string comment = "# " + std::string(1000, 'x') + "\n";
+    for (size_t written = 0; written <= mio::kMaxModelPathsYamlBytes; written += comment.size()) big << comment;
+  }
+  const std::string too_big = error();
+  QVERIFY2(too_big.find("'" + path + "' is ") != std::string::npos, too_big.c_str());
+  QVERIFY2(too_big.find("over the 1024 KiB a model paths file may have") != std::string::npos, too_big.c_str());
+  // Just under the cap is read.
+  fs::resize_file(path, mio::kMaxModelPathsYamlBytes);
+  QVERIFY2(error() == "(no error)", error().c_str());
+  // One block of 100 folders aliased by 100 sections: 10,000 folder lines from a 2 KB file.
+  std::string yaml = "a: &x\n  vae: |\n";
+  for (int i = 0; i < 100; ++i) yaml += "    f" + std::to_string(i) + "\n";
+  for (int i = 0; i < 100; ++i) yaml += "s" + std::to_string(i) + ": *x\n";
+  std::ofstream(path, std::ios::trunc) << yaml;
+  QVERIFY2(error().find("lists more than 4096 folders") != std::string::npos, error().c_str());
+}
+
+// The walk never enters /proc, /sys or /dev, stops at its depth, entry and file bounds, and says so.
+void tst_model_folders::walkIsBounded() {
+  QTemporaryDir dir;
+  const fs::path root = fs::path(dir.path().toStdString()) / "vae";
+  fs::path deep = root;
+  fs::create_directories(root);
+  for (int level = 0; level <= 5; ++level) {
+    std::ofstream(deep / ("level" + std::to_string(level) + ".safetensors")) << "x";
+    deep /= "d" + std::to_string(level + 1);
+    fs::create_directories(deep);
+  }
+  fs::create_directory_symlink("/proc", root / "proc_link");
+  fs::create_directory_symlink("/sys", root / "sys_link");
+  mio::ModelFolders folders;
+  folders.add(mio::ModelKind::Vae, root.string());
+  mio::ScanLimits limits;
+  limits.depth = 3;
+  std::vector<std::string> notes;
+  const std::vector<std::string> files = mio::list_model_files(folders, mio::ModelKind::Vae, &notes, limits);
+  QCOMPARE(files.size(), size_t(4));  // levels 0-3
+  auto said = [&](const std::string& text) {
+    for (const std::string& note : notes)
+      if (note.find(text) != std::string::npos) return true;
+    return false;
+  };
+  QVERIFY2(said("Skipped '/proc', '/sys' under '" + root.string() + "': system folders hold no model files"),
+           notes.empty() ? "(no notes)" : notes[0].c_str());
+  QVERIFY(said("Skipped 1 folders deeper than 3 levels under '" + root.string() + "'"));
+
+  // Entries and files: 20 weight files in one folder.
+  const fs::path flat = fs::path(dir.path().toStdString()) / "loras";
+  fs::create_directories(flat);
+  for (int i = 0; i < 20; ++i) std::ofstream(flat / ("l" + std::to_string(i) + ".safetensors")) << "x";
+  folders.add(mio::ModelKind::Lora, flat.string());
+  notes.clear();
+  limits = {};
+  limits.entries = 10;
+  QCOMPARE(mio::list_model_files(folders, mio::ModelKind::Lora, &notes, limits).size(), size_t(10));
+  QVERIFY2(said("Stopped listing loras files after looking at 10 folder entries under '" + flat.string()),
+           notes.empty() ? "(no notes)" : notes[0].c_str());
+  notes.clear();
+  limits = {};
+  limits.files = 5;
+  QCOMPARE(mio::list_model_files(folders, mio::ModelKind::Lora, &notes, limits).size(), size_t(5));
+  QVERIFY(said("Stopped listing loras files at 5 files under '" + flat.string()));
+  // Within the bounds nothing is said.
+  notes.clear();
+  QCOMPARE(mio::list_model_files(folders, mio::ModelKind::Lora, &notes).size(), size_t(20));
+  QVERIFY(notes.empty());
+}
+
+// Issue #41: `base_path: /` walked the whole file system, /proc included. Now the walk skips the
+// system folders and stops at its entry bound, saying both (/dev sorts early enough to be reached
+// within the bound; /proc is checked through a link above).
+void tst_model_folders::rootBasePathIsBounded() {
+  QTemporaryDir dir;
+  const std::string yaml = dir.filePath("extra_model_paths.yaml").toStdString();
+  std::ofstream(yaml) << "everything:\n  base_path: /\n  vae: .\n";
+  const mio::ModelFolders folders = mio::read_extra_model_paths(yaml);
+  QCOMPARE(folders.folders.at(mio::ModelKind::Vae), std::vector<std::string>{"/"});
+  mio::ScanLimits limits;
+  limits.entries = 20000;  // the default is 200,000; a smaller walk keeps the test quick
+  std::vector<std::string> notes;
+  QElapsedTimer timer;
+  timer.start();
+  mio::list_model_files(folders, mio::ModelKind::Vae, &notes, limits);
+  qInfo("walked / in %lld ms; notes: %zu", timer.elapsed(), notes.size());
+  std::string all;
+  for (const std::string& note : notes) all += note + "\n";
+  QVERIFY2(all.find("Skipped '/dev' under '/'") != std::string::npos, all.c_str());
+  QVERIFY2(all.find("Stopped listing vae files after looking at 20000 folder entries under '/'") != std::string::npos,
+           all.c_str());
 }
 
 void tst_model_folders::picksByContent() {

@@ -77,23 +77,32 @@ double frame_ssim_luma(const std::uint8_t* a, const std::uint8_t* b, int width, 
   return cv::mean(map)[0];
 }
 
+void add_frame_pair(CompareResult& r, const std::uint8_t* a, const std::uint8_t* b, int width, int height) {
+  FrameScore s;
+  s.mse = frame_mse(a, b, width, height);
+  s.psnr = psnr_from_mse(s.mse);
+  s.ssim = s.mse == 0.0 ? 1.0 : frame_ssim_luma(a, b, width, height);
+  r.frames.push_back(s);
+}
+
+void finish_compare(CompareResult& r) {
+  double mse_sum = 0.0, ssim_sum = 0.0;
+  for (const FrameScore& s : r.frames) {
+    mse_sum += s.mse;
+    ssim_sum += s.ssim;
+  }
+  const double count = double(r.frames.size());
+  r.mse = mse_sum / count;
+  r.psnr = psnr_from_mse(r.mse);
+  r.ssim = ssim_sum / count;
+}
+
 CompareResult compare_frames(const Frames& a, const Frames& b) {
   check_sizes(a, b);
   CompareResult r;
   const int count = std::min(a.count, b.count);
-  double mse_sum = 0.0, ssim_sum = 0.0;
-  for (int i = 0; i < count; ++i) {
-    FrameScore s;
-    s.mse = frame_mse(a.frame(i), b.frame(i), a.width, a.height);
-    s.psnr = psnr_from_mse(s.mse);
-    s.ssim = s.mse == 0.0 ? 1.0 : frame_ssim_luma(a.frame(i), b.frame(i), a.width, a.height);
-    mse_sum += s.mse;
-    ssim_sum += s.ssim;
-    r.frames.push_back(s);
-  }
-  r.mse = mse_sum / count;
-  r.psnr = psnr_from_mse(r.mse);
-  r.ssim = ssim_sum / count;
+  for (int i = 0; i < count; ++i) add_frame_pair(r, a.frame(i), b.frame(i), a.width, a.height);
+  finish_compare(r);
   return r;
 }
 

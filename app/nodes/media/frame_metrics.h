@@ -36,6 +36,10 @@ double frame_mse(const std::uint8_t* a, const std::uint8_t* b, int width, int he
 double frame_ssim_luma(const std::uint8_t* a, const std::uint8_t* b, int width, int height);
 
 CompareResult compare_frames(const Frames& a, const Frames& b);
+// The same one frame pair at a time, for callers that stream the videos: add each pair (same size),
+// then finish_compare for the overall numbers.
+void add_frame_pair(CompareResult& r, const std::uint8_t* a, const std::uint8_t* b, int width, int height);
+void finish_compare(CompareResult& r);
 
 // Frame i = a's frame i | b's frame i (width 2W), for the first min(count) frames.
 Frames side_by_side(const Frames& a, const Frames& b);

@@ -116,31 +116,28 @@ bool decode_all(AVFormatContext* fc, int stream_index, AVCodecContext* dc, Video
   return true;
 }
 
-}  // namespace
+// An opened demuxer and decoder for the best video stream of a file, with `info` filled (no frames).
+struct OpenFile {
+  InputPtr format;
+  CodecContextPtr decoder;
+  int stream = -1;
+};
 
-bool probe_video(const std::string& path, VideoInfo* info, std::string* error, bool keep_frames) {
-  *info = VideoInfo{};
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return fail(error, "Video '" + path + "' does not exist.");
-  if (fs::is_directory(path, ec)) return probe_sequence(path, info, error, keep_frames);
-  if (!fs::is_regular_file(path, ec)) {  // FFmpeg would block on a FIFO and stream a device forever
-    return fail(error, "Video '" + printable_text(path) + "' is not a regular file (a FIFO, device "
-                       "or socket); choose a video file or a PNG-sequence folder.");
-  }
+bool open_file(const std::string& path, VideoInfo* info, OpenFile* f, std::string* error) {
   quiet_logs();
   AVFormatContext* raw = nullptr;
   int rc = avformat_open_input(&raw, path.c_str(), nullptr, nullptr);
   if (rc < 0) return fail(error, "Could not open video '" + path + "': " + error_text(rc) + ".");
-  InputPtr fc(raw);
-  rc = avformat_find_stream_info(fc.get(), nullptr);
+  f->format.reset(raw);
+  rc = avformat_find_stream_info(raw, nullptr);
   if (rc < 0) return fail(error, "Could not read streams of '" + path + "': " + error_text(rc) + ".");
   const AVCodec* codec = nullptr;
-  const int index = av_find_best_stream(fc.get(), AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
-  if (index < 0 || !codec) return fail(error, "Video '" + path + "' has no decodable video stream.");
-  const AVStream* stream = fc->streams[index];
-  CodecContextPtr dc(avcodec_alloc_context3(codec));
-  avcodec_parameters_to_context(dc.get(), stream->codecpar);
-  rc = avcodec_open2(dc.get(), codec, nullptr);
+  f->stream = av_find_best_stream(raw, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
+  if (f->stream < 0 || !codec) return fail(error, "Video '" + path + "' has no decodable video stream.");
+  const AVStream* stream = raw->streams[f->stream];
+  f->decoder.reset(avcodec_alloc_context3(codec));
+  avcodec_parameters_to_context(f->decoder.get(), stream->codecpar);
+  rc = avcodec_open2(f->decoder.get(), codec, nullptr);
   if (rc < 0) return fail(error, "Could not open the decoder for '" + path + "': " + error_text(rc) + ".");
   info->width = stream->codecpar->width;
   info->height = stream->codecpar->height;
@@ -151,11 +148,163 @@ bool probe_video(const std::string& path, VideoInfo* info, std::string* error, b
   if (rate.num <= 0 || rate.den <= 0) rate = stream->r_frame_rate;
   info->fps = (rate.num > 0 && rate.den > 0) ? av_q2d(rate) : 0.0;
   const AVDictionaryEntry* tag = nullptr;
-  while ((tag = av_dict_get(fc->metadata, "", tag, AV_DICT_IGNORE_SUFFIX))) {
+  while ((tag = av_dict_get(raw->metadata, "", tag, AV_DICT_IGNORE_SUFFIX))) {
     info->metadata[lower(tag->key)] = tag->value;
   }
+  return true;
+}
+
+// "" or why `path` cannot be read as a video (missing, or a FIFO/device FFmpeg would block on).
+std::string check_path(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return "Video '" + path + "' does not exist.";
+  if (!fs::is_directory(path, ec) && !fs::is_regular_file(path, ec)) {
+    return "Video '" + printable_text(path) + "' is not a regular file (a FIFO, device or socket); choose a "
+           "video file or a PNG-sequence folder.";
+  }
+  return "";
+}
+
+// A file's frames pulled one at a time: packets are read only when the decoder wants more.
+class FileStream : public FrameStream {
+ public:
+  FileStream(OpenFile f, std::string path) : f_(std::move(f)), path_(std::move(path)) {}
+
+  bool next(Image* image, std::string* error) override {
+    while (true) {
+      const int rc = avcodec_receive_frame(f_.decoder.get(), frame_.get());
+      if (rc == 0) return deliver(image, error);
+      if (rc == AVERROR_EOF || (rc == AVERROR(EAGAIN) && flushed_)) return false;
+      if (rc != AVERROR(EAGAIN)) return fail(error, "Decoding '" + path_ + "' failed: " + error_text(rc) + ".");
+      if (!feed(error)) return false;
+    }
+  }
+
+ private:
+  // One more packet of the stream to the decoder, or the end-of-stream flush.
+  bool feed(std::string* error) {
+    int rc = 0;
+    while ((rc = av_read_frame(f_.format.get(), packet_.get())) >= 0) {
+      const bool ours = packet_->stream_index == f_.stream;
+      if (ours) rc = avcodec_send_packet(f_.decoder.get(), packet_.get());
+      av_packet_unref(packet_.get());
+      if (rc < 0) return fail(error, "Decoding '" + path_ + "' failed: " + error_text(rc) + ".");
+      if (ours) return true;
+    }
+    avcodec_send_packet(f_.decoder.get(), nullptr);
+    flushed_ = true;
+    return true;
+  }
+
+  // Converts with the colour matrix and range the stream declares (BT.601 when unset), as probe_video.
+  bool deliver(Image* image, std::string* error) {
+    if (image == nullptr) {
+      av_frame_unref(frame_.get());
+      return true;
+    }
+    AVFrame* fr = frame_.get();
+    if (!sws_) {
+      sws_.reset(sws_getContext(fr->width, fr->height, static_cast<AVPixelFormat>(fr->format), fr->width,
+                                fr->height, AV_PIX_FMT_RGB24, SWS_BICUBIC, nullptr, nullptr, nullptr));
+      if (!sws_) return fail(error, "Decoding '" + path_ + "' failed: out of memory.");
+      const int matrix = fr->colorspace == AVCOL_SPC_BT709 ? SWS_CS_ITU709 : SWS_CS_DEFAULT;
+      const int* coeffs = sws_getCoefficients(matrix);
+      const int full_range = fr->color_range == AVCOL_RANGE_JPEG ? 1 : 0;
+      sws_setColorspaceDetails(sws_.get(), coeffs, full_range, coeffs, 1, 0, 1 << 16, 1 << 16);
+    }
+    image->width = fr->width;
+    image->height = fr->height;
+    image->rgb.resize(static_cast<std::size_t>(fr->width) * fr->height * 3);
+    uint8_t* dst[1] = {image->rgb.data()};
+    const int dst_stride[1] = {fr->width * 3};
+    sws_scale(sws_.get(), fr->data, fr->linesize, 0, fr->height, dst, dst_stride);
+    av_frame_unref(fr);
+    return true;
+  }
+
+  OpenFile f_;
+  std::string path_;
+  PacketPtr packet_{av_packet_alloc()};
+  FramePtr frame_{av_frame_alloc()};
+  SwsPtr sws_;
+  bool flushed_ = false;
+};
+
+// A PNG sequence's frames, one file at a time, each the first frame's size.
+class SequenceStream : public FrameStream {
+ public:
+  SequenceStream(std::vector<fs::path> files, const VideoInfo& info) : files_(std::move(files)), info_(info) {}
+
+  bool next(Image* image, std::string* error) override {
+    if (next_ >= files_.size()) return false;
+    Image loaded;
+    Image* into = image != nullptr ? image : &loaded;
+    const fs::path& file = files_[next_++];
+    if (!load_image(file.string(), into, error)) return false;
+    if (into->width != info_.width || into->height != info_.height) {
+      return fail(error, "Frame '" + file.string() + "' differs in size from the first frame.");
+    }
+    return true;
+  }
+
+ private:
+  std::vector<fs::path> files_;
+  VideoInfo info_;
+  std::size_t next_ = 0;
+};
+
+std::unique_ptr<FrameStream> open_sequence(const fs::path& dir, VideoInfo* info, std::string* error) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() == ".png") files.push_back(it->path());
+  }
+  std::sort(files.begin(), files.end());
+  std::ifstream in(dir / "metadata.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  const nlohmann::json meta = nlohmann::json::parse(text.str(), nullptr, false);
+  if (!in || meta.is_discarded() || !meta.is_object()) {
+    fail(error, "'" + dir.string() + "' has no readable metadata.json; it is not a Vidgraph PNG sequence.");
+    return nullptr;
+  }
+  info->fps = meta.value("fps", 0.0);
+  info->codec = "png";
+  info->pixel_format = "rgb24";
+  info->metadata["comment"] = meta.value("workflow", std::string());
+  if (!files.empty()) {
+    Image first;
+    if (!load_image(files[0].string(), &first, error)) return nullptr;
+    info->width = first.width;
+    info->height = first.height;
+  }
+  return std::make_unique<SequenceStream>(std::move(files), *info);
+}
+
+}  // namespace
+
+std::unique_ptr<FrameStream> FrameStream::open(const std::string& path, VideoInfo* info, std::string* error) {
+  *info = VideoInfo{};
+  if (const std::string bad = check_path(path); !bad.empty()) {
+    fail(error, bad);
+    return nullptr;
+  }
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return open_sequence(path, info, error);
+  OpenFile f;
+  if (!open_file(path, info, &f, error)) return nullptr;
+  return std::make_unique<FileStream>(std::move(f), path);
+}
+
+bool probe_video(const std::string& path, VideoInfo* info, std::string* error, bool keep_frames) {
+  *info = VideoInfo{};
+  if (const std::string bad = check_path(path); !bad.empty()) return fail(error, bad);
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return probe_sequence(path, info, error, keep_frames);
+  OpenFile f;
+  if (!open_file(path, info, &f, error)) return false;
   if (keep_frames) info->frames = Frames{0, info->width, info->height, {}};
-  return decode_all(fc.get(), index, dc.get(), info, keep_frames, path, error);
+  return decode_all(f.format.get(), f.stream, f.decoder.get(), info, keep_frames, path, error);
 }
 
 }  // namespace vidgraph::nodes::media

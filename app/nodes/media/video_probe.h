@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 
 #include "nodes/frames.h"
@@ -26,5 +27,17 @@ struct VideoInfo {
 // Fills `info`; returns false with a sentence naming the file on failure.
 bool probe_video(const std::string& path, VideoInfo* info, std::string* error,
                  bool keep_frames = false);
+
+// The same decode one frame at a time, so a caller holds one frame instead of the clip (vidgraph-run
+// compare walks two videos in step). open() fills `info` as probe_video does, except frame_count
+// (known only once every frame is decoded: count the next() calls) and frames.
+class FrameStream {
+ public:
+  static std::unique_ptr<FrameStream> open(const std::string& path, VideoInfo* info, std::string* error);
+  virtual ~FrameStream() = default;
+  // The next frame as uint8 RGB into `image` (or only decoded and counted when null). False at the
+  // end with `error` left empty, or on failure with a sentence naming the file in `error`.
+  virtual bool next(Image* image, std::string* error) = 0;
+};
 
 }  // namespace vidgraph::nodes::media
