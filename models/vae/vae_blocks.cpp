@@ -4,16 +4,20 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <ATen/Context.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/conv2d.h>
 #include <ATen/ops/conv3d.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/matmul.h>
+#include <ATen/ops/mkldnn_convolution.h>
 #include <ATen/ops/ones.h>
+#include <ATen/ops/reciprocal.h>
 #include <ATen/ops/silu.h>
 #include <ATen/ops/softmax.h>
 #include <ATen/ops/upsample_nearest2d.h>
+#include <ATen/ops/upsample_nearest3d.h>
 #include <ATen/ops/zeros.h>
 #include <ATen/ops/zeros_like.h>
 #include <c10/core/GradMode.h>
@@ -32,6 +36,25 @@ at::Tensor frames_to_batch(const at::Tensor& x) {
 // [B*T,C,H,W] -> [B,C,T,H,W]
 at::Tensor batch_to_frames(const at::Tensor& y, int64_t b) {
   return y.view({b, y.size(0) / b, y.size(1), y.size(2), y.size(3)}).permute({0, 2, 1, 3, 4});
+}
+
+// at::conv3d, but a float32 CPU input always goes to oneDNN. LibTorch 1.13 sends a single video
+// (batch 1) of fewer than 20480 channel-frame-rows (N*C*T*H) to slow_conv3d, which unfolds the input
+// into a [C*27, T*H*W] buffer (53-106 MB per conv at the demo's 48x80) and runs single-threaded: it was
+// ~80% of the demo's decode, 10-20x slower per conv than oneDNN on these shapes (tests/bench/vae_cpu).
+// Both compute the same sums; results differ by float32 rounding (rel-L2 ~4e-7). mkldnn_convolution
+// is differentiable, so training takes the same path (as at::conv3d already does for batches > 1).
+bool onednn_conv(const at::Tensor& input) {
+  return input.device().is_cpu() && input.scalar_type() == at::kFloat && !input.is_mkldnn() && at::hasMKLDNN() &&
+         at::globalContext().userEnabledMkldnn();
+}
+
+at::Tensor conv3d_fast(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias,
+                       at::IntArrayRef stride, at::IntArrayRef padding) {
+  if (!onednn_conv(input) || weight.scalar_type() != at::kFloat) {
+    return at::conv3d(input, weight, bias, stride, padding);
+  }
+  return at::mkldnn_convolution(input.contiguous(), weight.contiguous(), bias, padding, stride, {1, 1, 1}, 1);
 }
 
 at::Tensor last_frames(const at::Tensor& x, int64_t n) {
@@ -80,7 +103,7 @@ at::Tensor CausalConv3d::forward(const at::Tensor& x, const at::Tensor& past) co
   // Only the causal time padding is materialised (F.pad order: w, h, t front/back); the convolution
   // pads height and width itself, so the activation is not copied for them.
   if (front != 0) input = at::constant_pad_nd(input, {0, 0, 0, 0, front, 0}, 0);
-  return at::conv3d(input, weight, bias, {stride_[0], stride_[1], stride_[2]}, {0, padding_[1], padding_[2]});
+  return conv3d_fast(input, weight, bias, {stride_[0], stride_[1], stride_[2]}, {0, padding_[1], padding_[2]});
 }
 
 at::Tensor causal_conv(const CausalConv3d& conv, const at::Tensor& x, CausalCache* cache) {
@@ -108,6 +131,10 @@ at::Tensor Conv2d::forward(const at::Tensor& x) const {
   return at::conv2d(x, weight, bias, {stride_, stride_}, {padding_, padding_});
 }
 
+at::Tensor Conv2d::forward_frames(const at::Tensor& x) const {
+  return conv3d_fast(x, weight.unsqueeze(2), bias, {1, stride_, stride_}, {0, padding_, padding_});
+}
+
 RmsNorm::RmsNorm(int64_t dim, bool images) : scale_(std::sqrt(double(dim))) {
   gamma = register_parameter("gamma", images ? at::ones({dim, 1, 1}) : at::ones({dim, 1, 1, 1}));
 }
@@ -115,7 +142,12 @@ RmsNorm::RmsNorm(int64_t dim, bool images) : scale_(std::sqrt(double(dim))) {
 at::Tensor RmsNorm::forward(const at::Tensor& x) const {
   // F.normalize(x, dim=1): x / max(||x||_2, 1e-12), over channels only.
   const at::Tensor norm = x.norm(2, {1}, /*keepdim=*/true).clamp_min(1e-12);
-  return x / norm * scale_ * gamma;
+  if (c10::GradMode::is_enabled()) {
+    return x / norm * scale_ * gamma;
+  }
+  // Decoding: fold sqrt(C) into the per-position factor (1/C of x's size), then two passes over x
+  // instead of three, the second in place (one full-size temporary fewer). Same values up to rounding.
+  return (x * at::reciprocal(norm).mul_(scale_)).mul_(gamma);
 }
 
 ResidualBlock::ResidualBlock(int64_t in, int64_t out) {
@@ -175,6 +207,9 @@ Resample::Resample(int64_t dim, ResampleMode mode, int64_t up_out) : mode_(mode)
 }
 
 at::Tensor Resample::spatial(const at::Tensor& x) const {
+  if (onednn_conv(x)) {
+    return spatial_frames(x);
+  }
   at::Tensor y = frames_to_batch(x);  // [N,C,H,W]
   if (mode_ == ResampleMode::Upsample2d || mode_ == ResampleMode::Upsample3d) {
     y = at::upsample_nearest2d(y, {2 * y.size(2), 2 * y.size(3)});  // = nearest-exact at a factor of 2
@@ -182,6 +217,19 @@ at::Tensor Resample::spatial(const at::Tensor& x) const {
     y = at::constant_pad_nd(y, {0, 1, 0, 1}, 0);  // right and bottom
   }
   return batch_to_frames(conv_->forward(y), x.size(0));
+}
+
+// The oneDNN (CPU float32) path: the same per-frame ops as 3-D ops with a time extent of 1 on [B,C,T,H,W] as it is.
+// That saves the frames-to-batch copy, and the output stays contiguous (batch_to_frames's permuted
+// view slowed the next norm, and the next conv had to copy it). Same values up to conv rounding.
+at::Tensor Resample::spatial_frames(const at::Tensor& x) const {
+  at::Tensor y;
+  if (mode_ == ResampleMode::Upsample2d || mode_ == ResampleMode::Upsample3d) {
+    y = at::upsample_nearest3d(x, {x.size(2), 2 * x.size(3), 2 * x.size(4)});  // frames unchanged
+  } else {
+    y = at::constant_pad_nd(x, {0, 1, 0, 1}, 0);  // right and bottom
+  }
+  return conv_->forward_frames(y);
 }
 
 // time_conv output [B,2C,T,H,W] -> frames interleaved [B,C,2T,H,W], in one copy that keeps the
@@ -263,7 +311,10 @@ at::Tensor avg_down_3d(const at::Tensor& x, int64_t out_channels, int64_t ft, in
 at::Tensor dup_up_3d(const at::Tensor& x, int64_t out_channels, int64_t ft, int64_t fs, bool first_chunk) {
   const int64_t b = x.size(0), t = x.size(2), h = x.size(3), w = x.size(4);
   const int64_t repeats = out_channels * ft * fs * fs / x.size(1);
-  at::Tensor y = x.repeat_interleave(repeats, 1)
+  // x.repeat_interleave(repeats, 1) as a broadcast copy (repeat_interleave gathers through an index).
+  at::Tensor y = x.unsqueeze(2)
+                     .expand({b, x.size(1), repeats, t, h, w})
+                     .reshape({b, out_channels * ft * fs * fs, t, h, w})
                      .view({b, out_channels, ft, fs, fs, t, h, w})
                      .permute({0, 1, 5, 2, 6, 3, 7, 4})  // [B,C,T,ft,H,fs,W,fs]
                      .reshape({b, out_channels, t * ft, h * fs, w * fs});

@@ -72,6 +72,7 @@ class Conv2d : public torch::nn::Module {
  public:
   Conv2d(int64_t in, int64_t out, int64_t kernel, int64_t stride = 1, int64_t padding = 0);
   at::Tensor forward(const at::Tensor& x) const;  // [N,Cin,H,W] -> [N,Cout,H',W']
+  at::Tensor forward_frames(const at::Tensor& x) const;  // each frame of [B,Cin,T,H,W] -> [B,Cout,T,H',W']
   at::Tensor weight;
   at::Tensor bias;
 
@@ -125,6 +126,7 @@ class Resample : public torch::nn::Module {
 
  private:
   at::Tensor spatial(const at::Tensor& x) const;
+  at::Tensor spatial_frames(const at::Tensor& x) const;
   at::Tensor time_up(const at::Tensor& x, CausalCache* cache) const;
   at::Tensor time_down(const at::Tensor& x, CausalCache* cache) const;
 
