@@ -60,6 +60,20 @@ at::Tensor& slot(WanLoraModule& m, Part part) {
   return m.bias;
 }
 
+// A damaged or hostile file is named here, at load, not later as non-finite attention inputs: every
+// tensor finite, and a rank (lora_down's rows) of at least one.
+void check_lora_tensor(const std::string& path, const std::string& key, Part part, const at::Tensor& t) {
+  if (!at::isfinite(t).all().item<bool>()) {
+    throw std::runtime_error("LoRA '" + path + "': tensor '" + key +
+                             "' holds NaN or infinite values; the file is damaged. Download or train it again.");
+  }
+  // lora_down [rank, in...], lora_up [out, rank, ...] (a convolution's LoRA keeps its kernel dims)
+  if ((part == Part::Down || part == Part::Up) && (t.dim() < 2 || t.size(part == Part::Down ? 0 : 1) == 0)) {
+    throw std::runtime_error("LoRA '" + path + "': tensor '" + key + "' has shape " + model_io::shape_string(t) +
+                             ", not a factor of rank 1 or more; the file is damaged or not a LoRA.");
+  }
+}
+
 }  // namespace
 
 WanLora wan_read_lora(const std::string& path) {
@@ -73,6 +87,7 @@ WanLora wan_read_lora(const std::string& path) {
       const std::string module = strip_prefixes(key.substr(0, key.size() - suffix.size()));
       WanLoraModule& m = lora.modules[module];
       if (m.first_key.empty()) m.first_key = key;
+      check_lora_tensor(path, key, part, tensor);
       at::Tensor& target = slot(m, part);
       if (target.defined()) {
         throw std::runtime_error("LoRA '" + path + "' holds two tensors for '" + module + suffix +

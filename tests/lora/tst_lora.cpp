@@ -12,9 +12,12 @@
 #include <ATen/ops/full.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/scalar_tensor.h>
+#include <ATen/ops/zeros.h>
 #include <c10/core/GradMode.h>
 
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 
 #include "error_of.h"
@@ -182,6 +185,35 @@ class tst_Lora : public QObject {
     const std::string half = write("half.safetensors", {{"diffusion_model.blocks.0.self_attn.k.lora_up.weight", rnd({64, 4})}});
     QVERIFY(error_of([&] { wan_apply_lora(*base_, wan_read_lora(half), 1.0); }).find("lora_up but no lora_down") !=
             std::string::npos);
+  }
+
+  // Non-finite values and rank 0 are named at load, file and tensor, before anything is applied.
+  void damagedTensorsRefusedAtLoad_data() {
+    QTest::addColumn<QString>("bad");     // the tensor's key suffix
+    QTest::addColumn<QString>("reason");  // what the message says
+    QTest::newRow("NaN in lora_up") << "lora_up.weight" << "NaN or infinite";
+    QTest::newRow("infinite alpha") << "alpha" << "NaN or infinite";
+    QTest::newRow("NaN in diff_b") << "diff_b" << "NaN or infinite";
+    QTest::newRow("rank 0") << "rank0" << "rank 1 or more";
+  }
+  void damagedTensorsRefusedAtLoad() {
+    QFETCH(QString, bad);
+    QFETCH(QString, reason);
+    const std::string key = "diffusion_model.blocks.0.self_attn.k.";
+    at::Tensor down = rnd({4, 64}), up = rnd({64, 4}), alpha = at::full({}, 4.0), diff_b = rnd({64});
+    if (bad == "lora_up.weight") up[3][1] = std::nan("");
+    if (bad == "alpha") alpha.fill_(std::numeric_limits<float>::infinity());
+    if (bad == "diff_b") diff_b[7] = std::nan("");
+    if (bad == "rank0") down = at::zeros({0, 64}), up = at::zeros({64, 0});
+    const std::string file = write("damaged.safetensors", {{key + "lora_down.weight", down},
+                                                           {key + "lora_up.weight", up},
+                                                           {key + "alpha", alpha},
+                                                           {key + "diff_b", diff_b}});
+    const std::string message = error_of([&] { (void)wan_read_lora(file); });
+    const std::string named = bad == "rank0" ? "lora_down.weight" : bad.toStdString();
+    QVERIFY2(message.find(file) != std::string::npos && message.find(key + named) != std::string::npos &&
+                 message.find(reason.toStdString()) != std::string::npos,
+             message.c_str());
   }
 
   // The trainer's files: ComfyUI LoRA keys plus plain sparse extras, which the model gains.
