@@ -51,6 +51,18 @@ struct WanConfig {
     return c;
   }
 
+  // Wan2.1-T2V-1.3B (the Wan2.1 repo's t2v_1.3B config): dim 1536, FFN 8960, 12 heads, 30 layers,
+  // 16 latent channels in and out. (Wan2.1-T2V-14B is t2v_a14b()'s network.)
+  static WanConfig t2v_1_3b() {
+    WanConfig c;
+    c.dim = 1536;
+    c.ffn_dim = 8960;
+    c.num_heads = 12;
+    c.num_layers = 30;
+    c.in_dim = c.out_dim = 16;
+    return c;
+  }
+
   // Throws std::invalid_argument naming the field when the config is not self-consistent
   // (dim not divisible by heads, head_dim odd or too small for the 3D RoPE split, ...).
   void validate() const;

@@ -3,8 +3,8 @@
 // over the demo tokenizer's vocabulary), filled on the device and written shard by shard, so the
 // headless graph can be timed and its memory measured on a GPU without the real weights. Its videos
 // are noise. Nothing here is for making videos.
-// Usage: vidgraph-make-random-model OUT_DIR [--config 5b|a14b-t2v|a14b-i2v] [--device cpu|cuda] [--text-layers N]
-//        [--tiny] [--sparse-extras] [--tokenizer spiece.model] [--seed N]
+// Usage: vidgraph-make-random-model OUT_DIR [--config 5b|a14b-t2v|a14b-i2v|wan21-1.3b|wan21-14b]
+//        [--device cpu|cuda] [--text-layers N] [--tiny] [--sparse-extras] [--tokenizer spiece.model] [--seed N]
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
@@ -22,10 +22,12 @@ using namespace vidgraph;
 namespace {
 
 const char* kUsage =
-    "usage: vidgraph-make-random-model OUT_DIR [--config 5b|a14b-t2v|a14b-i2v] [--device cpu|cuda] [--text-layers N]\n"
-    "                                  [--tiny] [--sparse-extras] [--tokenizer spiece.model] [--seed N]\n"
+    "usage: vidgraph-make-random-model OUT_DIR [--config 5b|a14b-t2v|a14b-i2v|wan21-1.3b|wan21-14b]\n"
+    "                                  [--device cpu|cuda] [--text-layers N] [--tiny] [--sparse-extras]\n"
+    "                                  [--tokenizer spiece.model] [--seed N]\n"
     "For benchmarks only: random weights at the sizes and in the layout of Wan2.2-TI2V-5B (5b) or\n"
-    "Wan2.2-T2V/I2V-A14B (a14b-t2v, a14b-i2v: both experts and the Wan2.1 VAE); --tiny: demo sizes.\n"
+    "Wan2.2-T2V/I2V-A14B (a14b-t2v, a14b-i2v: both experts and the Wan2.1 VAE) or Wan2.1 T2V\n"
+    "(wan21-1.3b, wan21-14b); --tiny: demo sizes.\n"
     "The tokenizer defaults to the demo model's, share/vidgraph/models/wan22-tiny/spiece.model\n"
     "beside this program's bin/ folder.\n";
 
@@ -55,8 +57,9 @@ bool parse(int argc, char** argv, std::string& out, nodes::RandomModelOptions& o
     } else if (arg == "--config") {
       const char* v = value("--config");
       if (!v) return false;
-      if (std::string(v) != "5b" && std::string(v) != "a14b-t2v" && std::string(v) != "a14b-i2v") {
-        error = "--config must be 5b, a14b-t2v or a14b-i2v, not '" + std::string(v) + "'";
+      const std::string c = v;
+      if (c != "5b" && c != "a14b-t2v" && c != "a14b-i2v" && c != "wan21-1.3b" && c != "wan21-14b") {
+        error = "--config must be 5b, a14b-t2v, a14b-i2v, wan21-1.3b or wan21-14b, not '" + c + "'";
         return false;
       }
       options.config = v;

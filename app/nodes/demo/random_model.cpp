@@ -192,12 +192,18 @@ RandomModelSummary write_random_model(const std::string& out_dir, const RandomMo
   if (options.text_layers > 0) text.num_layers = options.text_layers;
   const bool i2v = options.config == "a14b-i2v";
   const bool a14b = options.config == "a14b-t2v" || i2v;
-  if (!a14b && options.config != "5b") {
-    throw std::runtime_error("Unknown model config '" + options.config + "'; use 5b, a14b-t2v or a14b-i2v.");
+  const bool wan21 = options.config == "wan21-1.3b" || options.config == "wan21-14b";
+  if (!a14b && !wan21 && options.config != "5b") {
+    throw std::runtime_error("Unknown model config '" + options.config +
+                             "'; use 5b, a14b-t2v, a14b-i2v, wan21-1.3b or wan21-14b.");
   }
-  const vae::WanVaeConfig vae_config = a14b ? (options.tiny ? vae::WanVaeConfig::tiny21() : vae::WanVaeConfig::wan21())
-                                            : (options.tiny ? vae::WanVaeConfig::tiny() : vae::WanVaeConfig::wan22());
-  wan::WanConfig dit = options.tiny ? wan::wan_tiny_config() : a14b ? wan::WanConfig::t2v_a14b() : wan::WanConfig::ti2v_5b();
+  const bool vae21 = a14b || wan21;
+  const vae::WanVaeConfig vae_config = vae21 ? (options.tiny ? vae::WanVaeConfig::tiny21() : vae::WanVaeConfig::wan21())
+                                             : (options.tiny ? vae::WanVaeConfig::tiny() : vae::WanVaeConfig::wan22());
+  wan::WanConfig dit = options.tiny                           ? wan::wan_tiny_config()
+                       : options.config == "wan21-1.3b"       ? wan::WanConfig::t2v_1_3b()
+                       : a14b || options.config == "wan21-14b" ? wan::WanConfig::t2v_a14b()
+                                                               : wan::WanConfig::ti2v_5b();
   dit.in_dim = dit.out_dim = vae_config.z_dim;
   if (i2v) dit.in_dim += 20;  // I2V-A14B: + 4 mask and 16 image-latent channels (i2v_condition.h)
   dit.text_dim = text.dim;
@@ -215,7 +221,7 @@ RandomModelSummary write_random_model(const std::string& out_dir, const RandomMo
     log(std::string(a14b ? folder : "DiT") + ": " + gb(bytes) + " in " +
         std::to_string(summary.dit_shards) + " shard(s), " + log.lap());
   }
-  summary.vae_bytes = write_vae(out / (a14b ? "Wan2.1_VAE.safetensors" : "Wan2.2_VAE.safetensors"), vae_config, options);
+  summary.vae_bytes = write_vae(out / (vae21 ? "Wan2.1_VAE.safetensors" : "Wan2.2_VAE.safetensors"), vae_config, options);
   log("VAE: " + gb(summary.vae_bytes) + ", " + log.lap());
   summary.text_encoder_bytes = write_text_encoder(out / "text_encoder", text, options, summary);
   log("umT5 encoder (" + std::to_string(text.num_layers) + " layers, vocabulary " + std::to_string(vocab) +

@@ -35,7 +35,8 @@ namespace vidgraph::nodes {
 struct RandomModelOptions {
   // "5b" (Wan2.2-TI2V-5B), "a14b-t2v" or "a14b-i2v" (Wan2.2-T2V/I2V-A14B: two experts in
   // high_noise_model/ and low_noise_model/, the Wan2.1 VAE as Wan2.1_VAE.safetensors; the official
-  // release's layout; I2V's DiT takes 36 channels in).
+  // release's layout; I2V's DiT takes 36 channels in), "wan21-1.3b" or "wan21-14b" (Wan2.1 T2V: one
+  // DiT and Wan2.1_VAE.safetensors).
   std::string config = "5b";
   bool tiny = false;           // the demo-sized configs instead of the full ones (same layout)
   c10::Device device = c10::Device(c10::kCPU);
