@@ -51,7 +51,7 @@ engine::Result<ModelFiles> files_from_params(const engine::NodeContext& ctx) {
   auto files = model_files_from_params(ctx.params(), ctx.options());
   if (!files.ok()) return node_error(ctx, files.error().message);
   const ModelFiles given{ctx.param_string("dit"), ctx.param_string("vae"),
-                         ctx.param_string("text_encoder"), ctx.param_string("tokenizer")};
+                         ctx.param_string("text_encoder"), ctx.param_string("tokenizer"), {}};
   const std::string bad = check_model_read_files(*files, given);
   if (!bad.empty()) return node_error(ctx, bad);
   return files;

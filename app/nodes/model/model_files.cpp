@@ -147,7 +147,7 @@ engine::Result<ModelFiles> model_files_from_params(const nlohmann::json& params,
     const std::string value = params.value(name, std::string());
     return value.empty() ? value : options.resolve_path(value);
   };
-  ModelFiles given{path_of("dit"), path_of("vae"), path_of("text_encoder"), path_of("tokenizer")};
+  ModelFiles given{path_of("dit"), path_of("vae"), path_of("text_encoder"), path_of("tokenizer"), {}};
   const std::string folder = path_of("model_path");
   std::error_code ec;
   auto folders = search_folders(fs::is_directory(folder, ec) ? folder : std::string(), path_of("model_paths_file"),
