@@ -45,21 +45,22 @@ struct Walk {
 };
 
 // Kernel and device file systems: endless or huge, never model files, and reading some blocks.
-bool system_folder(const fs::path& real) {
+// Returns the system folder `real` lies in ("/dev" for /dev/shm reached through /run/shm), or "".
+std::string system_folder(const fs::path& real) {
   const std::string s = real.string();
   for (const char* root : {"/proc", "/sys", "/dev"}) {
     const std::string r = root;
-    if (s == r || s.rfind(r + "/", 0) == 0) return true;
+    if (s == r || s.rfind(r + "/", 0) == 0) return r;
   }
-  return false;
+  return {};
 }
 
 void scan(const fs::path& dir, int depth, Walk& w) {
   std::error_code ec;
   const fs::path real = fs::canonical(dir, ec);
   if (ec) return;
-  if (system_folder(real)) {
-    w.system_skipped.insert(real.string());
+  if (const std::string system = system_folder(real); !system.empty()) {
+    w.system_skipped.insert(system);
     return;
   }
   if (!w.seen.insert(real).second) return;

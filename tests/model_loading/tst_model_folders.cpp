@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "engine/run_options.h"
 #include "models/io/model_file_info.h"
@@ -260,7 +261,9 @@ void tst_model_folders::rootBasePathIsBounded() {
   qInfo("walked / in %lld ms; notes: %zu", timer.elapsed(), notes.size());
   std::string all;
   for (const std::string& note : notes) all += note + "\n";
-  QVERIFY2(all.find("Skipped '/dev' under '/'") != std::string::npos, all.c_str());
+  // Links into a system folder (/run/shm, /dev/fd) are named by the system folder they lead to.
+  const std::regex skipped("Skipped ('/[a-z]+', )*'/dev'(, '/[a-z]+')* under '/': system folders hold no model files\\.");
+  QVERIFY2(std::regex_search(all, skipped), all.c_str());
   QVERIFY2(all.find("Stopped listing vae files after looking at 20000 folder entries under '/'") != std::string::npos,
            all.c_str());
 }
