@@ -54,6 +54,15 @@ WanVaeConfig WanVaeConfig::tiny() {
   return c;
 }
 
+WanVaeConfig WanVaeConfig::demo() {
+  WanVaeConfig c = wan22();
+  c.encoder_dim = 16;
+  c.decoder_dim = 32;
+  c.dim_mult = {1, 2, 2, 2};
+  c.num_res_blocks = 1;
+  return c;
+}
+
 WanVaeConfig WanVaeConfig::wan21() {
   WanVaeConfig c;
   c.version = VaeVersion::Wan21;

@@ -31,6 +31,9 @@ struct WanVaeConfig {
   static WanVaeConfig wan22();
   // A small Wan2.2 config with the same topology (z 8, widths 8): for tests and the demo model.
   static WanVaeConfig tiny();
+  // The demo model's VAE: the official Wan2.2 topology and z 48 at small widths (channel
+  // multipliers 1,2,2,2, one residual block per stage): ~2.5 M parameters, 5 MB in bf16.
+  static WanVaeConfig demo();
   // The official Wan2.1 config (z 16, width 96) with its 16 official mean/std values.
   static WanVaeConfig wan21();
   // A small Wan2.1 config with the same topology (z 16, widths 8) and the official mean/std.

@@ -46,18 +46,6 @@ double tail_mean(const std::vector<double>& v) {
   return sum / n;
 }
 
-// The real VAE's topology and z 48 at small widths (channel multipliers 1,2,2,2 instead of 1,2,4,4
-// and one residual block per stage): ~2.5 M parameters, 5 MB in bf16, so the whole model folder
-// stays under 16 MB.
-vae::WanVaeConfig demo_vae_config() {
-  vae::WanVaeConfig c = vae::WanVaeConfig::wan22();
-  c.encoder_dim = 16;
-  c.decoder_dim = 32;
-  c.dim_mult = {1, 2, 2, 2};
-  c.num_res_blocks = 1;
-  return c;
-}
-
 // Heads of 64 (the smallest head the GPU attention kernels take); `dim` a multiple of 64.
 wan::WanConfig demo_dit_config(int dim, int64_t z_dim, int64_t text_dim) {
   wan::WanConfig c = wan::wan_tiny_config();
@@ -119,7 +107,7 @@ double shape_colour_error(const DemoTrainingOptions& o, const vae::WanVae& vae) 
 
 std::shared_ptr<vae::WanVae> train_demo_vae(const DemoTrainingOptions& o, DemoTrainingReport& report) {
   const auto start = std::chrono::steady_clock::now();
-  auto vae = vae::make_seeded_vae(demo_vae_config(), o.seed + 2);
+  auto vae = vae::make_seeded_vae(vae::WanVaeConfig::demo(), o.seed + 2);
   vae->to(o.device);
   std::mt19937 random(static_cast<std::uint32_t>(o.seed + 10));
   const train::SceneOptions scenes = scene_options(o, kVaeFrames);

@@ -56,18 +56,8 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
-// The demo's VAE (app/nodes/demo/demo_training.cpp, demo_vae_config).
-vae::WanVaeConfig demo_config() {
-  vae::WanVaeConfig c = vae::WanVaeConfig::wan22();
-  c.encoder_dim = 16;
-  c.decoder_dim = 32;
-  c.dim_mult = {1, 2, 2, 2};
-  c.num_res_blocks = 1;
-  return c;
-}
-
 std::shared_ptr<vae::WanVae> make_vae(const Args& a) {
-  return a.vae_path.empty() ? vae::make_seeded_vae(demo_config(), 7) : vae::load_wan_vae(a.vae_path);
+  return a.vae_path.empty() ? vae::make_seeded_vae(vae::WanVaeConfig::demo(), 7) : vae::load_wan_vae(a.vae_path);
 }
 
 at::Tensor demo_latent() {
