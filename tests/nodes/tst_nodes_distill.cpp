@@ -92,6 +92,7 @@ class tst_nodes_distill : public QObject {
   void initTestCase();
   void distillWritesStudentAndRecord();
   void regressionLossIsReported();
+  void loraTargetsChooseLayers();
   void validationSamplesTheStudent();
   void sparseStudentShipsItsExtras();
   void cancelThenResume();
@@ -147,6 +148,21 @@ void tst_nodes_distill::regressionLossIsReported() {
   Run plain;
   QVERIFY(run(off, inputs(), &plain).ok());
   for (const auto& m : plain.metrics) QVERIFY(!m.count("regression_loss"));
+}
+
+// lora_targets picks the layers both roles adapt: the written student holds exactly those.
+void tst_nodes_distill::loraTargetsChooseLayers() {
+  nlohmann::json params = tiny_params();
+  params["steps"] = 1;
+  params["lora_targets"] = "cross_attn.*, ffn.*";
+  params["output"] = "{output}/targets.safetensors";
+  Run r;
+  auto out = run(params, inputs(), &r);
+  QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
+  const wan::WanLora lora = wan::wan_read_lora(*engine::value_as<std::string>(out->at("path")));
+  QVERIFY(lora.modules.count("blocks.0.cross_attn.q"));
+  QVERIFY(lora.modules.count("blocks.0.ffn.0") && lora.modules.count("blocks.0.ffn.2"));
+  QVERIFY(!lora.modules.count("blocks.0.self_attn.q"));
 }
 
 void tst_nodes_distill::distillWritesStudentAndRecord() {
@@ -269,6 +285,8 @@ void tst_nodes_distill::badInputsRefusedBeforeAnyStep_data() {
                                          << "character device";
   QTest::newRow("unknown method") << QByteArray(R"({"method": "nope"})") << true << "no method 'nope'";
   QTest::newRow("bad schedule") << QByteArray(R"({"student_timesteps": "500,757"})") << true << "student_timesteps";
+  QTest::newRow("LoRA target matching nothing") << QByteArray(R"({"lora_targets": "self_attn.*, mlp.*"})") << true
+                                                << "LoRA target 'mlp.*' matches no linear layer";
   QTest::newRow("frames not 4k+1") << QByteArray(R"({"frames": 6})") << true << "4k + 1";
   QTest::newRow("validation without prompt") << QByteArray(R"({"validate_every": 1})") << true << "validation prompt";
 }

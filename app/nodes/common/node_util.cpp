@@ -56,7 +56,7 @@ std::string file_param_fingerprint(const nlohmann::json& params, const engine::R
   return file_fingerprint(options.resolve_path(params.value(param, std::string())));
 }
 
-std::vector<std::string> split_paths(const std::string& text) {
+std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
   std::string current;
   auto flush = [&] {

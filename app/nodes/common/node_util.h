@@ -40,7 +40,7 @@ void require_utf8_params(const nlohmann::json& params);
 // overwrite its own earlier output.
 engine::FingerprintFn output_fingerprint(std::string param);
 
-// Splits "a, b" / "a;b" lists of paths (trimmed, empties dropped).
-std::vector<std::string> split_paths(const std::string& text);
+// Splits "a, b" / "a;b" lists (paths, patterns; trimmed, empties dropped).
+std::vector<std::string> split_list(const std::string& text);
 
 }  // namespace vidgraph::nodes

@@ -145,6 +145,7 @@ engine::Result<train::DistillOptions> distill_options(const engine::NodeContext&
   o.student_lora.alpha = o.student_lora.rank;
   o.critic_lora.rank = static_cast<int>(ctx.param_int("critic_rank"));
   o.critic_lora.alpha = o.critic_lora.rank;
+  o.student_lora.targets = o.critic_lora.targets = split_list(ctx.param_string("lora_targets"));
   o.steps = static_cast<int>(ctx.param_int("steps"));
   o.critic_updates = static_cast<int>(ctx.param_int("critic_updates"));
   o.student_lr = ctx.param_float("student_lr");
@@ -273,6 +274,9 @@ std::vector<ParamSpec> distill_params(const std::vector<std::string>& methods, c
       ParamSpec::real("critic_lr", 1e-4, 0.0, 1.0, "The critic's learning rate (AdamW)."),
       ParamSpec::integer("student_rank", 32, 1, 1024, "The student's LoRA rank (alpha = rank)."),
       ParamSpec::integer("critic_rank", 32, 1, 1024, "The critic's LoRA rank (alpha = rank)."),
+      ParamSpec::string("lora_targets", "",
+                        "The linear layers both LoRAs adapt, as comma-separated module patterns (self_attn.*, "
+                        "cross_attn.*, ffn.*, blocks.3.self_attn.q); empty = self-attention q, k, v and o."),
       ParamSpec::real("guidance", 3.5, 1.0, 30.0, "The teacher's classifier-free guidance (1: none)."),
       ParamSpec::string("student_timesteps", "1000,757,522",
                         "The student's steps, decreasing timesteps out of 1000 (sample it with Wan Sampler's "
