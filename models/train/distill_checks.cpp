@@ -27,6 +27,12 @@ void validate_role(const wan::WanModelImpl& model, const std::string& role, Trai
 
 void validate_latent_shape(const wan::WanConfig& c, const std::vector<int64_t>& s) {
   const auto& p = c.patch_size;
+  require(c.in_dim == c.out_dim,
+          "This DiT takes " + std::to_string(c.in_dim - c.out_dim) +
+              " channels of image conditioning beside its latent (in_dim " + std::to_string(c.in_dim) + ", out_dim " +
+              std::to_string(c.out_dim) +
+              ": an image-to-video model such as Wan2.2-I2V-A14B), which distillation does not supply; distil a "
+              "text-to-video model (Wan2.2-T2V-A14B, Wan2.1 T2V) or Wan2.2-TI2V-5B.");
   require(s.size() == 4, "Distillation needs the student's latent shape [C, F, h, w]; give latent_shape.");
   require(s[0] == c.in_dim, "The latent shape has " + std::to_string(s[0]) + " channels; the model takes " +
                                 std::to_string(c.in_dim) + ".");

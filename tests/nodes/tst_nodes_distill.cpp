@@ -98,6 +98,7 @@ class tst_nodes_distill : public QObject {
   void cancelThenResume();
   void badInputsRefusedBeforeAnyStep_data();
   void badInputsRefusedBeforeAnyStep();
+  void imageConditionedModelRefused();
 
  private:
   engine::Result<engine::ValueMap> run(const nlohmann::json& params, engine::ValueMap inputs, Run* out);
@@ -303,6 +304,25 @@ void tst_nodes_distill::badInputsRefusedBeforeAnyStep() {
   auto out = run(p, in, &r);
   QVERIFY(!out.ok());
   QVERIFY2(out.error().message.find(expected.toStdString()) != std::string::npos, out.error().message.c_str());
+  QVERIFY(r.steps.empty());
+}
+
+// An I2V-A14B-style DiT (in_dim = out_dim + 20) needs image conditioning distillation does not
+// supply: refused with a sentence naming why and what to distil, before any step.
+void tst_nodes_distill::imageConditionedModelRefused() {
+  wan::WanConfig config = wan::wan_tiny_config();
+  config.out_dim = 16;
+  config.in_dim = 36;
+  DitHandle i2v;
+  i2v.model = wan::wan_make_model(config, 7).ptr();
+  engine::ValueMap in = inputs();
+  in["model"] = engine::make_value(kModelType, i2v);
+  Run r;
+  auto out = run(tiny_params(), in, &r);
+  QVERIFY(!out.ok());
+  QVERIFY2(out.error().message.find("20 channels of image conditioning") != std::string::npos &&
+               out.error().message.find("distil a text-to-video model") != std::string::npos,
+           out.error().message.c_str());
   QVERIFY(r.steps.empty());
 }
 
