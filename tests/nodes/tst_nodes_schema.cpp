@@ -39,6 +39,8 @@ namespace {
 
 const char* const kSamplerFlow = VIDGRAPH_SOURCE_DIR "/tests/bench/graph/sampler-t2v.vgflow";
 const char* const kDemoFlow = VIDGRAPH_SOURCE_DIR "/resources/workflows/demo.vgflow";
+const char* const kFinetuneFlow = VIDGRAPH_SOURCE_DIR "/resources/workflows/finetune-demo.vgflow";
+const char* const kDistillFlow = VIDGRAPH_SOURCE_DIR "/resources/workflows/distill-demo.vgflow";
 
 // A tiny DiT (with the gate and proj_l extras) and matching embeddings.
 engine::ValueMap tiny_model_inputs() {
@@ -256,6 +258,10 @@ void tst_nodes_schema::runnerRefusesBeforeLoading_data() {
   QTest::newRow("run sparsity=1") << "run" << sampler << "sampler.sparsity=1" << "outside [0, 1)";
   QTest::newRow("run tile=4,4") << "run" << sampler << "sampler.tile=4,4" << "3 values";
   QTest::newRow("validate feature_map") << "validate" << sampler << "sampler.feature_map=tanh" << "tanh";
+  // A learning rate of 0 used to pass validation and fail after the dataset was encoded.
+  QTest::newRow("run train.lr=0") << "run" << QString::fromUtf8(kFinetuneFlow) << "train.lr=0" << "must be positive";
+  QTest::newRow("validate distill.critic_lr=0")
+      << "validate" << QString::fromUtf8(kDistillFlow) << "distill.critic_lr=0" << "must be positive";
 }
 
 // vidgraph-run: exit 2 with the param named, and for run no node started (the model never loads).
