@@ -138,22 +138,19 @@ void write_distill_state(const std::string& path, const DistillRole& student, co
 DistillHistory read_distill_state(const std::string& path, const DistillRole& student, const DistillRole& critic,
                                   const DistillOptions& options, size_t prompt_count) {
   const model_io::SafetensorsFile file = model_io::SafetensorsFile::open(path);
-  const auto it = file.metadata().find(kStateKey);
-  if (it == file.metadata().end()) {
-    throw std::runtime_error("'" + path + "' is not a distillation checkpoint written by Vidgraph (no " + kStateKey +
-                             " metadata); resume from a distill-step-*.safetensors file of the checkpoint folder.");
-  }
-  const nlohmann::json meta = nlohmann::json::parse(it->second);
+  const nlohmann::json meta = read_state_meta(file, path, kStateKey, "distillation", "distill-step-*.safetensors");
   check_saved_options(path, meta.value("options", nlohmann::json::object()),
                       options_that_must_match(options, prompt_count));
-  load_optimizer_state(file, path, meta.at("adamw_steps"), "student.", student.trained, *student.optimizer);
-  load_optimizer_state(file, path, meta.at("adamw_steps"), "critic.", critic.trained, *critic.optimizer);
-  DistillHistory h;
-  h.step = meta.at("step").get<int>();
-  h.generator_losses = meta.at("generator_losses").get<std::vector<double>>();
-  h.critic_losses = meta.at("critic_losses").get<std::vector<double>>();
-  h.dmd_grad_norms = meta.at("dmd_grad_norms").get<std::vector<double>>();
-  return h;
+  return read_state_fields(path, "distillation", [&] {
+    load_optimizer_state(file, path, meta.at("adamw_steps"), "student.", student.trained, *student.optimizer);
+    load_optimizer_state(file, path, meta.at("adamw_steps"), "critic.", critic.trained, *critic.optimizer);
+    DistillHistory h;
+    h.step = meta.at("step").get<int>();
+    h.generator_losses = meta.at("generator_losses").get<std::vector<double>>();
+    h.critic_losses = meta.at("critic_losses").get<std::vector<double>>();
+    h.dmd_grad_norms = meta.at("dmd_grad_norms").get<std::vector<double>>();
+    return h;
+  });
 }
 
 }  // namespace vidgraph::train

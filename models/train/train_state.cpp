@@ -13,6 +13,19 @@ namespace vidgraph::train {
 
 namespace {
 
+// A state tensor as fp32, refused when it holds NaN or infinite values: a run resumed from it would
+// fail many steps later naming none of them.
+at::Tensor load_finite(const model_io::SafetensorsFile& file, const std::string& path, const std::string& key,
+                       c10::Device device) {
+  at::Tensor value = file.load(key, device, at::kFloat);
+  if (!value.isfinite().all().item<bool>()) {
+    throw std::runtime_error("Cannot resume from '" + path + "': its tensor '" + key +
+                             "' holds NaN or infinite values (the run diverged before this checkpoint, or the file "
+                             "was damaged); resume from an earlier checkpoint of the folder.");
+  }
+  return value;
+}
+
 constexpr const char* kStateKey = "vidgraph_train_state";
 
 // AdamW keys its per-parameter state by the parameter's TensorImpl: a string of the pointer in
@@ -63,6 +76,22 @@ void append_optimizer_state(model_io::NamedTensors& tensors, nlohmann::json& ada
   }
 }
 
+nlohmann::json read_state_meta(const model_io::SafetensorsFile& file, const std::string& path, const char* key,
+                               const char* what, const char* file_pattern) {
+  const auto it = file.metadata().find(key);
+  if (it == file.metadata().end()) {
+    throw std::runtime_error("'" + path + "' is not a " + what + " checkpoint written by Vidgraph (no " + key +
+                             " metadata); resume from a " + file_pattern + " file of the checkpoint folder.");
+  }
+  nlohmann::json meta = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+  if (!meta.is_object()) {
+    throw std::runtime_error("Cannot resume from '" + path + "': its " + key +
+                             " metadata is not a JSON object (the file was damaged after it was written); resume "
+                             "from another checkpoint of the folder.");
+  }
+  return meta;
+}
+
 void load_optimizer_state(const model_io::SafetensorsFile& file, const std::string& path,
                           const nlohmann::json& adam_steps, const std::string& prefix,
                           const std::vector<Trainable>& trained, torch::optim::AdamW& optimizer) {
@@ -74,7 +103,7 @@ void load_optimizer_state(const model_io::SafetensorsFile& file, const std::stri
       throw std::runtime_error("Cannot resume from '" + path + "': it has no tensor '" + key +
                                "'; it was written for another model or LoRA target set.");
     }
-    const at::Tensor value = file.load(key, t.master.device(), at::kFloat);
+    const at::Tensor value = load_finite(file, path, key, t.master.device());
     if (value.sizes() != t.master.sizes()) {
       throw std::runtime_error("Cannot resume from '" + path + "': tensor '" + key + "' has another shape than " +
                                "the model's; it was written for another model.");
@@ -86,8 +115,8 @@ void load_optimizer_state(const model_io::SafetensorsFile& file, const std::stri
     if (adam_steps.contains(name)) {
       auto state = std::make_unique<torch::optim::AdamWParamState>();
       state->step(adam_steps[name].get<int64_t>());
-      state->exp_avg(file.load("adamw." + name + ".exp_avg", t.master.device(), at::kFloat));
-      state->exp_avg_sq(file.load("adamw." + name + ".exp_avg_sq", t.master.device(), at::kFloat));
+      state->exp_avg(load_finite(file, path, "adamw." + name + ".exp_avg", t.master.device()));
+      state->exp_avg_sq(load_finite(file, path, "adamw." + name + ".exp_avg_sq", t.master.device()));
       optimizer.state()[state_key(t.master)] = std::move(state);
     }
   }
@@ -122,23 +151,20 @@ void write_train_state(const std::string& path, const std::vector<Trainable>& tr
 ResumedState read_train_state(const std::string& path, const std::vector<Trainable>& trained,
                               torch::optim::AdamW& optimizer, const TrainOptions& options, size_t sample_count) {
   const model_io::SafetensorsFile file = model_io::SafetensorsFile::open(path);
-  const auto it = file.metadata().find(kStateKey);
-  if (it == file.metadata().end()) {
-    throw std::runtime_error("'" + path + "' is not a training checkpoint written by Vidgraph (no " + kStateKey +
-                             " metadata); resume from a train-step-*.safetensors file of the checkpoint folder.");
-  }
-  const nlohmann::json meta = nlohmann::json::parse(it->second);
+  const nlohmann::json meta = read_state_meta(file, path, kStateKey, "training", "train-step-*.safetensors");
   const nlohmann::json expected = options_that_must_match(options, sample_count);
   // Options added after the first checkpoints were written: a checkpoint without one used its default.
   nlohmann::json saved = {{"caption_dropout", 0.0}};
   const nlohmann::json recorded = meta.value("options", nlohmann::json::object());
   if (recorded.is_object()) saved.update(recorded);
   check_saved_options(path, saved, expected);
-  load_optimizer_state(file, path, meta["adamw_steps"], "", trained, optimizer);
-  ResumedState r;
-  r.step = meta.at("step").get<int>();
-  r.losses = meta.at("losses").get<std::vector<double>>();
-  return r;
+  return read_state_fields(path, "training", [&] {
+    load_optimizer_state(file, path, meta.at("adamw_steps"), "", trained, optimizer);
+    ResumedState r;
+    r.step = meta.at("step").get<int>();
+    r.losses = meta.at("losses").get<std::vector<double>>();
+    return r;
+  });
 }
 
 }  // namespace vidgraph::train

@@ -6,7 +6,10 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <cmath>
 #include <tuple>
+
+#include <nlohmann/json.hpp>
 
 #include "models/io/safetensors.h"
 #include "models/train/block_checkpoint.h"
@@ -426,4 +429,57 @@ void tst_train::badOptionsAreRejected() {
     QVERIFY2(QString(e.what()).contains(message), e.what());
   }
   QVERIFY(train::attached_lora_modules(*model).empty());  // nothing was done before the check
+}
+
+// A checkpoint damaged after it was written (metadata not JSON, a field of the wrong type, NaN in a
+// master or an AdamW moment) is refused at resume with a sentence naming the file and, for tensors,
+// the tensor, instead of a raw JSON exception or a run that fails many steps later.
+void tst_train::damagedCheckpointsAreNamed() {
+  const auto samples = make_samples(2);
+  train::TrainOptions o = base_options("full");
+  o.steps = 2;
+  o.checkpoint_dir = temp_dir("damaged");
+  wan::WanModel model = wan::wan_make_model(small_config(), 4);
+  const std::string good = train::train(*model, backend(), samples, o).checkpoint_path;
+  const model_io::SafetensorsFile file = model_io::SafetensorsFile::open(good);
+  const std::string state = file.metadata().at("vidgraph_train_state");
+  // Rewrites the checkpoint with `meta` as its state and `poisoned` (if any) set to NaN.
+  auto damaged = [&](const std::string& name, const std::string& meta, const std::string& poisoned) {
+    model_io::NamedTensors tensors;
+    for (const std::string& key : file.names()) {
+      at::Tensor t = file.load(key);
+      if (key == poisoned) t.view(-1)[0] = std::nan("");
+      tensors.emplace_back(key, t);
+    }
+    const std::string path = o.checkpoint_dir + "/" + name + ".safetensors";
+    model_io::save_safetensors(path, tensors, {{"vidgraph_train_state", meta}, {"format", "pt"}});
+    return path;
+  };
+  std::string first_master, first_moment;
+  for (const std::string& key : file.names()) {
+    if (first_master.empty() && key.rfind("trained.", 0) == 0) first_master = key;
+    if (first_moment.empty() && key.find(".exp_avg_sq") != std::string::npos) first_moment = key;
+  }
+  QVERIFY(!first_master.empty() && !first_moment.empty());
+  nlohmann::json bad_step = nlohmann::json::parse(state);
+  bad_step["step"] = "two";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {damaged("not-json", "{\"step\": 2,", ""), "metadata is not a JSON object"},
+      {damaged("bad-step", bad_step.dump(), ""), "training state is damaged"},
+      {damaged("nan-master", state, first_master), "'" + first_master + "' holds NaN or infinite values"},
+      {damaged("nan-moment", state, first_moment), "'" + first_moment + "' holds NaN or infinite values"},
+  };
+  for (const auto& [path, message] : cases) {
+    wan::WanModel again = wan::wan_make_model(small_config(), 4);
+    train::TrainOptions ro = o;
+    ro.checkpoint_dir = temp_dir("damaged-resume");
+    ro.resume_from = path;
+    try {
+      train::train(*again, backend(), samples, ro);
+      QFAIL(qPrintable(QString("resumed from the damaged %1").arg(path.c_str())));
+    } catch (const std::runtime_error& e) {
+      QVERIFY2(std::string(e.what()).find(path) != std::string::npos, e.what());
+      QVERIFY2(std::string(e.what()).find(message) != std::string::npos, e.what());
+    }
+  }
 }
