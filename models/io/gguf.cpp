@@ -110,12 +110,21 @@ at::Tensor GgufFile::load(const std::string& name, c10::Device device, std::opti
   const auto plain = plain_scalar_type(t->type);
   const at::ScalarType target = dtype.value_or(plain.value_or(at::kFloat));
   try {
+    // NaN or infinite weights (a damaged file, NaN block scales) are named here, where they enter,
+    // not steps later by whatever first computes with them: one pass per tensor.
+    auto finite = [&](at::Tensor x) {
+      if (x.is_floating_point() && !x.isfinite().all().item<bool>()) {
+        throw GgufError("GGUF file '" + impl_->path + "': tensor '" + name +
+                        "' holds NaN or infinite values (damaged weights or block scales); the file cannot be used.");
+      }
+      return x;
+    };
     if (plain && reinterpret_cast<uintptr_t>(src) % c10::elementSize(*plain) == 0) {
       // A view of the mapping, copied once to the target device and dtype.
       at::Tensor view = at::from_blob(const_cast<uint8_t*>(src), t->shape, at::TensorOptions().dtype(*plain));
-      return view.to(device, target, /*non_blocking=*/false, /*copy=*/true);
+      return finite(view.to(device, target, /*non_blocking=*/false, /*copy=*/true));
     }
-    at::Tensor decoded = decode_blocks(*t, src);
+    at::Tensor decoded = finite(decode_blocks(*t, src));
     if (device.is_cpu() && target == at::kFloat) return decoded;
     return decoded.to(device, target);
   } catch (const c10::Error& e) {

@@ -107,8 +107,10 @@ WanCheckpointInfo wan_inspect_checkpoint(const std::string& path) {
       auto it = tf.metadata().find("vidgraph_wan_config");
       if (it != tf.metadata().end()) {
         hint = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
-        if (hint->is_discarded()) {
-          hint.reset();
+        if (!hint->is_object()) {
+          throw std::runtime_error("'" + file +
+                                   "' carries vidgraph_wan_config metadata that is not a JSON object: the file was "
+                                   "damaged after it was written. Write the model again.");
         }
       }
     }

@@ -7,7 +7,9 @@
 #include <ATen/ops/equal.h>
 #include <ATen/ops/randn.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "error_of.h"
@@ -244,6 +246,32 @@ class tst_Gguf : public QObject {
     QVERIFY(at::equal(g.load("bf16"), x.to(at::kBFloat16)));
     QCOMPARE(g.load("f16", c10::Device(c10::kCPU), at::kFloat).scalar_type(), at::kFloat);
     QCOMPARE(g.find("f32")->dims, (std::vector<int64_t>{5, 4, 3}));  // ggml order as stored
+  }
+
+  // A NaN block scale or an infinite plain weight is refused at load, naming the file and tensor.
+  void nonFiniteTensorsNamed() {
+    std::string q8(34, '\0');
+    put_half(q8, 0, std::nanf(""));
+    GgufTestWriter w;
+    w.tensor("nan_scale", {32, 1}, kTQ8_0, q8);
+    at::Tensor x = at::randn({4, 8});
+    x[1][2] = std::numeric_limits<float>::infinity();
+    add_torch_tensor(w, "inf_weight", x, kTF32);
+    add_torch_tensor(w, "fine", at::randn({4, 8}), kTF16);
+    const std::string file = write("non-finite.gguf", w);
+    const GgufFile g = GgufFile::open(file);
+    QCOMPARE(g.load("fine").size(0), int64_t(4));
+    for (const char* name : {"nan_scale", "inf_weight"}) {
+      try {
+        g.load(name);
+        QFAIL(qPrintable(QString("%1 loaded").arg(name)));
+      } catch (const GgufError& e) {
+        const std::string what = e.what();
+        QVERIFY2(what.find(file) != std::string::npos && what.find(std::string("'") + name + "'") != std::string::npos &&
+                     what.find("NaN or infinite") != std::string::npos,
+                 e.what());
+      }
+    }
   }
 
   // Metadata of every value type, arrays and strings included, versions 2 and 3.

@@ -271,6 +271,18 @@ class tst_GgufModels : public QObject {
     const std::string gguf_path = path("Wan2.2-TI2V-5B-Q8_0.gguf");
     write_file(gguf_path, w.bytes());
 
+    // The same file with its config hint damaged is refused with a sentence, never read as another model.
+    GgufTestWriter damaged;
+    damaged.string_kv("general.architecture", "wan");
+    damaged.string_kv("vidgraph_wan_config", "{\"dim\": 64,");
+    add_torch_tensor(damaged, "patch_embedding.weight", st.load("patch_embedding.weight"), kTF32);
+    const std::string damaged_path = path("damaged-hint.gguf");
+    write_file(damaged_path, damaged.bytes());
+    const std::string damaged_error = error_of([&] { wan::wan_inspect_checkpoint(damaged_path); });
+    QVERIFY2(damaged_error.find(damaged_path) != std::string::npos &&
+                 damaged_error.find("vidgraph_wan_config metadata that is not a JSON object") != std::string::npos,
+             damaged_error.c_str());
+
     const wan::WanCheckpointInfo info = wan::wan_inspect_checkpoint(gguf_path);
     QCOMPARE(info.layout, wan::WanLayout::SingleFile);
     QCOMPARE(info.config.dim, cfg.dim);
