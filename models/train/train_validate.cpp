@@ -107,6 +107,9 @@ bool has_sparsity(const plugin::MethodInfo& method) {
                      [](const plugin::ParamDescriptor& d) { return d.name == "sparsity"; });
 }
 
+// The most times one step may pass each training sample (batch x accumulation / samples).
+constexpr int64_t kMostPassesPerSample = 64;
+
 void validate_training(const wan::WanModelImpl& model, plugin::AttentionBackend* backend,
                        const std::vector<TrainingSample>& samples, const TrainOptions& o) {
   require(o.steps >= 1, "Training needs at least 1 step, got " + std::to_string(o.steps) + ".");
@@ -138,6 +141,16 @@ void validate_training(const wan::WanModelImpl& model, plugin::AttentionBackend*
                          "; encode \"\" with the same text encoder");
   }
   require(!samples.empty(), "Training needs at least one sample; none were given.");
+  // Samples pass one at a time, so batch and accumulation cost time, not memory: a step that passes
+  // each sample dozens of times (new noise each) runs for minutes and teaches nothing more.
+  const int64_t per_step = static_cast<int64_t>(o.batch) * o.accumulation;
+  const int64_t most = kMostPassesPerSample * static_cast<int64_t>(samples.size());
+  require(per_step <= most,
+          "One step would pass " + std::to_string(per_step) + " samples through the model (batch " +
+              std::to_string(o.batch) + " x accumulation " + std::to_string(o.accumulation) + "), each of the " +
+              std::to_string(samples.size()) + " training samples about " +
+              std::to_string(per_step / static_cast<int64_t>(samples.size())) + " times; lower batch or "
+              "accumulation to at most " + std::to_string(most) + " samples a step, or train on more samples.");
   for (size_t i = 0; i < samples.size(); ++i) {
     validate_sample(model.config(), samples[i], i);
   }
