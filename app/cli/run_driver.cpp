@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "interop/comfy_import.h"
 #include "engine/overrides.h"
 #include "engine/workflow_file.h"
 #include "run_cli.h"
@@ -49,6 +50,14 @@ engine::Result<engine::LoadedWorkflow> load_workflow(const RunArgs& args, const 
       return engine::make_error(as_file.error().message + ". Nor does it hold a workflow to read back: " +
                                 embedded->error().message);
     }
+  }
+  // A ComfyUI workflow (UI or API JSON, recognised by content) is imported; the file is only read.
+  if (auto imported = comfy::import_comfy_file(args.flow, &registry)) {
+    if (!imported->ok()) return imported->error();
+    comfy::log_import_report(imported->value().report, args.flow);
+    engine::LoadedWorkflow loaded;
+    loaded.document = std::move(imported->value().document);
+    return loaded;
   }
   return engine::load_workflow_file(args.flow, options);
 }

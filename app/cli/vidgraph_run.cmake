@@ -18,7 +18,7 @@ target_include_directories(vidgraph_run_lib PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(vidgraph_run_lib
   PUBLIC vidgraph_engine
   PUBLIC nlohmann_json::nlohmann_json
-  PRIVATE vidgraph_nodes_io CLI11::CLI11 spdlog::spdlog)
+  PRIVATE vidgraph_nodes_io vidgraph_interop CLI11::CLI11 spdlog::spdlog)
 # --previews writes PNGs: only with the media helpers (OpenCV; no LibTorch).
 if(TARGET vidgraph_nodes_media)
   target_sources(vidgraph_run_lib PRIVATE ${CMAKE_CURRENT_LIST_DIR}/run_previews.cpp)

@@ -1,0 +1,45 @@
+// Implements the queries of comfy_graph.h and the recognition of the two ComfyUI file formats.
+#include "interop/comfy_graph.h"
+
+namespace vidgraph::comfy {
+
+const ComfyInput* ComfyNode::input(const std::string& name) const {
+  for (const ComfyInput& in : inputs) {
+    if (in.name == name) return &in;
+  }
+  return nullptr;
+}
+
+const ComfyNode* ComfyGraph::find(const std::string& id) const {
+  for (const ComfyNode& n : nodes) {
+    if (n.id == id) return &n;
+  }
+  return nullptr;
+}
+
+std::vector<std::pair<const ComfyNode*, std::string>> ComfyGraph::readers(const std::string& id, int slot) const {
+  std::vector<std::pair<const ComfyNode*, std::string>> out;
+  for (const ComfyNode& n : nodes) {
+    for (const ComfyInput& in : n.inputs) {
+      if (in.linked && in.source.node == id && in.source.slot == slot) out.emplace_back(&n, in.name);
+    }
+  }
+  return out;
+}
+
+ComfyFormat comfy_format_of(const nlohmann::json& root) {
+  if (!root.is_object() || root.empty()) return ComfyFormat::None;
+  if (root.contains("format")) return ComfyFormat::None;  // a Vidgraph workflow (or something else)
+  const auto nodes = root.find("nodes");
+  const auto links = root.find("links");
+  if (nodes != root.end() && links != root.end() && nodes->is_array() && links->is_array()) return ComfyFormat::Ui;
+  for (const auto& [key, value] : root.items()) {
+    if (!value.is_object() || !value.contains("class_type") || !value["class_type"].is_string() ||
+        !value.contains("inputs") || !value["inputs"].is_object()) {
+      return ComfyFormat::None;
+    }
+  }
+  return ComfyFormat::Api;
+}
+
+}  // namespace vidgraph::comfy

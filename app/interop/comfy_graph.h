@@ -1,0 +1,73 @@
+// A ComfyUI workflow read into one neutral form, whichever of its two file formats it came in:
+//   UI format  (the editor's save): {"nodes": [...], "links": [[id, from, slot, to, slot, type]], ...,
+//              "definitions": {"subgraphs": [...]}}; widget values by position (`widgets_values`).
+//   API format (the queue's prompt): {"<id>": {"class_type": ..., "inputs": {name: value | [id, slot]}}}.
+// Contract: every node has its ComfyUI id (as a string; a flattened subgraph's inner node
+// "<instance>-<inner>"), class type, mode (0 runs, 2 muted, 4 bypassed; API files hold only nodes
+// that run), widget values by name (comfy_widgets.h names UI widgets by position) and linked inputs
+// by name. Reroute nodes are kept as nodes; comfy_walk.h follows them. No Qt, no LibTorch.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/result.h"
+
+namespace vidgraph::comfy {
+
+enum class ComfyFormat { None, Ui, Api };
+
+// ComfyUI's node modes (LiteGraph): 0 always, 2 never (muted), 4 bypass.
+inline constexpr int kModeMuted = 2;
+inline constexpr int kModeBypassed = 4;
+
+struct ComfySource {
+  std::string node;  // the producing node's id
+  int slot = 0;      // its output slot
+};
+
+struct ComfyInput {
+  std::string name;
+  std::string type;  // value type ("MODEL", ...); empty when the file does not say (API format)
+  bool linked = false;
+  ComfySource source;
+};
+
+struct ComfyNode {
+  std::string id;
+  std::string type;   // class type ("KSampler")
+  std::string title;  // the editor's title, when set
+  int mode = 0;
+  nlohmann::json values = nlohmann::json::object();  // widget values by name
+  nlohmann::json raw_widgets;                        // UI format: widgets_values as found
+  std::vector<ComfyInput> inputs;                    // declared order (UI) or file order (API)
+  std::vector<std::string> output_types;             // by slot; empty in the API format
+  nlohmann::json pos;                                // UI format: [x, y]
+  nlohmann::json proxy_widgets;  // a subgraph instance's promoted widgets: [[inner id, widget], ...]
+
+  const ComfyInput* input(const std::string& name) const;
+  bool runs() const { return mode != kModeMuted && mode != kModeBypassed; }
+};
+
+struct ComfyGraph {
+  ComfyFormat format = ComfyFormat::None;
+  std::vector<ComfyNode> nodes;
+  std::vector<std::string> notes;  // what reading did to the graph (flattened subgraphs), as sentences
+
+  const ComfyNode* find(const std::string& id) const;
+  // The nodes that read `id`'s output `slot`, with the input name each reads it into.
+  std::vector<std::pair<const ComfyNode*, std::string>> readers(const std::string& id, int slot) const;
+};
+
+// What `root` is: a UI-format graph (top-level "nodes" and "links" arrays, not a Vidgraph file), an
+// API-format prompt (an object whose every value has "class_type" and "inputs"), or neither.
+ComfyFormat comfy_format_of(const nlohmann::json& root);
+
+// Readers; `source` names the file in error sentences.
+engine::Result<ComfyGraph> read_ui_graph(const nlohmann::json& root, const std::string& source);
+engine::Result<ComfyGraph> read_api_graph(const nlohmann::json& root, const std::string& source);
+
+}  // namespace vidgraph::comfy

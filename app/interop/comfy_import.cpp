@@ -1,0 +1,77 @@
+// Implements comfy_import.h: read (comfy_graph.h), convert (comfy_converter.h), build the document.
+#include "interop/comfy_import.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "interop/comfy_converter.h"
+#include "engine/workflow_file.h"
+
+namespace vidgraph::comfy {
+
+using nlohmann::json;
+
+namespace {
+
+engine::Result<ComfyGraph> read_graph(const json& root, const std::string& source) {
+  switch (comfy_format_of(root)) {
+    case ComfyFormat::Ui: return read_ui_graph(root, source);
+    case ComfyFormat::Api: return read_api_graph(root, source);
+    case ComfyFormat::None: break;
+  }
+  return engine::make_error(source + ": not a ComfyUI workflow (neither its UI format, with \"nodes\" and \"links\", "
+                            "nor its API format, with \"class_type\" and \"inputs\" per node)");
+}
+
+}  // namespace
+
+bool is_comfy_workflow(const json& root) { return comfy_format_of(root) != ComfyFormat::None; }
+
+engine::Result<ComfyImport> import_comfy_json(const json& root, const std::string& source,
+                                              const engine::Registry* registry) {
+  auto graph = read_graph(root, source);
+  if (!graph.ok()) return graph.error();
+  ComfyImport out;
+  out.report.format = graph->format;
+  out.report.notes = graph->notes;
+  Converter converter(*graph, out.report);
+  if (auto s = converter.run(); !s) return engine::make_error(source + ": " + s.error().message);
+  json extra = converter.extra();
+  extra["format"] = graph->format == ComfyFormat::Ui ? "ui" : "api";
+  auto doc = engine::GraphDocument::build(converter.nodes(), converter.editor(), json{{"comfyui", extra}}, registry);
+  if (!doc.ok()) return engine::make_error(source + ": the imported graph is inconsistent (" + doc.error().to_string() +
+                                           "); please report this workflow");
+  out.document = std::move(doc.value());
+  return out;
+}
+
+engine::Result<ComfyImport> import_comfy_string(std::string_view text, const std::string& source,
+                                                const engine::Registry* registry) {
+  if (text.size() > engine::kMaxWorkflowBytes) {
+    return engine::make_error(source + ": larger than the " + std::to_string(engine::kMaxWorkflowBytes >> 20) +
+                              " MB a workflow may have");
+  }
+  if (auto s = engine::check_utf8(text); !s) return engine::make_error(source + ": " + s.error().message);
+  if (auto s = engine::check_json_depth(text); !s) return engine::make_error(source + ": " + s.error().message);
+  const json root = json::parse(text.begin(), text.end(), nullptr, false);
+  if (root.is_discarded()) return engine::make_error(source + ": not valid JSON");
+  return import_comfy_json(root, source, registry);
+}
+
+std::optional<engine::Result<ComfyImport>> import_comfy_file(const std::string& path,
+                                                             const engine::Registry* registry) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec || size > engine::kMaxWorkflowBytes || !std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string text(static_cast<std::size_t>(size), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(size));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (engine::check_utf8(text).ok() == false || engine::check_json_depth(text).ok() == false) return std::nullopt;
+  const json root = json::parse(text, nullptr, false);
+  if (root.is_discarded() || !is_comfy_workflow(root)) return std::nullopt;
+  return import_comfy_json(root, path, registry);
+}
+
+}  // namespace vidgraph::comfy
