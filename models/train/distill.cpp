@@ -175,8 +175,15 @@ DistillResult distill(wan::WanModelImpl& model, plugin::AttentionBackend* backen
   validate_distill(model, backend, prompts, o);
   auto log = wan::models_logger();
   const plugin::MethodInfo method = training_method(backend, o.method);
-  const SparseExtrasNeeded extras = sparse_extras_for(method);
-  add_sparse_extras(model, extras.gate_compress, extras.proj_l);
+  const plugin::MethodInfo teacher_method = training_method(backend, o.teacher_method);
+  // The student trains the extras its method reads, except those the teacher reads too: they are
+  // the trained model's own, and the teacher must not change under the student.
+  const SparseExtrasNeeded student_reads = sparse_extras_for(method), teacher_reads = sparse_extras_for(teacher_method);
+  add_sparse_extras(model, student_reads.gate_compress || teacher_reads.gate_compress,
+                    student_reads.proj_l || teacher_reads.proj_l);
+  SparseExtrasNeeded extras;
+  extras.gate_compress = student_reads.gate_compress && !teacher_reads.gate_compress;
+  extras.proj_l = student_reads.proj_l && !teacher_reads.proj_l;
   AdapterSets sets(model);
   sets.add(kStudent, o.student_lora, mix_seed(o.seed, 1));
   sets.add(kCritic, o.critic_lora, mix_seed(o.seed, 2));
@@ -211,9 +218,10 @@ DistillResult distill(wan::WanModelImpl& model, plugin::AttentionBackend* backen
 
   GradScope student_scope(student.trained), critic_scope(critic.trained);
   wan::AttentionChoice student_attention{backend, o.method, o.method_params};
-  const wan::AttentionChoice full_attention{backend, "full", {}};
-  StepAttention student_runs(model), full_runs(model);
-  const wan::AttentionRun& full = full_runs.for_latent(full_attention, o.latent_shape);
+  wan::AttentionChoice teacher_attention{backend, o.teacher_method, o.teacher_method_params};
+  if (has_sparsity(teacher_method)) teacher_attention.params["sparsity"] = o.teacher_sparsity;
+  StepAttention student_runs(model), teacher_runs(model);
+  const wan::AttentionRun& full = teacher_runs.for_latent(teacher_attention, o.latent_shape);
   const int64_t patch_t = model.config().patch_size[0];
   for (int step = history.step + 1; step <= o.steps; ++step) {
     if (o.is_cancelled && o.is_cancelled()) {

@@ -69,6 +69,13 @@ struct DistillOptions {
   TrainMode student_mode = TrainMode::Lora, critic_mode = TrainMode::Lora;
   LoraOptions student_lora, critic_lora;  // rank, alpha, targets each (lora.h defaults)
 
+  // The teacher's and the critic's self-attention: "full" (DMD2's recipe, for models trained with
+  // full attention) or the sparse method a model was trained with (the demo model, VSA-trained
+  // checkpoints), at `teacher_sparsity`. Extras it reads stay frozen: the teacher never changes.
+  std::string teacher_method = "full";
+  plugin::ParamMap teacher_method_params;  // other params; the sparsity comes from teacher_sparsity
+  double teacher_sparsity = 0.0;
+
   // The student's self-attention: "full", "vsa" or "sla_star" (extras trained in the student only).
   std::string method = "full";
   plugin::ParamMap method_params;  // other params; the sparsity comes from `sparsity`

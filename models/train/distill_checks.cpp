@@ -61,6 +61,7 @@ nlohmann::json options_that_must_match(const DistillOptions& o, size_t prompt_co
   return {{"student_lora", lora(o.student_lora)},
           {"critic_lora", lora(o.critic_lora)},
           {"method", o.method},
+          {"teacher_method", o.teacher_method},
           {"seed", o.seed},
           {"latent_shape", o.latent_shape},
           {"student_timesteps", o.student_timesteps},
@@ -113,6 +114,9 @@ void validate_distill(const wan::WanModelImpl& model, plugin::AttentionBackend* 
   }
   validate_attention_method(model, backend, o.method, o.method_params, o.sparsity, o.latent_shape, "The student",
                             "DistillOptions::sparsity");
+  validate_attention_method(model, backend, o.teacher_method, o.teacher_method_params,
+                            {o.teacher_sparsity, o.teacher_sparsity, 0}, o.latent_shape, "The teacher",
+                            "DistillOptions::teacher_sparsity");
   require(o.resume_from.empty() || std::filesystem::is_regular_file(o.resume_from),
           "The checkpoint to resume from, '" + o.resume_from + "', does not exist or is not a file.");
 }
@@ -139,8 +143,11 @@ DistillHistory read_distill_state(const std::string& path, const DistillRole& st
                                   const DistillOptions& options, size_t prompt_count) {
   const model_io::SafetensorsFile file = model_io::SafetensorsFile::open(path);
   const nlohmann::json meta = read_state_meta(file, path, kStateKey, "distillation", "distill-step-*.safetensors");
-  check_saved_options(path, meta.value("options", nlohmann::json::object()),
-                      options_that_must_match(options, prompt_count));
+  // Options added after the first checkpoints were written: a checkpoint without one used its default.
+  nlohmann::json saved = {{"teacher_method", "full"}};
+  const nlohmann::json recorded = meta.value("options", nlohmann::json::object());
+  if (recorded.is_object()) saved.update(recorded);
+  check_saved_options(path, saved, options_that_must_match(options, prompt_count));
   return read_state_fields(path, "distillation", [&] {
     load_optimizer_state(file, path, meta.at("adamw_steps"), "student.", student.trained, *student.optimizer);
     load_optimizer_state(file, path, meta.at("adamw_steps"), "critic.", critic.trained, *critic.optimizer);

@@ -216,6 +216,7 @@ class tst_distill : public QObject {
   void firstStepMatchesFloat64Reference_data();
   void firstStepMatchesFloat64Reference();
   void rolesRunOnOneCopyAndTeacherStaysIdentical();
+  void sparseTeacherKeepsItsExtras();
   void regressionLossIsOptional();
   void resumeIsBitIdentical();
   void cancelWritesResumableCheckpoint();
@@ -468,6 +469,46 @@ void tst_distill::rolesRunOnOneCopyAndTeacherStaysIdentical() {
   QVERIFY(rel_err(student_out, teacher_before) > 1e-6);  // the student's adapters did train
   train::detach_lora(*model);
   QVERIFY(model->forward(x, t, ctx, full).equal(teacher_before));  // the teacher, bit for bit
+}
+
+// A model trained with VSA (the demo model) is distilled with a vsa teacher and critic: every
+// teacher and critic call runs vsa, the gates they read stay the trained
+// model's (bit for bit), and an sla_star student trains only the extra the teacher does not read.
+void tst_distill::sparseTeacherKeepsItsExtras() {
+  wan::WanModel model = wan::wan_make_model(small_config(), 4);
+  train::add_sparse_extras(*model, /*gate_compress=*/true, /*proj_l=*/false);
+  std::map<std::string, at::Tensor> gates;
+  {
+    c10::NoGradGuard no_grad;
+    for (auto& [name, p] : wan::wan_named_parameters(*model)) {
+      if (name.find("to_gate_compress") == std::string::npos) continue;
+      p.copy_(randn_seeded(p.sizes().vec(), 9) * 0.1);  // trained gates, not fresh zeros
+      gates[name] = p.detach().clone();
+    }
+  }
+  QVERIFY(!gates.empty());
+  wan::WanLinearImpl* q = nullptr;
+  for (auto& [name, linear] : train::wan_named_linears(*model)) {
+    if (name == "blocks.0.self_attn.q") q = linear;
+  }
+  WatchingBackend watching(*backend(), q);
+  train::DistillOptions o = base_options("sla_star");
+  o.steps = 2;
+  o.teacher_method = "vsa";
+  o.teacher_sparsity = 0.5;
+  train::distill(*model, &watching, make_prompts(3), o);
+  int teacher_or_critic = 0;
+  for (const auto& c : watching.calls) {
+    QVERIFY2(c.method == "vsa" || c.method == "sla_star", c.method.c_str());
+    teacher_or_critic += c.method == "vsa";
+  }
+  QVERIFY(teacher_or_critic > 0);
+  bool proj_l_trained = false;
+  for (auto& [name, p] : wan::wan_named_parameters(*model)) {
+    if (gates.count(name)) QVERIFY2(p.equal(gates[name]), name.c_str());
+    if (name.find("proj_l") != std::string::npos) proj_l_trained |= p.abs().sum().item<double>() > 0;
+  }
+  QVERIFY(proj_l_trained);
 }
 
 // Off by default (reported 0); at weight w the generator loss of step 1 is the same DMD loss plus

@@ -122,6 +122,17 @@ engine::Status student_method(const engine::NodeContext& ctx, const AttentionPar
     o.sparsity = {sparsity, sparsity, 0};
     o.method_params.erase(it);
   }
+  // The teacher's (and critic's) method reads the same node params (sparsity, tile, ...).
+  o.teacher_method = ctx.param_string("teacher_method");
+  const plugin::MethodInfo* teacher = schema.find_method(o.teacher_method);
+  if (teacher == nullptr) return node_error(ctx, "The attention plugin has no method '" + o.teacher_method + "'.");
+  auto teacher_params = schema.params_for(*teacher, ctx.params());
+  if (!teacher_params.ok()) return node_error(ctx, teacher_params.error().message);
+  o.teacher_method_params = std::move(*teacher_params);
+  if (auto it = o.teacher_method_params.find("sparsity"); it != o.teacher_method_params.end()) {
+    o.teacher_sparsity = plugin::param_as_double(o.teacher_method_params, "sparsity");
+    o.teacher_method_params.erase(it);
+  }
   return {};
 }
 
@@ -266,8 +277,11 @@ std::vector<ParamSpec> distill_params(const std::vector<std::string>& methods, c
       ParamSpec::text("prompts", "", "The distillation prompts, one per line (encoded once by the text encoder)."),
       ParamSpec::file_path("prompts_file", "", "Text (*.txt)", "A file of more prompts, one per line; empty = none."),
       ParamSpec::text("negative", "", "The teacher's negative prompt; empty = the Wan2.2 default negative prompt."),
-      ParamSpec::enumeration("method", methods, default_method,
-                             "The student's self-attention method (the teacher and the critic run full)."),
+      ParamSpec::enumeration("method", methods, default_method, "The student's self-attention method."),
+      ParamSpec::enumeration("teacher_method", methods, default_method,
+                             "The teacher's and the critic's self-attention: full for models trained with full "
+                             "attention (the Wan releases), the sparse method a model was trained with otherwise "
+                             "(the demo model: vsa), at the same sparsity and tile params as the student."),
       ParamSpec::integer("steps", 200, 1, 1000000, "Generator (student) updates."),
       ParamSpec::integer("critic_updates", 5, 1, 100, "Critic updates per student update (two time-scale rule)."),
       positive(ParamSpec::real("student_lr", 1e-4, 0.0, 1.0, "The student's learning rate (AdamW).")),
