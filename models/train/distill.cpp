@@ -192,6 +192,7 @@ DistillResult distill(wan::WanModelImpl& model, plugin::AttentionBackend* backen
   const DistillRole critic = make_role(sets.adapters(kCritic), {}, o.critic_lr, o.weight_decay);
 
   DistillResult result;
+  for (const auto& [name, tensor] : sparse_extra_parameters(model, teacher_reads)) result.frozen_extras.insert(name);
   DistillHistory history;
   if (!o.resume_from.empty()) {
     history = read_distill_state(o.resume_from, student, critic, o, prompts.size());

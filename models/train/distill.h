@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -113,6 +114,9 @@ struct DistillResult {
   bool cancelled = false;
   std::vector<double> generator_losses, critic_losses, dmd_grad_norms;  // one per step done
   std::string checkpoint_path;  // the last resumable checkpoint written, or ""
+  // Sparse extras the teacher read and kept frozen: the base model's own, not the student's (a
+  // student file leaves them out: save_lora's leave_out).
+  std::set<std::string> frozen_extras;
 };
 
 // Distils `model` in place. On return the student's adapters are attached (the model computes the

@@ -21,7 +21,7 @@ bool is_sparse_extra_param(const std::string& name) {
 
 }  // namespace
 
-void save_lora(const wan::WanModelImpl& model, const std::string& path) {
+void save_lora(const wan::WanModelImpl& model, const std::string& path, const std::set<std::string>& leave_out) {
   c10::NoGradGuard no_grad;
   const auto modules = attached_lora_modules(model);
   if (modules.empty()) {
@@ -39,7 +39,7 @@ void save_lora(const wan::WanModelImpl& model, const std::string& path) {
   }
   // Zero extras are the same as absent ones: only non-zero (trained or loaded) extras are written.
   for (const auto& [name, param] : wan::wan_named_parameters(const_cast<wan::WanModelImpl&>(model))) {
-    if (is_sparse_extra_param(name) && param.ne(0).any().item<bool>()) {
+    if (is_sparse_extra_param(name) && !leave_out.count(name) && param.ne(0).any().item<bool>()) {
       tensors.emplace_back("diffusion_model." + name, param.detach());
     }
   }

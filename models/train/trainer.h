@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -100,8 +101,9 @@ TrainResult train(wan::WanModelImpl& model, plugin::AttentionBackend* backend,
 // The attached adapters in ComfyUI's layout: diffusion_model.<module>.lora_down.weight [r, in],
 // .lora_up.weight [out, r], .alpha (scalar, = scale * rank), and the sparse extras that are
 // present and non-zero as plain tensors (diffusion_model.blocks.N.self_attn.to_gate_compress.weight ...).
-// Atomic write. Throws std::invalid_argument when the model has no adapter.
-void save_lora(const wan::WanModelImpl& model, const std::string& path);
+// `leave_out` names extras the file should not carry (a distillation's frozen teacher gates: the
+// base model's own). Atomic write. Throws std::invalid_argument when the model has no adapter.
+void save_lora(const wan::WanModelImpl& model, const std::string& path, const std::set<std::string>& leave_out = {});
 
 // Every parameter in the official key layout (one .safetensors, no prefix, config metadata that
 // wan_load_model reads), attached adapters merged into their weights (W + scale * up down).

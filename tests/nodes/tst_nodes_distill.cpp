@@ -23,6 +23,7 @@
 #include "engine/node_context.h"
 #include "engine/registry.h"
 #include "models/train/lora.h"
+#include "models/train/sparse_extras.h"
 #include "models/wan/wan_lora.h"
 #include "models/wan/wan_tiny.h"
 #include "nodes/model/model_handles.h"
@@ -95,6 +96,7 @@ class tst_nodes_distill : public QObject {
   void loraTargetsChooseLayers();
   void validationSamplesTheStudent();
   void sparseStudentShipsItsExtras();
+  void studentLeavesTheTeachersGatesOut();
   void cancelThenResume();
   void badInputsRefusedBeforeAnyStep_data();
   void badInputsRefusedBeforeAnyStep();
@@ -245,6 +247,35 @@ void tst_nodes_distill::sparseStudentShipsItsExtras() {
   const wan::WanLora lora = wan::wan_read_lora(*engine::value_as<std::string>(out->at("path")));
   QVERIFY(lora.modules.count("blocks.0.self_attn.to_gate_compress"));
   QVERIFY(lora.modules.at("blocks.0.self_attn.to_gate_compress").weight.defined());
+}
+
+// A vsa-trained model (non-zero gates) distilled with a vsa teacher and an sla_star student: the
+// student file carries its LoRA and proj_l, not the gates, which are the base model's own.
+void tst_nodes_distill::studentLeavesTheTeachersGatesOut() {
+  DitHandle dit;
+  dit.model = wan::wan_make_model(wan::wan_tiny_config(), 7).ptr();
+  train::add_sparse_extras(*dit.model, /*gate_compress=*/true, /*proj_l=*/false);
+  {
+    c10::NoGradGuard no_grad;
+    for (auto& [name, p] : wan::wan_named_parameters(*dit.model)) {
+      if (name.find("to_gate_compress") != std::string::npos) p.fill_(0.01);
+    }
+  }
+  engine::ValueMap in = inputs();
+  in["model"] = engine::make_value(kModelType, dit);
+  nlohmann::json params = tiny_params();
+  params["method"] = "sla_star";
+  params["teacher_method"] = "vsa";
+  params["sparsity"] = 0.5;
+  params["steps"] = 1;
+  params["output"] = "{output}/sla-star-student.safetensors";
+  Run r;
+  auto out = run(params, in, &r);
+  QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
+  const wan::WanLora lora = wan::wan_read_lora(*engine::value_as<std::string>(out->at("path")));
+  QVERIFY(lora.modules.count("blocks.0.self_attn.q"));
+  QVERIFY(lora.modules.count("blocks.0.self_attn.proj_l"));
+  QVERIFY(!lora.modules.count("blocks.0.self_attn.to_gate_compress"));
 }
 
 // Cancel after step 1 of 3: an error naming the resumable checkpoint, no student; resumed from it:

@@ -496,7 +496,9 @@ void tst_distill::sparseTeacherKeepsItsExtras() {
   o.steps = 2;
   o.teacher_method = "vsa";
   o.teacher_sparsity = 0.5;
-  train::distill(*model, &watching, make_prompts(3), o);
+  const train::DistillResult r = train::distill(*model, &watching, make_prompts(3), o);
+  QCOMPARE(r.frozen_extras.size(), gates.size());
+  for (const auto& [name, gate] : gates) QVERIFY2(r.frozen_extras.count(name), name.c_str());
   int teacher_or_critic = 0;
   for (const auto& c : watching.calls) {
     QVERIFY2(c.method == "vsa" || c.method == "sla_star", c.method.c_str());

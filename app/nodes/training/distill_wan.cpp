@@ -260,7 +260,7 @@ engine::Result<engine::ValueMap> compute_distill_wan(engine::NodeContext& ctx, c
   auto result = run_distill(ctx, *model, attention.backend, *prompts, options);
   if (!result.ok()) return result.error();
   if (result->cancelled) return cancelled_error(ctx, *result);
-  auto written = write_weights(ctx, *model, train::TrainMode::Lora);
+  auto written = write_weights(ctx, *model, train::TrainMode::Lora, result->frozen_extras);
   if (!written.ok()) return written.error();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   write_record(ctx, *written, options, *result, prompts->size(), seconds);

@@ -17,13 +17,13 @@ std::string format_number(const char* format, double value) {
 }
 
 engine::Result<std::string> write_weights(const engine::NodeContext& ctx, const wan::WanModelImpl& model,
-                                          train::TrainMode mode) {
+                                          train::TrainMode mode, const std::set<std::string>& leave_out) {
   const OutputTarget target = writer_target(ctx.params(), ctx.options(), "output", weights_kind);
   if (std::string problem = check_output_target(target); !problem.empty()) return node_error(ctx, problem);
   remove_stale_temporaries(target.path);
   const std::string temp = temporary_sibling(target.path);
   try {
-    if (mode == train::TrainMode::Lora) train::save_lora(model, temp);
+    if (mode == train::TrainMode::Lora) train::save_lora(model, temp, leave_out);
     else train::save_full_checkpoint(model, temp);
   } catch (const std::exception& e) {
     remove_temporary(temp);

@@ -2,6 +2,7 @@
 // trained weights through a temporary published by the node's `naming`, and numbers for messages.
 #pragma once
 
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -20,9 +21,9 @@ OutputKind weights_kind(const nlohmann::json& params);
 // `value` printed with a printf `format` ("%.6f").
 std::string format_number(const char* format, double value);
 
-// Writes `model`'s LoRA (ComfyUI names) or full checkpoint to the `output` param's target; the
-// published path or an error sentence.
+// Writes `model`'s LoRA (ComfyUI names; without the extras `leave_out` names) or full checkpoint
+// to the `output` param's target; the published path or an error sentence.
 engine::Result<std::string> write_weights(const engine::NodeContext& ctx, const wan::WanModelImpl& model,
-                                          train::TrainMode mode);
+                                          train::TrainMode mode, const std::set<std::string>& leave_out = {});
 
 }  // namespace vidgraph::nodes
