@@ -259,9 +259,9 @@ void tst_nodes_schema::runnerRefusesBeforeLoading_data() {
   QTest::newRow("run tile=4,4") << "run" << sampler << "sampler.tile=4,4" << "3 values";
   QTest::newRow("validate feature_map") << "validate" << sampler << "sampler.feature_map=tanh" << "tanh";
   // A learning rate of 0 used to pass validation and fail after the dataset was encoded.
-  QTest::newRow("run train.lr=0") << "run" << QString::fromUtf8(kFinetuneFlow) << "train.lr=0" << "must be positive";
+  QTest::newRow("run train.lr=0") << "run" << QString::fromUtf8(kFinetuneFlow) << "train.lr=0" << "outside [1e-09, 1]";
   QTest::newRow("validate distill.critic_lr=0")
-      << "validate" << QString::fromUtf8(kDistillFlow) << "distill.critic_lr=0" << "must be positive";
+      << "validate" << QString::fromUtf8(kDistillFlow) << "distill.critic_lr=0" << "outside [1e-09, 1]";
 }
 
 // vidgraph-run: exit 2 with the param named, and for run no node started (the model never loads).

@@ -56,14 +56,6 @@ std::string file_param_fingerprint(const nlohmann::json& params, const engine::R
   return file_fingerprint(options.resolve_path(params.value(param, std::string())));
 }
 
-engine::ParamSpec positive(engine::ParamSpec spec) {
-  spec.rule = [name = spec.name](const nlohmann::json& value) -> std::string {
-    if (value.get<double>() > 0) return {};
-    return "param '" + name + "' is 0; it must be positive (the default is a good start).";
-  };
-  return spec;
-}
-
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
   std::string current;

@@ -40,9 +40,6 @@ void require_utf8_params(const nlohmann::json& params);
 // overwrite its own earlier output.
 engine::FingerprintFn output_fingerprint(std::string param);
 
-// `spec` (a Float param) with a rule refusing 0: a learning rate, a scale that must act.
-engine::ParamSpec positive(engine::ParamSpec spec);
-
 // Splits "a, b" / "a;b" lists (paths, patterns; trimmed, empties dropped).
 std::vector<std::string> split_list(const std::string& text);
 

@@ -199,7 +199,7 @@ engine::NodeType train_wan_node(const AttentionSource& attention) {
       ParamSpec::enumeration("mode", {"lora", "full"}, "lora", "lora: train adapters; full: every weight."),
       ParamSpec::enumeration("method", attention_methods, default_method, "Self-attention method while training."),
       ParamSpec::integer("steps", 100, 1, 1000000, "Optimizer steps."),
-      positive(ParamSpec::real("lr", 1e-4, 0.0, 1.0, "Peak learning rate.")),
+      ParamSpec::real("lr", 1e-4, 1e-9, 1.0, "Peak learning rate (must be positive)."),
       ParamSpec::integer("batch", 1, 1, 256, "Samples per micro-batch."),
       ParamSpec::integer("accumulation", 1, 1, 1024, "Micro-batches per optimizer step."),
       ParamSpec::integer("warmup", 0, 0, 1000000, "Linear warm-up steps."),
