@@ -166,4 +166,11 @@ engine::Result<plugin::ParamMap> AttentionParamSchema::params_for(const plugin::
   return out;
 }
 
+engine::Result<plugin::ParamMap> AttentionParamSchema::params_for(const std::string& method,
+                                                                  const nlohmann::json& node_params) const {
+  const plugin::MethodInfo* info = find_method(method);
+  if (info == nullptr) return engine::make_error("The attention plugin has no method '" + method + "'.");
+  return params_for(*info, node_params);
+}
+
 }  // namespace vidgraph::nodes

@@ -58,6 +58,8 @@ class AttentionParamSchema {
   // converted, not range-checked (validation did that); an error names the workflow param whose
   // value is not of its type.
   engine::Result<plugin::ParamMap> params_for(const plugin::MethodInfo& method, const nlohmann::json& node_params) const;
+  // The same for the method named `method`; an error sentence when the plugin has no such method.
+  engine::Result<plugin::ParamMap> params_for(const std::string& method, const nlohmann::json& node_params) const;
 
  private:
   struct Entry {

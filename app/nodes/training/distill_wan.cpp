@@ -14,6 +14,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "models/train/distill.h"
@@ -108,31 +109,33 @@ at::Tensor negative_context(const engine::NodeContext& ctx) {
   return {};
 }
 
-// The student's method and its params; its sparsity (when it has one) becomes the schedule.
-engine::Status student_method(const engine::NodeContext& ctx, const AttentionParamSchema& schema,
-                              train::DistillOptions& o) {
-  o.method = ctx.param_string("method");
-  const plugin::MethodInfo* method = schema.find_method(o.method);
-  if (method == nullptr) return node_error(ctx, "The attention plugin has no method '" + o.method + "'.");
-  auto params = schema.params_for(*method, ctx.params());
+// A method's params read from the node params; its sparsity (when it has one) moved out to `sparsity`.
+engine::Result<plugin::ParamMap> method_params(const engine::NodeContext& ctx, const AttentionParamSchema& schema,
+                                               const std::string& method, std::optional<double>* sparsity) {
+  auto params = schema.params_for(method, ctx.params());
   if (!params.ok()) return node_error(ctx, params.error().message);
-  o.method_params = std::move(*params);
-  if (auto it = o.method_params.find("sparsity"); it != o.method_params.end()) {
-    const double sparsity = plugin::param_as_double(o.method_params, "sparsity");
-    o.sparsity = {sparsity, sparsity, 0};
-    o.method_params.erase(it);
+  if (auto it = params->find("sparsity"); it != params->end()) {
+    *sparsity = plugin::param_as_double(*params, "sparsity");
+    params->erase(it);
   }
-  // The teacher's (and critic's) method reads the same node params (sparsity, tile, ...).
+  return params;
+}
+
+// The student's method (its sparsity becomes the schedule) and the teacher's and critic's, which
+// read the same node params (sparsity, tile, ...).
+engine::Status attention_methods(const engine::NodeContext& ctx, const AttentionParamSchema& schema,
+                                 train::DistillOptions& o) {
+  o.method = ctx.param_string("method");
+  std::optional<double> sparsity, teacher_sparsity;
+  auto student = method_params(ctx, schema, o.method, &sparsity);
+  if (!student.ok()) return student.error();
+  o.method_params = std::move(*student);
+  if (sparsity) o.sparsity = {*sparsity, *sparsity, 0};
   o.teacher_method = ctx.param_string("teacher_method");
-  const plugin::MethodInfo* teacher = schema.find_method(o.teacher_method);
-  if (teacher == nullptr) return node_error(ctx, "The attention plugin has no method '" + o.teacher_method + "'.");
-  auto teacher_params = schema.params_for(*teacher, ctx.params());
-  if (!teacher_params.ok()) return node_error(ctx, teacher_params.error().message);
-  o.teacher_method_params = std::move(*teacher_params);
-  if (auto it = o.teacher_method_params.find("sparsity"); it != o.teacher_method_params.end()) {
-    o.teacher_sparsity = plugin::param_as_double(o.teacher_method_params, "sparsity");
-    o.teacher_method_params.erase(it);
-  }
+  auto teacher = method_params(ctx, schema, o.teacher_method, &teacher_sparsity);
+  if (!teacher.ok()) return teacher.error();
+  o.teacher_method_params = std::move(*teacher);
+  o.teacher_sparsity = teacher_sparsity.value_or(0.0);
   return {};
 }
 
@@ -144,7 +147,7 @@ engine::Result<train::DistillOptions> distill_options(const engine::NodeContext&
                                   static_cast<int>(ctx.param_int("height")), static_cast<int>(ctx.param_int("frames")));
   if (!shape.ok()) return shape.error();
   o.latent_shape = std::move(*shape);
-  if (engine::Status s = student_method(ctx, schema, o); !s.ok()) return s.error();
+  if (engine::Status s = attention_methods(ctx, schema, o); !s.ok()) return s.error();
   const std::string timesteps = ctx.param_string("student_timesteps");
   std::string error;
   if (!parse_dmd_timesteps(timesteps, &o.student_timesteps, &error)) {

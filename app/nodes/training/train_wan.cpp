@@ -65,9 +65,7 @@ engine::Result<train::TrainOptions> train_options(const engine::NodeContext& ctx
   o.lora.rank = static_cast<int>(ctx.param_int("lora_rank"));
   o.lora.alpha = ctx.param_float("lora_alpha");
   o.method = ctx.param_string("method");
-  const plugin::MethodInfo* method = schema.find_method(o.method);
-  if (method == nullptr) return node_error(ctx, "The attention plugin has no method '" + o.method + "'.");
-  auto method_params = schema.params_for(*method, ctx.params());
+  auto method_params = schema.params_for(o.method, ctx.params());
   if (!method_params.ok()) return node_error(ctx, method_params.error().message);
   o.method_params = std::move(*method_params);
   o.sparsity = {ctx.param_float("sparsity_start"), ctx.param_float("sparsity_target"),
