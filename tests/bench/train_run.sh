@@ -4,7 +4,7 @@
 # with gradient checkpointing, with vidgraph-train-bench already built in BUILD_DIR (ninja target
 # vidgraph-train-bench, which builds the vidgraph_attention plugin too).
 # Usage: tests/bench/train_run.sh BUILD_DIR        (from the repository root on the device)
-# Env: MODE (lora, full or dmd), CRITIC_UPDATES (dmd: 5), GRID (31,22,40), REPEATS (3), METHODS (full,vsa,sla_star), NPROC (unset: one
+# Env: MODE (lora, full or dmd), CRITIC_UPDATES (dmd: 5), TEACHER_METHOD (dmd: full), GRID (31,22,40), REPEATS (3), METHODS (full,vsa,sla_star), NPROC (unset: one
 # process; N: N ranks started by torchrun, one GPU each, the step sequence-parallel over them over
 # NCCL; NPROC=1 is one GPU through the same collectives).
 # Writes $OUT/train.json and $OUT/train.log (default OUT: ./device-out); prints the JSON's methods.
@@ -23,7 +23,7 @@ LAUNCH=()
 if [ -n "${NPROC:-}" ]; then
   LAUNCH=(python3 -m torch.distributed.run --standalone --nproc-per-node "$NPROC" --no-python)
 fi
-"${LAUNCH[@]}" "$BIN" --config 5b --device cuda --methods "${METHODS:-full,vsa,sla_star}" --dtype bf16 --grid "${GRID:-31,22,40}" --mode "${MODE:-lora}" --critic-updates "${CRITIC_UPDATES:-5}" --rank 32 \
+"${LAUNCH[@]}" "$BIN" --config 5b --device cuda --methods "${METHODS:-full,vsa,sla_star}" --dtype bf16 --grid "${GRID:-31,22,40}" --mode "${MODE:-lora}" --critic-updates "${CRITIC_UPDATES:-5}" --teacher-method "${TEACHER_METHOD:-full}" --rank 32 \
   --checkpointing --sparsity 0.875 --warmup 1 --repeats "${REPEATS:-3}" --out "$OUT/train.json" \
   > /dev/null 2> "$OUT/train.log"
 rc=$?

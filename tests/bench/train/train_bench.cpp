@@ -41,6 +41,7 @@ using nlohmann::json;
 
 struct Options {
   std::string config = "tiny", device = "cpu", dtype = "fp32", grid, mode = "lora", plugin, out;
+  std::string teacher_method = "full";
   std::vector<std::string> methods{"full", "vsa", "sla_star"};
   int rank = 32, warmup = 1, repeats = 5, text_len = 0, critic_updates = 5;
   double sparsity = 0.875;
@@ -108,6 +109,8 @@ json bench_dmd(const Options& o, const std::string& method, const wan::WanConfig
   d.student_lora.alpha = d.critic_lora.alpha = o.rank;
   d.method = method;
   d.sparsity = {o.sparsity, o.sparsity, 0};
+  d.teacher_method = o.teacher_method;
+  d.teacher_sparsity = o.teacher_method == "full" ? 0.0 : o.sparsity;
   d.critic_updates = o.critic_updates;
   d.student_lr = d.critic_lr = 1e-5;
   d.random_exit = false;  // every step runs the whole chain: the step's cost does not depend on a draw
@@ -193,6 +196,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"lora", "full", "dmd"}));
   app.add_option("--critic-updates", o.critic_updates, "dmd: critic updates per generator update")
       ->check(CLI::PositiveNumber);
+  app.add_option("--teacher-method", o.teacher_method,
+                 "dmd: the teacher's and critic's attention (full, or the student's sparse method at --sparsity)")
+      ->check(CLI::IsMember({"full", "vsa", "sla_star"}));
   app.add_option("--rank", o.rank, "LoRA rank");
   app.add_option("--sparsity", o.sparsity, "vsa / sla_star sparsity");
   app.add_flag("--checkpointing", o.checkpointing, "gradient checkpointing per block");
@@ -230,6 +236,7 @@ int main(int argc, char** argv) {
                   {"repeats", o.repeats},
                   {"ranks", sp ? sp->world_size() : 1},
                   {"critic_updates", o.mode == "dmd" ? json(o.critic_updates) : json()},
+                  {"teacher_method", o.mode == "dmd" ? json(o.teacher_method) : json()},
                   {"methods", json::object()}};
     for (const std::string& method : o.methods) {
       try {
