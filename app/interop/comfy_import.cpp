@@ -23,12 +23,8 @@ engine::Result<ComfyGraph> read_graph(const json& root, const std::string& sourc
                             "nor its API format, with \"class_type\" and \"inputs\" per node)");
 }
 
-}  // namespace
-
-bool is_comfy_workflow(const json& root) { return comfy_format_of(root) != ComfyFormat::None; }
-
-engine::Result<ComfyImport> import_comfy_json(const json& root, const std::string& source,
-                                              const engine::Registry* registry) {
+engine::Result<ComfyImport> import_checked(const json& root, const std::string& source,
+                                           const engine::Registry* registry) {
   auto graph = read_graph(root, source);
   if (!graph.ok()) return graph.error();
   ComfyImport out;
@@ -43,6 +39,29 @@ engine::Result<ComfyImport> import_comfy_json(const json& root, const std::strin
                                            "); please report this workflow");
   out.document = std::move(doc.value());
   return out;
+}
+
+// nlohmann's "[json.exception.type_error.302] type must be string, but is array" without its tag.
+std::string json_problem(const json::exception& e) {
+  const std::string what = e.what();
+  const auto end = what.find("] ");
+  return what.rfind("[json.exception.", 0) == 0 && end != std::string::npos ? what.substr(end + 2) : what;
+}
+
+}  // namespace
+
+bool is_comfy_workflow(const json& root) { return comfy_format_of(root) != ComfyFormat::None; }
+
+// The readers take what a well-formed ComfyUI file holds for granted field by field; a file whose
+// fields have other types (hand-edited, truncated, hostile) ends here as one error naming the file.
+engine::Result<ComfyImport> import_comfy_json(const json& root, const std::string& source,
+                                              const engine::Registry* registry) {
+  try {
+    return import_checked(root, source, registry);
+  } catch (const json::exception& e) {
+    return engine::make_error(source + ": a field of this ComfyUI workflow has a value ComfyUI never writes (" +
+                              json_problem(e) + "); open and save it again in ComfyUI, or fix the file by hand.");
+  }
 }
 
 engine::Result<ComfyImport> import_comfy_string(std::string_view text, const std::string& source,

@@ -136,6 +136,7 @@ class tst_ComfyImport : public QObject {
   void subgraphFlattened();
   void rerouteFollowed();
   void noVideoOutputRefused();
+  void wrongFieldTypesAreErrors();
   void cliValidatesComfyFiles();
   void cliRunsImported5bEndToEnd();
 };
@@ -510,6 +511,25 @@ void tst_ComfyImport::noVideoOutputRefused() {
   auto r = comfy::import_comfy_json(g.file(), "muted.json");
   QVERIFY(!r.ok());
   QVERIFY2(r.error().message.find("no video output that runs") != std::string::npos, r.error().message.c_str());
+}
+
+// Found by fuzz_comfy: a node whose "type" is an array threw out of the import (std::terminate in
+// the fuzzer; an exception through vidgraph-run's loader).
+void tst_ComfyImport::wrongFieldTypesAreErrors() {
+  for (const char* field : {"type", "mode", "widgets_values", "inputs", "outputs"}) {
+    UiGraph g = comfy_test::ti2v_5b_ui();
+    g.nodes[0][field] = json{{"not", json::array({1, 2})}};
+    auto r = comfy::import_comfy_json(g.file(), "hand-edited.json");
+    if (r.ok()) continue;  // a field the readers treat as optional may be skipped
+    QVERIFY2(r.error().message.rfind("hand-edited.json: ", 0) == 0, r.error().message.c_str());
+  }
+  UiGraph g = comfy_test::ti2v_5b_ui();
+  g.nodes[0]["type"] = json::array({"UNETLoader"});
+  auto r = comfy::import_comfy_json(g.file(), "hand-edited.json");
+  QVERIFY(!r.ok());
+  QVERIFY2(r.error().message.find("hand-edited.json: a field of this ComfyUI workflow has a value ComfyUI never "
+                                  "writes (type must be string, but is array)") == 0,
+           r.error().message.c_str());
 }
 
 void tst_ComfyImport::cliValidatesComfyFiles() {

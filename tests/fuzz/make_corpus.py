@@ -214,6 +214,53 @@ def main():
     write("fuzz_gguf", "empty.gguf", gguf([], []))
 
     tokenizer_seeds()
+    comfy_seeds()
+    model_paths_seeds()
+
+
+def comfy_seeds():
+    """A UI-format graph (nodes, links, widgets_values, a group, a bypassed node) and an API-format
+    prompt, shaped like ComfyUI's Wan2.2 5B template but written here."""
+    ui = {
+        "last_node_id": 4, "last_link_id": 3, "version": 0.4,
+        "nodes": [
+            {"id": 1, "type": "UNETLoader", "mode": 0, "inputs": [],
+             "outputs": [{"name": "MODEL", "type": "MODEL", "links": [1]}],
+             "widgets_values": ["wan2.2_ti2v_5B_fp16.safetensors", "default"]},
+            {"id": 2, "type": "CLIPTextEncode", "mode": 0, "inputs": [{"name": "clip", "type": "CLIP", "link": None}],
+             "outputs": [{"name": "CONDITIONING", "type": "CONDITIONING", "links": [2]}],
+             "widgets_values": ["a red fox in the snow"]},
+            {"id": 3, "type": "KSampler", "mode": 0,
+             "inputs": [{"name": "model", "type": "MODEL", "link": 1},
+                        {"name": "positive", "type": "CONDITIONING", "link": 2}],
+             "outputs": [{"name": "LATENT", "type": "LATENT", "links": [3]}],
+             "widgets_values": [42, "fixed", 20, 5.0, "uni_pc", "simple", 1.0]},
+            {"id": 4, "type": "Note", "mode": 4, "inputs": [], "outputs": [], "widgets_values": ["bypassed"]},
+        ],
+        "links": [[1, 1, 0, 3, 0, "MODEL"], [2, 2, 0, 3, 1, "CONDITIONING"], [3, 3, 0, 4, 0, "LATENT"]],
+        "groups": [{"title": "Model", "bounding": [0, 0, 100, 100]}],
+    }
+    write("fuzz_comfy", "ui.json", json.dumps(ui))
+    api = {
+        "1": {"class_type": "UNETLoader", "inputs": {"unet_name": "wan2.2_ti2v_5B_fp16.safetensors",
+                                                     "weight_dtype": "default"}},
+        "2": {"class_type": "CLIPTextEncode", "inputs": {"text": "a red fox", "clip": ["5", 0]}},
+        "3": {"class_type": "KSampler", "inputs": {"model": ["1", 0], "positive": ["2", 0], "seed": 1, "steps": 8,
+                                                   "cfg": 3.0, "sampler_name": "euler", "scheduler": "simple",
+                                                   "denoise": 1.0}},
+        "5": {"class_type": "CLIPLoader", "inputs": {"clip_name": "umt5_xxl_fp8_e4m3fn_scaled.safetensors",
+                                                     "type": "wan"}},
+    }
+    write("fuzz_comfy", "api.json", json.dumps(api))
+
+
+def model_paths_seeds():
+    """ComfyUI's extra_model_paths.yaml: a base_path with per-kind folders, a `|` block, $VARS."""
+    write("fuzz_model_paths", "comfyui.yaml",
+          "comfyui:\n  base_path: /opt/ComfyUI\n  is_default: true\n  checkpoints: models/checkpoints/\n"
+          "  diffusion_models: |\n    models/diffusion_models\n    models/unet\n  vae: models/vae/\n"
+          "  text_encoders: models/text_encoders/\n  loras: models/loras/\n")
+    write("fuzz_model_paths", "vars.yaml", "other:\n  base_path: ~/$HOME/x\n  unet: a\n  clip: b\n")
 
 
 if __name__ == "__main__":
