@@ -216,6 +216,7 @@ def main():
     tokenizer_seeds()
     comfy_seeds()
     model_paths_seeds()
+    lora_seeds()
 
 
 def comfy_seeds():
@@ -261,6 +262,23 @@ def model_paths_seeds():
           "  diffusion_models: |\n    models/diffusion_models\n    models/unet\n  vae: models/vae/\n"
           "  text_encoders: models/text_encoders/\n  loras: models/loras/\n")
     write("fuzz_model_paths", "vars.yaml", "other:\n  base_path: ~/$HOME/x\n  unet: a\n  clip: b\n")
+
+
+def lora_seeds():
+    """LoRAs for the tiny Wan DiT (dim 64, ffn 128) in the layouts users have: ComfyUI/kohya
+    (lora_down/lora_up + alpha), PEFT (lora_A/lora_B under base_model.model.), diff_b and diff."""
+    def f32(n, v=0.01):
+        return struct.pack("<%df" % n, *([v] * n))
+    write("fuzz_lora", "comfy.safetensors", safetensors([
+        ("diffusion_model.blocks.0.self_attn.q.lora_down.weight", "F32", [2, 64], f32(128)),
+        ("diffusion_model.blocks.0.self_attn.q.lora_up.weight", "F32", [64, 2], f32(128)),
+        ("diffusion_model.blocks.0.self_attn.q.alpha", "F32", [], f32(1, 2.0))]))
+    write("fuzz_lora", "peft.safetensors", safetensors([
+        ("base_model.model.blocks.1.cross_attn.k.lora_A.weight", "BF16", [1, 64], b"\x80\x3c" * 64),
+        ("base_model.model.blocks.1.cross_attn.k.lora_B.weight", "BF16", [64, 1], b"\x80\x3c" * 64)]))
+    write("fuzz_lora", "diff.safetensors", safetensors([
+        ("diffusion_model.blocks.1.ffn.0.diff_b", "F32", [128], f32(128)),
+        ("diffusion_model.blocks.1.ffn.2.diff", "F32", [64, 128], f32(64 * 128))]))
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ report() {
 }
 
 batch=""
-for target in ${VIDGRAPH_FUZZ_TARGETS:-fuzz_workflow fuzz_safetensors fuzz_pth fuzz_gguf fuzz_gguf_tokenizer fuzz_comfy fuzz_model_paths}; do
+for target in ${VIDGRAPH_FUZZ_TARGETS:-fuzz_workflow fuzz_safetensors fuzz_pth fuzz_gguf fuzz_gguf_tokenizer fuzz_comfy fuzz_model_paths fuzz_lora}; do
   if [ ! -x "$build/fuzz/$target" ]; then
     echo "$target: not built ($build/fuzz/$target missing); build it with -DVIDGRAPH_FUZZ=ON" >&2
     status=2
