@@ -12,6 +12,7 @@
 #include "gguf.h"
 #include "pth_reader.h"
 #include "safetensors.h"
+#include "tensor_file.h"
 #include "wan_dit_identity.h"
 
 namespace vidgraph::model_io {
@@ -157,6 +158,17 @@ ModelFileInfo inspect_model_file(const std::string& path) {
     if (info.format.empty()) info.format = "unknown";
     info.error = e.what();
   }
+  return info;
+}
+
+ModelFileInfo inspect_headers(const std::string& path, const std::vector<std::shared_ptr<const TensorFile>>& headers) {
+  ModelFileInfo info;
+  info.path = path;
+  std::vector<Tensor> tensors;
+  for (const auto& header : headers) {
+    for (const TensorFileEntry& e : header->entries()) tensors.push_back({e.name, e.dtype, e.shape});
+  }
+  summarise(info, tensors);
   return info;
 }
 

@@ -4,11 +4,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "model_folders.h"
 
 namespace vidgraph::model_io {
+
+class TensorFile;
 
 struct ModelFileInfo {
   std::string path;
@@ -29,6 +33,11 @@ struct ModelFileInfo {
 
 // Never throws: a file that cannot be read is returned with `error` set.
 ModelFileInfo inspect_model_file(const std::string& path);
+
+// The same from headers already read (tensor_file.h), taken together: every shard of one part,
+// `path` the part (a DiT's expert is told from it). Fills dtype, tensors, detected, model,
+// unsupported and has_tokenizer (a `spiece_model` tensor); format and bytes stay empty.
+ModelFileInfo inspect_headers(const std::string& path, const std::vector<std::shared_ptr<const TensorFile>>& headers);
 
 // The kind of part `info.detected` names; false when nothing was detected.
 bool detected_kind(const ModelFileInfo& info, ModelKind* kind);

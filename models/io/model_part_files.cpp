@@ -85,6 +85,7 @@ void dit_files(const fs::path& given, ModelPartFiles& out) {
     names = entry_names(dir);
   }
   out.folder = dir.string();
+  out.looked_in = {given.string(), (given / "transformer").string()};
   if (std::binary_search(names.begin(), names.end(), "config.json")) out.config = (dir / "config.json").string();
   const std::vector<std::string> indexes = with_suffix(names, ".safetensors.index.json");
   std::vector<std::string> shards = with_suffix(names, ".safetensors");
@@ -101,6 +102,7 @@ void dit_files(const fs::path& given, ModelPartFiles& out) {
 
 void vae_files(const fs::path& given, ModelPartFiles& out) {
   out.folder = given.string();
+  out.looked_in = {given.string(), (given / "vae").string()};
   for (const char* sub : {"vae/diffusion_pytorch_model.safetensors", "diffusion_pytorch_model.safetensors"}) {
     std::error_code ec;
     if (fs::exists(given / sub, ec)) {
@@ -114,6 +116,7 @@ void vae_files(const fs::path& given, ModelPartFiles& out) {
 void text_encoder_files(const fs::path& given, ModelPartFiles& out) {
   const fs::path dir = is_folder(given / "text_encoder") ? given / "text_encoder" : given;
   out.folder = dir.string();
+  out.looked_in = {given.string(), (given / "text_encoder").string()};
   for (const std::string& name : with_suffix(entry_names(dir), ".safetensors")) {
     out.weights.push_back((dir / name).string());
   }
@@ -151,8 +154,14 @@ ModelPartFiles model_part_files(ModelKind kind, const std::string& path) {
   return out;
 }
 
-std::string tokenizer_file(const std::string& path) {
+std::string tokenizer_file(const std::string& path, std::vector<std::string>* looked_in) {
   if (path.empty() || !is_folder(path)) return path;
+  if (looked_in) {
+    looked_in->push_back(path);
+    for (const char* sub : {"tokenizer", "google", "google/umt5-xxl"}) {
+      looked_in->push_back((fs::path(path) / sub).string());
+    }
+  }
   for (const char* sub : {"spiece.model", "tokenizer/spiece.model", "google/umt5-xxl/spiece.model"}) {
     std::error_code ec;
     if (fs::exists(fs::path(path) / sub, ec)) return (fs::path(path) / sub).string();

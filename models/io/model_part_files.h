@@ -20,6 +20,9 @@ struct ModelPartFiles {
   // Why the part cannot be read as laid out ("" when it can): a folder with no weights, an index
   // that is not JSON or names a missing shard. Loaders throw it; listings show what was found.
   std::string problem;
+  // The folders whose listings chose these files (a folder given and the subfolder used or looked
+  // for): while they, the index and the files are unchanged (file_identity.h), so is the answer.
+  std::vector<std::string> looked_in;
 
   // index, config and weights: every file reading the part touches.
   std::vector<std::string> all() const;
@@ -35,7 +38,8 @@ struct ModelPartFiles {
 ModelPartFiles model_part_files(ModelKind kind, const std::string& path);
 
 // The tokenizer a folder holds (spiece.model, tokenizer/spiece.model, google/umt5-xxl/spiece.model,
-// first existing), the path itself when it is not a folder, "" when none.
-std::string tokenizer_file(const std::string& path);
+// first existing), the path itself when it is not a folder, "" when none. `looked_in`, when given,
+// receives the folders whose listings decided it, as ModelPartFiles::looked_in.
+std::string tokenizer_file(const std::string& path, std::vector<std::string>* looked_in = nullptr);
 
 }  // namespace vidgraph::model_io

@@ -82,6 +82,11 @@ at::Tensor TensorFile::load(const std::string& name, c10::Device device, std::op
   return load_dequantized(*impl_->st, impl_->fp8, name, device, dtype);
 }
 
+NamedTensors TensorFile::load_all(c10::Device device, std::optional<at::ScalarType> dtype) const {
+  if (impl_->gguf) return load_gguf_tensors(*impl_->gguf, device, dtype);
+  return load_safetensors_weights(*impl_->st, device, dtype);
+}
+
 std::optional<Fp8Stored> TensorFile::load_fp8(const std::string& name, c10::Device device) const {
   if (impl_->gguf) return std::nullopt;
   const auto format = fp8_format_of(impl_->st->entry(name).dtype);

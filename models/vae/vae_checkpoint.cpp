@@ -323,9 +323,13 @@ std::shared_ptr<WanVae> load_wan_vae(const std::string& path, c10::Device device
                              "Wan2.1_VAE.pth or wan_2.1_vae.safetensors)");
   }
   const std::string& file = part.weights.front();
-  NamedTensors official = vae_official_tensors(model_io::load_state_dict_file(file, device, dtype), file);
-  auto vae = std::make_shared<WanVae>(detect_vae_config(official, file));
-  load_vae_weights(*vae, official, file);
+  return make_wan_vae(model_io::load_state_dict_file(file, device, dtype), file);
+}
+
+std::shared_ptr<WanVae> make_wan_vae(NamedTensors tensors, const std::string& origin) {
+  NamedTensors official = vae_official_tensors(std::move(tensors), origin);
+  auto vae = std::make_shared<WanVae>(detect_vae_config(official, origin));
+  load_vae_weights(*vae, official, origin);
   return vae;
 }
 

@@ -48,6 +48,9 @@ void load_vae_weights(WanVae& vae, const model_io::NamedTensors& official, const
 // holding `diffusion_pytorch_model.safetensors`), onto `device` in `dtype` (fp32 is the reference).
 std::shared_ptr<WanVae> load_wan_vae(const std::string& path, c10::Device device = c10::Device(c10::kCPU),
                                      at::ScalarType dtype = at::kFloat);
+// The same from tensors already read (any layout, on their device and in their dtype): what
+// load_wan_vae does after reading the file. `origin` names the file in errors.
+std::shared_ptr<WanVae> make_wan_vae(model_io::NamedTensors tensors, const std::string& origin);
 
 // A VAE with deterministic pseudo-random weights from `seed` (same seed, same weights, any machine).
 std::shared_ptr<WanVae> make_seeded_vae(const WanVaeConfig& config, uint64_t seed);

@@ -19,6 +19,7 @@
 #include "error_of.h"
 #include "fp8_dit_file.h"
 #include "models/device/device_memory.h"
+#include "models/io/checkpoint_manifest.h"
 #include "models/io/safetensors.h"
 #include "models/io/tensor_file.h"
 #include "models/io/scaled_fp8.h"
@@ -94,6 +95,7 @@ class tst_model_loading : public QObject {
   void fp8ScaledDit_data();
   void fp8ScaledDit();
   void headersReadOncePerFile();
+  void manifestFollowsFiles();
   void deviceMemoryUnavailableOnCpu();
   void deviceMemoryGib_data();
   void deviceMemoryGib();
@@ -536,6 +538,46 @@ void tst_model_loading::headersReadOncePerFile() {
   WanModel back = wan_load_model(path, WanLoadOptions{});
   QCOMPARE(model_io::TensorFile::header_reads() - before, int64_t(6));
   expect_same_weights(*other, *back, 0.0);
+}
+
+// The checkpoint manifest of a sharded DiT: its files in load order and their headers, read once;
+// asked again while nothing changed, the same object; its folder changed, listed again; the files
+// rewritten, a new manifest that reads the new headers, with a new fingerprint.
+void tst_model_loading::manifestFollowsFiles() {
+  const std::string path = (tmp_.path() + "/manifest").toStdString();
+  WanSaveOptions so;
+  so.layout = WanLayout::Official;
+  so.shards = 2;
+  wan_save_checkpoint(*wan_make_model(wan_tiny_config(), 7), path, so);
+  const model_io::CheckpointPaths paths{path, "", "", "", ""};
+  const int64_t before = model_io::TensorFile::header_reads();
+  const auto first = model_io::checkpoint_manifest(paths);
+  QCOMPARE(model_io::TensorFile::header_reads() - before, int64_t(2));
+  const model_io::ManifestPart* dit = first->part(model_io::kRoleDit);
+  QVERIFY(dit != nullptr && first->part(model_io::kRoleVae) == nullptr);
+  QCOMPARE(dit->headers.size(), std::size_t(2));
+  QCOMPARE(dit->headers.front()->path(), dit->files.weights.front());
+  QVERIFY2(dit->detected.rfind("wan", 0) == 0, dit->detected.c_str());
+  QCOMPARE(first->files().size(), std::size_t(4));  // index, config.json, two shards
+  QVERIFY2(first->fingerprint.find("config.json=") != std::string::npos, first->fingerprint.c_str());
+
+  QCOMPARE(model_io::checkpoint_manifest(paths).get(), first.get());
+  wan_inspect_checkpoint(path);  // the loader's inspection gets the manifest's headers
+  QCOMPARE(model_io::TensorFile::header_reads() - before, int64_t(2));
+
+  // A file added beside the shards: the folder is listed again (a new manifest), its files unchanged.
+  std::ofstream(path + "/notes.txt") << "not weights";
+  const auto relisted = model_io::checkpoint_manifest(paths);
+  QVERIFY(relisted.get() != first.get());
+  QCOMPARE(relisted->fingerprint, first->fingerprint);
+  QCOMPARE(model_io::TensorFile::header_reads() - before, int64_t(2));
+
+  wan_save_checkpoint(*wan_make_model(wan_tiny_config(), 8), path, so);  // the same names, new files
+  const auto second = model_io::checkpoint_manifest(paths);
+  QVERIFY(second.get() != first.get());
+  QVERIFY(second->fingerprint != first->fingerprint);
+  QCOMPARE(model_io::TensorFile::header_reads() - before, int64_t(4));
+  QVERIFY(second->part(model_io::kRoleDit)->headers.front() != dit->headers.front());
 }
 
 void tst_model_loading::deviceMemoryUnavailableOnCpu() {

@@ -9,7 +9,9 @@
 #include <ATen/ops/from_blob.h>
 #include <ATen/ops/randn.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -428,7 +430,14 @@ void tst_nodes_model::lightVaeDecode() {
   QCOMPARE(video->fps, 16.0);
   QCOMPARE(int(rec.progress.size()), 2);
   const Frames direct = video_to_frames(vae::TaehvDecoder::load(path)->decode(latent.samples));
-  QVERIFY(direct.rgb == video->frames.rgb);
+  // Chunks convolve other shapes than the whole decode (other kernels, other rounding): on a random
+  // latent a pixel now and then rounds one level apart (1 run in ~8 here failed exact equality).
+  QCOMPARE(direct.rgb.size(), video->frames.rgb.size());
+  int worst = 0;
+  for (std::size_t i = 0; i < direct.rgb.size(); ++i) {
+    worst = std::max(worst, std::abs(int(direct.rgb[i]) - int(video->frames.rgb[i])));
+  }
+  QVERIFY2(worst <= 1, std::to_string(worst).c_str());
 
   Recorder missing_rec;
   auto missing = make_context(t, {{"path", "/nonexistent/taew2_2.pth"}}, inputs, {}, &missing_rec);
@@ -533,17 +542,21 @@ void tst_nodes_model::randomModelTinyLoads() {
   const double expected = 1.0 / std::sqrt(double(w.numel() / w.size(0)));
   QVERIFY2(std::abs(w.std().item<double>() / expected - 1.0) < 0.15, "patch_embedding scale");
 
-  // The cache key, the preflight and the load read each DiT shard's header once between them.
+  // The cache key, the preflight and the load read one checkpoint manifest: each DiT shard's header
+  // and the VAE's once between them (the text encoder's shards are read by its own loader).
   const engine::NodeType& t = type("LoadWanModel");
   Recorder rec;
   const nlohmann::json params = {{"model_path", dir.path().toStdString()}, {"device", "cpu"}};
   const int64_t headers_before = model_io::TensorFile::header_reads();
-  QVERIFY(!t.fingerprint(params, {}).empty());
+  const std::string fingerprint = t.fingerprint(params, {});
+  QVERIFY(!fingerprint.empty());
   QCOMPARE(t.preflight(params, {}), std::string());
   auto ctx = make_context(t, params, {}, {}, &rec);
   auto out = t.compute(ctx);
   QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
-  QCOMPARE(model_io::TensorFile::header_reads() - headers_before, summary.dit_shards);
+  QCOMPARE(model_io::TensorFile::header_reads() - headers_before, summary.dit_shards + 1);
+  QCOMPARE(t.fingerprint(params, {}), fingerprint);  // the same manifest: nothing read again
+  QCOMPARE(model_io::TensorFile::header_reads() - headers_before, summary.dit_shards + 1);
   const DitHandle* dit = engine::value_as<DitHandle>(out->at("model"));
   QCOMPARE(dit->model->config().num_layers, wan::wan_tiny_config().num_layers);
   QCOMPARE(dit->model->config().in_dim, int64_t(8));  // the tiny VAE's z
@@ -554,7 +567,7 @@ void tst_nodes_model::randomModelTinyLoads() {
 }
 
 // The official A14B layout (high_noise_model/, low_noise_model/, Wan2.1_VAE.*): one Load Wan Model
-// gives the two experts, each shard's header read once; a partner that is another model is refused
+// gives the two experts, each shard's header (and the VAE's) read once; a partner that is another model is refused
 // before anything loads, naming both.
 void tst_nodes_model::twoExpertFolderLoadsBoth() {
   QTemporaryDir dir;
@@ -576,7 +589,7 @@ void tst_nodes_model::twoExpertFolderLoadsBoth() {
   auto ctx = make_context(t, params, {}, {}, &rec);
   auto out = t.compute(ctx);
   QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
-  QCOMPARE(model_io::TensorFile::header_reads() - headers_before, 2 * summary.dit_shards);
+  QCOMPARE(model_io::TensorFile::header_reads() - headers_before, 2 * summary.dit_shards + 1);  // + the VAE
   const DitHandle* high = engine::value_as<DitHandle>(out->at("model"));
   const DitHandle* low = engine::value_as<DitHandle>(out->at("low_noise_model"));
   QVERIFY(QString::fromStdString(high->path).endsWith("high_noise_model"));

@@ -4,12 +4,13 @@
 // params and the files on disk are unchanged. In a run of several ranks only rank 0 loads the text
 // encoder: Encode Text runs there and sends its embeddings to the others.
 #include <optional>
+#include <stdexcept>
 
 #include <ATen/Context.h>
 #include <c10/util/Exception.h>
 
-#include "models/io/model_file_info.h"
-#include "models/io/model_part_files.h"
+#include "models/io/checkpoint_manifest.h"
+#include "models/io/tensor_file.h"
 #include "models/vae/vae_checkpoint.h"
 #include "models/wan/wan_checkpoint.h"
 #include "nodes/build_info.h"
@@ -47,19 +48,32 @@ at::ScalarType pick_dtype(const std::string& name, const c10::Device& device) {
   return device.is_cpu() ? at::kFloat : at::kBFloat16;  // auto
 }
 
-engine::Result<ModelFiles> files_from_params(const engine::NodeContext& ctx) {
+using Manifest = std::shared_ptr<const model_io::CheckpointManifest>;
+
+// The run's manifest (the one the cache key and the preflight read), its files checked.
+engine::Result<Manifest> manifest_from_params(const engine::NodeContext& ctx) {
   auto files = model_files_from_params(ctx.params(), ctx.options());
   if (!files.ok()) return node_error(ctx, files.error().message);
+  Manifest manifest = model_manifest(*files);
   const ModelFiles given{ctx.param_string("dit"), ctx.param_string("vae"),
                          ctx.param_string("text_encoder"), ctx.param_string("tokenizer"), {}};
-  const std::string bad = check_model_read_files(*files, given);
+  const std::string bad = check_model_read_files(*manifest, given);
   if (!bad.empty()) return node_error(ctx, bad);
-  return files;
+  return manifest;
+}
+
+// The VAE from the header the manifest read; a .pth VAE, or a part the manifest could not read,
+// through the VAE loader, which reads its file itself and names what is wrong with it.
+std::shared_ptr<vae::WanVae> load_vae(const model_io::ManifestPart& part, c10::Device device) {
+  if (part.headers.size() != 1) return vae::load_wan_vae(part.path, device, at::kFloat);
+  const model_io::TensorFile& header = *part.headers.front();
+  return vae::make_wan_vae(header.load_all(device, at::kFloat), header.path());
 }
 
 engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
-  auto files = files_from_params(ctx);
-  if (!files.ok()) return files.error();
+  auto manifest = manifest_from_params(ctx);
+  if (!manifest.ok()) return manifest.error();
+  const model_io::CheckpointPaths& files = (*manifest)->given;
   auto device = pick_device(ctx);
   if (!device.ok()) return device.error();
   const at::ScalarType dtype = pick_dtype(ctx.param_string("dtype"), *device);
@@ -71,8 +85,8 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
   engine::ValueMap out;
   std::string stage;
   try {
-    stage = "DiT '" + files->dit + "'";
-    ctx.progress(0, 3, files->low_noise_dit.empty() ? "loading DiT" : "loading the two experts");
+    stage = "DiT '" + files.dit + "'";
+    ctx.progress(0, 3, files.low_noise_dit.empty() ? "loading DiT" : "loading the two experts");
     wan::WanLoadOptions dit_options;
     dit_options.device = *device;
     dit_options.compute_dtype = dtype;
@@ -82,7 +96,9 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
       ctx.log_warn("offload_blocks saves GPU memory only; on the CPU it copies the offloaded blocks at every "
                    "step for nothing. Set it to 0 here.");
     }
-    for (const auto& [port, path] : {std::pair{"model", files->dit}, std::pair{"low_noise_model", files->low_noise_dit}}) {
+    // The DiT loader takes the manifest's headers through TensorFile::open_shared.
+    for (const auto& [port, path] :
+         {std::pair{"model", files.dit}, std::pair{"low_noise_model", files.low_noise_dit}}) {
       if (path.empty()) continue;  // a one-DiT model
       stage = std::string(port == std::string("model") ? "DiT" : "low-noise expert") + " '" + path + "'";
       DitHandle dit{wan::wan_load_model(path, dit_options).ptr(), path, *device, dtype};
@@ -91,23 +107,25 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
       if (ctx.cancelled()) return node_error(ctx, "Model loading cancelled.");
     }
 
-    stage = "VAE '" + files->vae + "'";
+    stage = "VAE '" + files.vae + "'";
     ctx.progress(1, 3, "loading VAE");
-    VaeHandle vae{vae::load_wan_vae(files->vae, *device, at::kFloat), files->vae, *device, at::kFloat};
+    const model_io::ManifestPart* vae_part = (*manifest)->part(model_io::kRoleVae);
+    if (vae_part == nullptr) throw std::runtime_error("no VAE file was given");  // as the VAE loader says it
+    VaeHandle vae{load_vae(*vae_part, *device), files.vae, *device, at::kFloat};
     const std::size_t vae_bytes = module_bytes(*vae.vae);
     out["vae"] = engine::make_value(kVaeType, std::move(vae), vae_bytes);
     if (ctx.cancelled()) return node_error(ctx, "Model loading cancelled.");
 
-    stage = "text encoder '" + files->text_encoder + "'";
+    stage = "text encoder '" + files.text_encoder + "'";
     ctx.progress(2, 3, "loading text encoder");
     const c10::Device text_device =
         ctx.param_string("text_encoder_device") == "cpu" ? c10::Device(c10::kCPU) : *device;
     TextEncoderHandle text;
     if (receives_from_rank0(ctx.options())) {
-      text = rank0_text_encoder(files->text_encoder, text_device);
+      text = rank0_text_encoder(files.text_encoder, text_device);
       ctx.log_info("The text encoder was not loaded on this rank: rank 0 encodes the prompts.");
     } else {
-      text = load_text_encoder(files->text_encoder, files->tokenizer, text_device);
+      text = load_text_encoder(files.text_encoder, files.tokenizer, text_device);
     }
     const std::size_t text_bytes = text.bytes;
     out["text_encoder"] = engine::make_value(kTextEncoderType, std::move(text), text_bytes);
@@ -124,11 +142,11 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
 
 // The DiT and the VAE must work in one latent space: an A14B or Wan2.1 DiT (16 channels) needs the
 // Wan2.1 VAE, the 5B (48) the Wan2.2 VAE. Told from the headers; "" when either is not recognised.
-std::string latent_mismatch(const wan::WanCheckpointInfo& dit, const std::string& vae_path) {
+std::string latent_mismatch(const wan::WanCheckpointInfo& dit, const model_io::ManifestPart* vae_part) {
   const int64_t dit_z = dit.identity.latent_channels;
-  const model_io::ModelPartFiles vae_files = model_io::model_part_files(model_io::ModelKind::Vae, vae_path);
-  if ((dit_z != 16 && dit_z != 48) || vae_files.weights.empty() || !vae_files.problem.empty()) return "";
-  const std::string vae = model_io::inspect_model_file(vae_files.weights.front()).detected;
+  if ((dit_z != 16 && dit_z != 48) || vae_part == nullptr) return "";
+  const std::string& vae_path = vae_part->path;
+  const std::string& vae = vae_part->detected;
   const int64_t vae_z = vae == "wan2.2-vae" ? 48 : vae == "wan2.1-vae" ? 16 : 0;
   if (vae_z == 0 || vae_z == dit_z) return "";
   auto name = [](int64_t z) { return z == 48 ? std::string("Wan2.2 VAE") : std::string("Wan2.1 VAE"); };
@@ -140,8 +158,10 @@ std::string latent_mismatch(const wan::WanCheckpointInfo& dit, const std::string
 
 // A two-expert model's experts are one model's two roles: the high-noise one as the DiT, its
 // partner the low-noise one of the same model and config. "" when they are, or there is no partner.
-std::string expert_pair_mismatch(const wan::WanCheckpointInfo& high, const std::string& low_path) {
-  if (low_path.empty()) return "";
+std::string expert_pair_mismatch(const wan::WanCheckpointInfo& high, const model_io::CheckpointManifest& manifest) {
+  const model_io::ManifestPart* low_part = manifest.part(model_io::kRoleLowNoiseDit);
+  if (low_part == nullptr || low_part->headers.empty()) return "";  // the load names what is wrong with it
+  const std::string& low_path = low_part->path;
   wan::WanCheckpointInfo low;
   try {
     low = wan::wan_inspect_checkpoint(low_path);
@@ -157,21 +177,26 @@ std::string expert_pair_mismatch(const wan::WanCheckpointInfo& high, const std::
          "to a single-DiT model.";
 }
 
-// Before anything loads, from the checkpoint's headers (read once: the load uses them again): the
-// DiT and the VAE share a latent space, and with several ranks (vidgraph-run --nproc, torchrun)
-// the DiT's attention heads divide over them. Files that cannot be inspected are left to the load,
-// whose error names the problem.
+// Before anything loads, from the checkpoint manifest's headers (read once: the load uses them
+// again): the DiT and the VAE share a latent space, and with several ranks (vidgraph-run --nproc,
+// torchrun) the DiT's attention heads divide over them. Files that cannot be inspected are left to
+// the load, whose error names the problem.
 std::string preflight_model(const nlohmann::json& params, const engine::RunOptions& options) {
   auto files = model_files_from_params(params, options);
   if (!files.ok()) return "";
+  const Manifest manifest = model_manifest(*files);
+  const model_io::ManifestPart* dit_part = manifest->part(model_io::kRoleDit);
+  if (dit_part == nullptr || dit_part->headers.empty()) return "";
   std::optional<wan::WanCheckpointInfo> dit;
   try {
-    dit = wan::wan_inspect_checkpoint(files->dit);
+    dit = wan::wan_inspect_checkpoint(dit_part->path);  // its headers: the manifest's (open_shared)
   } catch (const std::exception&) {
     return "";
   }
-  if (std::string mismatch = latent_mismatch(*dit, files->vae); !mismatch.empty()) return mismatch;
-  if (std::string pair = expert_pair_mismatch(*dit, files->low_noise_dit); !pair.empty()) return pair;
+  if (std::string mismatch = latent_mismatch(*dit, manifest->part(model_io::kRoleVae)); !mismatch.empty()) {
+    return mismatch;
+  }
+  if (std::string pair = expert_pair_mismatch(*dit, *manifest); !pair.empty()) return pair;
   const auto sp = run_ranks(options);
   if (!sp) return "";
   const int64_t heads = dit->config.num_heads;
@@ -181,8 +206,9 @@ std::string preflight_model(const nlohmann::json& params, const engine::RunOptio
   for (int64_t d = 1; d <= heads; ++d) {
     if (heads % d == 0) counts += (counts.empty() ? "" : ", ") + std::to_string(d);
   }
-  return "The DiT '" + files->dit + "' has " + std::to_string(heads) + " attention heads, which do not divide over " +
-         std::to_string(n) + " processes (--nproc or WORLD_SIZE); run with " + counts + " processes.";
+  return "The DiT '" + dit_part->path + "' has " + std::to_string(heads) +
+         " attention heads, which do not divide over " + std::to_string(n) +
+         " processes (--nproc or WORLD_SIZE); run with " + counts + " processes.";
 }
 
 }  // namespace
@@ -241,7 +267,7 @@ engine::NodeType load_wan_model_node() {
     require_utf8_params(params);
     auto files = model_files_from_params(params, options);
     if (!files.ok()) return "unresolved:" + files.error().message;
-    return files_fingerprint(model_read_files(*files));
+    return model_manifest(*files)->fingerprint;
   };
   t.preflight = preflight_model;
   t.compute = compute_load_model;

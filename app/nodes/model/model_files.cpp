@@ -1,5 +1,5 @@
 // Implements model_files.h: fixed candidate names per layout, first existing wins; the read lists
-// are model_io::model_part_files', the rule the loaders themselves follow.
+// are the checkpoint manifest's (model_io::model_part_files', the rule the loaders themselves follow).
 #include "nodes/model/model_files.h"
 
 #include <sys/stat.h>
@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <optional>
-#include <tuple>
 #include <utility>
 
 #include "models/io/model_part_files.h"
@@ -69,16 +68,21 @@ engine::Result<std::string> find(const fs::path& folder, const Part& part) {
                             " param to its file.");
 }
 
-// Every file the loaders read for the part at `path` (the tokenizer is one file).
-std::vector<std::string> part_files(const std::string& path, const Part& part) {
-  if (&part == &kTokenizer) {
-    const std::string file = model_io::tokenizer_file(path);
-    return file.empty() ? std::vector<std::string>{} : std::vector<std::string>{file};
-  }
-  const model_io::ModelKind kind = &part == &kDit   ? model_io::ModelKind::Dit
-                                   : &part == &kVae ? model_io::ModelKind::Vae
-                                                    : model_io::ModelKind::TextEncoder;
-  return model_io::model_part_files(kind, path).all();
+// The Part behind a manifest role, and its explicit param value in `given` (either expert: dit).
+std::pair<const Part*, const std::string*> part_of(const std::string& role, const ModelFiles& given) {
+  if (role == model_io::kRoleVae) return {&kVae, &given.vae};
+  if (role == model_io::kRoleTextEncoder) return {&kTextEncoder, &given.text_encoder};
+  return {&kDit, &given.dit};
+}
+
+// A sentence when `file` exists and is not a regular file, else "" (a missing file: the loader names it).
+std::string special_file(const std::string& file, const Part& part, const std::string& explicit_path) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return {};
+  const std::string param = explicit_path.empty() ? "model_path" : part.param;
+  return std::string("The ") + part.what + " file '" + file + "' (through the " + param + " param) is " +
+         file_kind_name(st.st_mode) + ", not a regular file; replace it with the weights file or set " + part.param +
+         " to one.";
 }
 
 }  // namespace
@@ -156,36 +160,19 @@ engine::Result<ModelFiles> model_files_from_params(const nlohmann::json& params,
   return locate_model_files(folder, given, *folders);
 }
 
-std::vector<std::string> model_read_files(const ModelFiles& files) {
-  std::vector<std::string> out;
-  for (const auto& [path, part_of] : {std::pair{&files.dit, &kDit}, std::pair{&files.low_noise_dit, &kDit},
-                                      std::pair{&files.vae, &kVae},
-                                      std::pair{&files.text_encoder, &kTextEncoder},
-                                      std::pair{&files.tokenizer, &kTokenizer}}) {
-    if (path->empty()) continue;  // no low-noise expert
-    const std::vector<std::string> part = part_files(*path, *part_of);
-    out.insert(out.end(), part.begin(), part.end());
-  }
-  return out;
+std::shared_ptr<const model_io::CheckpointManifest> model_manifest(const ModelFiles& files) {
+  return model_io::checkpoint_manifest(
+      model_io::CheckpointPaths{files.dit, files.low_noise_dit, files.vae, files.text_encoder, files.tokenizer});
 }
 
-std::string check_model_read_files(const ModelFiles& files, const ModelFiles& given) {
-  for (const auto& [path, explicit_path, part] :
-       {std::tuple{&files.dit, &given.dit, &kDit}, std::tuple{&files.low_noise_dit, &given.dit, &kDit},
-        std::tuple{&files.vae, &given.vae, &kVae},
-        std::tuple{&files.text_encoder, &given.text_encoder, &kTextEncoder},
-        std::tuple{&files.tokenizer, &given.tokenizer, &kTokenizer}}) {
-    const std::string param = explicit_path->empty() ? "model_path" : part->param;
-    for (const std::string& file : part_files(*path, *part)) {
-      struct stat st {};
-      if (::stat(file.c_str(), &st) != 0) continue;  // missing: the loader names it
-      if (S_ISREG(st.st_mode)) continue;
-      return std::string("The ") + part->what + " file '" + file + "' (through the " + param +
-             " param) is " + file_kind_name(st.st_mode) + ", not a regular file; replace it with " +
-             "the weights file or set " + part->param + " to one.";
+std::string check_model_read_files(const model_io::CheckpointManifest& manifest, const ModelFiles& given) {
+  for (const model_io::ManifestPart& part : manifest.parts) {
+    const auto [what, explicit_path] = part_of(part.role, given);
+    for (const std::string& file : part.files.all()) {
+      if (std::string bad = special_file(file, *what, *explicit_path); !bad.empty()) return bad;
     }
   }
-  return {};
+  return manifest.tokenizer.empty() ? std::string() : special_file(manifest.tokenizer, kTokenizer, given.tokenizer);
 }
 
 }  // namespace vidgraph::nodes

@@ -1,11 +1,12 @@
 // Internal: finds the DiT, VAE, text-encoder and tokenizer files of a Wan2.2 model folder, in the
 // layouts users have: the official release (Wan-AI/Wan2.2-TI2V-5B), a diffusers repo
 // (transformer/, vae/, text_encoder/, tokenizer/), and our tiny demo model. Explicit paths win.
-// Also lists the files the loaders (models/wan, models/vae, models/t5) will read for each part, so
-// that Load Wan Model fingerprints and checks exactly those, never the rest of a folder (which
-// could be `/`, or hold unreadable or special files the loaders never touch).
+// Then the files the loaders (models/wan, models/vae, models/t5) will read for each part are the
+// checkpoint manifest's, so that Load Wan Model fingerprints and checks exactly those, never the
+// rest of a folder (which could be `/`, or hold unreadable or special files the loaders never touch).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 
 #include "engine/result.h"
 #include "engine/run_options.h"
+#include "models/io/checkpoint_manifest.h"
 #include "models/io/model_folders.h"
 
 namespace vidgraph::nodes {
@@ -39,13 +41,15 @@ engine::Result<ModelFiles> locate_model_files(const std::string& folder, ModelFi
 engine::Result<ModelFiles> model_files_from_params(const nlohmann::json& params,
                                                    const engine::RunOptions& options);
 
-// The files the loaders read for `files`: model_io::model_part_files of each part (the one rule
-// the loaders follow) and the tokenizer's spiece.model. Only the folders the loaders look into are
-// listed, never recursively. DiT first.
-std::vector<std::string> model_read_files(const ModelFiles& files);
+// The checkpoint manifest of `files` (models/io/checkpoint_manifest.h): every file the loaders read
+// (model_io::model_part_files of each part, the one rule the loaders follow, and the tokenizer's
+// spiece.model), their headers and fingerprint. Load Wan Model's cache key, preflight and compute
+// get the same one while the files are unchanged. Only the folders the loaders look into are
+// listed, never recursively.
+std::shared_ptr<const model_io::CheckpointManifest> model_manifest(const ModelFiles& files);
 
-// "" when every file of model_read_files is a regular, readable file, else a sentence naming the
-// file, what it is and the param to fix (`folder_param` when the file was found in a folder).
-std::string check_model_read_files(const ModelFiles& files, const ModelFiles& given);
+// "" when every file of `manifest` is a regular, readable file, else a sentence naming the file,
+// what it is and the param to fix (`folder_param` when the file was found in a folder).
+std::string check_model_read_files(const model_io::CheckpointManifest& manifest, const ModelFiles& given);
 
 }  // namespace vidgraph::nodes
