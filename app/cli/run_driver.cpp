@@ -51,15 +51,18 @@ engine::Result<engine::LoadedWorkflow> load_workflow(const RunArgs& args, const 
                                 embedded->error().message);
     }
   }
-  // A ComfyUI workflow (UI or API JSON, recognised by content) is imported; the file is only read.
-  if (auto imported = comfy::import_comfy_file(args.flow, &registry)) {
+  // Read once: a ComfyUI workflow (UI or API JSON, recognised by content) is imported, anything
+  // else is read as a Vidgraph workflow. The file is only read.
+  auto text = engine::read_workflow_file(args.flow);
+  if (!text.ok()) return text.error();
+  if (auto imported = comfy::import_if_comfy(*text, args.flow, &registry)) {
     if (!imported->ok()) return imported->error();
     comfy::log_import_report(imported->value().report, args.flow);
     engine::LoadedWorkflow loaded;
     loaded.document = std::move(imported->value().document);
     return loaded;
   }
-  return engine::load_workflow_file(args.flow, options);
+  return engine::load_workflow_string(*text, options, args.flow);
 }
 
 engine::Result<engine::GraphDocument> load_flow(const RunArgs& args, const engine::Registry& registry,

@@ -79,6 +79,10 @@ struct LoadedWorkflow {
 Result<LoadedWorkflow> load_workflow_string(std::string_view text, const LoadOptions& options = {},
                                             const std::string& source = "<string>");
 Result<LoadedWorkflow> load_workflow_file(const std::string& path, const LoadOptions& options = {});
+// The bytes of a workflow file, read once: refused when missing, a folder or not a regular file (a
+// FIFO would block), or larger than kMaxWorkflowBytes. Front ends that try several readers on one
+// file (vidgraph-run: ComfyUI's formats, then Vidgraph's) read it with this, then parse the text.
+Result<std::string> read_workflow_file(const std::string& path);
 
 nlohmann::json workflow_to_json(const GraphDocument& doc);
 std::string save_workflow_string(const GraphDocument& doc);

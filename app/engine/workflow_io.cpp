@@ -146,9 +146,18 @@ Status check_json_depth(std::string_view text, int max_depth) {
 }
 
 Result<LoadedWorkflow> load_workflow_file(const std::string& path, const LoadOptions& options) {
+  auto text = read_workflow_file(path);
+  if (!text.ok()) return text.error();
+  return load_workflow_string(*text, options, path);
+}
+
+Result<std::string> read_workflow_file(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return make_error("'" + path + "' does not exist; check the path");
   if (fs::is_directory(path, ec)) return make_error("'" + path + "' is a folder, not a workflow file");
+  if (!fs::is_regular_file(path, ec)) {
+    return make_error("'" + path + "' is not a regular file (a pipe, a device or a socket); save the workflow to a file");
+  }
   const auto size = fs::file_size(path, ec);
   if (ec) return make_error("cannot read '" + path + "': " + ec.message());
   if (size > kMaxWorkflowBytes) {
@@ -161,7 +170,7 @@ Result<LoadedWorkflow> load_workflow_file(const std::string& path, const LoadOpt
   std::string text(static_cast<std::size_t>(size), '\0');
   in.read(text.data(), static_cast<std::streamsize>(size));
   text.resize(static_cast<std::size_t>(in.gcount()));
-  return load_workflow_string(text, options, path);
+  return text;
 }
 
 namespace {

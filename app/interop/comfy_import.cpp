@@ -1,8 +1,6 @@
 // Implements comfy_import.h: read (comfy_graph.h), convert (comfy_converter.h), build the document.
 #include "interop/comfy_import.h"
 
-#include <filesystem>
-#include <fstream>
 
 #include "interop/comfy_converter.h"
 #include "engine/workflow_file.h"
@@ -41,6 +39,19 @@ engine::Result<ComfyImport> import_checked(const json& root, const std::string& 
   return out;
 }
 
+// A workflow file's text as JSON, with the limits of .vgflow files (size, UTF-8, nesting depth).
+engine::Result<json> parse_workflow_json(std::string_view text, const std::string& source) {
+  if (text.size() > engine::kMaxWorkflowBytes) {
+    return engine::make_error(source + ": larger than the " + std::to_string(engine::kMaxWorkflowBytes >> 20) +
+                              " MB a workflow may have");
+  }
+  if (auto s = engine::check_utf8(text); !s) return engine::make_error(source + ": " + s.error().message);
+  if (auto s = engine::check_json_depth(text); !s) return engine::make_error(source + ": " + s.error().message);
+  json root = json::parse(text.begin(), text.end(), nullptr, false);
+  if (root.is_discarded()) return engine::make_error(source + ": not valid JSON");
+  return root;
+}
+
 // nlohmann's "[json.exception.type_error.302] type must be string, but is array" without its tag.
 std::string json_problem(const json::exception& e) {
   const std::string what = e.what();
@@ -66,31 +77,16 @@ engine::Result<ComfyImport> import_comfy_json(const json& root, const std::strin
 
 engine::Result<ComfyImport> import_comfy_string(std::string_view text, const std::string& source,
                                                 const engine::Registry* registry) {
-  if (text.size() > engine::kMaxWorkflowBytes) {
-    return engine::make_error(source + ": larger than the " + std::to_string(engine::kMaxWorkflowBytes >> 20) +
-                              " MB a workflow may have");
-  }
-  if (auto s = engine::check_utf8(text); !s) return engine::make_error(source + ": " + s.error().message);
-  if (auto s = engine::check_json_depth(text); !s) return engine::make_error(source + ": " + s.error().message);
-  const json root = json::parse(text.begin(), text.end(), nullptr, false);
-  if (root.is_discarded()) return engine::make_error(source + ": not valid JSON");
-  return import_comfy_json(root, source, registry);
+  auto root = parse_workflow_json(text, source);
+  if (!root.ok()) return root.error();
+  return import_comfy_json(*root, source, registry);
 }
 
-std::optional<engine::Result<ComfyImport>> import_comfy_file(const std::string& path,
-                                                             const engine::Registry* registry) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec || size > engine::kMaxWorkflowBytes || !std::filesystem::is_regular_file(path, ec)) return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string text(static_cast<std::size_t>(size), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(size));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (engine::check_utf8(text).ok() == false || engine::check_json_depth(text).ok() == false) return std::nullopt;
-  const json root = json::parse(text, nullptr, false);
-  if (root.is_discarded() || !is_comfy_workflow(root)) return std::nullopt;
-  return import_comfy_json(root, path, registry);
+std::optional<engine::Result<ComfyImport>> import_if_comfy(std::string_view text, const std::string& source,
+                                                           const engine::Registry* registry) {
+  auto root = parse_workflow_json(text, source);
+  if (!root.ok() || !is_comfy_workflow(*root)) return std::nullopt;
+  return import_comfy_json(*root, source, registry);
 }
 
 }  // namespace vidgraph::comfy

@@ -40,9 +40,9 @@ engine::Result<ComfyImport> import_comfy_json(const nlohmann::json& root, const 
 // Parses and converts text (size limit and UTF-8 as for .vgflow files).
 engine::Result<ComfyImport> import_comfy_string(std::string_view text, const std::string& source,
                                                 const engine::Registry* registry = nullptr);
-// std::nullopt when `path` is not a ComfyUI workflow (unreadable, not JSON, or other JSON): the
-// caller then reads it as a Vidgraph workflow and reports that reader's error.
-std::optional<engine::Result<ComfyImport>> import_comfy_file(const std::string& path,
-                                                             const engine::Registry* registry = nullptr);
+// The same, or std::nullopt when `text` is not a ComfyUI workflow (not JSON, or other JSON): the
+// caller then reads the same text as a Vidgraph workflow and reports that reader's error.
+std::optional<engine::Result<ComfyImport>> import_if_comfy(std::string_view text, const std::string& source,
+                                                           const engine::Registry* registry = nullptr);
 
 }  // namespace vidgraph::comfy

@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -365,6 +366,17 @@ class tst_Workflow : public QObject {
     auto folder = load_workflow_file(tmp_.path().toStdString());
     QVERIFY(!folder.ok());
     QVERIFY(QString::fromStdString(folder.error().message).contains("is a folder"));
+    // A FIFO is refused without being opened (opening it would wait for a writer forever).
+    const std::string fifo = tmp("pipe.vgflow");
+    QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+    auto pipe = read_workflow_file(fifo);
+    QVERIFY(!pipe.ok());
+    QVERIFY(QString::fromStdString(pipe.error().message).contains("is not a regular file"));
+    // The text read is the file's, byte for byte: front ends parse it without reading again.
+    auto text = read_workflow_file(data_path("chain.vgflow"));
+    QVERIFY(text.ok());
+    std::ifstream in(data_path("chain.vgflow"), std::ios::binary);
+    QCOMPARE(*text, std::string(std::istreambuf_iterator<char>(in), {}));
   }
   void utf8CheckerAcceptsValidText() {
     QVERIFY(check_utf8("plain ascii").ok());
