@@ -10,6 +10,8 @@
 #include "gui/clipboard_json.h"
 #include "gui/gui_log.h"
 #include "gui/operation_command.h"
+#include "interop/comfy_import.h"
+#include "interop/comfy_report.h"
 
 namespace vidgraph::gui {
 
@@ -271,13 +273,17 @@ engine::Status DocumentController::load(const QString& path, const QString& docu
   engine::LoadOptions options;
   options.registry = &registry_;
   options.drop_dangling_links = true;  // open it anyway: the nodes are marked and the user reconnects
-  const QByteArray utf8 = text ? text->toUtf8() : QByteArray();
-  auto loaded = text ? engine::load_workflow_string(std::string_view(utf8.constData(), utf8.size()), options,
-                                                    path.toStdString())
-                     : engine::load_workflow_file(path.toStdString(), options);
+  auto bytes = text ? engine::Result<std::string>(text->toStdString()) : engine::read_workflow_file(path.toStdString());
+  if (!bytes.ok()) return bytes.error();
+  if (auto imported = comfy::import_if_comfy(*bytes, path.toStdString(), &registry_)) {
+    if (!imported->ok()) return imported->error();
+    return adoptImport(std::move(imported->value()), path);
+  }
+  auto loaded = engine::load_workflow_string(*bytes, options, path.toStdString());
   if (!loaded.ok()) return loaded.error();
   loadWarnings_.clear();
   droppedInputs_.clear();
+  importedFrom_.clear();
   for (const auto& w : loaded->warnings) loadWarnings_ << QString::fromStdString(w);
   for (const auto& b : loaded->broken_links) droppedInputs_[b.node].push_back(b.port);
   for (const auto& n : loaded->document.nodes()) {
@@ -299,6 +305,21 @@ engine::Status DocumentController::load(const QString& path, const QString& docu
   replaceDocument(std::move(loaded->document), documentPath);
   undoStack_.setClean();
   guiLogger()->info("opened {}", path.toStdString());
+  return {};
+}
+
+engine::Status DocumentController::adoptImport(comfy::ComfyImport imported, const QString& source) {
+  loadWarnings_.clear();
+  droppedInputs_.clear();
+  for (const std::string& line : comfy::report_sentences(imported.report, false)) {
+    loadWarnings_ << QString::fromStdString(line);
+  }
+  comfy::log_import_report(imported.report, source.toStdString());
+  replaceDocument(std::move(imported.document), QString());
+  importedFrom_ = source;
+  undoStack_.setClean();
+  undoStack_.resetClean();  // nothing of it is saved yet
+  Q_EMIT modifiedChanged(true);
   return {};
 }
 

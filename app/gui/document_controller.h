@@ -30,6 +30,10 @@
 #include "engine/operations.h"
 #include "engine/registry.h"
 
+namespace vidgraph::comfy {
+struct ComfyImport;
+}
+
 namespace vidgraph::gui {
 
 // A link to make together with a new node (a wire dropped on empty canvas, then a type chosen).
@@ -125,6 +129,8 @@ class DocumentController : public QObject {
 
   // ---- files
   void newDocument();
+  // A Vidgraph workflow, or a ComfyUI workflow (UI or API JSON, told by content), which is imported
+  // (see importedFrom()). The file is read once.
   engine::Status open(const QString& path);
   // Opens `path` as open() does, as an untitled and unmodified document, so Save asks where to
   // write (a shipped example is never overwritten).
@@ -141,6 +147,10 @@ class DocumentController : public QObject {
   // Warnings of the last open (migrations, unknown node types, dropped dangling links, invalid
   // params), one problem per entry.
   const QStringList& loadWarnings() const { return loadWarnings_; }
+  // The ComfyUI workflow the document was imported from by the last open ("" when it was not):
+  // such a document is untitled and modified, so Save asks where and the ComfyUI file is never
+  // written; loadWarnings() then holds the import report (approximations, unsupported nodes, notes).
+  const QString& importedFrom() const { return importedFrom_; }
   // What is wrong with a node now, one sentence each: inputs whose link was dropped on open (until
   // they are connected again) and params the file gave an invalid value (until they are fixed).
   QStringList nodeProblems(const std::string& id) const;
@@ -154,6 +164,8 @@ class DocumentController : public QObject {
   void replaceDocument(engine::GraphDocument doc, const QString& path);
   // Reads `path` (or `text`, naming `path` in messages) into the document, titled `documentPath`.
   engine::Status load(const QString& path, const QString& documentPath, const std::optional<QString>& text = std::nullopt);
+  // Takes an imported ComfyUI workflow as the document: untitled, modified, its report as warnings.
+  engine::Status adoptImport(comfy::ComfyImport imported, const QString& source);
   engine::Result<std::vector<std::string>> applyAndCollectNew(engine::OperationPtr op);
   // `op` (a removal of `ids`, or the rename of ids[0] to `renamedTo`) together with the reroute
   // entries that name those nodes: dropped, or renamed. `op` alone when no entry names them.
@@ -165,6 +177,7 @@ class DocumentController : public QObject {
   QUndoStack undoStack_;
   QString filePath_;
   QStringList loadWarnings_;
+  QString importedFrom_;
   std::map<std::string, std::vector<std::string>> droppedInputs_;  // node → inputs whose link was dropped
   int subscription_ = 0;
 };

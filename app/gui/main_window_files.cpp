@@ -108,10 +108,19 @@ bool MainWindow::openFile(const QString& path) {
   run_->clearStatuses();
   player_->setClip({}, {});  // the previous document's preview does not belong to this one
   sharedSource_ = embeddedIn;  // a workflow from a shared file stays untrusted while it is open
-  if (embeddedIn.isEmpty()) addRecentFile(controller_->filePath());
+  const QString& comfy = controller_->importedFrom();
+  if (embeddedIn.isEmpty()) addRecentFile(comfy.isEmpty() ? controller_->filePath() : QFileInfo(path).absoluteFilePath());
   const QStringList& warnings = controller_->loadWarnings();
   for (const QString& w : warnings) log_->appendLine(QStringLiteral("warning"), QStringLiteral("open"), w);
   fitView();
+  if (!comfy.isEmpty()) {  // its report is in the log; it is untitled and unsaved, so it is never written over
+    statusBar()->showMessage(tr("Imported the ComfyUI workflow %1 (untitled: Save asks where); %2 in the log.")
+                                 .arg(QFileInfo(comfy).fileName(),
+                                      warnings.isEmpty() ? tr("nothing was approximated")
+                                                         : tr("%n remark(s) on the import", nullptr, warnings.size())),
+                             15000);
+    return true;
+  }
   if (warnings.isEmpty()) {
     statusBar()->showMessage(embeddedIn.isEmpty() ? tr("Opened %1").arg(controller_->displayName())
                                                   : tr("Opened the workflow that made %1 (untitled: Save asks where)")

@@ -32,6 +32,7 @@
 #include <QtWidgets/QPushButton>
 #include <QtWidgets/QStatusBar>
 
+#include "../comfy/comfy_fixtures.h"
 #include "engine/workflow_file.h"
 #include "gui/autosave.h"
 #include "gui/document_controller.h"
@@ -459,6 +460,25 @@ class tst_GuiFiles : public QObject {
     const QString log = window.logPanel()->toPlainText();
     QVERIFY2(log.contains(QLatin1String("an MP4 video, not a Vidgraph workflow")), qPrintable(log));
     QVERIFY2(!log.contains(QLatin1String("UTF-8")), qPrintable(log));
+  }
+
+  // A ComfyUI workflow opens as an import: untitled and unsaved (Save asks where), its report in the
+  // log, the ComfyUI file never written.
+  void openingAComfyWorkflowImportsIt() {
+    const QString path = tmp_.filePath(QStringLiteral("video_wan2_2_5B_ti2v_api.json"));
+    const std::string text = comfy_test::ti2v_5b_api().dump(2);
+    std::ofstream(path.toStdString()) << text;
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-comfy"), 3600000, false});
+    QVERIFY(window.openFile(path));
+    const gui::DocumentController* c = window.controller();
+    QCOMPARE(c->importedFrom(), path);
+    QVERIFY(c->filePath().isEmpty());
+    QVERIFY(c->isModified());
+    QVERIFY(c->document().find_node("sampler") != nullptr);
+    const QString log = window.logPanel()->toPlainText();
+    QVERIFY2(log.contains(QLatin1String("ComfyUI node 3 (KSampler)")), qPrintable(log));
+    std::ifstream in(path.toStdString(), std::ios::binary);
+    QCOMPARE(std::string(std::istreambuf_iterator<char>(in), {}), text);
   }
 
   // ---- the unsaved-changes prompt, through the real window and its real QMessageBox
