@@ -65,7 +65,10 @@ class tst_plugin_loader : public QObject {
     const auto bhsd = [](const at::Tensor& x) { return x.permute({0, 2, 1, 3}); };
     const at::Tensor expect = at::matmul(at::softmax(at::matmul(bhsd(call.q), bhsd(call.k).transpose(-1, -2)) /
                                                          std::sqrt(8.0), -1), bhsd(call.v)).permute({0, 2, 1, 3});
-    QVERIFY((out - expect).abs().max().item<double>() < 1e-12);
+    // Relative to the output's size: with LibTorch 2.11's threaded kernels (the H100 machine) the
+    // absolute 1e-12 once held for 39 runs in 40; a wrong formula is off by far more than 1e-10.
+    const double err = ((out - expect).abs().max() / expect.abs().max()).item<double>();
+    QVERIFY2(err < 1e-10, std::to_string(err).c_str());
     // A device with no path is a clear refusal through the plugin too.
     PrepareRequest meta;
     meta.method = "full";
