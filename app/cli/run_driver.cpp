@@ -34,7 +34,8 @@ void report_error(const RunArgs& args, const std::string& message) {
 
 // args.flow read as a workflow file, or the workflow embedded in a Vidgraph output. `shared` is set
 // when args.flow is such an output (a video, a PNG sequence), even when it turns out to be a
-// workflow file under an odd name: either way it is not a .vgflow the user chose to run.
+// workflow file under an odd name, and for a ComfyUI workflow (most are downloaded): none is a
+// .vgflow the user made.
 engine::Result<engine::LoadedWorkflow> load_workflow(const RunArgs& args, const engine::Registry& registry,
                                                      bool* shared) {
   const engine::LoadOptions options{&registry, nullptr};
@@ -57,6 +58,7 @@ engine::Result<engine::LoadedWorkflow> load_workflow(const RunArgs& args, const 
   if (!text.ok()) return text.error();
   if (auto imported = comfy::import_if_comfy(*text, args.flow, &registry)) {
     if (!imported->ok()) return imported->error();
+    *shared = true;
     comfy::log_import_report(imported->value().report, args.flow);
     engine::LoadedWorkflow loaded;
     loaded.document = std::move(imported->value().document);

@@ -64,6 +64,7 @@ bool Autosave::autosaveNow() {
     return false;
   }
   QJsonObject meta{{QStringLiteral("original"), controller_->filePath()},
+                   {QStringLiteral("shared_source"), controller_->sharedSource()},
                    {QStringLiteral("saved_at"), QDateTime::currentDateTimeUtc().toString(Qt::ISODate)}};
   const QByteArray bytes = QJsonDocument(meta).toJson();
   auto written = engine::write_file_atomic(sidecarPath(path_).toStdString(), std::string_view(bytes.constData(), bytes.size()));
@@ -102,10 +103,12 @@ QList<RecoveryEntry> Autosave::findRecoveries(const QString& dir) {
     const QStringList parts = f.completeBaseName().split(QLatin1Char('-'));
     if (parts.size() >= 2 && ownedByOtherProcess(parts[1].toLongLong())) continue;
     RecoveryEntry e{f.absoluteFilePath(), {}, f.lastModified()};
+    e.sharedSource = e.recoveryPath;  // without its sidecar, nothing says the workflow was the user's own
     QFile meta(sidecarPath(e.recoveryPath));
     if (meta.open(QIODevice::ReadOnly)) {
       const QJsonObject o = QJsonDocument::fromJson(meta.readAll()).object();
       e.originalPath = o.value(QStringLiteral("original")).toString();
+      e.sharedSource = o.value(QStringLiteral("shared_source")).toString();
       const QDateTime t = QDateTime::fromString(o.value(QStringLiteral("saved_at")).toString(), Qt::ISODate);
       if (t.isValid()) e.savedAt = t;
       e.declined = o.value(QStringLiteral("declined")).toBool();
@@ -126,6 +129,7 @@ bool Autosave::restore(DocumentController* controller, const RecoveryEntry& entr
     if (error) *error = QString::fromStdString(status.error().to_string());
     return false;
   }
+  controller->setSharedSource(entry.sharedSource);
   removeRecovery(entry.recoveryPath);
   return true;
 }

@@ -4,8 +4,9 @@
 //
 // Contract:
 //   - recovery files are "<dir>/recovery-<pid>-<n>.vgflow" (the workflow, written atomically through
-//     the engine) plus "<same>.json" ({"original": the document's path or "", "saved_at": ISO time,
-//     "declined": true once the user chose to keep it without restoring});
+//     the engine) plus "<same>.json" ({"original": the document's path or "", "shared_source": the
+//     shared file it came from or "", "saved_at": ISO time, "declined": true once the user chose to
+//     keep it without restoring}); a recovery without a readable sidecar restores as shared;
 //   - the file is removed when the document becomes clean (saved, new, opened) and on a normal close
 //     (discard()), so files left in the folder belong to sessions that did not end normally;
 //   - findRecoveries() skips files of other processes still running (another instance's windows).
@@ -26,6 +27,7 @@ struct RecoveryEntry {
   QString originalPath;  // the document's file when it crashed ("" = untitled)
   QDateTime savedAt;
   bool declined = false;  // offered before and kept ("No"): later offers do not call it a fresh crash
+  QString sharedSource;   // DocumentController::sharedSource() when it was saved (restored with it)
 };
 
 class Autosave : public QObject {

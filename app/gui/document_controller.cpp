@@ -256,6 +256,8 @@ engine::Status DocumentController::setBypass(const std::vector<std::string>& ids
 void DocumentController::newDocument() {
   droppedInputs_.clear();
   loadWarnings_.clear();
+  importedFrom_.clear();
+  sharedSource_.clear();
   replaceDocument(engine::GraphDocument(&registry_), QString());
   undoStack_.setClean();
 }
@@ -284,6 +286,7 @@ engine::Status DocumentController::load(const QString& path, const QString& docu
   loadWarnings_.clear();
   droppedInputs_.clear();
   importedFrom_.clear();
+  sharedSource_.clear();
   for (const auto& w : loaded->warnings) loadWarnings_ << QString::fromStdString(w);
   for (const auto& b : loaded->broken_links) droppedInputs_[b.node].push_back(b.port);
   for (const auto& n : loaded->document.nodes()) {
@@ -317,6 +320,7 @@ engine::Status DocumentController::adoptImport(comfy::ComfyImport imported, cons
   comfy::log_import_report(imported.report, source.toStdString());
   replaceDocument(std::move(imported.document), QString());
   importedFrom_ = source;
+  sharedSource_ = source;  // a downloaded ComfyUI workflow is as untrusted as a shared video
   undoStack_.setClean();
   undoStack_.resetClean();  // nothing of it is saved yet
   Q_EMIT modifiedChanged(true);

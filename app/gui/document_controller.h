@@ -151,6 +151,12 @@ class DocumentController : public QObject {
   // such a document is untitled and modified, so Save asks where and the ComfyUI file is never
   // written; loadWarnings() then holds the import report (approximations, unsupported nodes, notes).
   const QString& importedFrom() const { return importedFrom_; }
+  // The file someone may have shared that the document came from ("" when the user's own): a video
+  // or PNG sequence it was embedded in, or the ComfyUI workflow it was imported from. While set,
+  // runs write only inside the output folder unless the user confirms each place (MainWindow).
+  // Opening or a new document clears it; autosave carries it into the recovery and back.
+  const QString& sharedSource() const { return sharedSource_; }
+  void setSharedSource(const QString& source) { sharedSource_ = source; }
   // What is wrong with a node now, one sentence each: inputs whose link was dropped on open (until
   // they are connected again) and params the file gave an invalid value (until they are fixed).
   QStringList nodeProblems(const std::string& id) const;
@@ -178,6 +184,7 @@ class DocumentController : public QObject {
   QString filePath_;
   QStringList loadWarnings_;
   QString importedFrom_;
+  QString sharedSource_;
   std::map<std::string, std::vector<std::string>> droppedInputs_;  // node → inputs whose link was dropped
   int subscription_ = 0;
 };

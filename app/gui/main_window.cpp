@@ -420,8 +420,9 @@ bool MainWindow::runWorkflow(const QStringList& targets) {
 }
 
 bool MainWindow::confirmOutsideWrites(engine::RunOptions& options) {
-  options.confine_writes_to_output_dir = !sharedSource_.isEmpty();
-  if (sharedSource_.isEmpty()) return true;
+  const QString& shared = controller_->sharedSource();
+  options.confine_writes_to_output_dir = !shared.isEmpty();
+  if (shared.isEmpty()) return true;
   const auto outside = engine::places_outside_output_dir(controller_->document(), registry_, options);
   if (outside.empty()) return true;
   QString places;
@@ -433,7 +434,7 @@ bool MainWindow::confirmOutsideWrites(engine::RunOptions& options) {
                   tr("This workflow came inside %1, a file someone may have shared. It writes outside the output "
                      "folder %2:%3\n\nLet it write there? Choose No to keep them, then set these params to places "
                      "inside the output folder ({output}/…).")
-                      .arg(QFileInfo(sharedSource_).fileName(), QString::fromStdString(options.output_directory()),
+                      .arg(QFileInfo(shared).fileName(), QString::fromStdString(options.output_directory()),
                            places),
                   QMessageBox::Yes | QMessageBox::No, this);
   box.setDefaultButton(QMessageBox::No);

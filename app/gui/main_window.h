@@ -192,7 +192,6 @@ class MainWindow : public QMainWindow {
   QPointF paletteScenePos_;
   // The shared file (video, PNG sequence) the open workflow came inside; "" for a workflow file,
   // an example or a new document. Such a workflow is untrusted (confirmOutsideWrites).
-  QString sharedSource_;
   std::optional<WireDrop> paletteWire_;
   std::optional<std::pair<std::string, QString>> paletteInsert_;  // the link (to node, input) to insert into
 };

@@ -55,7 +55,6 @@ bool MainWindow::openExample(const QString& path) {
   }
   run_->clearStatuses();
   player_->setClip({}, {});
-  sharedSource_.clear();  // our own examples are trusted
   fitView();
   statusBar()->showMessage(tr("Opened the example %1 as an untitled workflow; Save asks where to keep it.")
                                .arg(QFileInfo(path).fileName()), 8000);

@@ -76,7 +76,6 @@ void MainWindow::buildFileMenu() {
 void MainWindow::newDocument() {
   if (!maybeSave()) return;
   controller_->newDocument();
-  sharedSource_.clear();
   run_->clearStatuses();
   player_->setClip({}, {});  // the previous document's preview does not belong to the new one
 }
@@ -107,7 +106,7 @@ bool MainWindow::openFile(const QString& path) {
   }
   run_->clearStatuses();
   player_->setClip({}, {});  // the previous document's preview does not belong to this one
-  sharedSource_ = embeddedIn;  // a workflow from a shared file stays untrusted while it is open
+  if (!embeddedIn.isEmpty()) controller_->setSharedSource(embeddedIn);  // untrusted while it is open
   const QString& comfy = controller_->importedFrom();
   if (embeddedIn.isEmpty()) addRecentFile(comfy.isEmpty() ? controller_->filePath() : QFileInfo(path).absoluteFilePath());
   const QStringList& warnings = controller_->loadWarnings();

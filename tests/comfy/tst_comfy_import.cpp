@@ -139,6 +139,7 @@ class tst_ComfyImport : public QObject {
   void wrongFieldTypesAreErrors();
   void cliValidatesComfyFiles();
   void cliRunsImported5bEndToEnd();
+  void cliConfinesComfyWorkflowWrites();
 };
 
 void tst_ComfyImport::recognisesFormats() {
@@ -583,6 +584,22 @@ void tst_ComfyImport::cliRunsImported5bEndToEnd() {
   const std::string video = out.filePath("video-ComfyUI.mp4").toStdString();
   QVERIFY2(fs::exists(video), qPrintable(r.out + r.err));
   QVERIFY(read_file(video).substr(4, 4) == "ftyp");
+}
+
+// A ComfyUI workflow is treated as shared (most are downloaded): a place outside --output-dir stops
+// the run before any node starts (exit 2), as for a workflow embedded in a shared video.
+void tst_ComfyImport::cliConfinesComfyWorkflowWrites() {
+  if (!QFileInfo::exists(kRunner)) QSKIP("vidgraph-run is not built");
+  QTemporaryDir dir, out;
+  const std::string flow = write_file(dir, "wan5b-api.json", comfy_test::ti2v_5b_api());
+  const QString outside = dir.filePath("elsewhere/clip.mp4");
+  const auto refused = test_common::run_process(
+      kRunner, {"run", QString::fromStdString(flow), "--output-dir", out.path(), "--set", "export.filename=" + outside},
+      120000);
+  QVERIFY2(refused.exit_code == 2, qPrintable(QString::number(refused.exit_code) + refused.out + refused.err));
+  QVERIFY2(refused.err.contains("outside the output folder") && refused.err.contains("--allow-outside-writes"),
+           qPrintable(refused.err));
+  QVERIFY(!QFileInfo::exists(dir.filePath("elsewhere")));
 }
 
 QTEST_GUILESS_MAIN(tst_ComfyImport)

@@ -479,6 +479,29 @@ class tst_GuiFiles : public QObject {
     QVERIFY2(log.contains(QLatin1String("ComfyUI node 3 (KSampler)")), qPrintable(log));
     std::ifstream in(path.toStdString(), std::ios::binary);
     QCOMPARE(std::string(std::istreambuf_iterator<char>(in), {}), text);
+    QCOMPARE(c->sharedSource(), path);  // downloaded: runs write only inside the output folder
+  }
+
+  // A workflow from a shared file stays shared through a crash: the recovery carries its origin,
+  // and a recovery whose sidecar is gone restores as shared too.
+  void autosaveKeepsTheSharedOrigin() {
+    const QString dir = tmp_.filePath(QStringLiteral("recovery-shared"));
+    const QString source = tmp_.filePath(QStringLiteral("from-a-stranger.mp4"));
+    const QString orphan = dir + QStringLiteral("/recovery-999999998-1.vgflow");  // no process, no sidecar
+    gui::DocumentController c(registry_);
+    gui::Autosave autosave(&c, dir, 3600000);
+    buildChain(c);
+    c.setSharedSource(source);
+    QVERIFY(autosave.autosaveNow());
+    QVERIFY(QFile::copy(autosave.recoveryPath(), orphan));
+    const auto entries = gui::Autosave::findRecoveries(dir);
+    QCOMPARE(entries.size(), 2);
+    for (const gui::RecoveryEntry& e : entries) {
+      gui::DocumentController restored(registry_);
+      QString error;
+      QVERIFY2(gui::Autosave::restore(&restored, e, &error), qPrintable(error));
+      QCOMPARE(restored.sharedSource(), e.recoveryPath == orphan ? orphan : source);
+    }
   }
 
   // ---- the unsaved-changes prompt, through the real window and its real QMessageBox
