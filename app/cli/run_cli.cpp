@@ -120,6 +120,12 @@ int run_cli_main(int argc, char** argv, const RunnerConfig& config) {
   CLI::App* validate = app.add_subcommand("validate", "Check a workflow without running it");
   add_flow_options(validate, args);
   validate->add_flag("--json", args.json, "Print the result as JSON");
+  validate->add_option("--output-dir", args.output_dir,
+                       "The run's output folder: a shared workflow's writes are checked against it (default: "
+                       "current folder)")
+      ->type_name("DIR");
+  validate->add_flag("--allow-outside-writes", args.allow_outside_writes,
+                     "As for run: do not report a shared workflow's writes outside --output-dir");
 
   CLI::App* nodes = app.add_subcommand("nodes", "List every node type with its ports and params");
   nodes->add_flag("--json", args.json, "Print the list as JSON");

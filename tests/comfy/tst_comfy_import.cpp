@@ -600,6 +600,14 @@ void tst_ComfyImport::cliConfinesComfyWorkflowWrites() {
   QVERIFY2(refused.err.contains("outside the output folder") && refused.err.contains("--allow-outside-writes"),
            qPrintable(refused.err));
   QVERIFY(!QFileInfo::exists(dir.filePath("elsewhere")));
+  // validate says what run would refuse, and accepts it when the user trusts the file.
+  const QStringList validate{"validate", QString::fromStdString(flow), "--output-dir", out.path(), "--set",
+                             "export.filename=" + outside};
+  const auto invalid = test_common::run_process(kRunner, validate, 120000);
+  QVERIFY2(invalid.exit_code != 0 && invalid.err.contains("outside the output folder"),
+           qPrintable(QString::number(invalid.exit_code) + invalid.out + invalid.err));
+  const auto trusted = test_common::run_process(kRunner, validate + QStringList{"--allow-outside-writes"}, 120000);
+  QVERIFY2(trusted.exit_code == 0, qPrintable(trusted.out + trusted.err));
 }
 
 QTEST_GUILESS_MAIN(tst_ComfyImport)
