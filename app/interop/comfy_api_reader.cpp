@@ -11,7 +11,6 @@ bool is_link(const nlohmann::json& v) {
   return v.is_array() && v.size() == 2 && (v[0].is_string() || v[0].is_number_integer()) && v[1].is_number_integer();
 }
 
-std::string id_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 }  // namespace
 
@@ -35,7 +34,7 @@ engine::Result<ComfyGraph> read_api_graph(const nlohmann::json& root, const std:
       ComfyInput in;
       in.name = name;
       in.linked = true;
-      in.source = ComfySource{id_text(input[0]), input[1].get<int>()};
+      in.source = ComfySource{comfy_id(input[0]), comfy_int(input[1])};
       node.inputs.push_back(std::move(in));
     }
     graph.nodes.push_back(std::move(node));

@@ -1,6 +1,9 @@
 // Implements the queries of comfy_graph.h and the recognition of the two ComfyUI file formats.
 #include "interop/comfy_graph.h"
 
+#include <cstdint>
+#include <limits>
+
 namespace vidgraph::comfy {
 
 const ComfyInput* ComfyNode::input(const std::string& name) const {
@@ -40,6 +43,24 @@ ComfyFormat comfy_format_of(const nlohmann::json& root) {
     }
   }
   return ComfyFormat::Api;
+}
+
+std::string comfy_id(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+int comfy_int(const nlohmann::json& v) {
+  if (v.is_number_unsigned() && v.get<std::uint64_t>() <= std::uint64_t(std::numeric_limits<int>::max())) {
+    return static_cast<int>(v.get<std::uint64_t>());
+  }
+  if (v.is_number_integer() && !v.is_number_unsigned()) {
+    const std::int64_t n = v.get<std::int64_t>();
+    if (n >= std::numeric_limits<int>::min() && n <= std::numeric_limits<int>::max()) return static_cast<int>(n);
+  }
+  throw nlohmann::json::type_error::create(302, "an integer was expected, but it is " + v.dump(), nullptr);
+}
+
+int comfy_int_field(const nlohmann::json& obj, const char* key, int fallback) {
+  const auto it = obj.find(key);
+  return it == obj.end() ? fallback : comfy_int(*it);
 }
 
 }  // namespace vidgraph::comfy

@@ -66,6 +66,15 @@ struct ComfyGraph {
 // API-format prompt (an object whose every value has "class_type" and "inputs"), or neither.
 ComfyFormat comfy_format_of(const nlohmann::json& root);
 
+// Field values as ComfyUI writes them, for both readers. A node or link id (a number or a string)
+// as text; an integer (a slot, a mode) that is a JSON integer within int, else nlohmann's
+// type_error, which the import reports as a value ComfyUI never writes (a float such as 1e40 must
+// never reach a conversion to int).
+std::string comfy_id(const nlohmann::json& v);
+int comfy_int(const nlohmann::json& v);
+// comfy_int of obj[key], or `fallback` when obj has no such key.
+int comfy_int_field(const nlohmann::json& obj, const char* key, int fallback);
+
 // Readers; `source` names the file in error sentences.
 engine::Result<ComfyGraph> read_ui_graph(const nlohmann::json& root, const std::string& source);
 engine::Result<ComfyGraph> read_api_graph(const nlohmann::json& root, const std::string& source);

@@ -27,17 +27,16 @@ struct LinkEnds {
   int target_slot = 0;
 };
 
-std::string id_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 std::map<std::string, LinkEnds> read_links(const json& links) {
   std::map<std::string, LinkEnds> out;
   if (!links.is_array()) return out;
   for (const json& l : links) {
     if (l.is_array() && l.size() >= 5 && l[2].is_number_integer() && l[4].is_number_integer()) {
-      out[id_text(l[0])] = LinkEnds{id_text(l[1]), l[2].get<int>(), id_text(l[3]), l[4].get<int>()};
+      out[comfy_id(l[0])] = LinkEnds{comfy_id(l[1]), comfy_int(l[2]), comfy_id(l[3]), comfy_int(l[4])};
     } else if (l.is_object() && l.contains("id") && l.contains("origin_id") && l.contains("target_id")) {
-      out[id_text(l["id"])] = LinkEnds{id_text(l["origin_id"]), l.value("origin_slot", 0), id_text(l["target_id"]),
-                                       l.value("target_slot", 0)};
+      out[comfy_id(l["id"])] = LinkEnds{comfy_id(l["origin_id"]), comfy_int_field(l, "origin_slot", 0), comfy_id(l["target_id"]),
+                                       comfy_int_field(l, "target_slot", 0)};
     }
   }
   return out;
@@ -55,10 +54,10 @@ ComfySource source_of(const LinkEnds& ends, const std::string& prefix) {
 
 ComfyNode read_node(const json& j, const std::map<std::string, LinkEnds>& links, const std::string& prefix) {
   ComfyNode node;
-  node.id = prefix + id_text(j.value("id", json(0)));
+  node.id = prefix + comfy_id(j.value("id", json(0)));
   node.type = j.value("type", std::string());
   node.title = j.value("title", std::string());
-  node.mode = j.value("mode", 0);
+  node.mode = comfy_int_field(j, "mode", 0);
   node.pos = j.value("pos", json());
   node.raw_widgets = j.value("widgets_values", json::array());
   node.values = name_widget_values(node.type, node.raw_widgets);
@@ -70,7 +69,7 @@ ComfyNode read_node(const json& j, const std::map<std::string, LinkEnds>& links,
     ComfyInput input;
     input.name = in.value("name", std::string());
     input.type = in.contains("type") && in["type"].is_string() ? in["type"].get<std::string>() : "";
-    const auto link = in.contains("link") && !in["link"].is_null() ? links.find(id_text(in["link"])) : links.end();
+    const auto link = in.contains("link") && !in["link"].is_null() ? links.find(comfy_id(in["link"])) : links.end();
     if (link != links.end()) {
       input.linked = true;
       input.source = source_of(link->second, prefix);
@@ -94,7 +93,7 @@ void promote_widgets(Layer& body, const ComfyNode& instance) {
   for (std::size_t i = 0; i < proxies.size() && i < values.size(); ++i) {
     const json& p = proxies[i];
     if (!p.is_array() || p.size() < 2 || !p[1].is_string() || p[1] == "control_after_generate") continue;
-    const std::string inner_id = instance.id + "-" + id_text(p[0]);
+    const std::string inner_id = instance.id + "-" + comfy_id(p[0]);
     for (ComfyNode& n : body.nodes) {
       if (n.id == inner_id) n.values[p[1].get<std::string>()] = values[i];
     }
@@ -207,7 +206,7 @@ engine::Result<ComfyGraph> read_ui_graph(const json& root, const std::string& so
   const auto defs = root.find("definitions");
   if (defs != root.end() && defs->is_object() && defs->contains("subgraphs") && (*defs)["subgraphs"].is_array()) {
     for (const json& def : (*defs)["subgraphs"]) {  // pointers into `root`, which outlives the reader
-      if (def.is_object() && def.contains("id")) reader.subgraphs[id_text(def["id"])] = &def;
+      if (def.is_object() && def.contains("id")) reader.subgraphs[comfy_id(def["id"])] = &def;
     }
   }
   auto layer = reader.read_layer(root["nodes"], root["links"], "", 0);

@@ -524,6 +524,14 @@ void tst_ComfyImport::wrongFieldTypesAreErrors() {
     if (r.ok()) continue;  // a field the readers treat as optional may be skipped
     QVERIFY2(r.error().message.rfind("hand-edited.json: ", 0) == 0, r.error().message.c_str());
   }
+  // Found by fuzz_comfy under UBSan: a mode of 1e40 reached a conversion to int.
+  for (const json& mode : {json(1e40), json(2.5), json(std::uint64_t(1) << 40)}) {
+    UiGraph g = comfy_test::ti2v_5b_ui();
+    g.nodes[0]["mode"] = mode;
+    auto r = comfy::import_comfy_json(g.file(), "hand-edited.json");
+    QVERIFY(!r.ok());
+    QVERIFY2(r.error().message.find("an integer was expected") != std::string::npos, r.error().message.c_str());
+  }
   UiGraph g = comfy_test::ti2v_5b_ui();
   g.nodes[0]["type"] = json::array({"UNETLoader"});
   auto r = comfy::import_comfy_json(g.file(), "hand-edited.json");
