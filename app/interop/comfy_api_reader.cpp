@@ -11,7 +11,6 @@ bool is_link(const nlohmann::json& v) {
   return v.is_array() && v.size() == 2 && (v[0].is_string() || v[0].is_number_integer()) && v[1].is_number_integer();
 }
 
-
 }  // namespace
 
 engine::Result<ComfyGraph> read_api_graph(const nlohmann::json& root, const std::string& source) {

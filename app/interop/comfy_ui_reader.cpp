@@ -27,7 +27,6 @@ struct LinkEnds {
   int target_slot = 0;
 };
 
-
 std::map<std::string, LinkEnds> read_links(const json& links) {
   std::map<std::string, LinkEnds> out;
   if (!links.is_array()) return out;
@@ -35,8 +34,8 @@ std::map<std::string, LinkEnds> read_links(const json& links) {
     if (l.is_array() && l.size() >= 5 && l[2].is_number_integer() && l[4].is_number_integer()) {
       out[comfy_id(l[0])] = LinkEnds{comfy_id(l[1]), comfy_int(l[2]), comfy_id(l[3]), comfy_int(l[4])};
     } else if (l.is_object() && l.contains("id") && l.contains("origin_id") && l.contains("target_id")) {
-      out[comfy_id(l["id"])] = LinkEnds{comfy_id(l["origin_id"]), comfy_int_field(l, "origin_slot", 0), comfy_id(l["target_id"]),
-                                       comfy_int_field(l, "target_slot", 0)};
+      out[comfy_id(l["id"])] = LinkEnds{comfy_id(l["origin_id"]), comfy_int_field(l, "origin_slot", 0),
+                                        comfy_id(l["target_id"]), comfy_int_field(l, "target_slot", 0)};
     }
   }
   return out;
