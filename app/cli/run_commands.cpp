@@ -180,27 +180,6 @@ int command_run(const RunArgs& args, const RunSession& session) {
   return code;
 }
 
-namespace {
-
-// What run refuses before any node starts: the places a shared workflow (from a video, a PNG
-// sequence or ComfyUI) would write outside the output folder, one sentence each.
-std::vector<std::string> outside_writes(const engine::GraphDocument& doc, const engine::Registry& registry,
-                                        const RunArgs& args, bool shared) {
-  engine::RunOptions options = base_request(args, {}, shared).options;
-  options.output_dir = args.output_dir;
-  std::vector<std::string> problems;
-  for (const engine::Node& n : doc.nodes()) {
-    const engine::NodeType* type = registry.find(n.type);
-    if (n.bypass || type == nullptr) continue;
-    for (std::string& p : engine::check_confined_writes(n.id, *type, type->params_with_defaults(n.params), options)) {
-      problems.push_back(std::move(p));
-    }
-  }
-  return problems;
-}
-
-}  // namespace
-
 int command_validate(const RunArgs& args, const engine::Registry& registry) {
   bool shared = false;
   auto doc = load_flow(args, registry, &shared);
@@ -209,7 +188,12 @@ int command_validate(const RunArgs& args, const engine::Registry& registry) {
     report.errors.push_back(doc.error());
   } else {
     report = engine::validate_document(*doc, registry, args.targets);
-    for (std::string& p : outside_writes(*doc, registry, args, shared)) report.errors.emplace_back("", std::move(p));
+    // What run refuses before any node starts: a shared workflow's writes outside the output folder.
+    engine::RunOptions options = base_request(args, {}, shared).options;
+    options.output_dir = args.output_dir;
+    for (std::string& p : engine::check_confined_writes(*doc, registry, options)) {
+      report.errors.emplace_back("", std::move(p));
+    }
   }
   if (args.json) {
     json out{{"valid", report.ok()}, {"nodes", doc.ok() ? doc->nodes().size() : 0},

@@ -84,4 +84,14 @@ std::vector<std::string> check_confined_writes(const std::string& node_id, const
   return problems;
 }
 
+std::vector<std::string> check_confined_writes(const GraphDocument& doc, const Registry& registry,
+                                               const RunOptions& options) {
+  std::vector<std::string> problems;
+  if (!options.confine_writes_to_output_dir) return problems;
+  for (const WritePlace& place : places_outside_output_dir(doc, registry, options)) {
+    problems.push_back(outside_message(place, options));
+  }
+  return problems;
+}
+
 }  // namespace vidgraph::engine

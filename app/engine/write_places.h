@@ -41,5 +41,8 @@ std::vector<WritePlace> places_outside_output_dir(const GraphDocument& doc, cons
 // output folder, naming the param, the path and the ways out; else nothing.
 std::vector<std::string> check_confined_writes(const std::string& node_id, const NodeType& type,
                                                const nlohmann::json& params, const RunOptions& options);
+// The same sentences for every node of the document (what a run would refuse before it starts).
+std::vector<std::string> check_confined_writes(const GraphDocument& doc, const Registry& registry,
+                                               const RunOptions& options);
 
 }  // namespace vidgraph::engine
