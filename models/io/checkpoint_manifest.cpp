@@ -55,10 +55,10 @@ CheckpointManifest resolve(const CheckpointPaths& paths) {
   return m;
 }
 
-// The headers of a DiT or VAE part and what it is. A part that cannot be resolved is left to its
+// The headers of a part and what it is. A part that cannot be resolved is left to its
 // loader (which names the problem), so a FIFO among its files is never opened here.
 void read_headers(ManifestPart& part) {
-  if (part.kind == ModelKind::TextEncoder || !part.files.problem.empty()) return;
+  if (!part.files.problem.empty()) return;
   try {
     // A file given by name may be a .pth, which TensorFile does not read: its loader reads it. A
     // folder's weights are *.safetensors (model_part_files), so they are not opened twice to sniff.

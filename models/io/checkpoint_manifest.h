@@ -4,10 +4,9 @@
 // Load Wan Model asks for it in its cache key, its preflight and its compute; while no file
 // changed (file_identity.h) the three get the same object, so none resolves or inspects on its own.
 //
-// Headers are read for the parts whose loaders take them: the DiT experts (models/wan reads them
-// through open_shared, so it gets these) and the VAE (TensorFile::load_all). The text encoder's
-// files are listed and fingerprinted, but its loader (models/t5) opens its own shards: reading
-// their headers here too would read each twice. A `.pth` part has no TensorFile header: its
+// Every part's headers are read here once: the DiT experts' and the text encoder's loaders
+// (models/wan, models/t5) open their files through open_shared, so they get these; the VAE's
+// loader takes them (TensorFile::load_all). A `.pth` part has no TensorFile header: its
 // `detected` comes from inspect_model_file and its loader reads the file itself.
 //
 // Never throws: a part that cannot be resolved keeps `files.problem`, one whose header cannot be

@@ -169,6 +169,9 @@ ModelFileInfo inspect_headers(const std::string& path, const std::vector<std::sh
     for (const TensorFileEntry& e : header->entries()) tensors.push_back({e.name, e.dtype, e.shape});
   }
   summarise(info, tensors);
+  for (const auto& header : headers) {
+    if (const GgufFile* gguf = header->gguf()) info.has_tokenizer |= gguf->header().metadata.count("tokenizer.ggml.tokens") > 0;
+  }
   return info;
 }
 

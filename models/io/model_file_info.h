@@ -36,7 +36,8 @@ ModelFileInfo inspect_model_file(const std::string& path);
 
 // The same from headers already read (tensor_file.h), taken together: every shard of one part,
 // `path` the part (a DiT's expert is told from it). Fills dtype, tensors, detected, model,
-// unsupported and has_tokenizer (a `spiece_model` tensor); format and bytes stay empty.
+// unsupported and has_tokenizer (a `spiece_model` tensor or a GGUF's `tokenizer.ggml.*`); format
+// and bytes stay empty.
 ModelFileInfo inspect_headers(const std::string& path, const std::vector<std::shared_ptr<const TensorFile>>& headers);
 
 // The kind of part `info.detected` names; false when nothing was detected.

@@ -74,6 +74,8 @@ TensorFile::~TensorFile() = default;
 
 const std::string& TensorFile::path() const { return impl_->path; }
 bool TensorFile::is_gguf() const { return impl_->gguf.has_value(); }
+const SafetensorsFile* TensorFile::safetensors() const { return impl_->st ? &*impl_->st : nullptr; }
+const GgufFile* TensorFile::gguf() const { return impl_->gguf ? &*impl_->gguf : nullptr; }
 const std::vector<TensorFileEntry>& TensorFile::entries() const { return impl_->entries; }
 const std::map<std::string, std::string>& TensorFile::metadata() const { return impl_->metadata; }
 

@@ -19,6 +19,8 @@
 
 namespace vidgraph::model_io {
 
+class GgufFile;
+
 struct TensorFileEntry {
   std::string name;
   std::vector<int64_t> shape;  // torch order
@@ -51,6 +53,10 @@ class TensorFile {
 
   const std::string& path() const;
   bool is_gguf() const;
+  // The reader underneath, for loaders that need more than tensors (a tokenizer in the metadata or
+  // in a U8 tensor): exactly one of the two is non-null.
+  const SafetensorsFile* safetensors() const;
+  const GgufFile* gguf() const;
   // The model tensors (fp8 scales and markers left out), in file order.
   const std::vector<TensorFileEntry>& entries() const;
   // String metadata: the safetensors `__metadata__`, or the string-valued GGUF keys.

@@ -16,6 +16,7 @@
 #include "models/io/scaled_fp8.h"
 #include "models/io/model_part_files.h"
 #include "models/io/state_dict_file.h"
+#include "models/io/tensor_file.h"
 #include "models/t5/spiece_from_gguf.h"
 
 namespace vidgraph::t5 {
@@ -63,6 +64,14 @@ std::vector<std::string> umt5_weight_files(const std::string& path) {
     throw std::runtime_error("the " + part.problem);
   }
   return part.weights;
+}
+
+// A safetensors or GGUF weight file's header, shared with the checkpoint manifest that read it
+// (TensorFile::open_shared); nullptr for a `.pth`, which load_state_dict_file reads whole.
+std::shared_ptr<const model_io::TensorFile> open_header(const std::string& file) {
+  const model_io::WeightFormat format = model_io::detect_weight_format(file);
+  if (format != model_io::WeightFormat::Safetensors && format != model_io::WeightFormat::Gguf) return nullptr;
+  return model_io::TensorFile::open_shared(file);
 }
 
 // ComfyUI's tokenizer tensor: `spiece_model`, also behind a prefix.
@@ -218,22 +227,20 @@ void load_umt5_weights(Umt5Encoder& encoder, const NamedTensors& official, const
 }
 
 std::shared_ptr<Umt5Encoder> load_umt5(const std::string& path, c10::Device device, at::ScalarType dtype) {
-  const std::vector<std::string> files = umt5_weight_files(path);
   NamedTensors all;
-  for (const std::string& f : files) {
+  for (const std::string& f : umt5_weight_files(path)) {
     NamedTensors part;
-    const model_io::WeightFormat format = model_io::detect_weight_format(f);
-    if (format == model_io::WeightFormat::Safetensors) {
-      const auto st = model_io::SafetensorsFile::open(f);
-      part = model_io::load_safetensors_weights(st, device, dtype, embedded_tokenizer_names(st));
-    } else if (format == model_io::WeightFormat::Gguf) {
-      const auto gguf = model_io::GgufFile::open(f);
-      const std::string arch = gguf.architecture();
-      if (!arch.empty() && arch != "t5" && arch != "t5encoder") {
-        throw std::runtime_error("'" + f + "' is a GGUF of a '" + arch +
-                                 "' model (general.architecture), not a umT5 text encoder ('t5' or 't5encoder')");
+    if (const auto file = open_header(f)) {
+      if (const model_io::SafetensorsFile* st = file->safetensors()) {
+        part = model_io::load_safetensors_weights(*st, device, dtype, embedded_tokenizer_names(*st));
+      } else {
+        const std::string arch = file->gguf()->architecture();
+        if (!arch.empty() && arch != "t5" && arch != "t5encoder") {
+          throw std::runtime_error("'" + f + "' is a GGUF of a '" + arch +
+                                   "' model (general.architecture), not a umT5 text encoder ('t5' or 't5encoder')");
+        }
+        part = file->load_all(device, dtype);
       }
-      part = model_io::load_gguf_tensors(gguf, device, dtype);
     } else {
       part = model_io::load_state_dict_file(f, device, dtype);
     }
@@ -262,18 +269,16 @@ Umt5Tokenizer load_umt5_tokenizer(const std::string& path) {
 
 std::optional<Umt5Tokenizer> load_umt5_embedded_tokenizer(const std::string& weights, std::string* origin) {
   for (const std::string& f : umt5_weight_files(weights)) {
-    const model_io::WeightFormat format = model_io::detect_weight_format(f);
-    if (format == model_io::WeightFormat::Gguf) {
-      const std::optional<std::string> model = spiece_model_from_gguf(model_io::GgufFile::open(f).header(), f);
+    const auto file = open_header(f);
+    if (!file) continue;  // a .pth carries no tokenizer
+    if (const model_io::GgufFile* gguf = file->gguf()) {
+      const std::optional<std::string> model = spiece_model_from_gguf(gguf->header(), f);
       if (!model) continue;
       const std::string where = f + "' metadata 'tokenizer.ggml";
       if (origin != nullptr) *origin = where;
       return Umt5Tokenizer::load_from_bytes(*model, where);
     }
-    if (format != model_io::WeightFormat::Safetensors) {
-      continue;
-    }
-    const auto st = model_io::SafetensorsFile::open(f);
+    const model_io::SafetensorsFile& st = *file->safetensors();
     for (const std::string& name : embedded_tokenizer_names(st)) {
       const model_io::SafetensorsEntry& e = st.entry(name);
       if (e.dtype != "U8" || e.shape.size() != 1) {

@@ -542,8 +542,8 @@ void tst_nodes_model::randomModelTinyLoads() {
   const double expected = 1.0 / std::sqrt(double(w.numel() / w.size(0)));
   QVERIFY2(std::abs(w.std().item<double>() / expected - 1.0) < 0.15, "patch_embedding scale");
 
-  // The cache key, the preflight and the load read one checkpoint manifest: each DiT shard's header
-  // and the VAE's once between them (the text encoder's shards are read by its own loader).
+  // The cache key, the preflight and the load read one checkpoint manifest: each DiT shard's, the
+  // VAE's and each text encoder shard's header once between them.
   const engine::NodeType& t = type("LoadWanModel");
   Recorder rec;
   const nlohmann::json params = {{"model_path", dir.path().toStdString()}, {"device", "cpu"}};
@@ -554,9 +554,11 @@ void tst_nodes_model::randomModelTinyLoads() {
   auto ctx = make_context(t, params, {}, {}, &rec);
   auto out = t.compute(ctx);
   QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
-  QCOMPARE(model_io::TensorFile::header_reads() - headers_before, summary.dit_shards + 1);
+  const int64_t headers = summary.dit_shards + 1 + summary.text_encoder_shards;
+  QVERIFY(summary.text_encoder_shards >= 1);
+  QCOMPARE(model_io::TensorFile::header_reads() - headers_before, headers);
   QCOMPARE(t.fingerprint(params, {}), fingerprint);  // the same manifest: nothing read again
-  QCOMPARE(model_io::TensorFile::header_reads() - headers_before, summary.dit_shards + 1);
+  QCOMPARE(model_io::TensorFile::header_reads() - headers_before, headers);
   const DitHandle* dit = engine::value_as<DitHandle>(out->at("model"));
   QCOMPARE(dit->model->config().num_layers, wan::wan_tiny_config().num_layers);
   QCOMPARE(dit->model->config().in_dim, int64_t(8));  // the tiny VAE's z
@@ -589,7 +591,8 @@ void tst_nodes_model::twoExpertFolderLoadsBoth() {
   auto ctx = make_context(t, params, {}, {}, &rec);
   auto out = t.compute(ctx);
   QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
-  QCOMPARE(model_io::TensorFile::header_reads() - headers_before, 2 * summary.dit_shards + 1);  // + the VAE
+  QCOMPARE(model_io::TensorFile::header_reads() - headers_before,
+           2 * summary.dit_shards + 1 + summary.text_encoder_shards);  // + the VAE and the text encoder
   const DitHandle* high = engine::value_as<DitHandle>(out->at("model"));
   const DitHandle* low = engine::value_as<DitHandle>(out->at("low_noise_model"));
   QVERIFY(QString::fromStdString(high->path).endsWith("high_noise_model"));

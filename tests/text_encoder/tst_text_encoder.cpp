@@ -16,6 +16,7 @@
 
 #include "models/io/safetensors.h"
 #include "models/io/scaled_fp8.h"
+#include "models/io/tensor_file.h"
 #include "models/t5/umt5_checkpoint.h"
 #include "models/t5/sentencepiece_library.h"
 #include "models/t5/umt5_prompt.h"
@@ -444,6 +445,7 @@ void tst_TextEncoder::comfyFiles() {
     save_scaled_fp8_safetensors(file, hf, quantise, Fp8Format::E4M3FN,
                                 kind == "fp8" ? Fp8ScaleNaming::ScaleWeight : Fp8ScaleNaming::WeightScale);
   }
+  const int64_t headers_before = TensorFile::header_reads();
   const std::optional<Umt5Tokenizer> embedded = load_umt5_embedded_tokenizer(file);
   QVERIFY(embedded.has_value());
   QCOMPARE(embedded->vocab_size(), tok_->vocab_size());
@@ -473,6 +475,8 @@ void tst_TextEncoder::comfyFiles() {
     QVERIFY2((weights_ok && err < limit) == expect_ok, qPrintable(QString("rel-L2 %1").arg(err)));
   };
   check(file, true);
+  // The tokenizer and the weights came from one reading of the file's header (TensorFile::open_shared).
+  QCOMPARE(TensorFile::header_reads() - headers_before, int64_t(1));
   if (kind == "fp16") return;
   const std::string forgot = path("umt5_xxl_" + kind + "_scale1.safetensors");
   {

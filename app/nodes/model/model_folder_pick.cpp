@@ -5,7 +5,9 @@
 #include <filesystem>
 #include <vector>
 
+#include "models/io/file_kind.h"
 #include "models/io/model_file_info.h"
+#include "models/io/tensor_file.h"
 
 namespace vidgraph::nodes {
 
@@ -98,7 +100,14 @@ engine::Result<mio::ModelFolders> search_folders(const std::string& model_path, 
 bool carries_tokenizer(const std::string& text_encoder) {
   std::error_code ec;
   if (text_encoder.empty() || !std::filesystem::is_regular_file(text_encoder, ec)) return false;
-  return mio::inspect_model_file(text_encoder).has_tokenizer;
+  try {
+    const mio::FileKind kind = mio::sniff_file_kind(mio::read_file_head(text_encoder));
+    if (kind != mio::FileKind::Safetensors && kind != mio::FileKind::Gguf) return false;  // a .pth carries none
+    // The shared header: the checkpoint manifest and the encoder's loader take it from here.
+    return mio::inspect_headers(text_encoder, {mio::TensorFile::open_shared(text_encoder)}).has_tokenizer;
+  } catch (const std::exception&) {
+    return false;  // unreadable: the text encoder's loader names the problem when it runs
+  }
 }
 
 }  // namespace vidgraph::nodes
