@@ -8,6 +8,7 @@
 #include <ATen/ops/zeros_like.h>
 #include <nlohmann/json.hpp>
 
+#include "models/io/checkpoint_manifest.h"
 #include "models/io/model_part_files.h"
 #include "models/io/safetensors.h"
 #include "models/io/tensor_file.h"
@@ -70,27 +71,34 @@ const char* wan_layout_name(WanLayout layout) {
 }
 
 WanCheckpointInfo wan_inspect_checkpoint(const std::string& path) {
-  WanCheckpointInfo info;
-  info.path = path;
-  const fs::path p(path);
-  if (!fs::exists(p)) {
+  if (!fs::exists(path)) {
     throw std::runtime_error("Wan DiT checkpoint '" + path + "' does not exist.");
   }
-  const model_io::ModelPartFiles part = model_io::model_part_files(model_io::ModelKind::Dit, path);
-  if (!part.problem.empty()) {
-    throw std::runtime_error("Wan DiT checkpoint: " + part.problem +
+  model_io::ManifestPart part;
+  part.path = path;
+  part.files = model_io::model_part_files(model_io::ModelKind::Dit, path);
+  return wan_inspect_checkpoint(part);
+}
+
+WanCheckpointInfo wan_inspect_checkpoint(const model_io::ManifestPart& part) {
+  WanCheckpointInfo info;
+  info.path = part.path;
+  const std::string& path = part.path;
+  if (!part.files.problem.empty()) {
+    throw std::runtime_error("Wan DiT checkpoint: " + part.files.problem +
                              "; point Vidgraph at the DiT weights (a .safetensors or .gguf file or its folder).");
   }
-  info.files = part.weights;
+  info.files = part.files.weights;
   std::optional<nlohmann::json> hint;
-  if (!part.config.empty()) {
-    hint = read_json(part.config);
+  if (!part.files.config.empty()) {
+    hint = read_json(part.files.config);
   }
 
   std::vector<std::string> stored_names;
   std::map<std::string, WanTensorSource> by_stored;
   for (const auto& file : info.files) {
-    info.headers.push_back(model_io::TensorFile::open_shared(file));
+    const size_t i = info.headers.size();
+    info.headers.push_back(i < part.headers.size() ? part.headers[i] : model_io::TensorFile::open_shared(file));
     const model_io::TensorFile& tf = *info.headers.back();
     if (tf.is_gguf()) {
       check_gguf_architecture(tf);
@@ -144,7 +152,7 @@ WanCheckpointInfo wan_inspect_checkpoint(const std::string& path) {
     shapes[*canonical] = source.shape;
   }
   info.config = WanConfig::detect_from_weights(shapes, hint ? &*hint : nullptr);
-  info.layout = fs::is_directory(p)
+  info.layout = !part.files.folder.empty()
                     ? (info.scheme.naming == KeyNaming::Diffusers ? WanLayout::Diffusers : WanLayout::Official)
                     : WanLayout::SingleFile;
   return info;
@@ -242,7 +250,11 @@ void wan_load_weights(WanModelImpl& model, const WanCheckpointInfo& info, bool k
 }
 
 WanModel wan_load_model(const std::string& path, const WanLoadOptions& options) {
-  const WanCheckpointInfo info = wan_inspect_checkpoint(path);
+  return wan_load_model(wan_inspect_checkpoint(path), options);
+}
+
+WanModel wan_load_model(const WanCheckpointInfo& info, const WanLoadOptions& options) {
+  const std::string& path = info.path;
   WanModelOptions mo;
   mo.config = info.config;
   mo.config.with_gate_compress = mo.config.with_gate_compress || options.with_gate_compress;

@@ -35,6 +35,7 @@
 
 namespace vidgraph::model_io {
 class TensorFile;
+struct ManifestPart;
 }
 
 namespace vidgraph::wan {
@@ -74,6 +75,9 @@ struct WanCheckpointInfo {
 // read from is model_io::model_part_files' rule; each header is read once while the file is
 // unchanged (TensorFile::open_shared).
 WanCheckpointInfo wan_inspect_checkpoint(const std::string& path);
+// The same for a part of a checkpoint manifest: its files and headers as the manifest resolved
+// and read them (no folder listed, no index parsed again).
+WanCheckpointInfo wan_inspect_checkpoint(const model_io::ManifestPart& part);
 
 // Loads every parameter of `model` from the checkpoint, shard by shard, converting to each
 // parameter's device and dtype. Throws on missing tensors (except sparse extras, zeroed), shape
@@ -98,6 +102,7 @@ struct WanLoadOptions {
 
 // Inspect + build + load.
 WanModel wan_load_model(const std::string& path, const WanLoadOptions& options);
+WanModel wan_load_model(const WanCheckpointInfo& info, const WanLoadOptions& options);
 
 struct WanSaveOptions {
   WanLayout layout = WanLayout::Official;

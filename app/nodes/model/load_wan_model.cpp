@@ -96,12 +96,14 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
       ctx.log_warn("offload_blocks saves GPU memory only; on the CPU it copies the offloaded blocks at every "
                    "step for nothing. Set it to 0 here.");
     }
-    // The DiT loader takes the manifest's headers through TensorFile::open_shared.
-    for (const auto& [port, path] :
-         {std::pair{"model", files.dit}, std::pair{"low_noise_model", files.low_noise_dit}}) {
-      if (path.empty()) continue;  // a one-DiT model
+    // The DiT loader takes the manifest's files and headers.
+    for (const auto& [port, role] : {std::pair{"model", model_io::kRoleDit},
+                                     std::pair{"low_noise_model", model_io::kRoleLowNoiseDit}}) {
+      const model_io::ManifestPart* part = (*manifest)->part(role);
+      if (part == nullptr) continue;  // a one-DiT model
+      const std::string& path = part->path;
       stage = std::string(port == std::string("model") ? "DiT" : "low-noise expert") + " '" + path + "'";
-      DitHandle dit{wan::wan_load_model(path, dit_options).ptr(), path, *device, dtype};
+      DitHandle dit{wan::wan_load_model(wan::wan_inspect_checkpoint(*part), dit_options).ptr(), path, *device, dtype};
       const std::size_t dit_bytes = module_bytes(*dit.model);
       out[port] = engine::make_value(kModelType, std::move(dit), dit_bytes);
       if (ctx.cancelled()) return node_error(ctx, "Model loading cancelled.");
@@ -164,7 +166,7 @@ std::string expert_pair_mismatch(const wan::WanCheckpointInfo& high, const model
   const std::string& low_path = low_part->path;
   wan::WanCheckpointInfo low;
   try {
-    low = wan::wan_inspect_checkpoint(low_path);
+    low = wan::wan_inspect_checkpoint(*low_part);
   } catch (const std::exception&) {
     return "";  // the load names what is wrong with the file
   }
@@ -189,7 +191,7 @@ std::string preflight_model(const nlohmann::json& params, const engine::RunOptio
   if (dit_part == nullptr || dit_part->headers.empty()) return "";
   std::optional<wan::WanCheckpointInfo> dit;
   try {
-    dit = wan::wan_inspect_checkpoint(dit_part->path);  // its headers: the manifest's (open_shared)
+    dit = wan::wan_inspect_checkpoint(*dit_part);  // its files and headers: the manifest's
   } catch (const std::exception&) {
     return "";
   }
