@@ -8,9 +8,8 @@
 #include <c10/core/GradMode.h>
 
 #include "file_kind.h"
-#include "gguf.h"
 #include "pth_reader.h"
-#include "scaled_fp8.h"
+#include "tensor_file.h"
 
 namespace vidgraph::model_io {
 
@@ -30,15 +29,9 @@ WeightFormat detect_weight_format(const std::string& path) {
 }
 
 NamedTensors load_state_dict_file(const std::string& path, c10::Device device, std::optional<at::ScalarType> dtype) {
-  switch (detect_weight_format(path)) {
-    case WeightFormat::Pth:
-      return pth_load_state_dict(path, device, dtype);
-    case WeightFormat::Gguf:
-      return load_gguf_tensors(GgufFile::open(path), device, dtype);
-    case WeightFormat::Safetensors:
-      break;
-  }
-  return load_safetensors_weights(SafetensorsFile::open(path), device, dtype);
+  if (detect_weight_format(path) == WeightFormat::Pth) return pth_load_state_dict(path, device, dtype);
+  // The shared header: a checkpoint manifest that read this file's header already lends it.
+  return TensorFile::open_shared(path)->load_all(device, dtype);
 }
 
 const at::Tensor* find_tensor(const NamedTensors& tensors, const std::string& name) {

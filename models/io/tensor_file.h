@@ -65,8 +65,8 @@ class TensorFile {
   at::Tensor load(const std::string& name, c10::Device device, std::optional<at::ScalarType> dtype) const;
   // `name` as stored when that is fp8 (a safetensors F8_* tensor), codes on `device`; else nullopt.
   std::optional<Fp8Stored> load_fp8(const std::string& name, c10::Device device) const;
-  // Every tensor, in file order, as load_state_dict_file reads the file (same names, dtypes and
-  // errors), without reading the header again: for loaders given a header by the checkpoint manifest.
+  // Every tensor, in file order (fp8 dequantised, GGUF decoded): what load_state_dict_file gives
+  // for a safetensors or GGUF file, which it reads through this.
   NamedTensors load_all(c10::Device device, std::optional<at::ScalarType> dtype) const;
 
  private:
