@@ -21,7 +21,8 @@ bool is_sparse_extra_param(const std::string& name) {
 
 }  // namespace
 
-void save_lora(const wan::WanModelImpl& model, const std::string& path, const std::set<std::string>& leave_out) {
+void save_lora(const wan::WanModelImpl& model, const std::string& path, const std::set<std::string>& leave_out,
+               at::ScalarType dtype) {
   c10::NoGradGuard no_grad;
   const auto modules = attached_lora_modules(model);
   if (modules.empty()) {
@@ -33,20 +34,21 @@ void save_lora(const wan::WanModelImpl& model, const std::string& path, const st
     const wan::WanLinearAdapter& a = m.linear->adapter;
     const std::string key = "diffusion_model." + m.name;
     const double rank = static_cast<double>(a.down.size(0));
-    tensors.emplace_back(key + ".lora_down.weight", a.down.detach().to(at::kFloat));
-    tensors.emplace_back(key + ".lora_up.weight", a.up.detach().to(at::kFloat));
+    tensors.emplace_back(key + ".lora_down.weight", a.down.detach().to(dtype));
+    tensors.emplace_back(key + ".lora_up.weight", a.up.detach().to(dtype));
     tensors.emplace_back(key + ".alpha", at::scalar_tensor(a.scale * rank, at::TensorOptions().dtype(at::kFloat)));
   }
   // Zero extras are the same as absent ones: only non-zero (trained or loaded) extras are written.
   for (const auto& [name, param] : wan::wan_named_parameters(const_cast<wan::WanModelImpl&>(model))) {
     if (is_sparse_extra_param(name) && !leave_out.count(name) && param.ne(0).any().item<bool>()) {
-      tensors.emplace_back("diffusion_model." + name, param.detach());
+      tensors.emplace_back("diffusion_model." + name, param.detach().to(dtype));
     }
   }
   model_io::save_safetensors(path, tensors, {{"format", "pt"}, {"vidgraph_lora", "wan2.2"}});
 }
 
-void save_full_checkpoint(const wan::WanModelImpl& model, const std::string& path) {
+void save_full_checkpoint(const wan::WanModelImpl& model, const std::string& path,
+                          std::optional<at::ScalarType> dtype) {
   c10::NoGradGuard no_grad;
   auto& m = const_cast<wan::WanModelImpl&>(model);
   std::map<std::string, const wan::WanLinearAdapter*> adapters;
@@ -61,7 +63,7 @@ void save_full_checkpoint(const wan::WanModelImpl& model, const std::string& pat
       const at::Tensor delta = at::matmul(a.up.to(at::kFloat), a.down.to(at::kFloat)).mul_(a.scale);
       t = (t.to(at::kFloat) + delta.to(t.device())).to(t.scalar_type());  // W + scale * up down
     }
-    tensors.emplace_back(name, t);
+    tensors.emplace_back(name, dtype ? t.to(*dtype) : t);
   }
   model_io::save_safetensors(path, tensors,
                              {{"vidgraph_wan_config", model.config().to_json().dump()}, {"format", "pt"}});

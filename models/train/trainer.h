@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -102,11 +103,15 @@ TrainResult train(wan::WanModelImpl& model, plugin::AttentionBackend* backend,
 // .lora_up.weight [out, r], .alpha (scalar, = scale * rank), and the sparse extras that are
 // present and non-zero as plain tensors (diffusion_model.blocks.N.self_attn.to_gate_compress.weight ...).
 // `leave_out` names extras the file should not carry (a distillation's frozen teacher gates: the
-// base model's own). Atomic write. Throws std::invalid_argument when the model has no adapter.
-void save_lora(const wan::WanModelImpl& model, const std::string& path, const std::set<std::string>& leave_out = {});
+// base model's own). Matrices and extras in `dtype` (alphas stay float32). Atomic write. Throws
+// std::invalid_argument when the model has no adapter.
+void save_lora(const wan::WanModelImpl& model, const std::string& path, const std::set<std::string>& leave_out = {},
+               at::ScalarType dtype = at::kFloat);
 
 // Every parameter in the official key layout (one .safetensors, no prefix, config metadata that
-// wan_load_model reads), attached adapters merged into their weights (W + scale * up down).
-void save_full_checkpoint(const wan::WanModelImpl& model, const std::string& path);
+// wan_load_model reads), attached adapters merged into their weights (W + scale * up down), each
+// in `dtype` when given, else as the model holds it.
+void save_full_checkpoint(const wan::WanModelImpl& model, const std::string& path,
+                          std::optional<at::ScalarType> dtype = std::nullopt);
 
 }  // namespace vidgraph::train

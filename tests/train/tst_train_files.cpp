@@ -4,6 +4,8 @@
 #include <ATen/ops/full.h>
 #include <c10/core/GradMode.h>
 
+#include <filesystem>
+
 #include "models/io/fp8.h"
 #include "models/io/safetensors.h"
 #include "models/wan/wan_checkpoint.h"
@@ -50,6 +52,18 @@ void tst_train::saveLoraWritesComfyLayout() {
   const auto& a = train::attached_lora_modules(*model).front().linear->adapter;
   QVERIFY(file.load("diffusion_model.blocks.0.self_attn.q.lora_up.weight").equal(a.up));
   QVERIFY(a.up.abs().sum().item<double>() > 0);
+
+  // In bfloat16 (Train Wan's and Distill Wan's weights_dtype): the matrices and extras rounded once,
+  // the alphas still float32; the file is about half as large.
+  const std::string half = temp_dir("lora") + "/wan_lora_bf16.safetensors";
+  train::save_lora(*model, half, {}, at::kBFloat16);
+  const auto small = model_io::SafetensorsFile::open(half);
+  const std::string q0 = "diffusion_model.blocks.0.self_attn.q";
+  QCOMPARE(small.entry(q0 + ".lora_up.weight").dtype, std::string("BF16"));
+  QCOMPARE(small.entry("diffusion_model.blocks.0.self_attn.proj_l.weight").dtype, std::string("BF16"));
+  QCOMPARE(small.entry(q0 + ".alpha").dtype, std::string("F32"));
+  QVERIFY(small.load(q0 + ".lora_up.weight").equal(a.up.to(at::kBFloat16)));
+  QVERIFY(std::filesystem::file_size(half) < std::filesystem::file_size(path) * 6 / 10);
 
   wan::WanModel bare = wan::wan_make_model(small_config(), 6);
   try {

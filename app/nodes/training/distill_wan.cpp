@@ -312,6 +312,7 @@ std::vector<ParamSpec> distill_params(const std::vector<std::string>& methods, c
       ParamSpec::file_path("output", "{output}/student.safetensors", "Safetensors (*.safetensors)",
                            "The student LoRA (ComfyUI names); its run record is written beside it as .json.")
           .written(),
+      weights_dtype_param(),
       naming_param(),
       ParamSpec::real("grad_clip", 1.0, 0.0, 1000.0, "Global gradient-norm clip of each role (0: none)."),
       ParamSpec::real("regression_weight", 0.0, 0.0, 1000.0,

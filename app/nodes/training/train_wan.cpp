@@ -216,6 +216,7 @@ engine::NodeType train_wan_node(const AttentionSource& attention) {
       ParamSpec::file_path("resume", "", "Safetensors (*.safetensors)", "A checkpoint to continue from; empty = start fresh."),
       ParamSpec::file_path("output", "{output}/lora.safetensors", "Safetensors (*.safetensors)",
                            "The LoRA (mode lora) or full checkpoint (mode full) file.").written(),
+      weights_dtype_param(),
       naming_param(),
       ParamSpec::real("weight_decay", 0.0, 0.0, 1.0, "AdamW weight decay."),
       ParamSpec::real("grad_clip", 1.0, 0.0, 1000.0, "Global gradient-norm clip (0: none)."),
