@@ -4,6 +4,7 @@
 // MODE dit:   the case for full, vsa and sla_star; rank 0 writes OUT_DIR/<method>.safetensors
 //             (out, x_grad, param_grads), then OUT_DIR/heads_error.txt with the error a model of
 //             WORLD + 1 heads gives.
+// MODE heads40: the case with 40 heads and full attention; rank 0 writes OUT_DIR/heads40.safetensors.
 // MODE fail:  rank 1 leaves right after joining; the others run the forward, which must fail
 //             within the timeout; they print the error and exit 1.
 // MODE store: hosts a TCPStore on PORT, as torchrun's agent does, until its stdin closes.
@@ -66,6 +67,15 @@ int main(int argc, char** argv) {
       }
       parallel_case::run("full", nullptr, &sp);
       std::fprintf(stderr, "rank %d: the forward did not fail\n", sp.rank());
+      return 0;
+    }
+    if (mode == "heads40") {  // the A14B's 40 heads (full attention: no plugin needed)
+      const parallel_case::Result r = parallel_case::run("full", nullptr, &sp, 40);
+      if (sp.rank() == 0) {
+        model_io::save_safetensors(out_dir + "/heads40.safetensors",
+                                   {{"out", r.out}, {"x_grad", r.x_grad}, {"param_grads", r.param_grads}});
+      }
+      sp.group().barrier();
       return 0;
     }
     if (mode == "agent") {

@@ -80,6 +80,8 @@ class tst_parallel : public QObject {
   void cleanupTestCase();
   void matchesSingleProcess_data();
   void matchesSingleProcess();
+  void fortyHeadsOverFiveAndEight_data();
+  void fortyHeadsOverFiveAndEight();
   void trainingMatchesSingleProcess();
   void rankFailureStopsTheOthers();
   void torchrunEnvironment();
@@ -149,6 +151,40 @@ void tst_parallel::matchesSingleProcess() {
   const QString message = QString::fromUtf8(heads.readAll());
   QVERIFY2(message.contains(QString("splits the %1 attention heads over %2 processes").arg(world + 1).arg(world)),
            qPrintable(message));
+}
+
+// Wan2.2-A14B's 40 heads split over 4, 5 and 8 processes (the counts that divide them beyond 2): the
+// output and every gradient equal one process's.
+void tst_parallel::fortyHeadsOverFiveAndEight_data() {
+  QTest::addColumn<int>("world");
+  QTest::newRow("4 processes") << 4;
+  QTest::newRow("5 processes") << 5;
+  QTest::newRow("8 processes") << 8;
+}
+
+void tst_parallel::fortyHeadsOverFiveAndEight() {
+  QFETCH(int, world);
+  static const parallel_case::Result want = parallel_case::run("full", nullptr, nullptr, 40);
+  QTemporaryDir dir;
+  QVERIFY(dir.isValid());
+  Ranks ranks = spawn("heads40", world, dir.path(), 120);
+  for (int rank = 0; rank < world; ++rank) {
+    QProcess& p = *ranks.procs[rank];
+    QVERIFY2(p.waitForFinished(240000), qPrintable(QString("rank %1 did not finish").arg(rank)));
+    QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0,
+             qPrintable(QString("rank %1: %2").arg(rank).arg(QString::fromUtf8(p.readAllStandardError()))));
+  }
+  const auto file = model_io::SafetensorsFile::open(dir.filePath("heads40.safetensors").toStdString());
+  double worst = 0.0;
+  for (const auto& [name, expected] : {std::pair<const char*, at::Tensor>{"out", want.out},
+                                       {"x_grad", want.x_grad}, {"param_grads", want.param_grads}}) {
+    const at::Tensor got = file.load(name);
+    QCOMPARE(got.sizes().vec(), expected.sizes().vec());
+    const double err = rel_err(got, expected);
+    QVERIFY2(err < 1e-5, qPrintable(QString("%1: rel-L2 %2").arg(name).arg(err)));
+    worst = std::max(worst, err);
+  }
+  qInfo("40 heads over %d processes: worst rel-L2 against one process %.3g", world, worst);
 }
 
 // Sequence-parallel training over 2 ranks: every step's loss and the trained adapters and gates
