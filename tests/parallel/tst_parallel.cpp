@@ -69,6 +69,18 @@ Ranks spawn(const QString& mode, int world, const QString& out_dir, int timeout_
   return r;
 }
 
+// "" when every rank exits 0 within `timeout_ms`, else which did not and its stderr.
+QString finish(Ranks& ranks, int timeout_ms) {
+  for (size_t rank = 0; rank < ranks.procs.size(); ++rank) {
+    QProcess& p = *ranks.procs[rank];
+    if (!p.waitForFinished(timeout_ms)) return QString("rank %1 did not finish").arg(rank);
+    if (p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
+      return QString("rank %1: %2").arg(rank).arg(QString::fromUtf8(p.readAllStandardError()));
+    }
+  }
+  return {};
+}
+
 const char* const kMethods[] = {"full", "vsa", "sla_star"};
 
 }  // namespace
@@ -125,12 +137,7 @@ void tst_parallel::matchesSingleProcess() {
   QTemporaryDir dir;
   QVERIFY(dir.isValid());
   Ranks ranks = spawn("dit", world, dir.path(), 60);
-  for (int rank = 0; rank < world; ++rank) {
-    QProcess& p = *ranks.procs[rank];
-    QVERIFY2(p.waitForFinished(120000), qPrintable(QString("rank %1 did not finish").arg(rank)));
-    QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0,
-             qPrintable(QString("rank %1: %2").arg(rank).arg(QString::fromUtf8(p.readAllStandardError()))));
-  }
+  if (const QString problem = finish(ranks, 120000); !problem.isEmpty()) QFAIL(qPrintable(problem));
   double worst = 0.0;
   for (const char* method : kMethods) {
     const auto file = model_io::SafetensorsFile::open(dir.filePath(QString(method) + ".safetensors").toStdString());
@@ -168,12 +175,7 @@ void tst_parallel::fortyHeadsOverFiveAndEight() {
   QTemporaryDir dir;
   QVERIFY(dir.isValid());
   Ranks ranks = spawn("heads40", world, dir.path(), 120);
-  for (int rank = 0; rank < world; ++rank) {
-    QProcess& p = *ranks.procs[rank];
-    QVERIFY2(p.waitForFinished(240000), qPrintable(QString("rank %1 did not finish").arg(rank)));
-    QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0,
-             qPrintable(QString("rank %1: %2").arg(rank).arg(QString::fromUtf8(p.readAllStandardError()))));
-  }
+  if (const QString problem = finish(ranks, 240000); !problem.isEmpty()) QFAIL(qPrintable(problem));
   const auto file = model_io::SafetensorsFile::open(dir.filePath("heads40.safetensors").toStdString());
   double worst = 0.0;
   for (const auto& [name, expected] : {std::pair<const char*, at::Tensor>{"out", want.out},
@@ -197,12 +199,7 @@ void tst_parallel::trainingMatchesSingleProcess() {
   QTemporaryDir dir;
   QVERIFY(dir.isValid());
   Ranks ranks = spawn("train", 2, dir.path(), 60);
-  for (int rank = 0; rank < 2; ++rank) {
-    QProcess& p = *ranks.procs[rank];
-    QVERIFY2(p.waitForFinished(180000), qPrintable(QString("rank %1 did not finish").arg(rank)));
-    QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0,
-             qPrintable(QString("rank %1: %2").arg(rank).arg(QString::fromUtf8(p.readAllStandardError()))));
-  }
+  if (const QString problem = finish(ranks, 180000); !problem.isEmpty()) QFAIL(qPrintable(problem));
   at::Tensor three_steps;
   for (const bool checkpointing : {false, true}) {
     const parallel_case::TrainOutcome want =
@@ -304,12 +301,7 @@ void tst_parallel::torchrunAgentStore() {
     p->start(VIDGRAPH_PARALLEL_WORKER, {"agent", "0", "1", "1", dir.path(), "60"});
     ranks.procs.push_back(std::move(p));
   }
-  for (int rank = 0; rank < 2; ++rank) {
-    QProcess& p = *ranks.procs[rank];
-    QVERIFY2(p.waitForFinished(120000), qPrintable(QString("rank %1 did not finish").arg(rank)));
-    QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0,
-             qPrintable(QString("rank %1: %2").arg(rank).arg(QString::fromUtf8(p.readAllStandardError()))));
-  }
+  if (const QString problem = finish(ranks, 120000); !problem.isEmpty()) QFAIL(qPrintable(problem));
   agent.closeWriteChannel();
   QVERIFY(agent.waitForFinished(10000));
   const auto file = model_io::SafetensorsFile::open(dir.filePath("full.safetensors").toStdString());
