@@ -92,8 +92,8 @@ class tst_parallel : public QObject {
   void cleanupTestCase();
   void matchesSingleProcess_data();
   void matchesSingleProcess();
-  void fortyHeadsOverFiveAndEight_data();
-  void fortyHeadsOverFiveAndEight();
+  void fortyHeadsMatchOneProcess_data();
+  void fortyHeadsMatchOneProcess();
   void trainingMatchesSingleProcess();
   void rankFailureStopsTheOthers();
   void torchrunEnvironment();
@@ -162,14 +162,14 @@ void tst_parallel::matchesSingleProcess() {
 
 // Wan2.2-A14B's 40 heads split over 4, 5 and 8 processes (the counts that divide them beyond 2): the
 // output and every gradient equal one process's.
-void tst_parallel::fortyHeadsOverFiveAndEight_data() {
+void tst_parallel::fortyHeadsMatchOneProcess_data() {
   QTest::addColumn<int>("world");
   QTest::newRow("4 processes") << 4;
   QTest::newRow("5 processes") << 5;
   QTest::newRow("8 processes") << 8;
 }
 
-void tst_parallel::fortyHeadsOverFiveAndEight() {
+void tst_parallel::fortyHeadsMatchOneProcess() {
   QFETCH(int, world);
   static const parallel_case::Result want = parallel_case::run("full", nullptr, nullptr, 40);
   QTemporaryDir dir;
