@@ -170,7 +170,8 @@ ModelFileInfo inspect_headers(const std::string& path, const std::vector<std::sh
   }
   summarise(info, tensors);
   for (const auto& header : headers) {
-    if (const GgufFile* gguf = header->gguf()) info.has_tokenizer |= gguf->header().metadata.count("tokenizer.ggml.tokens") > 0;
+    const GgufFile* gguf = header->gguf();
+    if (gguf != nullptr && gguf->header().metadata.count("tokenizer.ggml.tokens") > 0) info.has_tokenizer = true;
   }
   return info;
 }

@@ -19,9 +19,10 @@ inline engine::Error node_error(const engine::NodeContext& ctx, std::string mess
 // "size:mtime" of a file, "" when absent: changes when the content on disk is replaced, so cached
 // results are not served for a changed input file. Deliberately looser than file_identity.h (which
 // adds inode and ctime, for headers kept in memory): keys that outlive the process, such as the
-// dataset cache's, should survive a copy or move that keeps the files' contents and times. For a folder, only the folder's own mtime
-// (entries added, removed or renamed): it never walks the tree, which could be `/`. Nodes that
-// read files inside a folder fingerprint those files (files_fingerprint).
+// dataset cache's, should survive a copy or move that keeps the files' contents and times. For a
+// folder, only the folder's own mtime (entries added, removed or renamed): it never walks the tree,
+// which could be `/`. Nodes that read files inside a folder fingerprint those files
+// (files_fingerprint).
 std::string file_fingerprint(const std::string& path);
 
 // "path=size:mtime;" for each of `files` in the order given (a missing file gives "path=;").
