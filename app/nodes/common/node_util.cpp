@@ -36,6 +36,13 @@ std::string file_fingerprint(const std::string& path) {
   return ec ? std::string() : "folder:" + std::to_string(time.time_since_epoch().count());
 }
 
+std::optional<at::ScalarType> dtype_param(const std::string& name) {
+  if (name == "float32") return at::kFloat;
+  if (name == "bfloat16") return at::kBFloat16;
+  if (name == "float16") return at::kHalf;
+  return std::nullopt;
+}
+
 std::string files_fingerprint(const std::vector<std::string>& files) {
   std::string out;
   for (const auto& file : files) out += file + "=" + file_fingerprint(file) + ";";

@@ -1,8 +1,11 @@
 // Internal helpers shared by the node-type files: error values, file fingerprints for cache keys.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
+
+#include <c10/core/ScalarType.h>
 
 #include "engine/node_context.h"
 #include "engine/node_type.h"
@@ -15,6 +18,10 @@ namespace vidgraph::nodes {
 inline engine::Error node_error(const engine::NodeContext& ctx, std::string message) {
   return engine::Error{ctx.node_id(), std::move(message)};
 }
+
+// The dtype a node's dtype param names ("float32", "bfloat16", "float16"); nullopt for any other
+// choice ("auto"), which the node decides.
+std::optional<at::ScalarType> dtype_param(const std::string& name);
 
 // "size:mtime" of a file, "" when absent: changes when the content on disk is replaced, so cached
 // results are not served for a changed input file. Deliberately looser than file_identity.h (which

@@ -42,10 +42,7 @@ engine::Result<c10::Device> pick_device(const engine::NodeContext& ctx) {
 }
 
 at::ScalarType pick_dtype(const std::string& name, const c10::Device& device) {
-  if (name == "float32") return at::kFloat;
-  if (name == "bfloat16") return at::kBFloat16;
-  if (name == "float16") return at::kHalf;
-  return device.is_cpu() ? at::kFloat : at::kBFloat16;  // auto
+  return dtype_param(name).value_or(device.is_cpu() ? at::kFloat : at::kBFloat16);  // auto
 }
 
 using Manifest = std::shared_ptr<const model_io::CheckpointManifest>;

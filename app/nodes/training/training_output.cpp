@@ -30,11 +30,7 @@ engine::Result<std::string> write_weights(const engine::NodeContext& ctx, const 
   if (std::string problem = check_output_target(target); !problem.empty()) return node_error(ctx, problem);
   remove_stale_temporaries(target.path);
   const std::string temp = temporary_sibling(target.path);
-  const std::string name = ctx.param_string("weights_dtype");
-  std::optional<at::ScalarType> dtype;
-  if (name == "float32") dtype = at::kFloat;
-  if (name == "bfloat16") dtype = at::kBFloat16;
-  if (name == "float16") dtype = at::kHalf;
+  const std::optional<at::ScalarType> dtype = dtype_param(ctx.param_string("weights_dtype"));
   try {
     if (mode == train::TrainMode::Lora) train::save_lora(model, temp, leave_out, dtype.value_or(at::kFloat));
     else train::save_full_checkpoint(model, temp, dtype);
