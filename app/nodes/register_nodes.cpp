@@ -37,7 +37,7 @@ std::vector<engine::NodeType> builtin_types(const AttentionSource& attention) {
   types.push_back(load_lora_node());
   types.push_back(encode_text_node());
   types.push_back(wan_sampler_node(attention.methods(), attention));
-  types.push_back(vae_decode_node());
+  types.push_back(vae_decode_node(attention));
   types.push_back(light_vae_decode_node());
   types.push_back(save_latent_node());
   types.push_back(load_latent_node());

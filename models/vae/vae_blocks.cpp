@@ -93,7 +93,7 @@ CausalConv3d::CausalConv3d(int64_t in, int64_t out, std::array<int64_t, 3> kerne
   bias = register_parameter("bias", at::zeros({out}));
 }
 
-at::Tensor CausalConv3d::forward(const at::Tensor& x, const at::Tensor& past) const {
+at::Tensor CausalConv3d::forward(const at::Tensor& x, const at::Tensor& past, bool with_bias) const {
   int64_t front = time_pad();
   at::Tensor input = x;
   if (past.defined() && front > 0) {
@@ -106,19 +106,20 @@ at::Tensor CausalConv3d::forward(const at::Tensor& x, const at::Tensor& past) co
   // cuDNN's tensor-core convolutions run NDHWC: given NCDHW they transpose the input and weight in
   // and the output back (0.54 s of a 4.8 s decode at 3c088a0). A no-op when already so.
   if (input.is_cuda()) input = input.contiguous(at::MemoryFormat::ChannelsLast3d);
-  return conv3d_fast(input, weight, bias, {stride_[0], stride_[1], stride_[2]}, {0, padding_[1], padding_[2]});
+  return conv3d_fast(input, weight, with_bias ? bias : at::Tensor(), {stride_[0], stride_[1], stride_[2]},
+                     {0, padding_[1], padding_[2]});
 }
 
-at::Tensor causal_conv(const CausalConv3d& conv, const at::Tensor& x, CausalCache* cache) {
+at::Tensor causal_conv(const CausalConv3d& conv, const at::Tensor& x, CausalCache* cache, bool with_bias) {
   if (cache == nullptr) {
-    return conv.forward(x);
+    return conv.forward(x, at::Tensor(), with_bias);
   }
   CausalCache::Slot& slot = cache->next_slot();
   at::Tensor keep = last_frames(x, kCacheT);
   if (keep.size(2) < kCacheT && slot.frames.defined()) {
     keep = at::cat({slot.frames.slice(2, slot.frames.size(2) - 1), keep}, 2);
   }
-  at::Tensor y = conv.forward(x, slot.frames);
+  at::Tensor y = conv.forward(x, slot.frames, with_bias);
   slot.frames = keep;
   slot.used = true;
   return y;
@@ -153,6 +154,16 @@ at::Tensor RmsNorm::forward(const at::Tensor& x) const {
   return (x * at::reciprocal(norm).mul_(scale_)).mul_(gamma);
 }
 
+at::Tensor RmsNorm::forward_silu(const at::Tensor& x, plugin::VaeKernels* fused) const {
+  if (plugin::VaeKernels* k = fused_for(fused, x)) return k->rms_norm_silu(x, at::Tensor(), gamma, true);
+  return activate(forward(x));
+}
+
+plugin::VaeKernels* fused_for(plugin::VaeKernels* fused, const at::Tensor& x) {
+  if (fused == nullptr || c10::GradMode::is_enabled() || !fused->supports(x.device(), x.scalar_type())) return nullptr;
+  return x.stride(1) == 1 && x.is_non_overlapping_and_dense() ? fused : nullptr;
+}
+
 ResidualBlock::ResidualBlock(int64_t in, int64_t out) {
   auto residual = register_module("residual", std::make_shared<Numbered>());
   norm1_ = residual->register_module("0", std::make_shared<RmsNorm>(in, false));
@@ -168,8 +179,16 @@ ResidualBlock::ResidualBlock(int64_t in, int64_t out) {
   }
 }
 
-at::Tensor ResidualBlock::forward(const at::Tensor& x, CausalCache* cache) const {
+at::Tensor ResidualBlock::forward(const at::Tensor& x, CausalCache* cache, plugin::VaeKernels* fused) const {
   const at::Tensor h = shortcut_ ? shortcut_->forward(x) : x;
+  if (plugin::VaeKernels* k = fused_for(fused, x)) {
+    // Three passes between the convolutions instead of eleven: conv1's bias goes into the second
+    // norm's pass, conv2's into the residual add's. cuDNN keeps channels-last (the copies are no-ops).
+    const auto cl = at::MemoryFormat::ChannelsLast3d;
+    at::Tensor y = causal_conv(*conv1_, k->rms_norm_silu(x, at::Tensor(), norm1_->gamma, true), cache, false);
+    y = causal_conv(*conv2_, k->rms_norm_silu(y.contiguous(cl), conv1_->bias, norm2_->gamma, true), cache, false);
+    return k->bias_residual(y.contiguous(cl), conv2_->bias, h.contiguous(cl));
+  }
   at::Tensor y = activate(norm1_->forward(x));
   y = causal_conv(*conv1_, y, cache);
   y = activate(norm2_->forward(y));  // dropout 0 between SiLU and the second conv

@@ -21,6 +21,8 @@
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
 
+#include "plugins/api/vae_kernels.h"
+
 namespace vidgraph::vae {
 
 // activate: SiLU; add_residual: y + h for a residual branch y. Without gradient recording
@@ -54,7 +56,8 @@ class CausalConv3d : public torch::nn::Module {
   CausalConv3d(int64_t in, int64_t out, std::array<int64_t, 3> kernel, std::array<int64_t, 3> stride = {1, 1, 1},
                std::array<int64_t, 3> padding = {0, 0, 0});
   // x [B,Cin,T,H,W]; `past` ([B,Cin,n,H,W], n <= 2*pt) replaces n of the front zero frames.
-  at::Tensor forward(const at::Tensor& x, const at::Tensor& past = at::Tensor()) const;
+  // Without `with_bias` the caller adds the bias (the fused kernels fold it into their pass).
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& past = at::Tensor(), bool with_bias = true) const;
   int64_t time_pad() const { return 2 * padding_[0]; }
 
   at::Tensor weight;  // [out, in, kt, kh, kw]
@@ -66,7 +69,7 @@ class CausalConv3d : public torch::nn::Module {
 };
 
 // The reference's cached call: conv over x with the chunk cache (or whole-sequence when null).
-at::Tensor causal_conv(const CausalConv3d& conv, const at::Tensor& x, CausalCache* cache);
+at::Tensor causal_conv(const CausalConv3d& conv, const at::Tensor& x, CausalCache* cache, bool with_bias = true);
 
 class Conv2d : public torch::nn::Module {
  public:
@@ -82,10 +85,15 @@ class Conv2d : public torch::nn::Module {
 };
 
 // L2 normalisation over channels (dim 1) times sqrt(C) * gamma; gamma is [C,1,1,1] or [C,1,1] (images).
+// `fused` when it can take x (decoding, its device and dtype, channels innermost), else null.
+plugin::VaeKernels* fused_for(plugin::VaeKernels* fused, const at::Tensor& x);
+
 class RmsNorm : public torch::nn::Module {
  public:
   RmsNorm(int64_t dim, bool images);
   at::Tensor forward(const at::Tensor& x) const;
+  // SiLU(forward(x)), in one pass where `fused` takes x.
+  at::Tensor forward_silu(const at::Tensor& x, plugin::VaeKernels* fused) const;
   at::Tensor gamma;
 
  private:
@@ -98,7 +106,8 @@ class Numbered : public torch::nn::Module {};
 class ResidualBlock : public torch::nn::Module {
  public:
   ResidualBlock(int64_t in, int64_t out);
-  at::Tensor forward(const at::Tensor& x, CausalCache* cache) const;  // [B,in,T,H,W] -> [B,out,T,H,W]
+  // [B,in,T,H,W] -> [B,out,T,H,W]; `fused` runs the passes between the convolutions where it can.
+  at::Tensor forward(const at::Tensor& x, CausalCache* cache, plugin::VaeKernels* fused = nullptr) const;
 
  private:
   std::shared_ptr<RmsNorm> norm1_, norm2_;

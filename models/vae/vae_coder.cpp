@@ -54,10 +54,11 @@ UpResidualBlock::UpResidualBlock(int64_t in, int64_t out, int64_t mult, bool tem
   }
 }
 
-at::Tensor UpResidualBlock::forward(const at::Tensor& x, CausalCache* cache, bool first_chunk) const {
+at::Tensor UpResidualBlock::forward(const at::Tensor& x, CausalCache* cache, bool first_chunk,
+                                    plugin::VaeKernels* fused) const {
   at::Tensor y = x;
   for (const auto& block : blocks_) {
-    y = block->forward(y, cache);
+    y = block->forward(y, cache, fused);
   }
   if (!up_) {
     return y;
@@ -141,13 +142,14 @@ Decoder3d::Decoder3d(const WanVaeConfig& c) {
   head_conv_ = head->register_module("2", conv3(dims.back(), 3 * p * p));
 }
 
-at::Tensor Decoder3d::forward(const at::Tensor& x, CausalCache* cache, bool first_chunk) const {
+at::Tensor Decoder3d::forward(const at::Tensor& x, CausalCache* cache, bool first_chunk,
+                              plugin::VaeKernels* fused) const {
   at::Tensor y = causal_conv(*conv1_, x, cache);
-  y = mid2_->forward(mid1_->forward(mid0_->forward(y, cache)), cache);
+  y = mid2_->forward(mid1_->forward(mid0_->forward(y, cache, fused)), cache, fused);
   for (const auto& stage : stages_) {
-    y = stage->forward(y, cache, first_chunk);
+    y = stage->forward(y, cache, first_chunk, fused);
   }
-  return causal_conv(*head_conv_, activate(head_norm_->forward(y)), cache);
+  return causal_conv(*head_conv_, head_norm_->forward_silu(y, fused), cache);
 }
 
 }  // namespace vidgraph::vae

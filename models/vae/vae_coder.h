@@ -38,7 +38,8 @@ class UpResidualBlock : public torch::nn::Module {
  public:
   UpResidualBlock(int64_t in, int64_t out, int64_t mult, bool temporal, bool up, Numbered* flat = nullptr,
                   int64_t first = 0, int64_t up_out = 0);
-  at::Tensor forward(const at::Tensor& x, CausalCache* cache, bool first_chunk) const;
+  at::Tensor forward(const at::Tensor& x, CausalCache* cache, bool first_chunk,
+                     plugin::VaeKernels* fused = nullptr) const;
 
  private:
   std::vector<std::shared_ptr<ResidualBlock>> blocks_;
@@ -65,7 +66,8 @@ class Encoder3d : public torch::nn::Module {
 class Decoder3d : public torch::nn::Module {
  public:
   explicit Decoder3d(const WanVaeConfig& config);
-  at::Tensor forward(const at::Tensor& x, CausalCache* cache, bool first_chunk) const;
+  at::Tensor forward(const at::Tensor& x, CausalCache* cache, bool first_chunk,
+                     plugin::VaeKernels* fused = nullptr) const;
 
  private:
   std::shared_ptr<CausalConv3d> conv1_, head_conv_;

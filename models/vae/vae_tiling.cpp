@@ -110,7 +110,8 @@ std::vector<int64_t> tile_starts(int64_t size, int64_t tile, int64_t overlap) {
 }
 
 at::Tensor decode_tiled(const WanVae& vae, const at::Tensor& latent, const VaeCallbacks& callbacks,
-                        const VaeTiling& tiling, c10::Device output_device, const TileShare* share) {
+                        const VaeTiling& tiling, c10::Device output_device, const TileShare* share,
+                        plugin::VaeKernels* fused) {
   if (tiling.tile_h < 1 || tiling.tile_w < 1 || tiling.overlap < 0 || tiling.overlap >= tiling.tile_h ||
       tiling.overlap >= tiling.tile_w) {
     throw std::invalid_argument(
@@ -154,7 +155,7 @@ at::Tensor decode_tiled(const WanVae& vae, const at::Tensor& latent, const VaeCa
     if (mine < tiles) {
       const int64_t y = ys[size_t(mine) / xs.size()], x = xs[size_t(mine) % xs.size()];
       const at::Tensor region = latent.slice(3, y, y + th).slice(4, x, x + tw);
-      video = vae.decode_chunks(region, callbacks, done, total, output_device);
+      video = vae.decode_chunks(region, callbacks, done, total, output_device, fused);
       done += frames;
     } else {
       video = at::zeros({latent.size(0), 3, out_t, th * s, tw * s}, opts);

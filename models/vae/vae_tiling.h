@@ -20,7 +20,8 @@ namespace vidgraph::vae {
 // progress counts tiles x chunks (this decoder's only, when shared). With `share`: an undefined
 // tensor on a decoder whose exchange returns no tiles.
 at::Tensor decode_tiled(const WanVae& vae, const at::Tensor& latent, const VaeCallbacks& callbacks,
-                        const VaeTiling& tiling, c10::Device output_device, const TileShare* share = nullptr);
+                        const VaeTiling& tiling, c10::Device output_device, const TileShare* share = nullptr,
+                        plugin::VaeKernels* fused = nullptr);
 
 // Start offsets of tiles of `tile` covering [0, size) with at least `overlap` shared cells; the last
 // tile is aligned to the end.

@@ -145,7 +145,7 @@ void WanVae::fold_latent_statistics(const at::Tensor& mean, const at::Tensor& st
 }
 
 at::Tensor WanVae::decode_chunks(const at::Tensor& latent, const VaeCallbacks& callbacks, int64_t done_before,
-                                 int64_t total, c10::Device output_device) const {
+                                 int64_t total, c10::Device output_device, plugin::VaeKernels* fused) const {
   check_latent(latent);
   c10::NoGradGuard no_grad;  // results stay ordinary tensors (in-place use allowed)
   const at::Tensor& w = conv2_->weight;
@@ -163,7 +163,7 @@ at::Tensor WanVae::decode_chunks(const at::Tensor& latent, const VaeCallbacks& c
     cache.begin_chunk();
     const at::Tensor chunk = x.slice(2, i, i + 1).contiguous(format);
     const at::Tensor y =
-        unpatchify(decoder_->forward(chunk, &cache, i == 0), config_.patch_size()).clamp_(-1.0, 1.0);  // 1|4 frames
+        unpatchify(decoder_->forward(chunk, &cache, i == 0, fused), config_.patch_size()).clamp_(-1.0, 1.0);  // 1|4 frames
     video.slice(2, frame, frame + y.size(2)).copy_(y);
     frame += y.size(2);
     report(callbacks, done_before + i + 1, total);
@@ -178,9 +178,10 @@ at::Tensor WanVae::decode(const at::Tensor& latent, const VaeCallbacks& callback
   const bool shared = options.tiling && options.tile_share;  // one tile then goes to one decoder
   if (options.tiling &&
       (shared || latent.size(3) > options.tiling->tile_h || latent.size(4) > options.tiling->tile_w)) {
-    return decode_tiled(*this, latent, callbacks, *options.tiling, out_device, shared ? &*options.tile_share : nullptr);
+    return decode_tiled(*this, latent, callbacks, *options.tiling, out_device, shared ? &*options.tile_share : nullptr,
+                        options.fused);
   }
-  return decode_chunks(latent, callbacks, 0, latent.size(2), out_device);
+  return decode_chunks(latent, callbacks, 0, latent.size(2), out_device, options.fused);
 }
 
 at::Tensor WanVae::decode_whole(const at::Tensor& latent) const {

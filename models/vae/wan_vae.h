@@ -63,6 +63,9 @@ struct VaeDecodeOptions {
   std::optional<VaeTiling> tiling;           // none: decode the whole frame at once
   std::optional<TileShare> tile_share;       // tiled: the decode is shared by several decoders
   std::optional<c10::Device> output_device;  // where decoded frames go, chunk by chunk (default: latent's)
+  // A backend's fused kernels for the residual blocks (AttentionBackend::vae_kernels()); used where
+  // they support the VAE's device and dtype, ATen's ops elsewhere. Same results up to rounding.
+  plugin::VaeKernels* fused = nullptr;
 };
 
 // Convolution weights are left uninitialised (never touched, so never resident) until a loader
@@ -81,7 +84,7 @@ class WanVae : public torch::nn::Module {
   // Building block of decode (and of tiled decode): the chunk loop over one latent region, with
   // progress reported as (done_before + i, total).
   at::Tensor decode_chunks(const at::Tensor& latent, const VaeCallbacks& callbacks, int64_t done_before, int64_t total,
-                           c10::Device output_device) const;
+                           c10::Device output_device, plugin::VaeKernels* fused = nullptr) const;
 
   // Whole-sequence paths without the chunk cache (memory grows with T): the tests' reference.
   at::Tensor encode_whole(const at::Tensor& video) const;

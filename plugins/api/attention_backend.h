@@ -19,6 +19,7 @@
 
 #include "plugins/api/attention_params.h"
 #include "plugins/api/dit_kernels.h"
+#include "plugins/api/vae_kernels.h"
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
@@ -129,6 +130,8 @@ class AttentionBackend {
   // The backend's fused elementwise kernels of the DiT block (dit_kernels.h), or nullptr when it has
   // none. Owned by the backend; valid until shutdown().
   virtual DitKernels* dit_kernels() { return nullptr; }
+  // The same for the Wan VAE's residual blocks (vae_kernels.h).
+  virtual VaeKernels* vae_kernels() { return nullptr; }
   // Frees caches and drains device work. Called by the loader before the backend is destroyed;
   // after it, forward must not be called again.
   virtual void shutdown() = 0;

@@ -13,9 +13,9 @@
 
 #include <cstdint>
 
-// Bump on any change to AttentionBackend, DitKernels, AttentionCall, PreparedAttention, MethodInfo,
+// Bump on any change to AttentionBackend, DitKernels, VaeKernels, AttentionCall, PreparedAttention, MethodInfo,
 // ParamValue or this struct.
-#define VIDGRAPH_PLUGIN_ABI_VERSION 4u
+#define VIDGRAPH_PLUGIN_ABI_VERSION 5u
 
 #define VIDGRAPH_PLUGIN_ENTRY_SYMBOL "vidgraph_plugin_entry"
 

@@ -8,6 +8,7 @@
 #include "plugins/attention/tile_layout.h"
 #ifdef VIDGRAPH_ATTENTION_GPU
 #include "plugins/attention/gpu/gpu_dit_kernels.h"
+#include "plugins/attention/gpu/gpu_vae_kernels.h"
 #endif
 
 #include <c10/core/Device.h>
@@ -76,6 +77,7 @@ std::vector<plugin::MethodInfo> attention_methods() {
 AttentionPluginBackend::AttentionPluginBackend() : methods_(attention_methods()) {
 #ifdef VIDGRAPH_ATTENTION_GPU
   dit_kernels_ = std::make_unique<GpuDitKernels>();
+  vae_kernels_ = std::make_unique<GpuVaeKernels>();
 #endif  // VIDGRAPH_ATTENTION_GPU
   std::lock_guard<std::mutex> lock(g_instances_mutex);
   if (g_instances++ == 0) {

@@ -26,6 +26,7 @@ class AttentionPluginBackend : public plugin::AttentionBackend {
   at::Tensor forward(const plugin::AttentionCall& call) override;
   plugin::AttentionResult forward_with_stats(const plugin::AttentionCall& call) override;
   plugin::DitKernels* dit_kernels() override { return shut_down_ ? nullptr : dit_kernels_.get(); }
+  plugin::VaeKernels* vae_kernels() override { return shut_down_ ? nullptr : vae_kernels_.get(); }
   void shutdown() override;
 
  private:
@@ -35,6 +36,7 @@ class AttentionPluginBackend : public plugin::AttentionBackend {
 
   std::vector<plugin::MethodInfo> methods_;
   std::unique_ptr<plugin::DitKernels> dit_kernels_;  // GPU builds only
+  std::unique_ptr<plugin::VaeKernels> vae_kernels_;  // GPU builds only
   bool shut_down_ = false;
 };
 

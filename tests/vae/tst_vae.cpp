@@ -1,8 +1,9 @@
 // Tests of the Wan2.2 VAE (models/vae): topology against the official parameter counts, patchify
 // channel order, chunked (cached) encode/decode equal to the whole-sequence computation, tiled decode
 // within tolerance, progress and cancellation, latent normalisation, key mapping of every layout,
-// and loading each layout (official .pth / safetensors, diffusers folder, prefixed repack); on a GPU,
-// the channels-last fp32 and bf16 decode against the CPU reference.
+// and loading each layout (official .pth / safetensors, diffusers folder, prefixed repack); the
+// residual block on fused kernels (plugins/api/vae_kernels.h) against its ATen ops; on a GPU, the
+// channels-last fp32 and bf16 decode and the plugin's fused kernels against the CPU reference.
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
 #include <ATen/ops/allclose.h>
@@ -10,13 +11,18 @@
 #include <ATen/ops/equal.h>
 #include <ATen/ops/rand.h>
 #include <ATen/ops/randn.h>
+#include <ATen/ops/silu.h>
 #include <c10/core/GradMode.h>
 
+#include <cmath>
+
 #include "models/io/safetensors.h"
+#include "models/vae/vae_blocks.h"
 #include "models/vae/vae_checkpoint.h"
 #include "models/vae/vae_tiling.h"
 #include "models/vae/wan_vae.h"
 #include "model_io_pth_writer.h"
+#include "plugins/api/plugin_loader.h"
 
 #include <QtCore/QDir>
 #include <QtCore/QTemporaryDir>
@@ -39,6 +45,49 @@ at::Tensor seeded_video(std::vector<int64_t> sizes, uint64_t seed) {
 
 double max_abs_diff(const at::Tensor& a, const at::Tensor& b) {
   return (a - b).abs().max().item<double>();
+}
+
+double rel_l2(const at::Tensor& got, const at::Tensor& want) {
+  const at::Tensor g = got.cpu().to(at::kFloat), w = want.cpu().to(at::kFloat);
+  return ((g - w).norm() / w.norm()).item<double>();
+}
+
+// The VaeKernels contract in ATen ops (fp32 maths), counting its calls: the reference of the
+// plugin's kernels and, on the CPU, a stand-in that shows where the residual block calls them.
+class AtenVaeKernels : public vidgraph::plugin::VaeKernels {
+ public:
+  bool supports(c10::Device device, at::ScalarType dtype) const override {
+    return device.is_cpu() && dtype == at::kFloat;
+  }
+  at::Tensor rms_norm_silu(const at::Tensor& x, const at::Tensor& bias, const at::Tensor& gamma,
+                           bool silu) override {
+    ++norms;
+    std::vector<int64_t> shape(size_t(x.dim()), 1);
+    shape[1] = x.size(1);
+    at::Tensor v = x.to(at::kFloat);
+    if (bias.defined()) v = v + bias.to(at::kFloat).reshape(shape);
+    at::Tensor y = v / v.norm(2, {1}, true).clamp_min(1e-12) * std::sqrt(double(x.size(1))) *
+                   gamma.to(at::kFloat).reshape(shape);
+    return (silu ? at::silu(y) : y).to(x.scalar_type());
+  }
+  at::Tensor bias_residual(const at::Tensor& y, const at::Tensor& bias, const at::Tensor& h) override {
+    ++residuals;
+    std::vector<int64_t> shape(size_t(y.dim()), 1);
+    shape[1] = y.size(1);
+    at::Tensor sum = y.to(at::kFloat) + h.to(at::kFloat);
+    if (bias.defined()) sum = sum + bias.to(at::kFloat).reshape(shape);
+    return y.copy_(sum);
+  }
+  int norms = 0, residuals = 0;
+};
+
+// Every parameter of `m` drawn from N(0, 1) (gammas around 1, biases large enough to matter).
+void seed_parameters(torch::nn::Module& m, uint64_t seed) {
+  for (auto& p : m.named_parameters(true)) {
+    const bool gamma = p.key().find("gamma") != std::string::npos;
+    const at::Tensor v = seeded(p.value().sizes().vec(), seed++) * (gamma ? 0.2 : 0.3);
+    p.value().detach().copy_(gamma ? v + 1.0 : v);
+  }
 }
 
 NamedTensors params_of(const WanVae& vae) {
@@ -68,6 +117,10 @@ class tst_Vae : public QObject {
   void latentNormalisation();
   void badInputs();
   void gpuDecodeMatchesCpu();
+  void fusedResidualBlockMatchesAten_data();
+  void fusedResidualBlockMatchesAten();
+  void gpuFusedKernels_data();
+  void gpuFusedKernels();
   void keyMapping_data();
   void keyMapping();
   void keyMappingRoundTripsEveryKey();
@@ -343,6 +396,110 @@ void tst_Vae::gpuDecodeMatchesCpu() {
     const double rel = ((got.cpu() - want).norm() / want.norm()).item<double>();
     QVERIFY2(rel < (dtype == at::kFloat ? 1e-2 : 5e-2), qPrintable(QString("relative L2 %1").arg(rel)));
   }
+}
+
+void tst_Vae::fusedResidualBlockMatchesAten_data() {
+  QTest::addColumn<int>("in");
+  QTest::addColumn<int>("out");
+  QTest::newRow("same width") << 16 << 16;
+  QTest::newRow("wider: a 1x1 shortcut") << 8 << 16;
+}
+
+// The fused path folds conv1's bias into the second norm and conv2's into the residual add: the
+// block gives what its ATen ops give, through two norm calls and one residual call, and only where
+// the kernels can take x (decoding, channels innermost).
+void tst_Vae::fusedResidualBlockMatchesAten() {
+  QFETCH(int, in);
+  QFETCH(int, out);
+  ResidualBlock block(in, out);
+  seed_parameters(block, 21);
+  const at::Tensor x = (seeded({1, in, 3, 4, 5}, 31) * 2.0).contiguous(at::MemoryFormat::ChannelsLast3d);
+  AtenVaeKernels k;
+  c10::NoGradGuard no_grad;
+  const at::Tensor want = block.forward(x, nullptr);
+  const at::Tensor got = block.forward(x, nullptr, &k);
+  QCOMPARE(k.norms, 2);
+  QCOMPARE(k.residuals, 1);
+  QVERIFY2(rel_l2(got, want) < 1e-6, qPrintable(QString::number(rel_l2(got, want))));
+  CausalCache with, without;  // the cache holds the conv inputs: the same either way
+  for (int chunk = 0; chunk < 2; ++chunk) {
+    with.begin_chunk(), without.begin_chunk();
+    const at::Tensor c = x.slice(2, chunk, chunk + 1).contiguous(at::MemoryFormat::ChannelsLast3d);
+    QVERIFY(rel_l2(block.forward(c, &with, &k), block.forward(c, &without)) < 1e-6);
+  }
+  k.norms = k.residuals = 0;
+  QVERIFY(rel_l2(block.forward(x.contiguous(), nullptr, &k), want) < 1e-6);
+  QCOMPARE(k.norms + k.residuals, 0);  // channels not innermost: ATen's ops
+  {
+    c10::AutoGradMode grad(true);
+    QVERIFY(rel_l2(block.forward(x, nullptr, &k), want) < 1e-6);
+    QCOMPARE(k.norms + k.residuals, 0);  // training: autograd needs ATen's ops
+  }
+}
+
+void tst_Vae::gpuFusedKernels_data() {
+  QTest::addColumn<int>("channels");
+  QTest::addColumn<bool>("fp16");
+  QTest::newRow("96 channels (Wan2.1's narrowest), bf16") << 96 << false;
+  QTest::newRow("256 channels, fp16") << 256 << true;
+  QTest::newRow("1024 channels (Wan2.2's widest), bf16") << 1024 << false;
+}
+
+// The plugin's kernels against AtenVaeKernels on the CPU (the same rounded inputs, fp32 maths),
+// then a whole decode on them against the CPU reference.
+void tst_Vae::gpuFusedKernels() {
+  if (!at::hasCUDA()) QSKIP("No GPU: the fused VAE kernels were not run.");
+  QFETCH(int, channels);
+  QFETCH(bool, fp16);
+  auto report = vidgraph::plugin::load_attention_plugin_from({VIDGRAPH_BINARY_DIR "/lib/vidgraph/plugins"});
+  QVERIFY2(report.plugin != nullptr, report.message().c_str());
+  vidgraph::plugin::VaeKernels* k = report.plugin->backend().vae_kernels();
+  QVERIFY(k != nullptr);
+  const c10::Device cuda(c10::kCUDA, 0);
+  const at::ScalarType half = fp16 ? at::kHalf : at::kBFloat16;
+  QVERIFY(k->supports(cuda, half));
+  QVERIFY(!k->supports(cuda, at::kFloat));
+  QVERIFY(!k->supports(c10::Device(c10::kCPU), half));
+  AtenVaeKernels ref;
+  const auto cl = at::MemoryFormat::ChannelsLast3d;
+  const at::Tensor x = (seeded({1, channels, 3, 5, 7}, 41) * 3.0 + 0.5).to(half).contiguous(cl);
+  const at::Tensor h = seeded({1, channels, 3, 5, 7}, 42).to(half).contiguous(cl);
+  const at::Tensor b = (seeded({channels}, 43) * 0.5).to(half);
+  const at::Tensor g = (seeded({channels, 1, 1, 1}, 44) * 0.2 + 1.0).to(half);
+  const at::Tensor img = (seeded({2, channels, 4, 6}, 45) * 2.0).to(half).contiguous(at::MemoryFormat::ChannelsLast);
+  try {
+    for (const bool silu : {true, false}) {
+      const double e = rel_l2(k->rms_norm_silu(x.to(cuda), b.to(cuda), g.to(cuda), silu), ref.rms_norm_silu(x, b, g, silu));
+      QVERIFY2(e < 1e-2, qPrintable(QString("norm (silu %1): rel-L2 %2").arg(silu).arg(e)));
+    }
+    QVERIFY(rel_l2(k->rms_norm_silu(x.to(cuda), {}, g.to(cuda), true), ref.rms_norm_silu(x, {}, g, true)) < 1e-2);
+    QVERIFY(rel_l2(k->rms_norm_silu(img.to(cuda), {}, g.to(cuda), true), ref.rms_norm_silu(img, {}, g, true)) < 1e-2);
+    const at::Tensor y = x.to(cuda);
+    const at::Tensor got = k->bias_residual(y, b.to(cuda), h.to(cuda));
+    QCOMPARE(got.data_ptr(), y.data_ptr());  // in place
+    QVERIFY(rel_l2(got, ref.bias_residual(x.clone(), b, h)) < 1e-2);
+  } catch (const std::exception& e) {
+    QFAIL(e.what());
+  }
+  // Bad layout: a clear error naming the tensor, never a launch.
+  try {
+    k->rms_norm_silu(x.to(cuda).contiguous(), {}, g.to(cuda), true);
+    QFAIL("expected an error for an NCDHW x");
+  } catch (const std::exception& e) {
+    QVERIFY2(std::string(e.what()).find("x must be channels-last") != std::string::npos, e.what());
+  }
+  // A whole decode on the kernels: the same video as ATen's ops, within bf16/fp16 rounding.
+  const at::Tensor z = seeded({1, 8, 4, 6, 10}, 11);
+  const at::Tensor want = tiny_->decode(z);
+  auto gpu = make_seeded_vae(WanVaeConfig::tiny(), 1234);
+  gpu->to(cuda, half);
+  VaeDecodeOptions fused;
+  fused.fused = k;
+  const at::Tensor aten = gpu->decode(z.cuda()), on_kernels = gpu->decode(z.cuda(), {}, fused);
+  const double rel = rel_l2(on_kernels, want), to_aten = rel_l2(on_kernels, aten);
+  QVERIFY2(rel < 5e-2 && to_aten < 5e-2, qPrintable(QString("rel-L2 %1 to the CPU, %2 to ATen").arg(rel).arg(to_aten)));
+  fused.tiling = VaeTiling{4, 6, 2};
+  QVERIFY(rel_l2(gpu->decode(z.cuda(), {}, fused), want) < 5e-2);
 }
 
 void tst_Vae::keyMapping_data() {

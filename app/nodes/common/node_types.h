@@ -21,7 +21,8 @@ engine::NodeType encode_text_node();
 // `attention`'s backend (without one, a run fails naming why).
 engine::NodeType wan_sampler_node(const std::vector<plugin::MethodInfo>& attention_methods,
                                   const AttentionSource& attention = {});
-engine::NodeType vae_decode_node();
+// On a GPU its residual blocks run on the fused kernels of `attention`'s backend when it has them.
+engine::NodeType vae_decode_node(const AttentionSource& attention);
 engine::NodeType light_vae_decode_node();
 engine::NodeType save_latent_node();
 engine::NodeType load_latent_node();

@@ -11,6 +11,7 @@
 
 #include "models/vae/vae_tiling.h"
 #include "models/vae/wan_vae.h"
+#include "nodes/common/attention_plugin.h"
 #include "nodes/common/node_types.h"
 #include "nodes/common/node_util.h"
 #include "nodes/common/rank_broadcast.h"
@@ -132,7 +133,7 @@ engine::Result<std::optional<vae::VaeTiling>> plan_with_ranks(const engine::Node
       });
 }
 
-engine::Result<engine::ValueMap> compute_vae_decode(engine::NodeContext& ctx) {
+engine::Result<engine::ValueMap> compute_vae_decode(engine::NodeContext& ctx, const AttentionSource& attention) {
   const VaeHandle& vae = ctx.input_as<VaeHandle>("vae");
   const Latent& latent = ctx.input_as<Latent>("latent");
   if (latent.samples.dim() != 5 || latent.samples.size(1) != vae.vae->config().z_dim) {
@@ -145,6 +146,7 @@ engine::Result<engine::ValueMap> compute_vae_decode(engine::NodeContext& ctx) {
   callbacks.cancelled = [&ctx] { return ctx.cancelled(); };
   vae::VaeDecodeOptions options;
   options.output_device = c10::Device(c10::kCPU);
+  options.fused = attention.backend ? attention.backend->vae_kernels() : nullptr;  // the GPU's norm passes
   vae::VaeTiling tiling;
   tiling.tile_h = tiling.tile_w = ctx.param_int("tile_size");
   tiling.overlap = ctx.param_int("tile_overlap");
@@ -176,7 +178,7 @@ engine::Result<engine::ValueMap> compute_vae_decode(engine::NodeContext& ctx) {
 
 }  // namespace
 
-engine::NodeType vae_decode_node() {
+engine::NodeType vae_decode_node(const AttentionSource& attention) {
   engine::NodeType t;
   t.name = "VAEDecode";
   t.display_name = "VAE Decode";
@@ -202,7 +204,7 @@ engine::NodeType vae_decode_node() {
                       "only the decoded video's RAM is checked unless set)."),
   };
   t.every_rank = true;  // several ranks share a tiled decode
-  t.compute = compute_vae_decode;
+  t.compute = [attention](engine::NodeContext& ctx) { return compute_vae_decode(ctx, attention); };
   return t;
 }
 

@@ -4,6 +4,7 @@
 #include "../common/check.h"
 #include "../common/numeric.h"
 #include "../common/vendor.h"
+#include "../common/vector_io.h"
 #include "vidgraph/kernels/dit_kernels.h"
 
 #include <algorithm>
@@ -13,26 +14,6 @@ namespace vidgraph::kernels {
 namespace {
 
 constexpr int kThreads = 256;
-
-VG_DEVICE float4 load_f4(const float* p) { return *reinterpret_cast<const float4*>(p); }
-
-// Four 16-bit elements at `base + e` as floats (8-byte aligned).
-template <typename T>
-VG_DEVICE void load4(const void* base, int64_t e, float (&v)[4]) {
-  const uint2 u = *reinterpret_cast<const uint2*>(static_cast<const uint16_t*>(base) + e);
-  v[0] = Numeric<T>::to_float(uint16_t(u.x & 0xffffu));
-  v[1] = Numeric<T>::to_float(uint16_t(u.x >> 16));
-  v[2] = Numeric<T>::to_float(uint16_t(u.y & 0xffffu));
-  v[3] = Numeric<T>::to_float(uint16_t(u.y >> 16));
-}
-
-template <typename T>
-VG_DEVICE void store4(void* base, int64_t e, const float (&v)[4]) {
-  uint2 u;
-  u.x = pack2<T>(v[0], v[1]);
-  u.y = pack2<T>(v[2], v[3]);
-  *reinterpret_cast<uint2*>(static_cast<uint16_t*>(base) + e) = u;
-}
 
 // The sum of `v` over the block, in every thread, in a fixed order (deterministic).
 VG_DEVICE float block_sum(float v, float* scratch) {

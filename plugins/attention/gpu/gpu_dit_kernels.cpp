@@ -15,10 +15,9 @@ namespace vk = vidgraph::kernels;
 using gpu::check_status;
 using gpu::current_stream;
 using gpu::element_type;
+using gpu::is_half;
 
 namespace {
-
-bool is_half(at::ScalarType t) { return t == at::kBFloat16 || t == at::kHalf; }
 
 // [B, L, C] contiguous on the GPU, C a multiple of 4, of `dtype` (bf16 or fp16 when Undefined),
 // sizes that fit the kernels' ints.

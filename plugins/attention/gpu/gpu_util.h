@@ -27,6 +27,8 @@ inline void* current_stream(const at::Tensor& t) {
 #endif
 }
 
+inline bool is_half(at::ScalarType t) { return t == at::kBFloat16 || t == at::kHalf; }
+
 inline bool is_kernel_dtype(at::ScalarType t) {
   return t == at::kBFloat16 || t == at::kHalf || t == at::kFloat;
 }

@@ -9,7 +9,8 @@ elseif(VIDGRAPH_GPU_BACKEND STREQUAL "hip" AND (TARGET torch_hip OR TARGET c10_h
 endif()
 if(TARGET vidgraph_kernels AND _vg_torch_gpu)
   target_sources(vidgraph_attention_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/gpu_path.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/gpu_staging.cpp ${CMAKE_CURRENT_LIST_DIR}/gpu_dit_kernels.cpp)
+    ${CMAKE_CURRENT_LIST_DIR}/gpu_staging.cpp ${CMAKE_CURRENT_LIST_DIR}/gpu_dit_kernels.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/gpu_vae_kernels.cpp)
   target_link_libraries(vidgraph_attention_core PUBLIC vidgraph_kernels)
   target_compile_definitions(vidgraph_attention_core PUBLIC VIDGRAPH_ATTENTION_GPU)
   message(STATUS "Attention plugin: GPU path (${VIDGRAPH_GPU_BACKEND}) enabled")

@@ -140,9 +140,11 @@ json dit_targets(const Options& o, const DitBenchOptions& dit, const json& metho
 }
 
 // The VAE section's options: the config's VAE decoding the DiT's latent.
-VaeBenchOptions vae_options(const Options& o, const DitBenchOptions& dit, std::chrono::steady_clock::time_point start) {
+VaeBenchOptions vae_options(const Options& o, const DitBenchOptions& dit, std::chrono::steady_clock::time_point start,
+                            plugin::VaeKernels* fused) {
   const bool tiny = o.config == "tiny";
   VaeBenchOptions v;
+  v.fused = fused;
   v.config = tiny ? vae::WanVaeConfig::tiny() : vae::vae_config_for_latent(dit.config.out_dim);
   const auto& p = dit.config.patch_size;
   v.latent_thw = {dit.grid[0] * p[0], dit.grid[1] * p[1], dit.grid[2] * p[2]};  // the DiT's latent
@@ -202,7 +204,7 @@ int run(const Options& o) {
 
   // cuDNN's algorithm search affects the VAE's convolutions (the warm-up decode pays for it).
   at::globalContext().setBenchmarkCuDNN(o.cudnn_benchmark);
-  if (!o.skip_vae) result["vae"] = run_vae_bench(vae_options(o, dit, start));
+  if (!o.skip_vae) result["vae"] = run_vae_bench(vae_options(o, dit, start, report.plugin->backend().vae_kernels()));
   if (o.taehv) {
     TaehvBenchOptions t;
     const auto& p = dit.config.patch_size;

@@ -26,7 +26,7 @@ std::string dtype_key(at::ScalarType t) {
 }
 
 json time_decode(const VaeBenchOptions& o, const vae::WanVae& vae, const at::Tensor& latent, int warmup,
-                 const vae::VaeDecodeOptions& decode_options) {
+                 const vae::VaeDecodeOptions& decode_options, at::Tensor* keep = nullptr) {
   at::Tensor video;
   const RunStats s = time_runs(o.device, warmup, o.repeats, [&] {
     video = at::Tensor();  // the previous output must not count in this run's peak
@@ -34,6 +34,7 @@ json time_decode(const VaeBenchOptions& o, const vae::WanVae& vae, const at::Ten
   });
   json j = to_json(s, o.device);
   j["video"] = video.sizes().vec();  // [1, 3, 1 + 4(T-1), 16h, 16w]
+  if (keep) *keep = video.to(c10::Device(c10::kCPU));  // off the device: the next variant's peak is its own
   return j;
 }
 
@@ -46,7 +47,8 @@ json bench_dtype(const VaeBenchOptions& o, at::ScalarType dtype) {
   json j{{"weights_gib", double(parameter_bytes(vae)) / kGiB}};
   const at::Tensor latent = at::randn({1, o.config.z_dim, o.latent_thw[0], o.latent_thw[1], o.latent_thw[2]},
                                       at::TensorOptions().device(o.device).dtype(at::kFloat));
-  auto variant = [&](const char* name, int warmup, const vae::VaeDecodeOptions& decode_options) {
+  auto variant = [&](const char* name, int warmup, const vae::VaeDecodeOptions& decode_options,
+                     at::Tensor* keep = nullptr) {
     if (o.out_of_time && o.out_of_time()) {
       j[name] = json{{"skipped", "the --time-limit-s budget was spent before this variant"}};
       return;
@@ -55,16 +57,30 @@ json bench_dtype(const VaeBenchOptions& o, at::ScalarType dtype) {
               o.latent_thw[2]);
     release_cached_memory(o.device);
     try {
-      j[name] = time_decode(o, vae, latent, warmup, decode_options);
+      j[name] = time_decode(o, vae, latent, warmup, decode_options, keep);
     } catch (const std::exception& e) {
       log->error("VAE decode {} {} failed: {}", dtype_key(dtype), name, e.what());
       j[name] = json{{"error", e.what()}};
     }
   };
-  variant("untiled", o.warmup, {});
+  const bool fused = o.fused && o.fused->supports(o.device, dtype);
+  j["fused_kernels"] = fused;
+  at::Tensor aten_video, fused_video;
+  variant("untiled", o.warmup, {}, fused ? &aten_video : nullptr);
+  if (fused) {
+    vae::VaeDecodeOptions on;
+    on.fused = o.fused;
+    variant("untiled_fused", 1, on, &fused_video);
+    if (aten_video.defined() && fused_video.defined()) {
+      const double rel = ((fused_video - aten_video).norm() / aten_video.norm()).item<double>();
+      j["untiled_fused"]["rel_l2_to_untiled"] = rel;
+    }
+    aten_video = fused_video = at::Tensor();
+  }
   if (o.tiling) {
     vae::VaeDecodeOptions tiled;
     tiled.tiling = o.tiling;
+    tiled.fused = fused ? o.fused : nullptr;
     variant("tiled", 0, tiled);
     j["tiled"]["tiling"] =
         json{{"tile_h", o.tiling->tile_h}, {"tile_w", o.tiling->tile_w}, {"overlap", o.tiling->overlap}};

@@ -5,7 +5,9 @@
 // [1, z, T, h, w]; `warmup` untimed then `repeats` timed decodes (the causal chunk loop, one latent
 // frame per chunk) -> video [1, 3, 1 + 4(T-1), 16h, 16w]; peak device memory (reset per variant).
 // With `tiling`, the same decode is also timed spatially tiled (VaeDecodeOptions::tiling), its
-// warm-up skipped: the untiled runs warmed the device already.
+// warm-up skipped: the untiled runs warmed the device already. With `fused` kernels that support
+// the device and dtype, the untiled decode is also timed on them ("untiled_fused", with the rel-L2
+// of its video to the ATen one's) and the tiled decode runs on them.
 #pragma once
 
 #include <array>
@@ -30,6 +32,7 @@ struct VaeBenchOptions {
   int warmup = 1;
   int repeats = 2;
   std::optional<vae::VaeTiling> tiling;  // also time a tiled decode
+  plugin::VaeKernels* fused = nullptr;    // the plugin's (AttentionBackend::vae_kernels())
   // Polled before each variant: true skips it (recorded as {"skipped": "..."}).
   std::function<bool()> out_of_time;
 };
