@@ -2,7 +2,9 @@
 #include "compare_command.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -44,7 +46,7 @@ std::string check_output(const std::string& option, const std::string& path) {
   return conflict.empty() ? "" : option + ": " + conflict;
 }
 
-std::string write_output(const nodes::Frames& frames, const std::string& path, double fps) {
+std::string write_output(const media::FrameSource& frames, const std::string& path, double fps) {
   media::ExportOptions options;
   options.path = path;
   output_format(path, &options.format);
@@ -88,12 +90,11 @@ nlohmann::json to_json(const RunArgs& args, const media::CompareResult& r, const
 }
 
 // Both videos decoded in step, one frame pair held at a time (issue #41: holding every frame of two
-// 300-frame 720p clips took 2.35 GB). The metrics accumulate per pair; the comparison videos, when
-// asked, are built pair by pair, so they are the only clips held.
+// 300-frame 720p clips took 2.35 GB). The metrics accumulate per pair; each comparison video, when
+// asked, decodes both again and is encoded pair by pair, so no clip is ever held whole.
 struct Streamed {
   media::VideoInfo a, b;  // frame_count counted while streaming
   media::CompareResult result;
-  nodes::Frames side_by_side, difference;
 };
 
 std::string size_mismatch(int aw, int ah, int bw, int bh) {
@@ -108,19 +109,32 @@ nodes::Frames one_frame(nodes::Image& image) {
   return f;
 }
 
-void append(nodes::Frames& clip, const nodes::Frames& frame) {
-  clip.width = frame.width;
-  clip.height = frame.height;
-  clip.count += frame.count;
-  clip.rgb.insert(clip.rgb.end(), frame.rgb.begin(), frame.rgb.end());
-}
-
-void add_pair(const RunArgs& args, nodes::Image& fa, nodes::Image& fb, Streamed* s) {
-  media::add_frame_pair(s->result, fa.rgb.data(), fb.rgb.data(), fa.width, fa.height);
-  if (args.side_by_side.empty() && args.difference.empty()) return;
-  const nodes::Frames a = one_frame(fa), b = one_frame(fb);
-  if (!args.side_by_side.empty()) append(s->side_by_side, media::side_by_side(a, b));
-  if (!args.difference.empty()) append(s->difference, media::difference(a, b, args.gain));
+// A comparison video made from the two inputs pair by pair (the first `count` pairs, which the
+// metrics pass found to match in size): `compose` turns one pair into the output frame.
+std::string write_comparison(const RunArgs& args, const std::string& path, int count,
+                             const std::function<nodes::Frames(const nodes::Frames&, const nodes::Frames&)>& compose) {
+  std::string error;
+  media::VideoInfo ia, ib;
+  const auto sa = media::FrameStream::open(args.compare_a, &ia, &error);
+  if (!sa) return error;
+  const auto sb = media::FrameStream::open(args.compare_b, &ib, &error);
+  if (!sb) return error;
+  nodes::Image fa, fb;
+  nodes::Frames out;
+  if (!sa->next(&fa, &error) || !sb->next(&fb, &error)) return error.empty() ? "A video to compare has no frames." : error;
+  out = compose(one_frame(fa), one_frame(fb));  // the first frame gives the output's size
+  media::FrameSource source{count, out.width, out.height, nullptr};
+  source.frame = [&](int index, std::string* why) -> const std::uint8_t* {
+    if (index > 0) {
+      if (!sa->next(&fa, why) || !sb->next(&fb, why)) {
+        if (why->empty()) *why = "A video to compare ended early on the second read; was it changed meanwhile?";
+        return nullptr;
+      }
+      out = compose(one_frame(fa), one_frame(fb));
+    }
+    return out.rgb.data();
+  };
+  return write_output(source, path, ia.fps);
 }
 
 // "" or the sentence that stops the comparison.
@@ -140,7 +154,7 @@ std::string compare_streams(const RunArgs& args, Streamed* s) {
     s->b.frame_count += more_b;
     if (!more_a || !more_b) break;
     if (fa.width != fb.width || fa.height != fb.height) return size_mismatch(fa.width, fa.height, fb.width, fb.height);
-    add_pair(args, fa, fb, s);
+    media::add_frame_pair(s->result, fa.rgb.data(), fb.rgb.data(), fa.width, fa.height);
   }
   // The longer video's remaining frames are decoded only to be counted (the warning names both counts).
   while (more_a && (more_a = sa->next(nullptr, &error))) ++s->a.frame_count;
@@ -170,12 +184,16 @@ int command_compare(const RunArgs& args) {
               " frames; compared the first " + std::to_string(result.frames.size());
     std::fprintf(stderr, "warning: %s.\n", warning.c_str());
   }
+  const int pairs = int(result.frames.size());
   if (!args.side_by_side.empty()) {
-    const std::string bad = write_output(s.side_by_side, args.side_by_side, s.a.fps);
+    const std::string bad = write_comparison(args, args.side_by_side, pairs, media::side_by_side);
     if (!bad.empty()) return fail(bad);
   }
   if (!args.difference.empty()) {
-    const std::string bad = write_output(s.difference, args.difference, s.a.fps);
+    const double gain = args.gain;
+    const std::string bad = write_comparison(args, args.difference, pairs, [gain](const auto& a, const auto& b) {
+      return media::difference(a, b, gain);
+    });
     if (!bad.empty()) return fail(bad);
   }
   if (args.json) std::printf("%s\n", to_json(args, result, s.a, s.b, warning).dump(2).c_str());

@@ -180,6 +180,21 @@ void tst_compare::commandHoldsOnePairAtATime() {
   const long grown = children_peak_kib() - before;
   qInfo("peak RSS: small comparison %ld KiB, two 150-frame 640x360 clips +%ld KiB", before, grown);
   QVERIFY2(grown < 80 * 1024, qPrintable(QString("the comparison grew by %1 KiB").arg(grown)));
+  // The comparison videos are encoded pair by pair too: held whole they would add 207 MB (side by
+  // side, 1280x360) and 104 MB (difference) to the peak. What remains is the H.264 encoder's own
+  // frames (62 MB with two threads; it takes more threads, and memory, on larger CPUs).
+  const long with_metrics = children_peak_kib();
+  const Outcome videos = run_compare({big_a, big_b, "--side-by-side", dir_.filePath("big_both.mp4"), "--difference",
+                                      dir_.filePath("big_diff.mp4")});
+  QVERIFY2(videos.exit_code == 0, qPrintable(videos.err));
+  const long videos_grown = children_peak_kib() - with_metrics;
+  qInfo("peak RSS with both comparison videos: +%ld KiB over the metrics alone", videos_grown);
+  QVERIFY2(videos_grown < 160 * 1024, qPrintable(QString("the comparison videos grew it by %1 KiB").arg(videos_grown)));
+  media::VideoInfo info;
+  std::string error;
+  QVERIFY2(media::probe_video(dir_.filePath("big_both.mp4").toStdString(), &info, &error), error.c_str());
+  QCOMPARE(info.frame_count, 150);
+  QCOMPARE(info.width, 1280);
 }
 
 // FrameStream gives the frames probe_video keeps, for a file and a PNG sequence, and ends cleanly.

@@ -36,7 +36,7 @@ std::string io_error(const std::string& what, int code) {
   return what + ": " + error_text(code) + ".";
 }
 
-CodecContextPtr open_encoder(const Frames& frames, const ExportOptions& options,
+CodecContextPtr open_encoder(const FrameSource& frames, const ExportOptions& options,
                              const AVOutputFormat* oformat, std::string* error) {
   const bool webm = options.format == VideoFormat::WebM;
   const char* name = webm ? "libvpx-vp9" : "libx264";
@@ -119,7 +119,16 @@ SwsPtr make_converter(int width, int height) {
 
 }  // namespace
 
-bool encode_video_file(const Frames& frames, const ExportOptions& options,
+bool encode_video_file(const Frames& frames, const ExportOptions& options, const std::string& write_path,
+                       std::string* error, bool* cancelled) {
+  if (std::string message = validate_export(frames, options); !message.empty()) {
+    if (error) *error = std::move(message);
+    return false;
+  }
+  return encode_video_file(FrameSource::of(frames), options, write_path, error, cancelled);
+}
+
+bool encode_video_file(const FrameSource& frames, const ExportOptions& options,
                        const std::string& write_path, std::string* error, bool* cancelled) {
   std::string local_error;
   if (!error) error = &local_error;
@@ -174,7 +183,8 @@ bool encode_video_file(const Frames& frames, const ExportOptions& options,
       *error = "Could not allocate a video frame (out of memory?).";
       return false;
     }
-    const uint8_t* src[1] = {frames.frame(i)};
+    const uint8_t* src[1] = {frames.frame(i, error)};
+    if (src[0] == nullptr) return false;
     const int src_stride[1] = {frames.width * 3};
     sws_scale(sws.get(), src, src_stride, 0, frames.height, yuv->data, yuv->linesize);
     yuv->pts = i;

@@ -30,13 +30,16 @@ std::string frame_file_name(int index) {
 }
 
 // Writes every frame and metadata.json into the fresh folder `dir` (our temporary).
-bool write_png_sequence(const Frames& frames, const ExportOptions& options, const fs::path& dir,
+bool write_png_sequence(const FrameSource& frames, const ExportOptions& options, const fs::path& dir,
                         std::string* error, bool* cancelled) {
+  const std::size_t frame_bytes = std::size_t(frames.width) * frames.height * 3;
   for (int i = 0; i < frames.count; ++i) {
+    const std::uint8_t* rgb = frames.frame(i, error);
+    if (rgb == nullptr) return false;
     Image image;
     image.width = frames.width;
     image.height = frames.height;
-    image.rgb.assign(frames.frame(i), frames.frame(i) + frames.frame_bytes());
+    image.rgb.assign(rgb, rgb + frame_bytes);
     std::string png;
     if (!encode_png(image, &png, error)) return false;
     const std::string message = write_new_file((dir / frame_file_name(i)).string(), png.data(), png.size());
@@ -92,10 +95,23 @@ const char* video_format_extension(VideoFormat format) {
   return "";
 }
 
+FrameSource FrameSource::of(const Frames& frames) {
+  FrameSource s{frames.count, frames.width, frames.height, nullptr};
+  s.frame = [&frames](int index, std::string*) { return frames.frame(index); };
+  return s;
+}
+
 std::string validate_export(const Frames& frames, const ExportOptions& options) {
   if (!frames.consistent()) {
     return "There are no frames to export (or the frame buffer does not match its size); check "
            "the node feeding Export Video.";
+  }
+  return validate_export(FrameSource::of(frames), options);
+}
+
+std::string validate_export(const FrameSource& frames, const ExportOptions& options) {
+  if (frames.count <= 0 || frames.width <= 0 || frames.height <= 0 || !frames.frame) {
+    return "There are no frames to export; check the node feeding Export Video.";
   }
   if (!(options.fps > 0.0 && options.fps <= 240.0)) {
     return "fps must be above 0 and at most 240 (got " + std::to_string(options.fps) + ").";
@@ -113,7 +129,16 @@ std::string validate_export(const Frames& frames, const ExportOptions& options) 
   return {};
 }
 
-bool export_video(const Frames& frames, const ExportOptions& options, std::string* error,
+bool export_video(const Frames& frames, const ExportOptions& options, std::string* error, bool* cancelled,
+                  std::string* written) {
+  if (cancelled) *cancelled = false;
+  if (std::string message = validate_export(frames, options); !message.empty()) {
+    return fail(error, std::move(message));
+  }
+  return export_video(FrameSource::of(frames), options, error, cancelled, written);
+}
+
+bool export_video(const FrameSource& frames, const ExportOptions& options, std::string* error,
                   bool* cancelled, std::string* written) {
   if (cancelled) *cancelled = false;
   if (std::string message = validate_export(frames, options); !message.empty()) {
