@@ -45,29 +45,8 @@ bool probe_sequence(const fs::path& dir, ClipInfo* info, std::string* error) {
   return true;
 }
 
-// An opened demuxer and decoder for the best video stream.
-struct OpenVideo {
-  InputPtr format;
-  CodecContextPtr decoder;
-  int stream = -1;
-};
-
-bool open_video(const std::string& path, OpenVideo* v, std::string* error) {
-  quiet_logs();
-  AVFormatContext* raw = nullptr;
-  int rc = avformat_open_input(&raw, path.c_str(), nullptr, nullptr);
-  if (rc < 0) return fail(error, "Clip '" + path + "' is not a readable video: " + error_text(rc) + ".");
-  v->format.reset(raw);
-  rc = avformat_find_stream_info(raw, nullptr);
-  if (rc < 0) return fail(error, "Clip '" + path + "' has unreadable streams: " + error_text(rc) + ".");
-  const AVCodec* codec = nullptr;
-  v->stream = av_find_best_stream(raw, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
-  if (v->stream < 0 || !codec) return fail(error, "Clip '" + path + "' has no decodable video stream.");
-  v->decoder.reset(avcodec_alloc_context3(codec));
-  avcodec_parameters_to_context(v->decoder.get(), raw->streams[v->stream]->codecpar);
-  rc = avcodec_open2(v->decoder.get(), codec, nullptr);
-  if (rc < 0) return fail(error, "Could not open the decoder of clip '" + path + "': " + error_text(rc) + ".");
-  return true;
+bool open_video(const std::string& path, OpenDecoder* v, std::string* error) {
+  return open_decoder(path, "Clip '" + path + "'", v, error);
 }
 
 // Converts decoded frames to RGB with the colour matrix and range the stream declares.
@@ -102,7 +81,7 @@ bool keeps(const ClipRead& read, int index) {
 }
 
 bool read_video(const std::string& path, const ClipRead& read, Frames* out, std::string* error) {
-  OpenVideo v;
+  OpenDecoder v;
   if (!open_video(path, &v, error)) return false;
   PacketPtr packet(av_packet_alloc());
   FramePtr frame(av_frame_alloc());
@@ -165,7 +144,7 @@ bool probe_clip(const std::string& path, ClipInfo* info, std::string* error) {
   if (!fs::is_regular_file(path, ec)) {  // FFmpeg would block on a FIFO
     return fail(error, "Clip '" + printable_text(path) + "' is not a regular file or a folder of PNG frames.");
   }
-  OpenVideo v;
+  OpenDecoder v;
   if (!open_video(path, &v, error)) return false;
   const AVStream* stream = v.format->streams[v.stream];
   info->width = stream->codecpar->width;

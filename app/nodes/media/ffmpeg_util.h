@@ -59,4 +59,16 @@ inline void quiet_logs() {
   std::call_once(once, [] { av_log_set_level(AV_LOG_ERROR); });
 }
 
+// A file's demuxer and the decoder of its best video stream.
+struct OpenDecoder {
+  InputPtr format;
+  CodecContextPtr decoder;
+  int stream = -1;  // index in format->streams
+  const AVCodec* codec = nullptr;
+};
+
+// Opens `path` for decoding its video; false with a sentence that starts with `what` (e.g. "Clip
+// 'a.mp4'") and says why otherwise.
+bool open_decoder(const std::string& path, const std::string& what, OpenDecoder* d, std::string* error);
+
 }  // namespace vidgraph::nodes::media::ffmpeg

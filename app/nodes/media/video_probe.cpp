@@ -116,29 +116,12 @@ bool decode_all(AVFormatContext* fc, int stream_index, AVCodecContext* dc, Video
   return true;
 }
 
-// An opened demuxer and decoder for the best video stream of a file, with `info` filled (no frames).
-struct OpenFile {
-  InputPtr format;
-  CodecContextPtr decoder;
-  int stream = -1;
-};
-
-bool open_file(const std::string& path, VideoInfo* info, OpenFile* f, std::string* error) {
-  quiet_logs();
-  AVFormatContext* raw = nullptr;
-  int rc = avformat_open_input(&raw, path.c_str(), nullptr, nullptr);
-  if (rc < 0) return fail(error, "Could not open video '" + path + "': " + error_text(rc) + ".");
-  f->format.reset(raw);
-  rc = avformat_find_stream_info(raw, nullptr);
-  if (rc < 0) return fail(error, "Could not read streams of '" + path + "': " + error_text(rc) + ".");
-  const AVCodec* codec = nullptr;
-  f->stream = av_find_best_stream(raw, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
-  if (f->stream < 0 || !codec) return fail(error, "Video '" + path + "' has no decodable video stream.");
+// A file opened for decoding, with `info` filled (no frames).
+bool open_file(const std::string& path, VideoInfo* info, OpenDecoder* f, std::string* error) {
+  if (!open_decoder(path, "Video '" + path + "'", f, error)) return false;
+  const AVFormatContext* raw = f->format.get();
   const AVStream* stream = raw->streams[f->stream];
-  f->decoder.reset(avcodec_alloc_context3(codec));
-  avcodec_parameters_to_context(f->decoder.get(), stream->codecpar);
-  rc = avcodec_open2(f->decoder.get(), codec, nullptr);
-  if (rc < 0) return fail(error, "Could not open the decoder for '" + path + "': " + error_text(rc) + ".");
+  const AVCodec* codec = f->codec;
   info->width = stream->codecpar->width;
   info->height = stream->codecpar->height;
   info->codec = codec->name;
@@ -168,7 +151,7 @@ std::string check_path(const std::string& path) {
 // A file's frames pulled one at a time: packets are read only when the decoder wants more.
 class FileStream : public FrameStream {
  public:
-  FileStream(OpenFile f, std::string path) : f_(std::move(f)), path_(std::move(path)) {}
+  FileStream(OpenDecoder f, std::string path) : f_(std::move(f)), path_(std::move(path)) {}
 
   bool next(Image* image, std::string* error) override {
     while (true) {
@@ -222,7 +205,7 @@ class FileStream : public FrameStream {
     return true;
   }
 
-  OpenFile f_;
+  OpenDecoder f_;
   std::string path_;
   PacketPtr packet_{av_packet_alloc()};
   FramePtr frame_{av_frame_alloc()};
@@ -291,7 +274,7 @@ std::unique_ptr<FrameStream> FrameStream::open(const std::string& path, VideoInf
   }
   std::error_code ec;
   if (fs::is_directory(path, ec)) return open_sequence(path, info, error);
-  OpenFile f;
+  OpenDecoder f;
   if (!open_file(path, info, &f, error)) return nullptr;
   return std::make_unique<FileStream>(std::move(f), path);
 }
@@ -301,7 +284,7 @@ bool probe_video(const std::string& path, VideoInfo* info, std::string* error, b
   if (const std::string bad = check_path(path); !bad.empty()) return fail(error, bad);
   std::error_code ec;
   if (fs::is_directory(path, ec)) return probe_sequence(path, info, error, keep_frames);
-  OpenFile f;
+  OpenDecoder f;
   if (!open_file(path, info, &f, error)) return false;
   if (keep_frames) info->frames = Frames{0, info->width, info->height, {}};
   return decode_all(f.format.get(), f.stream, f.decoder.get(), info, keep_frames, path, error);
