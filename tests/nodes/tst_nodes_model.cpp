@@ -566,6 +566,19 @@ void tst_nodes_model::randomModelTinyLoads() {
   const at::Tensor emb = text->encode("a river in the hills");
   QCOMPARE(emb.size(2), dit->model->config().text_dim);
   QVERIFY(emb.isfinite().all().item<bool>());
+
+  // vae_dtype is a GPU choice: asked for on the CPU, the VAE stays float32 and the log says why.
+  QCOMPARE(engine::value_as<VaeHandle>(out->at("vae"))->dtype, at::kFloat);
+  nlohmann::json bf16 = params;
+  bf16["vae_dtype"] = "bfloat16";
+  Recorder rec16;
+  auto ctx16 = make_context(t, bf16, {}, {}, &rec16);
+  auto out16 = t.compute(ctx16);
+  QVERIFY2(out16.ok(), out16.ok() ? "" : out16.error().message.c_str());
+  QCOMPARE(engine::value_as<VaeHandle>(out16->at("vae"))->dtype, at::kFloat);
+  QVERIFY(std::any_of(rec16.logs.begin(), rec16.logs.end(), [](const std::string& line) {
+    return line.find("vae_dtype bfloat16 is for GPUs; the CPU decodes in float32.") != std::string::npos;
+  }));
 }
 
 // The official A14B layout (high_noise_model/, low_noise_model/, Wan2.1_VAE.*): one Load Wan Model

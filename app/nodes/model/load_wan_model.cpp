@@ -61,10 +61,19 @@ engine::Result<Manifest> manifest_from_params(const engine::NodeContext& ctx) {
 
 // The VAE from the header the manifest read; a .pth VAE, or a part the manifest could not read,
 // through the VAE loader, which reads its file itself and names what is wrong with it.
-std::shared_ptr<vae::WanVae> load_vae(const model_io::ManifestPart& part, c10::Device device) {
-  if (part.headers.size() != 1) return vae::load_wan_vae(part.path, device, at::kFloat);
+std::shared_ptr<vae::WanVae> load_vae(const model_io::ManifestPart& part, c10::Device device, at::ScalarType dtype) {
+  if (part.headers.size() != 1) return vae::load_wan_vae(part.path, device, dtype);
   const model_io::TensorFile& header = *part.headers.front();
-  return vae::make_wan_vae(header.load_all(device, at::kFloat), header.path());
+  return vae::make_wan_vae(header.load_all(device, dtype), header.path());
+}
+
+// The VAE runs in float32 (the reference) unless a GPU run asks for 16 bits: half the memory, and
+// its residual blocks on the plugin's fused kernels.
+at::ScalarType pick_vae_dtype(const engine::NodeContext& ctx, const c10::Device& device) {
+  const at::ScalarType dtype = dtype_param(ctx.param_string("vae_dtype")).value_or(at::kFloat);
+  if (dtype == at::kFloat || !device.is_cpu()) return dtype;
+  ctx.log_info("vae_dtype " + ctx.param_string("vae_dtype") + " is for GPUs; the CPU decodes in float32.");
+  return at::kFloat;
 }
 
 engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
@@ -110,7 +119,8 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
     ctx.progress(1, 3, "loading VAE");
     const model_io::ManifestPart* vae_part = (*manifest)->part(model_io::kRoleVae);
     if (vae_part == nullptr) throw std::runtime_error("no VAE file was given");  // as the VAE loader says it
-    VaeHandle vae{load_vae(*vae_part, *device), files.vae, *device, at::kFloat};
+    const at::ScalarType vae_dtype = pick_vae_dtype(ctx, *device);
+    VaeHandle vae{load_vae(*vae_part, *device, vae_dtype), files.vae, *device, vae_dtype};
     const std::size_t vae_bytes = module_bytes(*vae.vae);
     out["vae"] = engine::make_value(kVaeType, std::move(vae), vae_bytes);
     if (ctx.cancelled()) return node_error(ctx, "Model loading cancelled.");
@@ -250,6 +260,10 @@ engine::NodeType load_wan_model_node() {
                              "Where the DiT and VAE run; auto = the GPU when there is one."),
       ParamSpec::enumeration("dtype", {"auto", "float32", "bfloat16", "float16"}, "auto",
                              "DiT matmul dtype; auto = bfloat16 on GPU, float32 on CPU."),
+      ParamSpec::enumeration("vae_dtype", {"float32", "bfloat16", "float16"}, "float32",
+                             "VAE dtype on a GPU: float32 as the reference; bfloat16 halves its memory and "
+                             "decodes about twice as fast (fused kernels), within 16-bit rounding. The CPU "
+                             "always uses float32."),
       ParamSpec::enumeration("text_encoder_device", {"same", "cpu"}, "same",
                              "cpu keeps the 11 GB umT5 encoder off the GPU (the reference's --t5_cpu)."),
       ParamSpec::integer("offload_blocks", 0, 0, 64,

@@ -27,7 +27,7 @@ struct VaeHandle {
   std::shared_ptr<vae::WanVae> vae;
   std::string path;
   c10::Device device = c10::Device(c10::kCPU);
-  at::ScalarType dtype = at::kFloat;  // the reference runs the VAE in fp32
+  at::ScalarType dtype = at::kFloat;  // the reference runs the VAE in fp32 (Load Wan Model's vae_dtype)
 };
 
 // The umT5 encoder and its tokenizer behind one call: text -> [1, L, text_dim] float32 on the CPU,
