@@ -84,10 +84,10 @@ class Conv2d : public torch::nn::Module {
   int64_t padding_;
 };
 
-// L2 normalisation over channels (dim 1) times sqrt(C) * gamma; gamma is [C,1,1,1] or [C,1,1] (images).
 // `fused` when it can take x (decoding, its device and dtype, channels innermost), else null.
 plugin::VaeKernels* fused_for(plugin::VaeKernels* fused, const at::Tensor& x);
 
+// L2 normalisation over channels (dim 1) times sqrt(C) * gamma; gamma is [C,1,1,1] or [C,1,1] (images).
 class RmsNorm : public torch::nn::Module {
  public:
   RmsNorm(int64_t dim, bool images);
