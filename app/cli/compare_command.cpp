@@ -121,7 +121,9 @@ std::string write_comparison(const RunArgs& args, const std::string& path, int c
   if (!sb) return error;
   nodes::Image fa, fb;
   nodes::Frames out;
-  if (!sa->next(&fa, &error) || !sb->next(&fb, &error)) return error.empty() ? "A video to compare has no frames." : error;
+  if (!sa->next(&fa, &error) || !sb->next(&fb, &error)) {
+    return error.empty() ? "A video to compare has no frames." : error;
+  }
   out = compose(one_frame(fa), one_frame(fb));  // the first frame gives the output's size
   media::FrameSource source{count, out.width, out.height, nullptr};
   source.frame = [&](int index, std::string* why) -> const std::uint8_t* {

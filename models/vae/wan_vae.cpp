@@ -162,8 +162,8 @@ at::Tensor WanVae::decode_chunks(const at::Tensor& latent, const VaeCallbacks& c
     poll(callbacks);
     cache.begin_chunk();
     const at::Tensor chunk = x.slice(2, i, i + 1).contiguous(format);
-    const at::Tensor y =
-        unpatchify(decoder_->forward(chunk, &cache, i == 0, fused), config_.patch_size()).clamp_(-1.0, 1.0);  // 1|4 frames
+    const at::Tensor y =  // 1 or 4 frames
+        unpatchify(decoder_->forward(chunk, &cache, i == 0, fused), config_.patch_size()).clamp_(-1.0, 1.0);
     video.slice(2, frame, frame + y.size(2)).copy_(y);
     frame += y.size(2);
     report(callbacks, done_before + i + 1, total);

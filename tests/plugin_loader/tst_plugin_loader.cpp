@@ -163,7 +163,8 @@ class tst_plugin_loader : public QObject {
     QTest::addColumn<QString>("expected");
     QTest::newRow("ABI mismatch") << fixture("vg_fixture_bad_abi") << "plugin ABI version 999 does not match";
     QTest::newRow("previous ABI") << fixture("vg_fixture_old_abi")
-                                  << QString("plugin ABI version %1 does not match the program's %2; rebuild the plugin")
+                                  << QString("plugin ABI version %1 does not match the program's %2; rebuild "
+                                             "the plugin")
                                          .arg(VIDGRAPH_PLUGIN_ABI_VERSION - 1)
                                          .arg(VIDGRAPH_PLUGIN_ABI_VERSION);
     QTest::newRow("LibTorch mismatch") << fixture("vg_fixture_bad_torch") << "built with LibTorch 0.1";

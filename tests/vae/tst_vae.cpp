@@ -469,7 +469,8 @@ void tst_Vae::gpuFusedKernels() {
   const at::Tensor img = (seeded({2, channels, 4, 6}, 45) * 2.0).to(half).contiguous(at::MemoryFormat::ChannelsLast);
   try {
     for (const bool silu : {true, false}) {
-      const double e = rel_l2(k->rms_norm_silu(x.to(cuda), b.to(cuda), g.to(cuda), silu), ref.rms_norm_silu(x, b, g, silu));
+      const double e =
+          rel_l2(k->rms_norm_silu(x.to(cuda), b.to(cuda), g.to(cuda), silu), ref.rms_norm_silu(x, b, g, silu));
       QVERIFY2(e < 1e-2, qPrintable(QString("norm (silu %1): rel-L2 %2").arg(silu).arg(e)));
     }
     QVERIFY(rel_l2(k->rms_norm_silu(x.to(cuda), {}, g.to(cuda), true), ref.rms_norm_silu(x, {}, g, true)) < 1e-2);
