@@ -121,8 +121,8 @@ SwsPtr make_converter(int width, int height) {
 
 bool encode_video_file(const Frames& frames, const ExportOptions& options, const std::string& write_path,
                        std::string* error, bool* cancelled) {
-  if (std::string message = validate_export(frames, options); !message.empty()) {
-    if (error) *error = std::move(message);
+  if (std::string problem = frames_problem(frames); !problem.empty()) {
+    if (error) *error = std::move(problem);
     return false;
   }
   return encode_video_file(FrameSource::of(frames), options, write_path, error, cancelled);

@@ -101,12 +101,14 @@ FrameSource FrameSource::of(const Frames& frames) {
   return s;
 }
 
+std::string frames_problem(const Frames& frames) {
+  return frames.consistent() ? "" : "There are no frames to export (or the frame buffer does not match its size); "
+                                    "check the node feeding Export Video.";
+}
+
 std::string validate_export(const Frames& frames, const ExportOptions& options) {
-  if (!frames.consistent()) {
-    return "There are no frames to export (or the frame buffer does not match its size); check "
-           "the node feeding Export Video.";
-  }
-  return validate_export(FrameSource::of(frames), options);
+  std::string problem = frames_problem(frames);
+  return problem.empty() ? validate_export(FrameSource::of(frames), options) : problem;
 }
 
 std::string validate_export(const FrameSource& frames, const ExportOptions& options) {
@@ -132,9 +134,8 @@ std::string validate_export(const FrameSource& frames, const ExportOptions& opti
 bool export_video(const Frames& frames, const ExportOptions& options, std::string* error, bool* cancelled,
                   std::string* written) {
   if (cancelled) *cancelled = false;
-  if (std::string message = validate_export(frames, options); !message.empty()) {
-    return fail(error, std::move(message));
-  }
+  // The source's export checks the options; only the buffer is the Frames' own.
+  if (std::string problem = frames_problem(frames); !problem.empty()) return fail(error, std::move(problem));
   return export_video(FrameSource::of(frames), options, error, cancelled, written);
 }
 

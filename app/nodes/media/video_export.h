@@ -64,6 +64,9 @@ bool encode_video_file(const FrameSource& frames, const ExportOptions& options,
 bool encode_video_file(const Frames& frames, const ExportOptions& options,
                        const std::string& write_path, std::string* error, bool* cancelled = nullptr);
 
+// "" or why `frames` cannot be exported whatever the options (empty, or a buffer of the wrong size).
+std::string frames_problem(const Frames& frames);
+
 // Checks the options and frames before any file is touched; "" when fine.
 std::string validate_export(const FrameSource& frames, const ExportOptions& options);
 std::string validate_export(const Frames& frames, const ExportOptions& options);
