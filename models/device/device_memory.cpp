@@ -2,8 +2,11 @@
 // (whose GPUs are CUDA devices to ATen; its allocator is the hipified copy in c10_hip).
 #include "models/device/device_memory.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <exception>
+#include <fstream>
 
 #if defined(VIDGRAPH_GPU_MEMORY_STATS_CUDA)
 #define VIDGRAPH_HAVE_GPU_MEMORY_STATS 1
@@ -11,12 +14,16 @@
 #include <c10/cuda/CUDAFunctions.h>
 namespace gpu_allocator = c10::cuda::CUDACachingAllocator;
 namespace gpu_runtime = c10::cuda;
+#define VIDGRAPH_GPU_MEM_GET_INFO cudaMemGetInfo
+#define VIDGRAPH_GPU_SUCCESS cudaSuccess
 #elif defined(VIDGRAPH_GPU_MEMORY_STATS_HIP)
 #define VIDGRAPH_HAVE_GPU_MEMORY_STATS 1
 #include <c10/hip/HIPCachingAllocator.h>
 #include <c10/hip/HIPFunctions.h>
 namespace gpu_allocator = c10::hip::HIPCachingAllocator;
 namespace gpu_runtime = c10::hip;
+#define VIDGRAPH_GPU_MEM_GET_INFO hipMemGetInfo
+#define VIDGRAPH_GPU_SUCCESS hipSuccess
 #endif
 #ifdef VIDGRAPH_HAVE_GPU_MEMORY_STATS
 #include <ATen/ops/empty.h>
@@ -96,6 +103,41 @@ bool reset_peak_device_memory(const c10::Device& device) {
 #else
   return false;
 #endif  // VIDGRAPH_HAVE_GPU_MEMORY_STATS
+}
+
+int64_t free_device_memory(const c10::Device& device) {
+  if (device.is_cpu()) return available_ram_bytes();
+  if (!why_unavailable(device).empty()) return -1;
+#ifdef VIDGRAPH_HAVE_GPU_MEMORY_STATS
+  try {
+    const c10::DeviceIndex index = index_of(device);
+    const c10::DeviceIndex previous = gpu_runtime::current_device();
+    gpu_runtime::set_device(index);  // the driver answers for the current device
+    size_t free = 0;
+    size_t total = 0;
+    const bool ok = VIDGRAPH_GPU_MEM_GET_INFO(&free, &total) == VIDGRAPH_GPU_SUCCESS;
+    gpu_runtime::set_device(previous);
+    if (!ok) return -1;
+    const auto stats = gpu_allocator::getDeviceStats(index);
+    const int64_t cached_unused = stats.reserved_bytes[0].current - stats.allocated_bytes[0].current;
+    return static_cast<int64_t>(free) + cached_unused;
+  } catch (const std::exception&) {
+    return -1;
+  }
+#else
+  return -1;
+#endif  // VIDGRAPH_HAVE_GPU_MEMORY_STATS
+}
+
+int64_t available_ram_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  int64_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return int64_t(sysconf(_SC_AVPHYS_PAGES)) * int64_t(sysconf(_SC_PAGESIZE));
 }
 
 std::string format_gib(int64_t bytes) {

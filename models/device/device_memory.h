@@ -34,6 +34,16 @@ DeviceMemoryStats device_memory_stats(const c10::Device& device);
 // Restarts the device's peak counter at its current allocation. False when unavailable.
 bool reset_peak_device_memory(const c10::Device& device);
 
+// Bytes a new allocation on `device` may still take, for checks before expensive work: on a GPU
+// what the driver reports free plus what the caching allocator holds unused; on the CPU the RAM
+// the process may still take (MemAvailable). -1 when this build cannot tell (a GPU without
+// counters: see above).
+int64_t free_device_memory(const c10::Device& device);
+
+// RAM the process may still take: MemAvailable (free + reclaimable cache) from /proc/meminfo, or
+// the free pages where that file is missing.
+int64_t available_ram_bytes();
+
 // Bytes as GiB with two decimals: 1610612736 -> "1.50 GiB".
 std::string format_gib(int64_t bytes);
 

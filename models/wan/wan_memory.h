@@ -13,6 +13,7 @@
 
 #include <c10/core/ScalarType.h>
 
+#include "models/wan/wan_checkpoint.h"
 #include "models/wan/wan_config.h"
 
 namespace vidgraph::wan {
@@ -27,5 +28,15 @@ struct WanMemoryEstimate {
 // CFG branches run batched.
 WanMemoryEstimate wan_estimate_memory(const WanConfig& config, at::ScalarType compute_dtype,
                                       const std::array<int64_t, 3>& latent_fhw, int64_t batch);
+
+// Where loading `info` with `options` puts the DiT's weights, before anything is read: on the
+// options' device, except the last offload_blocks blocks, which wait in host memory; each
+// parameter as wan_estimate_memory counts it, but a linear weight stored as fp8 and kept so
+// (keep_fp8) at one byte. On a CPU device `host` is 0 and everything counts as `device`.
+struct WanLoadBytes {
+  int64_t device = 0;
+  int64_t host = 0;
+};
+WanLoadBytes wan_estimate_load(const WanCheckpointInfo& info, const WanLoadOptions& options);
 
 }  // namespace vidgraph::wan

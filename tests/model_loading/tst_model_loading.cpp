@@ -2,6 +2,7 @@
 // (official shards, diffusers folder and repo root, single-file repacks with prefixes, fp16/bf16),
 // sparse extras (present, aliased, missing -> zero), fp8-scaled DiT files (Kijai / ComfyUI), and bad
 // checkpoints -> clear errors.
+#include <ATen/Context.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/equal.h>
@@ -10,6 +11,7 @@
 
 #include <sys/stat.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -580,6 +582,7 @@ void tst_model_loading::manifestFollowsFiles() {
   QVERIFY(second->part(model_io::kRoleDit)->headers.front() != dit->headers.front());
 }
 
+// The counters say why they are missing on the CPU; free memory there is the available RAM.
 void tst_model_loading::deviceMemoryUnavailableOnCpu() {
   const c10::Device cpu(c10::kCPU);
   const device::DeviceMemoryStats stats = device::device_memory_stats(cpu);
@@ -594,7 +597,17 @@ void tst_model_loading::deviceMemoryUnavailableOnCpu() {
     QVERIFY2(on_gpu.unavailable_reason.find("neither CUDA nor ROCm") != std::string::npos,
              on_gpu.unavailable_reason.c_str());
     QVERIFY(!device::reset_peak_device_memory(gpu));
+    QCOMPARE(device::free_device_memory(gpu), int64_t(-1));  // unknown: nothing can be checked
+  } else if (at::hasCUDA()) {  // a GPU build on a GPU: the driver's answer, within the card
+    const c10::Device gpu(c10::kCUDA, 0);
+    const int64_t free = device::free_device_memory(gpu);
+    QVERIFY2(free > (int64_t(1) << 30) && free < (int64_t(200) << 30), std::to_string(free).c_str());
   }
+  // What a CPU load may take is the RAM still available (MemAvailable here, read twice).
+  const int64_t ram = device::available_ram_bytes();
+  const int64_t free = device::free_device_memory(cpu);
+  QVERIFY(ram > 0);
+  QVERIFY2(std::abs(double(free - ram)) < 0.1 * double(ram), std::to_string(free).c_str());
 }
 
 void tst_model_loading::deviceMemoryGib_data() {

@@ -25,10 +25,12 @@
 #include "engine/node_context.h"
 #include "engine/registry.h"
 #include "engine/workflow_file.h"
+#include "models/wan/wan_memory.h"
 #include "models/wan/wan_tiny.h"
 #include "nodes/session.h"
 #include "nodes/sampling/conditioning.h"
 #include "nodes/sampling/latent.h"
+#include "nodes/model/load_memory.h"
 #include "nodes/model/model_files.h"
 #include "nodes/model/model_handles.h"
 #include "nodes/common/stage_memory.h"
@@ -117,9 +119,11 @@ class tst_nodes_model : public QObject {
   void loadModelErrors_data();
   void loadModelErrors();
   void stageMemorySilentOnCpu();
+  void loadMemoryRefusalSays();
 #ifdef VIDGRAPH_HAVE_RANDOM_MODEL
   void randomModelTinyLoads();
   void twoExpertFolderLoadsBoth();
+  void loadRefusedBeforeLoadingWhenTooBig();
   void samplerWorkflowRuns_data();
   void samplerWorkflowRuns();
   void offloadedModelSamplesTheSame();
@@ -511,10 +515,61 @@ void tst_nodes_model::stageMemorySilentOnCpu() {
   QCOMPARE(logged, 0);
 }
 
+// The refusal names every part and its bytes, what is free, and the settings that would fit: the
+// offload_blocks count is the smallest that fits both experts (2 x 3 blocks of 1 GiB over a 2 GiB
+// deficit: 1 more block each), and text_encoder_device cpu when the encoder is on the GPU.
+void tst_nodes_model::loadMemoryRefusalSays() {
+  constexpr int64_t kGiB = int64_t(1) << 30;
+  const c10::Device gpu(c10::kCUDA, 0);
+  const c10::Device cpu(c10::kCPU);
+  const std::vector<LoadPart> parts = {{"DiT", gpu, 5 * kGiB, 0, true},
+                                       {"low-noise expert", gpu, 5 * kGiB, 0, true},
+                                       {"VAE", gpu, kGiB / 2, 0, false},
+                                       {"text encoder", gpu, kGiB + kGiB / 2, 0, false}};
+  LoadMemoryCheck check{gpu};
+  check.device_budget = 10 * kGiB;
+  check.host_budget = 100 * kGiB;
+  check.block_bytes = kGiB;
+  check.blocks = 5;
+  const std::string refusal = check_load_memory(parts, check);
+  QVERIFY2(refusal.find("The model needs about 12.00 GiB on cuda:0 for its weights (DiT 5.00 GiB, low-noise "
+                        "expert 5.00 GiB, VAE 0.50 GiB, text encoder 1.50 GiB) but 10.00 GiB are free there; "
+                        "nothing was loaded.") == 0,
+           refusal.c_str());
+  QVERIFY2(refusal.find("text_encoder_device cpu moves the text encoder's 1.50 GiB to the host.") !=
+               std::string::npos, refusal.c_str());
+  QVERIFY2(refusal.find("offload_blocks 1 (of 5)") != std::string::npos, refusal.c_str());
+  QVERIFY2(refusal.find("keep_fp8") != std::string::npos, refusal.c_str());
+
+  // The same parts fit a larger budget; an unknown one (-1) checks nothing.
+  check.device_budget = 12 * kGiB;
+  QCOMPARE(check_load_memory(parts, check), std::string());
+  check.device_budget = -1;
+  QCOMPARE(check_load_memory(parts, check), std::string());
+
+  // Offloaded blocks and a CPU text encoder are checked against the RAM.
+  std::vector<LoadPart> host = {{"DiT", gpu, 2 * kGiB, 3 * kGiB, true}, {"text encoder", cpu, 2 * kGiB, 0, false}};
+  check.device_budget = 10 * kGiB;
+  check.host_budget = 4 * kGiB;
+  const std::string ram = check_load_memory(host, check);
+  QVERIFY2(ram.find("The model keeps about 5.00 GiB in host memory (DiT 3.00 GiB, text encoder 2.00 GiB) but "
+                    "4.00 GiB of RAM are available") == 0,
+           ram.c_str());
+}
+
 #ifdef VIDGRAPH_HAVE_RANDOM_MODEL
 namespace {
 const std::string kDemoFolder = VIDGRAPH_BINARY_DIR "/share/vidgraph/models/wan22-tiny";
+
+// A tiny Wan2.2-T2V-A14B in the official layout: two experts, the Wan2.1 VAE, the demo tokenizer.
+RandomModelOptions tiny_a14b_options() {
+  RandomModelOptions options;
+  options.config = "a14b-t2v";
+  options.tiny = true;
+  options.tokenizer = kDemoFolder + "/spiece.model";
+  return options;
 }
+}  // namespace
 
 // The benchmark generator at the tiny configs: sharded files Load Wan Model reads, filled at the
 // documented scale (not left uninitialised), and an encoder that encodes.
@@ -586,10 +641,7 @@ void tst_nodes_model::randomModelTinyLoads() {
 // before anything loads, naming both.
 void tst_nodes_model::twoExpertFolderLoadsBoth() {
   QTemporaryDir dir;
-  RandomModelOptions options;
-  options.config = "a14b-t2v";
-  options.tiny = true;
-  options.tokenizer = kDemoFolder + "/spiece.model";
+  const RandomModelOptions options = tiny_a14b_options();
   const RandomModelSummary summary = write_random_model(dir.path().toStdString(), options);
   const fs::path root(dir.path().toStdString());
   QVERIFY(fs::exists(root / "high_noise_model" / "config.json"));
@@ -633,6 +685,42 @@ void tst_nodes_model::twoExpertFolderLoadsBoth() {
   QVERIFY2(refused.find("high_noise_model") != std::string::npos && refused.find("low_noise_model") != std::string::npos &&
                refused.find("low-noise expert") != std::string::npos,
            refused.c_str());
+}
+
+// The estimate is what loading takes (the tiny expert's parameters to the byte), and a budget it
+// exceeds refuses the load before any part starts loading.
+void tst_nodes_model::loadRefusedBeforeLoadingWhenTooBig() {
+  QTemporaryDir dir;
+  const RandomModelOptions options = tiny_a14b_options();
+  write_random_model(dir.path().toStdString(), options);
+  const std::string high = (fs::path(dir.path().toStdString()) / "high_noise_model").string();
+  wan::WanLoadOptions load;
+  wan::WanModel model = wan::wan_load_model(high, load);
+  int64_t bytes = 0;
+  for (auto& [name, p] : wan::wan_named_parameters(*model)) bytes += p.numel() * p.element_size();
+  const wan::WanLoadBytes estimate = wan::wan_estimate_load(wan::wan_inspect_checkpoint(high), load);
+  QCOMPARE(estimate.device, bytes);
+  QCOMPARE(estimate.host, int64_t(0));
+  load.device = c10::Device(c10::kCUDA, 0);  // never used: the estimate reads no weights
+  load.compute_dtype = at::kBFloat16;
+  load.offload_blocks = 1;
+  const wan::WanLoadBytes offloaded = wan::wan_estimate_load(wan::wan_inspect_checkpoint(high), load);
+  QVERIFY(offloaded.host > 0 && offloaded.device > 0 && offloaded.device + offloaded.host < bytes);
+
+  const engine::NodeType& t = type("LoadWanModel");
+  Recorder rec;
+  const nlohmann::json params = {{"model_path", dir.path().toStdString()}, {"device", "cpu"},
+                                 {"memory_limit_gib", 0.000001}};
+  auto ctx = make_context(t, params, {}, {}, &rec);
+  auto out = t.compute(ctx);
+  QVERIFY(!out.ok());
+  const std::string& message = out.error().message;
+  for (const char* part : {"on cpu for its weights (DiT ", ", low-noise expert ", ", VAE ", ", text encoder ",
+                           "of RAM are available; nothing was loaded."}) {
+    QVERIFY2(message.find(part) != std::string::npos, message.c_str());
+  }
+  QVERIFY(std::none_of(rec.progress_text.begin(), rec.progress_text.end(),
+                       [](const std::string& text) { return text.find("loading") != std::string::npos; }));
 }
 
 void tst_nodes_model::samplerWorkflowRuns_data() {

@@ -1,23 +1,29 @@
 // Load Wan Model: the DiT (and an A14B model's low-noise expert beside it), the VAE and the text
 // encoder (+ tokenizer) of a Wan2.2 model, from one folder (official release, diffusers repo or the
-// tiny demo model; layout detected) or from explicit files, on a device in a dtype. The engine's cache keeps them loaded between runs while these
-// params and the files on disk are unchanged. In a run of several ranks only rank 0 loads the text
-// encoder: Encode Text runs there and sends its embeddings to the others.
+// tiny demo model; layout detected) or from explicit files, on a device in a dtype; refused before
+// anything loads when the weights cannot fit (load_memory.h). The engine's cache keeps them loaded
+// between runs while these params and the files on disk are unchanged. In a run of several ranks
+// only rank 0 loads the text encoder: Encode Text runs there and sends its embeddings to the others.
 #include <optional>
+#include <string>
+#include <vector>
 #include <stdexcept>
 
 #include <ATen/Context.h>
 #include <c10/util/Exception.h>
 
+#include "models/device/device_memory.h"
 #include "models/io/checkpoint_manifest.h"
 #include "models/io/tensor_file.h"
 #include "models/vae/vae_checkpoint.h"
 #include "models/wan/wan_checkpoint.h"
+#include "models/wan/wan_memory.h"
 #include "nodes/build_info.h"
 #include "nodes/common/node_types.h"
 #include "nodes/common/node_util.h"
 #include "nodes/common/rank_broadcast.h"
 #include "nodes/common/stage_memory.h"
+#include "nodes/model/load_memory.h"
 #include "nodes/model/model_files.h"
 #include "nodes/model/model_handles.h"
 #include "nodes/model/text_encoder_loader.h"
@@ -76,6 +82,52 @@ at::ScalarType pick_vae_dtype(const engine::NodeContext& ctx, const c10::Device&
   return at::kFloat;
 }
 
+// A DiT expert to load: the output port, the stage named in errors, its path and its inspection.
+struct DitToLoad {
+  std::string port;
+  std::string stage;
+  std::string path;
+  wan::WanCheckpointInfo info;
+};
+
+// What each part will take where it loads (load_memory.h), from the headers the manifest holds.
+std::vector<LoadPart> load_parts(const model_io::CheckpointManifest& manifest, const std::vector<DitToLoad>& dits,
+                                 const wan::WanLoadOptions& dit_options, at::ScalarType vae_dtype,
+                                 const c10::Device& text_device, bool text_here) {
+  std::vector<LoadPart> parts;
+  for (const DitToLoad& d : dits) {
+    const wan::WanLoadBytes bytes = wan::wan_estimate_load(d.info, dit_options);
+    const char* name = d.port == "model" ? "DiT" : "low-noise expert";
+    parts.push_back({name, dit_options.device, bytes.device, bytes.host, true});
+  }
+  const auto add = [&](const char* role, const char* name, const c10::Device& device, at::ScalarType dtype) {
+    const model_io::ManifestPart* part = manifest.part(role);
+    const int64_t elements = part == nullptr ? -1 : part_elements(part->files.weights, part->headers);
+    if (elements >= 0) parts.push_back({name, device, elements * int64_t(c10::elementSize(dtype)), 0, false});
+  };
+  add(model_io::kRoleVae, "VAE", dit_options.device, vae_dtype);
+  if (text_here) add(model_io::kRoleTextEncoder, "text encoder", text_device, text_encoder_dtype(text_device));
+  return parts;
+}
+
+// The budgets: memory_limit_gib, or what is free on the device; the RAM for the host parts.
+LoadMemoryCheck memory_check(const engine::NodeContext& ctx, const std::vector<DitToLoad>& dits,
+                             const wan::WanLoadOptions& options) {
+  LoadMemoryCheck check{options.device};
+  const double limit_gib = ctx.param_float("memory_limit_gib");
+  check.device_budget = limit_gib > 0 ? int64_t(limit_gib * double(int64_t(1) << 30))
+                                      : device::free_device_memory(options.device);
+  check.host_budget = device::available_ram_bytes();
+  check.offload_blocks = options.offload_blocks;
+  check.keep_fp8 = options.keep_fp8;
+  if (!dits.empty() && !options.device.is_cpu()) {
+    wan::WanLoadOptions all_offloaded = options;
+    all_offloaded.offload_blocks = check.blocks = dits.front().info.config.num_layers;
+    check.block_bytes = wan::wan_estimate_load(dits.front().info, all_offloaded).host / check.blocks;
+  }
+  return check;
+}
+
 engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
   auto manifest = manifest_from_params(ctx);
   if (!manifest.ok()) return manifest.error();
@@ -90,9 +142,11 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
   const StageMemory memory(*device);
   engine::ValueMap out;
   std::string stage;
+  const at::ScalarType vae_dtype = pick_vae_dtype(ctx, *device);
+  const c10::Device text_device =
+      ctx.param_string("text_encoder_device") == "cpu" ? c10::Device(c10::kCPU) : *device;
+  const bool text_here = !receives_from_rank0(ctx.options());
   try {
-    stage = "DiT '" + files.dit + "'";
-    ctx.progress(0, 3, files.low_noise_dit.empty() ? "loading DiT" : "loading the two experts");
     wan::WanLoadOptions dit_options;
     dit_options.device = *device;
     dit_options.compute_dtype = dtype;
@@ -102,16 +156,25 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
       ctx.log_warn("offload_blocks saves GPU memory only; on the CPU it copies the offloaded blocks at every "
                    "step for nothing. Set it to 0 here.");
     }
-    // The DiT loader takes the manifest's files and headers.
+    // Every DiT's inspection (headers only) before anything loads: the memory check needs them all.
+    std::vector<DitToLoad> dits;
     for (const auto& [port, role] : {std::pair{"model", model_io::kRoleDit},
                                      std::pair{"low_noise_model", model_io::kRoleLowNoiseDit}}) {
       const model_io::ManifestPart* part = (*manifest)->part(role);
       if (part == nullptr) continue;  // a one-DiT model
-      const std::string& path = part->path;
-      stage = std::string(port == std::string("model") ? "DiT" : "low-noise expert") + " '" + path + "'";
-      DitHandle dit{wan::wan_load_model(wan::wan_inspect_checkpoint(*part), dit_options).ptr(), path, *device, dtype};
+      stage = std::string(port == std::string("model") ? "DiT" : "low-noise expert") + " '" + part->path + "'";
+      dits.push_back({port, stage, part->path, wan::wan_inspect_checkpoint(*part)});
+    }
+    const std::vector<LoadPart> parts = load_parts(**manifest, dits, dit_options, vae_dtype, text_device, text_here);
+    const std::string refusal = check_load_memory(parts, memory_check(ctx, dits, dit_options));
+    if (!refusal.empty()) return node_error(ctx, refusal);
+
+    ctx.progress(0, 3, dits.size() == 1 ? "loading DiT" : "loading the two experts");
+    for (DitToLoad& d : dits) {
+      stage = d.stage;
+      DitHandle dit{wan::wan_load_model(d.info, dit_options).ptr(), d.path, *device, dtype};
       const std::size_t dit_bytes = module_bytes(*dit.model);
-      out[port] = engine::make_value(kModelType, std::move(dit), dit_bytes);
+      out[d.port] = engine::make_value(kModelType, std::move(dit), dit_bytes);
       if (ctx.cancelled()) return node_error(ctx, "Model loading cancelled.");
     }
 
@@ -119,7 +182,6 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
     ctx.progress(1, 3, "loading VAE");
     const model_io::ManifestPart* vae_part = (*manifest)->part(model_io::kRoleVae);
     if (vae_part == nullptr) throw std::runtime_error("no VAE file was given");  // as the VAE loader says it
-    const at::ScalarType vae_dtype = pick_vae_dtype(ctx, *device);
     VaeHandle vae{load_vae(*vae_part, *device, vae_dtype), files.vae, *device, vae_dtype};
     const std::size_t vae_bytes = module_bytes(*vae.vae);
     out["vae"] = engine::make_value(kVaeType, std::move(vae), vae_bytes);
@@ -127,10 +189,8 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
 
     stage = "text encoder '" + files.text_encoder + "'";
     ctx.progress(2, 3, "loading text encoder");
-    const c10::Device text_device =
-        ctx.param_string("text_encoder_device") == "cpu" ? c10::Device(c10::kCPU) : *device;
     TextEncoderHandle text;
-    if (receives_from_rank0(ctx.options())) {
+    if (!text_here) {
       text = rank0_text_encoder(files.text_encoder, text_device);
       ctx.log_info("The text encoder was not loaded on this rank: rank 0 encodes the prompts.");
     } else {
@@ -269,6 +329,9 @@ engine::NodeType load_wan_model_node() {
       ParamSpec::integer("offload_blocks", 0, 0, 64,
                          "Block swap for small GPUs: this many DiT blocks (of 30 in the 5B) stay in host "
                          "memory and stream to the GPU as they run; 0 keeps all on the GPU."),
+      ParamSpec::real("memory_limit_gib", 0.0, 0.0, 65536.0,
+                      "Memory the weights may take on the device, in GiB; 0 = what is free there (the "
+                      "available RAM on the CPU). A model that does not fit is refused before loading."),
       ParamSpec::boolean("keep_fp8", false,
                          "Keep a DiT file's fp8 weights as fp8 in memory (half of bfloat16), looked up "
                          "layer by layer as it runs; such a model samples and trains LoRAs, not full "

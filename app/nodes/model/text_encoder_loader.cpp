@@ -39,13 +39,16 @@ bool is_gguf(const std::string& weights) {
 
 }  // namespace
 
+at::ScalarType text_encoder_dtype(const c10::Device& device) {
+  return device.is_cpu() ? at::kFloat : at::kBFloat16;
+}
+
 TextEncoderHandle load_text_encoder(const std::string& weights, const std::string& tokenizer,
                                     c10::Device device) {
   auto state = std::make_shared<EncoderState>();
   state->weights = weights;
   state->device = device;
-  // The reference runs umT5 in bf16; CPUs without fast bf16 matmuls run it in fp32.
-  state->dtype = device.is_cpu() ? at::kFloat : at::kBFloat16;
+  state->dtype = text_encoder_dtype(device);
   // No tokenizer given: the one the encoder file carries (ComfyUI's `spiece_model`, GGUF metadata).
   std::string tokenizer_origin = tokenizer;
   std::optional<t5::Umt5Tokenizer> tok = tokenizer.empty() ? t5::load_umt5_embedded_tokenizer(weights, &tokenizer_origin)

@@ -4,10 +4,15 @@
 #include <string>
 
 #include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
 
 #include "nodes/model/model_handles.h"
 
 namespace vidgraph::nodes {
+
+// The dtype the encoder loads in on `device`: the reference runs umT5 in bf16; CPUs without fast
+// bf16 matmuls run it in fp32.
+at::ScalarType text_encoder_dtype(const c10::Device& device);
 
 // Loads the encoder weights and the tokenizer (an empty `tokenizer`: the one the weights file carries,
 // as ComfyUI's umT5 files do); throws std::exception naming the file on failure, and when the

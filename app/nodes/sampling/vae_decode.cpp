@@ -4,11 +4,8 @@
 // (each decodes every N-th tile, rank 0 blends); an untiled one runs on rank 0.
 #include <ATen/ops/tensor.h>
 #include <c10/util/Exception.h>
-#include <unistd.h>
 
-#include <cstdio>
-#include <fstream>
-
+#include "models/device/device_memory.h"
 #include "models/vae/vae_tiling.h"
 #include "models/vae/wan_vae.h"
 #include "nodes/common/attention_plugin.h"
@@ -24,31 +21,13 @@
 
 namespace vidgraph::nodes {
 
+using device::format_gib;
 using engine::ParamSpec;
 
 namespace {
 
 // What a rank above 0 returns: rank 0 alone holds the decoded video (only rank 0 exports).
 engine::Value empty_video() { return engine::make_value(kVideoType, Video{}, 0); }
-
-std::string gib(int64_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.2f GiB", double(bytes) / double(int64_t(1) << 30));
-  return text;
-}
-
-// RAM the process may still take: MemAvailable (free + reclaimable cache) from /proc/meminfo, or
-// free pages from sysconf where that file is missing.
-int64_t available_ram_bytes() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  int64_t kib = 0;
-  std::string unit;
-  while (meminfo >> key >> kib >> unit) {
-    if (key == "MemAvailable:") return kib * 1024;
-  }
-  return int64_t(sysconf(_SC_AVPHYS_PAGES)) * int64_t(sysconf(_SC_PAGESIZE));
-}
 
 // The memory decode may use: memory_limit_gib when set, else 3/4 of available RAM (where the
 // decoded video always goes). 0 = unknown (GPU working memory without memory_limit_gib: the
@@ -63,7 +42,7 @@ DecodeBudget decode_budget(const engine::NodeContext& ctx, const c10::Device& de
   const double limit_gib = ctx.param_float("memory_limit_gib");
   DecodeBudget b;
   const int64_t limit = int64_t(limit_gib * double(int64_t(1) << 30));
-  const int64_t ram = limit > 0 ? limit : available_ram_bytes() / 4 * 3;
+  const int64_t ram = limit > 0 ? limit : device::available_ram_bytes() / 4 * 3;
   b.source = limit > 0 ? "memory_limit_gib" : "3/4 of the available RAM";
   b.output = ram;
   if (device.is_cpu()) b.working = ram;  // working and output share the RAM (checked as a sum)
@@ -89,9 +68,9 @@ engine::Result<std::optional<vae::VaeTiling>> plan_tiling(const engine::NodeCont
     if (fits(untiled, budget, cpu)) return std::optional<vae::VaeTiling>();
     if (fits(tiled, budget, cpu)) {
       const std::string line = "Untiled decode of latent " + shape_text(latent) + " needs about " +
-                               gib(untiled.total()) + ", more than the budget of " + gib(budget.output) +
+                               format_gib(untiled.total()) + ", more than the budget of " + format_gib(budget.output) +
                                " (" + budget.source + "); tiling turned on (tile_size " +
-                               std::to_string(tiling.tile_h) + ", about " + gib(tiled.total()) + ").";
+                               std::to_string(tiling.tile_h) + ", about " + format_gib(tiled.total()) + ").";
       nodes_logger()->info("{}: {}", ctx.node_id(), line);
       ctx.log_info(line);
       return std::optional<vae::VaeTiling>(tiling);
@@ -99,10 +78,10 @@ engine::Result<std::optional<vae::VaeTiling>> plan_tiling(const engine::NodeCont
   } else if (fits(tiled, budget, cpu)) {
     return std::optional<vae::VaeTiling>(tiling);
   }
-  return node_error(ctx, "Decoding latent " + shape_text(latent) + " needs about " + gib(tiled.total()) +
+  return node_error(ctx, "Decoding latent " + shape_text(latent) + " needs about " + format_gib(tiled.total()) +
                          " even tiled (tile_size " + std::to_string(tiling.tile_h) + ": " +
-                         gib(tiled.working) + " working, " + gib(tiled.output) + " for the decoded " +
-                         "video), more than the budget of " + gib(budget.output) + " (" + budget.source +
+                         format_gib(tiled.working) + " working, " + format_gib(tiled.output) + " for the decoded " +
+                         "video), more than the budget of " + format_gib(budget.output) + " (" + budget.source +
                          "); decode fewer frames or a smaller size, lower tile_size, or free memory.");
 }
 
