@@ -11,7 +11,7 @@
 
 namespace vidgraph::cli {
 
-enum class RunCommand { None, Run, Validate, Nodes, Compare };
+enum class RunCommand { None, Run, Validate, Nodes, Compare, History };
 
 struct RunArgs {
   RunCommand command = RunCommand::None;
@@ -24,6 +24,7 @@ struct RunArgs {
   std::string resources_dir;         // --resources (default: <exe>/../share/vidgraph)
   bool overwrite = false;            // --overwrite
   bool allow_outside_writes = false; // run --allow-outside-writes: a shared file's workflow may write anywhere
+  bool no_history = false;           // run --no-history: leave the output folder's run history alone
   bool json_events = false;          // run --json-events
   std::string previews_dir;          // run --previews DIR: save step previews as PNGs
   bool json = false;                 // validate/nodes --json
@@ -32,6 +33,9 @@ struct RunArgs {
   std::string side_by_side;          // compare --side-by-side OUT
   std::string difference;            // compare --difference OUT
   double gain = 4.0;                 // compare --gain: difference video amplification
+  std::string history_dir;           // history [FOLDER] (default: current folder)
+  int history_workflow = 0;          // history --workflow N: print run N's workflow; 0 = list
+  std::vector<int> history_diff;     // history --diff A B: the params runs A and B differ in
   std::vector<std::string> model_folders;  // models FOLDER...
   std::string model_paths;                 // models --model-paths FILE
   // From RunnerConfig: the workflow a Vidgraph output embeds; nullopt when the file is no output.

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli_checks.h"
+#include "history_command.h"
 #include "run_args.h"
 #include "run_commands.h"
 #include "run_driver.h"
@@ -42,7 +43,8 @@ const char* kFooter =
     "  vidgraph-run validate flow.vgflow\n"
     "  vidgraph-run nodes --json\n"
     "  vidgraph-run compare full.mp4 light.mp4 --side-by-side both.mp4 --difference diff.mp4\n"
-    "  vidgraph-run models ~/ComfyUI/models --json\n";
+    "  vidgraph-run models ~/ComfyUI/models --json\n"
+    "  vidgraph-run history out/ && vidgraph-run history out/ --workflow 3 > again.vgflow\n";
 
 void add_flow_options(CLI::App* cmd, RunArgs& args) {
   cmd->add_option("flow", args.flow, "Workflow file (.vgflow)")->required();
@@ -65,6 +67,7 @@ std::string check_command_files(const RunArgs& args) {
       bad = check_user_file("compare's first input", args.compare_a, UserFileKind::FileOrFolder);
       return bad.empty() ? check_user_file("compare's second input", args.compare_b, UserFileKind::FileOrFolder) : bad;
     case RunCommand::Nodes:
+    case RunCommand::History:
     case RunCommand::None: break;
   }
   return bad;
@@ -90,6 +93,8 @@ int run_cli_main(int argc, char** argv, const RunnerConfig& config) {
   run->add_flag("--allow-outside-writes", args.allow_outside_writes,
                 "Let a workflow read from a video or PNG sequence write outside --output-dir (only for a file "
                 "you trust)");
+  run->add_flag("--no-history", args.no_history,
+                "Do not add this run to the output folder's history (vidgraph-history.jsonl)");
   run->add_flag("--json-events", args.json_events, "Print one JSON object per event per line on stdout");
   run->add_option("--previews", args.previews_dir,
                   "Save each sampler step's preview as a PNG in this folder (--json-events gives its path)")
@@ -142,6 +147,19 @@ int run_cli_main(int argc, char** argv, const RunnerConfig& config) {
       ->type_name("G")
       ->check(finite_number(0.0, 1000.0, true));
 
+  CLI::App* history = app.add_subcommand("history", "List the runs of an output folder, or print one's workflow");
+  history->add_option("folder", args.history_dir, "The runs' --output-dir (default: current folder)")
+      ->type_name("FOLDER");
+  history->add_flag("--json", args.json, "Print the runs as JSON, workflows included");
+  history->add_option("--workflow", args.history_workflow,
+                      "Print run N's workflow as it ran (save it as a .vgflow to re-open or re-run it)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1 << 30));
+  history->add_option("--diff", args.history_diff, "Print the params runs A and B differ in")
+      ->type_name("A B")
+      ->expected(2)
+      ->check(CLI::Range(1, 1 << 30));
+
   CLI::App* models = nullptr;
   if (config.list_models) {
     models = app.add_subcommand("models", "List the model files of ComfyUI-style folders, by kind");
@@ -174,6 +192,16 @@ int run_cli_main(int argc, char** argv, const RunnerConfig& config) {
   if (validate->parsed()) args.command = RunCommand::Validate;
   if (nodes->parsed()) args.command = RunCommand::Nodes;
   if (compare->parsed()) args.command = RunCommand::Compare;
+  if (history->parsed()) {  // reads one file: no node registry needed
+    const std::string bad = args.history_dir.empty()
+                                ? std::string()
+                                : check_user_file("The history folder", args.history_dir, UserFileKind::FileOrFolder);
+    if (!bad.empty()) {
+      std::fprintf(stderr, "error: %s\n", bad.c_str());
+      return kExitInvalid;
+    }
+    return command_history(args);
+  }
   if (models != nullptr && models->parsed()) {  // reads files only: no node registry needed
     std::string bad = args.model_paths.empty()
                           ? std::string()
@@ -188,7 +216,8 @@ int run_cli_main(int argc, char** argv, const RunnerConfig& config) {
     return config.list_models(args.model_folders, args.model_paths, args.json);
   }
   if (args.command == RunCommand::None) {
-    std::fprintf(stderr, "%s: choose a command: run, validate, nodes, compare or models\nRun '%s --help' for usage.\n",
+    std::fprintf(stderr,
+                 "%s: choose a command: run, validate, nodes, compare, history or models\nRun '%s --help' for usage.\n",
                  config.program.c_str(), config.program.c_str());
     return kExitInvalid;
   }
@@ -241,6 +270,7 @@ int run_cli_main(int argc, char** argv, const RunnerConfig& config) {
     case RunCommand::Validate: return command_validate(args, *session.registry);
     case RunCommand::Nodes: return command_nodes(args, *session.registry);
     case RunCommand::Compare:
+    case RunCommand::History:
     case RunCommand::None: break;
   }
   return kExitInvalid;

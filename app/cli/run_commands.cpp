@@ -1,6 +1,7 @@
 // vidgraph-run commands: run, validate, nodes (see run_commands.h).
 #include "run_commands.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -164,7 +165,10 @@ int command_run(const RunArgs& args, const RunSession& session) {
       engine.events().subscribe([&](const engine::Event& e) { events->deliver(*renderer, e); });
   route_logs_to_bus(engine.events());
   install_interrupt_handler();
+  const std::string workflow_json = request.options.workflow_json;
+  const auto started = std::chrono::system_clock::now();
   engine::RunResult result = drive_run(engine, *doc, std::move(request), *renderer);
+  if (scratch.empty()) record_run(args, output_dir, workflow_json, result, started);
   remove_interrupt_handler();
   route_logs_to_stderr();
   engine.events().unsubscribe(subscription);

@@ -10,6 +10,7 @@
 
 #include "interop/comfy_import.h"
 #include "engine/overrides.h"
+#include "engine/run_history.h"
 #include "engine/workflow_file.h"
 #include "run_cli.h"
 #include "run_signals.h"
@@ -162,6 +163,17 @@ std::unique_ptr<RunRenderer> pick_renderer(const RunArgs& args, const json& tag)
   if (args.json_events) return make_json_renderer(stdout, args.verbose, tag);
   if (::isatty(STDOUT_FILENO)) return make_tty_renderer(stdout, args.verbose);
   return make_plain_renderer(stdout, args.verbose);
+}
+
+void record_run(const RunArgs& args, const std::string& folder, const std::string& workflow_json,
+                const engine::RunResult& result, std::chrono::system_clock::time_point started) {
+  if (args.no_history || result.status == engine::RunStatus::Invalid) return;
+  std::error_code ec;
+  const std::string source = fs::absolute(args.flow, ec).lexically_normal().string();
+  const auto entry = engine::run_history_entry(result, workflow_json, source, started);
+  if (auto written = engine::append_run_history(folder, entry); !written.ok()) {
+    std::fprintf(stderr, "warning: %s\n", written.error().message.c_str());
+  }
 }
 
 engine::RunResult drive_run(engine::Engine& engine, const engine::GraphDocument& doc, engine::RunRequest request,

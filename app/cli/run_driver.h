@@ -6,6 +6,7 @@
 // between two runs of a sweep is seen too; drive_run only polls it.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -53,6 +54,11 @@ RunSession session_from_args(std::shared_ptr<const engine::Registry> registry, c
 int exit_code_for(engine::RunStatus status);
 // json when args.json_events (each line gets `tag`'s fields), else tty on a terminal, else plain.
 std::unique_ptr<RunRenderer> pick_renderer(const RunArgs& args, const nlohmann::json& tag = nlohmann::json::object());
+
+// Appends a run that ran (not an invalid one) to `folder`'s history (engine/run_history.h), unless
+// --no-history; a history that cannot be written is a warning on stderr: the run's outputs stand.
+void record_run(const RunArgs& args, const std::string& folder, const std::string& workflow_json,
+                const engine::RunResult& result, std::chrono::system_clock::time_point started);
 
 // Runs `doc` on `engine` until the run ends; the first interrupt cancels it (renderer.on_interrupt).
 engine::RunResult drive_run(engine::Engine& engine, const engine::GraphDocument& doc, engine::RunRequest request,

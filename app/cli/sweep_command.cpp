@@ -121,6 +121,8 @@ void run_one(const RunArgs& args, const engine::RunOptions& defaults, engine::En
   auto renderer = pick_renderer(args, json{{"run_index", run.index}});
   const auto subscription = engine.events().subscribe([&](const engine::Event& e) { renderer->on_event(e); });
   route_logs_to_bus(engine.events());
+  const std::string workflow_json = request.options.workflow_json;
+  const auto started = std::chrono::system_clock::now();
   engine::RunResult result = ec ? engine::RunResult{} : drive_run(engine, run.document, std::move(request), *renderer);
   if (ec) {
     result.status = engine::RunStatus::Failed;
@@ -128,6 +130,7 @@ void run_one(const RunArgs& args, const engine::RunOptions& defaults, engine::En
   }
   route_logs_to_stderr();
   engine.events().unsubscribe(subscription);
+  record_run(args, output_dir, workflow_json, result, started);  // the sweep's folder: one history of its runs
   record.exit_code = exit_code_for(result.status);
   renderer->finish(result, record.exit_code);
   record.status = engine::to_string(result.status);

@@ -2,6 +2,7 @@
 # product executable and the test runner (tests/cli: vidgraph-run-test, with test-only node types)
 # both link, so the product never contains test nodes.
 add_library(vidgraph_run_lib STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/history_command.cpp
   ${CMAKE_CURRENT_LIST_DIR}/run_cli.cpp
   ${CMAKE_CURRENT_LIST_DIR}/run_commands.cpp
   ${CMAKE_CURRENT_LIST_DIR}/run_driver.cpp

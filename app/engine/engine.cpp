@@ -356,6 +356,7 @@ RunStatus Runner::run_node(const Node& n, NodeRunStat& stat, const RunRequest& r
       e.max = steps;
     });
   };
+  hooks.wrote = [&](const std::string& path) { result_.files.push_back(WrittenFile{n.id, path}); };
   NodeContext ctx(n.id, type.name, std::move(inputs), params, request.options, std::move(hooks));
   Result<ValueMap> out = make_error("");
   try {

@@ -57,6 +57,11 @@ struct NodeRunStat {
   double seconds = 0.0;
 };
 
+struct WrittenFile {
+  std::string node_id;
+  std::string path;
+};
+
 struct RunResult {
   std::uint64_t run_id = 0;
   RunStatus status = RunStatus::Succeeded;
@@ -64,6 +69,7 @@ struct RunResult {
   std::vector<Error> warnings;            // validation warnings
   std::vector<NodeRunStat> nodes;         // plan order
   std::map<std::string, ValueMap> outputs;  // target node id → outputs (keep_outputs)
+  std::vector<WrittenFile> files;         // what the nodes wrote (NodeContext::wrote), in order
   double seconds = 0.0;
 };
 

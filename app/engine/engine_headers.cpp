@@ -13,6 +13,7 @@
 #include "registry.h"
 #include "result.h"
 #include "result_cache.h"
+#include "run_history.h"
 #include "run_options.h"
 #include "validation.h"
 #include "value.h"

@@ -77,6 +77,10 @@ void NodeContext::log(LogLevel level, const std::string& line) const {
   if (hooks_.log) hooks_.log(level, line);
 }
 
+void NodeContext::wrote(const std::string& path) const {
+  if (hooks_.wrote) hooks_.wrote(path);
+}
+
 void NodeContext::emit_preview(const Value& preview) const {
   if (hooks_.preview) hooks_.preview(preview);
 }

@@ -43,6 +43,7 @@ class NodeContext {
     std::function<void(const Value& preview)> preview;
     // A preview of step `step` of `steps` (a sampler's current estimate); unset = `preview`.
     std::function<void(const Value& preview, std::int64_t step, std::int64_t steps)> step_preview;
+    std::function<void(const std::string& path)> wrote;
   };
 
   NodeContext(std::string node_id, std::string node_type, ValueMap inputs, nlohmann::json params,
@@ -99,6 +100,9 @@ class NodeContext {
   // result. Cheap to skip: has_preview_hook() is false when nobody listens.
   void emit_step_preview(const Value& preview, std::int64_t step, std::int64_t steps) const;
   bool has_preview_hook() const { return hooks_.preview || hooks_.step_preview; }
+  // A file (or folder) the node wrote for the user: an export, a saved latent, a trained LoRA. The
+  // run's result lists them (RunResult::files), and so does its history.
+  void wrote(const std::string& path) const;
 
  private:
   const Value& require_input(const std::string& port) const;

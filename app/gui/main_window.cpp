@@ -29,6 +29,7 @@
 #include "gui/graph_scene.h"
 #include "gui/graph_view.h"
 #include "gui/group_item.h"
+#include "gui/history_panel.h"
 #include "gui/inspector_panel.h"
 #include "gui/log_panel.h"
 #include "gui/loss_chart.h"
@@ -120,6 +121,17 @@ void MainWindow::buildDocks() {
   addDockWidget(Qt::BottomDockWidgetArea, trainingDock_);
   splitDockWidget(logDock, trainingDock_, Qt::Horizontal);
   trainingDock_->hide();  // shown when a run posts training steps
+  history_ = new HistoryPanel(this);
+  auto* historyDock = new QDockWidget(tr("History"), this);
+  historyDock->setObjectName(QStringLiteral("historyDock"));
+  historyDock->setWidget(history_);
+  addDockWidget(Qt::BottomDockWidgetArea, historyDock);
+  tabifyDockWidget(logDock, historyDock);
+  logDock->raise();
+  history_->setFolder(outputDir());
+  connect(history_, &HistoryPanel::openRun, this, [this](const QString& workflow, const QString& label, bool run) {
+    openHistoryRun(workflow, label, run);
+  });
   resizeDocks({inspectorDock, previewDock_}, {420, 360}, Qt::Vertical);
   resizeDocks({inspectorDock}, {400}, Qt::Horizontal);
   resizeDocks({logDock}, {150}, Qt::Vertical);
@@ -276,6 +288,7 @@ void MainWindow::connectSignals() {
   });
   connect(run_, &RunController::runFinished, this, [this](const QString& status, const QString& message) {
     updateRunActions();
+    history_->refresh();  // the run's line is in by now (RunController appends it first)
     const QString text = message.isEmpty() ? tr("Run %1.").arg(status) : tr("Run %1: %2").arg(status, message);
     statusBar()->showMessage(text, 10000);
     // The clip a run made plays at once (a run that ends by itself, not a cancelled one).
@@ -447,6 +460,7 @@ bool MainWindow::confirmOutsideWrites(engine::RunOptions& options) {
 }
 
 QString MainWindow::outputDir() const {
+  if (!options_.runDefaults.output_dir.empty()) return QString::fromStdString(options_.runDefaults.output_dir);
   QString out = QStandardPaths::writableLocation(QStandardPaths::MoviesLocation);
   if (out.isEmpty()) out = QDir::homePath();
   return QDir(out).filePath(QStringLiteral("Vidgraph"));

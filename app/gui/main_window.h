@@ -34,6 +34,7 @@ class ConnectionItem;
 class GraphView;
 class GroupItem;
 class RerouteItem;
+class HistoryPanel;
 class InspectorPanel;
 class LogPanel;
 class LossChart;
@@ -66,6 +67,7 @@ class MainWindow : public QMainWindow {
   InspectorPanel* inspector() const { return inspector_; }
   PreviewPlayer* player() const { return player_; }
   LossChart* lossChart() const { return lossChart_; }
+  HistoryPanel* historyPanel() const { return history_; }
   NodePalette* palette() const { return palette_; }
   LogPanel* logPanel() const { return log_; }
   Autosave* autosave() const { return autosave_; }
@@ -89,6 +91,8 @@ class MainWindow : public QMainWindow {
   // The shipped example workflows (File ▸ Open Example). An example opens as an untitled copy.
   QString examplesDir() const;
   bool openExample(const QString& path);
+  // A run's workflow from the History panel, as an untitled document; runs it when `run`.
+  bool openHistoryRun(const QString& workflow, const QString& label, bool run);
   // Where the Open dialog starts: the folder of the most recent file, else the examples folder.
   QString openDialogDir() const;
   // The folder of the latest recent file that still exists; empty when none does.
@@ -160,6 +164,9 @@ class MainWindow : public QMainWindow {
   // confinement; false when the user declined and nothing should run.
   bool confirmOutsideWrites(engine::RunOptions& options);
   void showError(const QString& title, const QString& text);
+  // After opening an untitled document: the error box, or fresh run states, the view fitted and
+  // `message` in the status bar. True when `status` is ok.
+  bool showOpenedUntitled(const engine::Status& status, const QString& errorTitle, const QString& message);
   void newDocument();
   void openWithDialog();
   bool save();
@@ -181,6 +188,7 @@ class MainWindow : public QMainWindow {
   std::shared_ptr<LogSink> logSink_;
   QDockWidget* previewDock_ = nullptr;
   LossChart* lossChart_ = nullptr;
+  HistoryPanel* history_ = nullptr;
   QDockWidget* trainingDock_ = nullptr;
   QMenu* recentMenu_ = nullptr;
   QMenu* examplesMenu_ = nullptr;

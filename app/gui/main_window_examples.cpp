@@ -48,17 +48,9 @@ void MainWindow::rebuildExamplesMenu() {
 }
 
 bool MainWindow::openExample(const QString& path) {
-  auto status = controller_->openAsUntitled(path);
-  if (!status.ok()) {
-    showError(tr("Cannot open the example"), QString::fromStdString(status.error().to_string()));
-    return false;
-  }
-  run_->clearStatuses();
-  player_->setClip({}, {});
-  fitView();
-  statusBar()->showMessage(tr("Opened the example %1 as an untitled workflow; Save asks where to keep it.")
-                               .arg(QFileInfo(path).fileName()), 8000);
-  return true;
+  return showOpenedUntitled(controller_->openAsUntitled(path), tr("Cannot open the example"),
+                            tr("Opened the example %1 as an untitled workflow; Save asks where to keep it.")
+                                .arg(QFileInfo(path).fileName()));
 }
 
 QString MainWindow::recentFolder() const {

@@ -97,6 +97,25 @@ engine::Status MainWindow::openWorkflowOrOutput(const QString& path, QString* em
   return controller_->open(path);
 }
 
+bool MainWindow::openHistoryRun(const QString& workflow, const QString& label, bool run) {
+  if (!maybeSave()) return false;
+  const bool opened = showOpenedUntitled(controller_->openEmbedded(workflow, label), tr("Cannot open the run"),
+                                         tr("Opened the workflow of %1 (untitled: Save asks where).").arg(label));
+  return opened && (!run || runWorkflow());
+}
+
+bool MainWindow::showOpenedUntitled(const engine::Status& status, const QString& errorTitle, const QString& message) {
+  if (!status.ok()) {
+    showError(errorTitle, QString::fromStdString(status.error().to_string()));
+    return false;
+  }
+  run_->clearStatuses();
+  player_->setClip({}, {});  // the previous document's preview does not belong to this one
+  fitView();
+  statusBar()->showMessage(message, 8000);
+  return true;
+}
+
 bool MainWindow::openFile(const QString& path) {
   QString embeddedIn;
   auto status = openWorkflowOrOutput(path, &embeddedIn);

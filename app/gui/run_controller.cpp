@@ -3,6 +3,7 @@
 
 #include <QtCore/QMetaObject>
 
+#include "engine/run_history.h"
 #include "engine/workflow_file.h"
 #include "gui/gui_log.h"
 #include "nodes/value_types.h"
@@ -66,6 +67,8 @@ engine::Status RunController::start(const engine::GraphDocument& doc, const QStr
   for (const QString& t : targets) request.targets.push_back(t.toStdString());
   if (options.workflow_json.empty()) options.workflow_json = engine::save_workflow_string(doc);
   const std::string workflow = options.workflow_json;
+  const std::string output_dir = options.output_directory();
+  const std::string source = options.workflow_dir;
   request.options = std::move(options);
   request.keep_outputs = false;
   clearStatuses();
@@ -74,6 +77,9 @@ engine::Status RunController::start(const engine::GraphDocument& doc, const QStr
   running_ = true;
   runId_ = id.value();
   runWorkflow_ = workflow;
+  runOutputDir_ = output_dir;
+  runSource_ = source;
+  runStarted_ = std::chrono::system_clock::now();
   return {};
 }
 
@@ -204,6 +210,12 @@ void RunController::finishRun(const engine::Event& e) {
     message = all.join(QLatin1Char('\n'));
   }
   guiLogger()->info("run {} {} in {:.2f} s", e.run_id, engine::to_string(e.status), e.seconds);
+  if (e.status != engine::RunStatus::Invalid) {
+    const auto entry = engine::run_history_entry(result, runWorkflow_, runSource_, runStarted_);
+    if (auto written = engine::append_run_history(runOutputDir_, entry); !written.ok()) {
+      guiLogger()->warn("{}", written.error().message);
+    }
+  }
   Q_EMIT runFinished(QString::fromLatin1(engine::to_string(e.status)), message);
   startNext();
 }

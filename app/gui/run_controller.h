@@ -15,6 +15,7 @@
 //   - the destructor drops the queue, cancels a run in progress and joins the worker.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -113,6 +114,9 @@ class RunController : public QObject {
   bool running_ = false;
   std::uint64_t runId_ = 0;
   std::string runWorkflow_;  // the current run's workflow_json, given to its preview clips
+  std::string runOutputDir_;  // where its history line goes (engine/run_history.h)
+  std::string runSource_;     // its workflow's folder (the editor's document file is not known here)
+  std::chrono::system_clock::time_point runStarted_;
   engine::RunStatus lastStatus_ = engine::RunStatus::Succeeded;
 };
 

@@ -551,8 +551,9 @@ class tst_Cli : public QObject {
     QCOMPARE(summary["message"], json("stopped: run 1 failed; runs 2-3 were not run"));
     for (const json& j : lines) QVERIFY(j["event"] != "sweep_run_started" || j["run_index"] == 1);
     QVERIFY2(o.err.contains("runs 2-3 were not run"), qPrintable(o.err));
-    // No run succeeded: nothing is left behind, not even an empty run folder.
-    QVERIFY2(QDir(out).isEmpty(QDir::AllEntries | QDir::NoDotAndDotDot), qPrintable(out));
+    // No run succeeded: nothing is left behind, not even an empty run folder; the history says what ran.
+    QCOMPARE(QDir(out).entryList(QDir::AllEntries | QDir::NoDotAndDotDot), QStringList{"vidgraph-history.jsonl"});
+    QVERIFY(read_text(out + "/vidgraph-history.jsonl").contains("\"status\":\"failed\""));
   }
 
   void sweepCtrlCCancelsAndStops() {
@@ -573,7 +574,8 @@ class tst_Cli : public QObject {
     QCOMPARE(summary["runs"][0]["status"], json("cancelled"));
     QCOMPARE(summary["runs"][1]["status"], json("not_run"));
     QCOMPARE(summary["message"], json("cancelled during run 1; run 2 was not run"));
-    QVERIFY2(QDir(out).isEmpty(QDir::AllEntries | QDir::NoDotAndDotDot), qPrintable(out));
+    QCOMPARE(QDir(out).entryList(QDir::AllEntries | QDir::NoDotAndDotDot), QStringList{"vidgraph-history.jsonl"});
+    QVERIFY(read_text(out + "/vidgraph-history.jsonl").contains("\"status\":\"cancelled\""));
   }
 
   // "bypass": true in the file: a bypassed Scale is not run (node_bypassed, and the nodes after it
@@ -612,6 +614,77 @@ class tst_Cli : public QObject {
     QVERIFY2(none.err.contains("every output node is bypassed"), qPrintable(none.err));
   }
 
+  // Every run that ran is a line of its output folder's history: the workflow with the values it ran
+  // with, status, node times, the files it wrote. `history` lists them and gives a run's workflow
+  // back, which re-runs to the same file. --no-history and invalid runs add nothing; a torn line is
+  // skipped with a warning.
+  void historyRecordsEveryRun() {
+    const QString out = tmp_.filePath("history");
+    QCOMPARE(run_tool({"run", flow("write.vgflow"), "--output-dir", out, "--set", "w.text=first"}).exit_code, 0);
+    QCOMPARE(run_tool({"run", flow("write.vgflow"), "--output-dir", out, "--set", "w.file={output}/two.txt",
+                       "--set", "w.text=second"}).exit_code, 0);
+    QCOMPARE(run_tool({"run", flow("fail.vgflow"), "--output-dir", out}).exit_code, 3);
+    QCOMPARE(run_tool({"run", flow("write.vgflow"), "--output-dir", out, "--set", "w.file={output}/three.txt",
+                       "--no-history"}).exit_code, 0);
+    QCOMPARE(run_tool({"run", flow("invalid.vgflow"), "--output-dir", out}).exit_code, 2);
+
+    const QStringList lines = read_text(out + "/vidgraph-history.jsonl").split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 3);
+    const json first = json::parse(lines[0].toStdString());
+    QCOMPARE(first["status"], json("succeeded"));
+    QCOMPARE(first["source"], json(flow("write.vgflow").toStdString()));
+    QCOMPARE(first["files"], json::array({{{"node", "w"}, {"path", (out + "/hello.txt").toStdString()}}}));
+    QCOMPARE(first["nodes"][0]["id"], json("w"));
+    QCOMPARE(first["nodes"][0]["outcome"], json("finished"));
+    QCOMPARE(first["workflow"]["nodes"][0]["params"]["text"], json("first"));  // the value it ran with
+    QVERIFY(first["started"].get<std::string>().size() == 20);                // 2026-12-06T23:01:02Z
+    const json failed = json::parse(lines[2].toStdString());
+    QCOMPARE(failed["status"], json("failed"));
+    QVERIFY2(!failed["error"].get<std::string>().empty(), lines[2].toUtf8().constData());
+    QCOMPARE(failed["files"], json::array());
+
+    const Output listed = run_tool({"history", out});
+    QVERIFY2(listed.exit_code == 0, qPrintable(listed.out + listed.err));
+    QCOMPARE(listed.out.count("succeeded"), 2);
+    QCOMPARE(listed.out.count("failed"), 1);
+    QVERIFY2(listed.out.contains(out + "/two.txt"), qPrintable(listed.out));
+
+    // Run 2's workflow, saved and run again elsewhere, writes what run 2 wrote.
+    const Output second = run_tool({"history", out, "--workflow", "2"});
+    QVERIFY2(second.exit_code == 0, qPrintable(second.err));
+    const QString again = tmp_.filePath("history-again.vgflow");
+    QFile file(again);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(second.out.toUtf8());
+    file.close();
+    const QString out2 = tmp_.filePath("history2");
+    QCOMPARE(run_tool({"run", again, "--output-dir", out2}).exit_code, 0);
+    QCOMPARE(read_text(out2 + "/two.txt"), QString("second"));
+
+    const Output diff = run_tool({"history", out, "--diff", "1", "2"});
+    QCOMPARE(diff.exit_code, 0);
+    QCOMPARE(diff.out, QString("w.file: \"{output}/hello.txt\" -> \"{output}/two.txt\"\n"
+                               "w.text: \"first\" -> \"second\"\n"));
+    QVERIFY(run_tool({"history", out, "--diff", "1", "1"}).out.contains("same settings"));
+
+    const Output missing = run_tool({"history", out, "--workflow", "9"});
+    QCOMPARE(missing.exit_code, 2);
+    QVERIFY2(missing.err.contains("has runs 1 to 3; there is no run 9"), qPrintable(missing.err));
+    QVERIFY(QDir().mkpath(tmp_.filePath("no-runs")));
+    const Output none = run_tool({"history", tmp_.filePath("no-runs")});
+    QCOMPARE(none.exit_code, 2);
+    QVERIFY2(none.err.contains("no run history"), qPrintable(none.err));
+
+    QFile history(out + "/vidgraph-history.jsonl");  // a run killed mid-line
+    QVERIFY(history.open(QIODevice::Append));
+    history.write("{\"format\": \"vidgraph-run\", \"sta");
+    history.close();
+    const Output torn = run_tool({"history", out, "--json"});
+    QCOMPARE(torn.exit_code, 0);
+    QVERIFY2(torn.err.contains("1 line(s)"), qPrintable(torn.err));
+    QCOMPARE(json::parse(torn.out.toStdString()).size(), std::size_t(3));
+  }
+
   void outputDirOverwriteAndPaths() {
     const QString out = tmp_.filePath("written");
     const Output first = run_tool({"run", flow("write.vgflow"), "--output-dir", out});
@@ -634,8 +707,11 @@ class tst_Cli : public QObject {
     QVERIFY(QFile::exists(res + "/r.txt"));
     QDir().mkpath(tmp_.filePath("flows"));
     QVERIFY(QFile::copy(flow("write.vgflow"), tmp_.filePath("flows/w.vgflow")));
-    QCOMPARE(run_tool({"run", tmp_.filePath("flows/w.vgflow"), "--set", "w.file=rel/x.txt"}, QDir::rootPath()).exit_code, 0);
+    const QString elsewhere = tmp_.filePath("elsewhere");  // the current folder: the run's output folder
+    QVERIFY(QDir().mkpath(elsewhere));
+    QCOMPARE(run_tool({"run", tmp_.filePath("flows/w.vgflow"), "--set", "w.file=rel/x.txt"}, elsewhere).exit_code, 0);
     QVERIFY(QFile::exists(tmp_.filePath("flows/rel/x.txt")));
+    QVERIFY(QFile::exists(elsewhere + "/vidgraph-history.jsonl"));
     // An output folder that cannot be made is an argument error.
     QCOMPARE(run_tool({"run", flow("write.vgflow"), "--output-dir", flow("write.vgflow") + "/sub"}).exit_code, 2);
   }

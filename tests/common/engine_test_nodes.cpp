@@ -202,6 +202,7 @@ NodeType write_text_type() {
     }
     std::filesystem::create_directories(std::filesystem::path(path).parent_path());
     std::ofstream(path) << ctx.param_string("text");
+    ctx.wrote(path);
     return ValueMap{{"path", engine::make_value("STRING", path)}};
   };
   return t;

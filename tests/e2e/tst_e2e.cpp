@@ -55,9 +55,11 @@ QStringList quick() {
   return {"--set", "sampler.steps=2", "--set", "sampler.frames=5"};
 }
 
+// The names in `dir`, sorted.
 std::vector<std::string> files_in(const QString& dir) {
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(dir.toStdString())) names.push_back(e.path().filename());
+  std::sort(names.begin(), names.end());
   return names;
 }
 
@@ -151,8 +153,8 @@ void tst_e2e::demoWritesMp4() {
   std::set<std::string> ids;
   for (const auto& n : workflow["nodes"]) ids.insert(n.value("id", std::string()));
   QVERIFY(ids.count("sampler") && ids.count("export") && ids.count("image"));
-  // Only the video remains in the output folder: no temporary files.
-  QCOMPARE(files_in(out.path()), std::vector<std::string>{"demo.mp4"});
+  // Only the video and the run's history remain in the output folder: no temporary files.
+  QCOMPARE(files_in(out.path()), (std::vector<std::string>{"demo.mp4", "vidgraph-history.jsonl"}));
 }
 
 // The shipped FastWan workflow (DMD, 3 steps, guidance 1) on the tiny demo model, text-to-video.
@@ -419,7 +421,8 @@ void tst_e2e::cancelDuringSampling() {
   QVERIFY2(sampling, qPrintable("never saw sampler progress: " + seen.right(2000)));
   QVERIFY(process.waitForFinished(60000));
   QCOMPARE(process.exitCode(), 130);
-  QVERIFY2(files_in(out.path()).empty(), "a cancelled run leaves no output file");
+  // A cancelled run leaves no output file, only its line in the history.
+  QCOMPARE(files_in(out.path()), std::vector<std::string>{"vidgraph-history.jsonl"});
 }
 
 void tst_e2e::sweepRerunsOnlyDownstream() {
@@ -462,7 +465,8 @@ void tst_e2e::sweepRerunsOnlyDownstream() {
   QCOMPARE(summary["runs"][1]["outputs"], nlohmann::json({"run-2/demo.mp4"}));
   QCOMPARE(summary["runs"][1]["settings"], nlohmann::json({{"sampler.seed", 2}}));
   QCOMPARE(tree_of(out.path()),
-           (std::vector<std::string>{"run-1", "run-1/demo.mp4", "run-2", "run-2/demo.mp4", "sweep.json"}));
+           (std::vector<std::string>{"run-1", "run-1/demo.mp4", "run-2", "run-2/demo.mp4", "sweep.json",
+                                     "vidgraph-history.jsonl"}));
 }
 
 void tst_e2e::sweepCancelLeavesNoPartialFiles() {
@@ -484,7 +488,8 @@ void tst_e2e::sweepCancelLeavesNoPartialFiles() {
   QVERIFY(process.waitForFinished(60000));
   QCOMPARE(process.exitCode(), 130);
   // Run 1's video stays complete; run 2 leaves nothing (not even its folder); sweep.json says so.
-  QCOMPARE(tree_of(out.path()), (std::vector<std::string>{"run-1", "run-1/demo.mp4", "sweep.json"}));
+  QCOMPARE(tree_of(out.path()),
+           (std::vector<std::string>{"run-1", "run-1/demo.mp4", "sweep.json", "vidgraph-history.jsonl"}));
   media::VideoInfo info;
   std::string error;
   QVERIFY2(media::probe_video(out.filePath("run-1/demo.mp4").toStdString(), &info, &error), error.c_str());
@@ -563,7 +568,7 @@ void tst_e2e::existingOutputIsKept() {
   r = run_runner(QStringList(args) << "--overwrite" << "--set" << "export.filename={output}/demo_00002.mp4");
   QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
   QVERIFY2(media::probe_video(out.filePath("demo_00002.mp4").toStdString(), &info, &error), error.c_str());
-  QCOMPARE(files_in(out.path()), (std::vector<std::string>{"demo.mp4", "demo_00002.mp4"}));
+  QCOMPARE(files_in(out.path()), (std::vector<std::string>{"demo.mp4", "demo_00002.mp4", "vidgraph-history.jsonl"}));
 }
 
 // frames is 4k + 1 (a step of 4 from 1): `--set sampler.frames=5` validates like the file's own 25,

@@ -1,9 +1,13 @@
 // Engine suite: registry, document invariants + undoable operations, validation, overrides, executor
 // (cache hits/misses, eviction, cancellation, failures, targets, upgrades) and event order.
+#include <QtCore/QTemporaryDir>
 #include <QtTest/QtTest>
+
+#include <sys/stat.h>
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include <spdlog/logger.h>
@@ -14,6 +18,7 @@
 #include "engine/event_bus_sink.h"
 #include "engine/operations.h"
 #include "engine/overrides.h"
+#include "engine/run_history.h"
 #include "engine/validation.h"
 #include "engine/workflow_file.h"
 #include "engine_test_nodes.h"
@@ -472,6 +477,71 @@ class tst_Engine : public QObject {
     RunResult r2 = engine.run(doc, {});
     QCOMPARE(number_out(r2, "t", "sum"), 12.0);
     QCOMPARE(vidgraph::test::compute_count("s"), 1);
+  }
+  // A run's result lists what its nodes wrote; its history line keeps that, the workflow it ran and
+  // its node times, appended after the lines of earlier runs and read back in order.
+  void historyRecordsTheRun() {
+    QTemporaryDir dir;
+    Engine engine(reg_);
+    const std::string file = dir.filePath("w.txt").toStdString();
+    auto doc = GraphDocument::build({make_node("w", "WriteText", {{"file", file}, {"text", "hi"}})}, json::object(),
+                                    json::object(), &reg_);
+    QVERIFY(doc.ok());
+    const RunResult r = engine.run(doc.value(), {});
+    QCOMPARE(r.status, RunStatus::Succeeded);
+    QCOMPARE(r.files.size(), std::size_t(1));
+    QCOMPARE(r.files.front().node_id, std::string("w"));
+    QCOMPARE(r.files.front().path, file);
+
+    const std::string folder = dir.filePath("out/sub").toStdString();  // made by the first append
+    const auto started = std::chrono::system_clock::time_point(std::chrono::seconds(1796598062));
+    QVERIFY(append_run_history(folder, run_history_entry(r, save_workflow_string(doc.value()), "a.vgflow", started)));
+    RunResult failed = r;
+    failed.status = RunStatus::Failed;
+    failed.errors.push_back(Error{"w", "disk full"});
+    QVERIFY(append_run_history(folder, run_history_entry(failed, "not json", "", started)));
+    const auto history = read_run_history(folder);
+    QVERIFY(history.ok());
+    QCOMPARE(history->runs.size(), std::size_t(2));
+    QCOMPARE(history->skipped, 0);
+    const json& first = history->runs[0];
+    QCOMPARE(first["started"], json("2026-12-06T23:01:02Z"));
+    QCOMPARE(first["status"], json("succeeded"));
+    QCOMPARE(first["source"], json("a.vgflow"));
+    QCOMPARE(first["files"][0]["path"], json(file));
+    QCOMPARE(first["nodes"][0]["outcome"], json("finished"));
+    QCOMPARE(first["workflow"]["nodes"][0]["params"]["text"], json("hi"));
+    QCOMPARE(history->runs[1]["error"], json("node 'w': disk full"));
+    QVERIFY(history->runs[1]["workflow"].is_null());
+  }
+  // Two runs' settings compared: changed params, a param one side lacks, nodes on one side only.
+  void paramDifferencesBetweenRuns() {
+    const json a = json::parse(R"({"nodes": [{"id": "s", "type": "Sampler", "params": {"steps": 4, "seed": 1}},
+                                            {"id": "old", "type": "Note", "params": {}}]})");
+    const json b = json::parse(R"({"nodes": [{"id": "s", "type": "Sampler", "params": {"steps": 8, "seed": 1,
+                                                                                     "shift": 5.0}},
+                                            {"id": "new", "type": "Export"}]})");
+    const std::vector<std::string> want = {"s.steps: 4 -> 8", "s.shift: (unset) -> 5.0",
+                                           "node 'old' (Note) only in the first run",
+                                           "node 'new' (Export) only in the second run"};
+    QCOMPARE(param_differences(a, b), want);
+    QVERIFY(param_differences(a, a).empty());
+    QCOMPARE(param_differences(nullptr, a).size(), std::size_t(2));  // a run that kept no workflow
+  }
+  // The history's name taken by a FIFO or a link: refused at once, never blocked on or followed.
+  void historyRefusesWhatIsNotAFile() {
+    QTemporaryDir dir;
+    const std::string fifo_folder = dir.filePath("fifo").toStdString();
+    std::filesystem::create_directories(fifo_folder);
+    QCOMPARE(::mkfifo((fifo_folder + "/" + kRunHistoryFile).c_str(), 0644), 0);
+    QVERIFY(!append_run_history(fifo_folder, json::object()).ok());
+    QVERIFY(!read_run_history(fifo_folder).ok());
+    const std::string link_folder = dir.filePath("link").toStdString();
+    std::filesystem::create_directories(link_folder);
+    std::filesystem::create_symlink(dir.filePath("elsewhere").toStdString(), link_folder + "/" + kRunHistoryFile);
+    QVERIFY(!append_run_history(link_folder, json::object()).ok());
+    QVERIFY(!std::filesystem::exists(dir.filePath("elsewhere").toStdString()));
+    QCOMPARE(read_run_history(dir.filePath("none").toStdString())->runs.size(), std::size_t(0));
   }
   // A bypassed node whose read output has no input of its type is refused before anything runs;
   // its params are not checked (it does not run), its links still are.

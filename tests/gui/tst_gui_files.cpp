@@ -31,6 +31,7 @@
 #include <QtWidgets/QMessageBox>
 #include <QtWidgets/QPushButton>
 #include <QtWidgets/QStatusBar>
+#include <QtWidgets/QTreeWidget>
 
 #include "../comfy/comfy_fixtures.h"
 #include "engine/workflow_file.h"
@@ -38,6 +39,7 @@
 #include "gui/document_controller.h"
 #include "gui/graph_scene.h"
 #include "gui/graph_view.h"
+#include "gui/history_panel.h"
 #include "gui/inspector_editors.h"
 #include "gui/inspector_panel.h"
 #include "gui/log_panel.h"
@@ -798,6 +800,66 @@ class tst_GuiFiles : public QObject {
 
   // The session's settings reach the window: its engine's cache budget, and the examples menu reads
   // the session's resources folder.
+  // Each editor run is a line of the output folder's history. The History panel lists the runs
+  // newest first with their files, compares two runs' settings, and opens a run's workflow with the
+  // values it ran with (after asking about unsaved edits); Run again runs it: a third line, the
+  // first run's file written again.
+  void historyPanelListsComparesAndReopensRuns() {
+    QTemporaryDir dir;
+    gui::MainWindowOptions options{dir.filePath(QStringLiteral("recovery")), 3600000, false};
+    options.runDefaults.output_dir = dir.filePath(QStringLiteral("out")).toStdString();
+    gui::MainWindow window(registry_, options);
+    DocumentController* c = window.controller();
+    QVERIFY(c->addNode("WriteText", {0, 0}).ok());
+    QVERIFY(c->setParam("WriteText", "text", "first").ok());
+    QSignalSpy finished(window.runController(), &gui::RunController::runFinished);
+    QVERIFY(window.runWorkflow());
+    QVERIFY(gui_test::waitFinished(finished, 10000));
+    QVERIFY(c->setParam("WriteText", "text", "second").ok());
+    QVERIFY(c->setParam("WriteText", "file", "{output}/two.txt").ok());
+    finished.clear();
+    QVERIFY(window.runWorkflow());
+    QVERIFY(gui_test::waitFinished(finished, 10000));
+
+    gui::HistoryPanel* panel = window.historyPanel();
+    QCOMPARE(panel->runCount(), 2);
+    QTreeWidget* list = panel->list();
+    QCOMPARE(list->topLevelItem(0)->text(0), QStringLiteral("2"));
+    QCOMPARE(list->topLevelItem(0)->text(2), QStringLiteral("succeeded"));
+    QCOMPARE(list->topLevelItem(0)->text(4), QStringLiteral("two.txt"));
+    QCOMPARE(list->topLevelItem(1)->text(4), QStringLiteral("out.txt"));
+    list->topLevelItem(0)->setSelected(true);
+    list->topLevelItem(1)->setSelected(true);
+    QCOMPARE(panel->compareSelected(), QStringLiteral("Run 1 → run 2:\nWriteText.file: \"{output}/out.txt\" -> "
+                                                      "\"{output}/two.txt\"\nWriteText.text: \"first\" -> \"second\""));
+
+    list->clearSelection();
+    list->topLevelItem(1)->setSelected(true);  // run 1
+    QPushButton* rerun = nullptr;
+    for (auto* b : panel->findChildren<QPushButton*>()) {
+      if (b->text() == QStringLiteral("Run again")) rerun = b;
+    }
+    QVERIFY(rerun && rerun->isEnabled());
+    const QString out1 = dir.filePath(QStringLiteral("out/out.txt"));
+    QVERIFY(QFile::remove(out1));  // WriteText never replaces a file
+    finished.clear();
+    {
+      DialogAnswerer answerer({QMessageBox::Discard});  // the edits of run 2 are not saved
+      QTest::mouseClick(rerun, Qt::LeftButton);
+      QCOMPARE(answerer.seen().size(), 1);
+    }
+    const engine::Node* node = c->document().find_node("WriteText");
+    QVERIFY(node != nullptr);
+    QCOMPARE(node->params["text"], nlohmann::json("first"));
+    QVERIFY(gui_test::waitFinished(finished, 10000));
+    QCOMPARE(panel->runCount(), 3);
+    QCOMPARE(list->topLevelItem(0)->text(2), QStringLiteral("succeeded"));
+    QCOMPARE(list->topLevelItem(0)->text(4), QStringLiteral("out.txt"));
+    QFile again(out1);
+    QVERIFY(again.open(QIODevice::ReadOnly));
+    QCOMPARE(again.readAll(), QByteArray("first"));
+  }
+
   void sessionSettingsReachTheWindow() {
     QTemporaryDir dir;
     const QString resources = dir.filePath(QStringLiteral("resources"));

@@ -98,6 +98,7 @@ engine::Result<engine::ValueMap> compute_make_demo_dataset(engine::NodeContext& 
   }
   if (std::string bad = write_text_file(folder / kStampName, stamp); !bad.empty()) return node_error(ctx, bad);
   ctx.progress(clips, clips, "written");
+  ctx.wrote(folder.string());
   ctx.log_info("Wrote " + std::to_string(clips) + " demo clips to '" + folder.string() + "'.");
   return done;
 }

@@ -42,6 +42,7 @@ engine::Result<engine::ValueMap> compute_export(engine::NodeContext& ctx) {
     if (cancelled) return node_error(ctx, "Export cancelled; no file was written.");
     return node_error(ctx, error);
   }
+  ctx.wrote(written);
   ctx.log_info("Wrote " + written + " (" + std::to_string(video.frames.count) + " frames, " +
                std::to_string(video.frames.width) + "x" + std::to_string(video.frames.height) + ").");
   return engine::ValueMap{{"path", engine::make_value(kPathType, written)}};

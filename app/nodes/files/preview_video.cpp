@@ -34,6 +34,7 @@ engine::Result<engine::ValueMap> compute_preview(engine::NodeContext& ctx) {
     if (!media::write_contact_sheet(video.frames, target, options, &error, &written)) {
       return node_error(ctx, error);
     }
+    ctx.wrote(written);
     ctx.log_info("Wrote contact sheet " + written + ".");
 #else
     return node_error(ctx, "Contact sheets need the media support (build with VIDGRAPH_MEDIA=ON); "

@@ -39,6 +39,7 @@ engine::Result<engine::ValueMap> compute_save_latent(engine::NodeContext& ctx) {
     remove_temporary(temp);
     return node_error(ctx, published.error);
   }
+  ctx.wrote(published.path);
   ctx.log_info("Saved latent to " + published.path + ".");
   return engine::ValueMap{{"path", engine::make_value(kPathType, published.path)}};
 }

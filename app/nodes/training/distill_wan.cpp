@@ -210,10 +210,12 @@ void write_record(const engine::NodeContext& ctx, const std::string& student, co
   target.kind = OutputKind::Json;
   const std::string text = record.dump(2) + "\n";
   const Published published = write_file_atomically(target, text.data(), text.size());
-  if (!published.error.empty()) ctx.log_warn("Could not write the distillation record: " + published.error);
+  if (published.error.empty()) ctx.wrote(published.path);
+  else ctx.log_warn("Could not write the distillation record: " + published.error);
 }
 
 engine::Error cancelled_error(const engine::NodeContext& ctx, const train::DistillResult& result) {
+  if (!result.checkpoint_path.empty()) ctx.wrote(result.checkpoint_path);
   const std::string where =
       result.checkpoint_path.empty()
           ? "no checkpoint was written (set checkpoint_folder)"

@@ -111,6 +111,7 @@ void TrainValidation::run(const engine::NodeContext& ctx, int step, int steps, w
   std::string error, path;
   if (media::export_video(video.frames, e, &error, nullptr, &path)) {
     written_.push_back(path);
+    ctx.wrote(path);
     ctx.log_info("Validation clip of step " + std::to_string(step) + ": " + path + ".");
   } else {
     ctx.log_warn("Could not write the validation clip of step " + std::to_string(step) + ": " + error);

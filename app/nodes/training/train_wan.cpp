@@ -132,6 +132,7 @@ engine::Result<engine::ValueMap> compute_train_wan(engine::NodeContext& ctx, con
     return node_error(ctx, std::string("Training failed: ") + e.what());
   }
   if (result.cancelled) {
+    if (!result.checkpoint_path.empty()) ctx.wrote(result.checkpoint_path);
     const std::string where = result.checkpoint_path.empty()
                                   ? "no checkpoint was written (set checkpoint_folder)"
                                   : "resumable checkpoint '" + result.checkpoint_path + "' (set resume to it to continue)";

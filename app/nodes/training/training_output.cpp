@@ -43,6 +43,7 @@ engine::Result<std::string> write_weights(const engine::NodeContext& ctx, const 
     remove_temporary(temp);
     return node_error(ctx, published.error);
   }
+  ctx.wrote(published.path);
   return published.path;
 }
 
