@@ -212,15 +212,6 @@ std::optional<Naming> parse_naming(const std::string& name) {
   return std::nullopt;
 }
 
-const char* naming_name(Naming naming) {
-  switch (naming) {
-    case Naming::Increment: return "increment";
-    case Naming::Fail: return "fail";
-    case Naming::Overwrite: return "overwrite";
-  }
-  return "increment";
-}
-
 std::string describe_errno(int error_number) {
   if (error_number == ENOSPC || error_number == EDQUOT) {
     return "the disk is full (no space left on the device); free some space or choose another "

@@ -25,7 +25,6 @@ enum class Naming { Increment, Fail, Overwrite };
 
 // "increment", "fail", "overwrite" (the writers' `naming` choices).
 std::optional<Naming> parse_naming(const std::string& name);
-const char* naming_name(Naming naming);
 
 // What a writer produces; `Overwrite` replaces only an existing output of the same kind.
 enum class OutputKind { Mp4, WebM, Png, Safetensors, Json, PngSequence };

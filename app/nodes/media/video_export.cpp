@@ -60,40 +60,43 @@ bool write_png_sequence(const FrameSource& frames, const ExportOptions& options,
 
 }  // namespace
 
+namespace {
+
+// Each format's param name, output kind and file extension: the one place they are written.
+struct VideoFormatRow {
+  VideoFormat format;
+  const char* name;
+  OutputKind kind;
+  const char* extension;
+};
+constexpr VideoFormatRow kVideoFormats[] = {{VideoFormat::Mp4, "mp4", OutputKind::Mp4, ".mp4"},
+                                            {VideoFormat::WebM, "webm", OutputKind::WebM, ".webm"},
+                                            {VideoFormat::PngSequence, "png", OutputKind::PngSequence, ""}};
+
+const VideoFormatRow& row_of(VideoFormat format) {
+  for (const VideoFormatRow& row : kVideoFormats) {
+    if (row.format == format) return row;
+  }
+  return kVideoFormats[0];
+}
+
+}  // namespace
+
 bool parse_video_format(const std::string& name, VideoFormat* out) {
-  if (name == "mp4") *out = VideoFormat::Mp4;
-  else if (name == "webm") *out = VideoFormat::WebM;
-  else if (name == "png") *out = VideoFormat::PngSequence;
-  else return false;
-  return true;
+  for (const VideoFormatRow& row : kVideoFormats) {
+    if (name == row.name) {
+      *out = row.format;
+      return true;
+    }
+  }
+  return false;
 }
 
-const char* video_format_name(VideoFormat format) {
-  switch (format) {
-    case VideoFormat::Mp4: return "mp4";
-    case VideoFormat::WebM: return "webm";
-    case VideoFormat::PngSequence: return "png";
-  }
-  return "mp4";
-}
+const char* video_format_name(VideoFormat format) { return row_of(format).name; }
 
-OutputKind video_output_kind(VideoFormat format) {
-  switch (format) {
-    case VideoFormat::Mp4: return OutputKind::Mp4;
-    case VideoFormat::WebM: return OutputKind::WebM;
-    case VideoFormat::PngSequence: return OutputKind::PngSequence;
-  }
-  return OutputKind::Mp4;
-}
+OutputKind video_output_kind(VideoFormat format) { return row_of(format).kind; }
 
-const char* video_format_extension(VideoFormat format) {
-  switch (format) {
-    case VideoFormat::Mp4: return ".mp4";
-    case VideoFormat::WebM: return ".webm";
-    case VideoFormat::PngSequence: return "";
-  }
-  return "";
-}
+const char* video_format_extension(VideoFormat format) { return row_of(format).extension; }
 
 FrameSource FrameSource::of(const Frames& frames) {
   FrameSource s{frames.count, frames.width, frames.height, nullptr};
