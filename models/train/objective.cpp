@@ -30,6 +30,12 @@ FlowExample make_flow_example(const at::Tensor& latent, bool image_to_video, dou
   return ex;
 }
 
+std::pair<double, double> flow_s_range(double sigma_min, double sigma_max, double shift) {
+  // flow_shift inverted: sigma = shift s / (1 + (shift - 1) s)  <=>  s = sigma / (shift - (shift - 1) sigma)
+  const auto unshift = [shift](double sigma) { return sigma / (shift - (shift - 1.0) * sigma); };
+  return {unshift(sigma_min), unshift(sigma_max)};
+}
+
 at::Tensor flow_loss(const at::Tensor& prediction, const FlowExample& example) {
   const int64_t f0 = example.first_loss_frame;
   const int64_t frames = example.target.size(1) - f0;

@@ -11,6 +11,8 @@
 #include <ATen/core/Generator.h>
 #include <ATen/core/Tensor.h>
 
+#include <utility>
+
 namespace vidgraph::train {
 
 struct FlowExample {
@@ -26,6 +28,10 @@ struct FlowExample {
 // from the ends; the defaults give s = u exactly).
 FlowExample make_flow_example(const at::Tensor& latent, bool image_to_video, double shift, int64_t patch_t,
                               at::Generator& gen, double s_min = 0.0, double s_max = 1.0);
+
+// The s range whose shifted noise levels flow_shift(s, shift) span [sigma_min, sigma_max]: how a
+// trainer restricts the draws to one expert's side of a two-expert model's boundary.
+std::pair<double, double> flow_s_range(double sigma_min, double sigma_max, double shift);
 
 // MSE of `prediction` [C, F, h, w] against the example's target over the loss frames (a scalar
 // tensor carrying autograd).

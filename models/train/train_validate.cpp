@@ -126,6 +126,9 @@ void validate_training(const wan::WanModelImpl& model, plugin::AttentionBackend*
   require(o.lr > 0, "The learning rate must be positive.");
   require(o.weight_decay >= 0, "Weight decay must be 0 or more.");
   require(o.shift > 0, "The timestep shift must be positive.");
+  require(o.sigma_min >= 0 && o.sigma_min < o.sigma_max && o.sigma_max <= 1,
+          "The noise levels to train on must satisfy 0 <= sigma_min < sigma_max <= 1, got [" +
+              std::to_string(o.sigma_min) + ", " + std::to_string(o.sigma_max) + "].");
   require(o.save_every >= 0, "save_every must be 0 or more.");
   require(o.save_every == 0 || !o.checkpoint_dir.empty(),
           "save_every is set but checkpoint_dir is empty: name a folder for the checkpoints.");

@@ -164,6 +164,7 @@ TrainResult train(wan::WanModelImpl& model, plugin::AttentionBackend* backend,
   attention.sequence_parallel = o.sequence_parallel;
   StepAttention step_attention(model);
   const int64_t patch_t = model.config().patch_size[0];
+  const std::pair<double, double> s_range = flow_s_range(o.sigma_min, o.sigma_max, o.shift);
   const double loss_weight = 1.0 / (static_cast<double>(o.batch) * o.accumulation);
   for (int step = result.steps_done + 1; step <= o.steps; ++step) {
     if (cancelled(o)) {
@@ -184,7 +185,8 @@ TrainResult train(wan::WanModelImpl& model, plugin::AttentionBackend* backend,
         const int64_t position = (static_cast<int64_t>(step - 1) * o.accumulation + a) * o.batch + b;
         const TrainingSample& s = samples[order.at(position)];
         at::Generator gen = at::detail::createCPUGenerator(mix_seed(o.seed, position));
-        FlowExample example = make_flow_example(s.latent, s.image_to_video, o.shift, patch_t, gen);
+        FlowExample example = make_flow_example(s.latent, s.image_to_video, o.shift, patch_t, gen, s_range.first,
+                                                s_range.second);
         items.push_back({&s, std::move(example), context_for(s, o, gen)});
       }
       std::map<std::vector<int64_t>, std::vector<BatchItem*>> by_shape;  // one forward per latent shape

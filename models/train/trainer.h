@@ -56,6 +56,10 @@ struct TrainOptions {
   int steps = 100, batch = 1, accumulation = 1, warmup_steps = 0;
   std::string lr_schedule = "constant";  // or "cosine": lr * (1 + cos(pi * (k-1-warmup) / (steps-warmup))) / 2
   double lr = 1e-4, weight_decay = 0.0, grad_clip = 1.0, shift = 5.0;  // grad_clip <= 0: no clipping
+  // The noise levels the examples are drawn in (timestep 1000 sigma), 0 <= sigma_min < sigma_max <= 1:
+  // the whole range by default; an expert of a two-expert model (Wan2.2-A14B) trains on its side of
+  // the boundary (high noise [boundary, 1], low noise [0, boundary]), where it runs when sampling.
+  double sigma_min = 0.0, sigma_max = 1.0;
   // Classifier-free guidance needs a model that has also learned without its caption: each sample
   // is drawn with `empty_context` (the encoding of the sampler's negative prompt, usually "") in
   // place of its own with this probability, in [0, 1). 0 leaves every draw as it was.

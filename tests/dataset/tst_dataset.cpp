@@ -7,6 +7,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/equal.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -85,6 +86,7 @@ class tst_dataset : public QObject {
   void trainReducesLossAndWritesLora();
   void trainCancelLeavesResumableCheckpoint();
   void trainCaptionDropoutUsesTheDropoutPrompt();
+  void trainExpertKeepsToItsNoiseLevels();
   void trainValidationClips();
   void shippedWorkflowRuns();
 
@@ -492,6 +494,35 @@ void tst_dataset::trainCaptionDropoutUsesTheDropoutPrompt() {
   QCOMPARE(dropped.size(), std::size_t(6));
   QVERIFY2(dropped != plain, "caption dropout 0.9 trained exactly as without it");
   QCOMPARE(losses(0.9, "again"), dropped);
+}
+
+// An A14B expert trains where it samples: auto follows the expert the model is (the log says the
+// range), the two sides of the boundary give other losses than all levels (same seed), the auto
+// run equals the explicit one, and a model that is no expert trains on all levels as before.
+void tst_dataset::trainExpertKeepsToItsNoiseLevels() {
+  const engine::Value set = training_set("expert");
+  DitHandle low = *engine::value_as<DitHandle>(model_.at("model"));
+  low.expert = WanExpert::LowNoise;
+  const engine::Value low_model = engine::make_value(kModelType, low);
+  auto train = [&](const engine::Value& model, const char* levels, const char* name, Recorder& recorder) {
+    const nlohmann::json params = {{"steps", 3}, {"lr", 1e-3}, {"lora_rank", 4}, {"seed", 5},
+                                   {"noise_levels", levels},
+                                   {"output", std::string("{output}/expert/") + name + ".safetensors"}};
+    auto out = run("TrainWan", params, {{"model", model}, {"training_set", set}}, &recorder);
+    if (!out.ok()) qFatal("%s", out.error().message.c_str());
+    return losses_of(recorder);
+  };
+  Recorder automatic, low_levels, high_levels, all_levels, plain;
+  const std::vector<double> auto_losses = train(low_model, "auto", "auto", automatic);
+  QVERIFY(std::any_of(automatic.infos.begin(), automatic.infos.end(), [](const std::string& line) {
+    return line.find("Training the low-noise expert's timesteps: below 875 (expert_boundary 0.875).") !=
+           std::string::npos;
+  }));
+  QCOMPARE(train(low_model, "low_noise", "low", low_levels), auto_losses);
+  const std::vector<double> high = train(low_model, "high_noise", "high", high_levels);
+  const std::vector<double> all = train(low_model, "all", "all", all_levels);
+  QVERIFY(high != auto_losses && all != auto_losses && high != all);
+  QCOMPARE(train(model_.at("model"), "auto", "plain", plain), all);  // no expert: all levels
 }
 
 // finetune-demo.vgflow end to end, with fewer steps: dataset made, encoded, a LoRA trained and

@@ -10,6 +10,7 @@
 #include <ATen/ops/square.h>
 #include <c10/core/GradMode.h>
 
+#include "models/sampling/flow_schedule.h"
 #include "models/train/block_checkpoint.h"
 #include "models/train/lora.h"
 #include "models/train/objective.h"
@@ -279,4 +280,18 @@ void tst_train::objectiveFormulas() {
   QCOMPARE(train::flow_loss(pred, ex).item<double>(), 0.0);
   pred.select(1, 2).add_(1.0);
   QVERIFY(std::abs(train::flow_loss(pred, ex).item<double>() - 0.5) < 1e-6);  // half the loss frames off by 1
+  // One expert's side of the boundary: the s range maps onto [0.875, 1] (high) and [0, 0.875] (low)
+  // through the shift, and every draw lands there.
+  const auto high = train::flow_s_range(0.875, 1.0, 5.0);
+  QVERIFY(std::abs(sampling::flow_shift(high.first, 5.0) - 0.875) < 1e-12);
+  QCOMPARE(high.second, 1.0);
+  const auto low = train::flow_s_range(0.0, 0.875, 5.0);
+  QCOMPARE(low.first, 0.0);
+  QCOMPARE(low.second, high.first);
+  for (int seed = 0; seed < 50; ++seed) {
+    at::Generator g = at::detail::createCPUGenerator(seed);
+    QVERIFY(train::make_flow_example(s.latent, true, 5.0, 1, g, high.first, high.second).sigma >= 0.875 - 1e-12);
+    at::Generator h = at::detail::createCPUGenerator(seed);
+    QVERIFY(train::make_flow_example(s.latent, true, 5.0, 1, h, low.first, low.second).sigma <= 0.875 + 1e-12);
+  }
 }

@@ -400,6 +400,7 @@ void tst_train::badOptionsAreRejected_data() {
   QTest::newRow("odd width") << 12 << "whole number of patches";
   // 256 x 1024 on two clips: each clip 131072 times a step, minutes per step for nothing.
   QTest::newRow("batch x accumulation") << 13 << "each of the 2 training samples about 131072 times";
+  QTest::newRow("noise levels") << 14 << "0 <= sigma_min < sigma_max <= 1";
 }
 
 void tst_train::badOptionsAreRejected() {
@@ -423,6 +424,7 @@ void tst_train::badOptionsAreRejected() {
     case 11: o.resume_from = "/nonexistent/train-step-000001.safetensors"; break;
     case 12: samples[0].latent = samples[0].latent.narrow(3, 0, 7); break;
     case 13: o.batch = 256, o.accumulation = 1024; break;
+    case 14: o.sigma_min = 0.9, o.sigma_max = 0.5; break;
   }
   wan::WanModel model = wan::wan_make_model(small_config(), 4);
   try {

@@ -172,7 +172,10 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
     ctx.progress(0, 3, dits.size() == 1 ? "loading DiT" : "loading the two experts");
     for (DitToLoad& d : dits) {
       stage = d.stage;
-      DitHandle dit{wan::wan_load_model(d.info, dit_options).ptr(), d.path, *device, dtype};
+      const WanExpert expert = dits.size() == 1 ? WanExpert::None
+                               : d.port == "model"  ? WanExpert::HighNoise
+                                                    : WanExpert::LowNoise;
+      DitHandle dit{wan::wan_load_model(d.info, dit_options).ptr(), d.path, *device, dtype, expert};
       const std::size_t dit_bytes = module_bytes(*dit.model);
       out[d.port] = engine::make_value(kModelType, std::move(dit), dit_bytes);
       if (ctx.cancelled()) return node_error(ctx, "Model loading cancelled.");

@@ -16,11 +16,16 @@
 
 namespace vidgraph::nodes {
 
+// Which expert of a two-expert model (Wan2.2-A14B) a DiT is: the timesteps it runs at when
+// sampling, and trains on.
+enum class WanExpert { None, HighNoise, LowNoise };
+
 struct DitHandle {
   std::shared_ptr<wan::WanModelImpl> model;
   std::string path;
   c10::Device device = c10::Device(c10::kCPU);
   at::ScalarType dtype = at::kFloat;
+  WanExpert expert = WanExpert::None;  // kept by Load LoRA, Train Wan and Distill Wan
 };
 
 struct VaeHandle {

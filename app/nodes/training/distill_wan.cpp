@@ -271,7 +271,7 @@ engine::Result<engine::ValueMap> compute_distill_wan(engine::NodeContext& ctx, c
   write_record(ctx, *written, options, *result, prompts->size(), seconds);
   ctx.log_info("Distilled " + std::to_string(result->steps_done) + " steps in " + format_number("%.1f", seconds) +
                " s over " + std::to_string(prompts->size()) + " prompts; wrote the student " + *written + ".");
-  DitHandle student{model, *written, dit.device, dit.dtype};
+  DitHandle student{model, *written, dit.device, dit.dtype, dit.expert};
   const std::size_t bytes = module_bytes(*model);
   return engine::ValueMap{{"model", engine::make_value(kModelType, std::move(student), bytes)},
                           {"path", engine::make_value(kPathType, *written)}};

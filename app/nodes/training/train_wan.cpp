@@ -58,9 +58,30 @@ engine::Result<std::vector<train::TrainingSample>> load_samples(const engine::No
   return samples;
 }
 
-engine::Result<train::TrainOptions> train_options(const engine::NodeContext& ctx, const TrainingSet& set,
-                                                  const AttentionParamSchema& schema) {
+// The noise levels to train on (TrainOptions::sigma_min/max): all of them, or one expert's side of
+// the boundary (its own, as the sampler switches experts there), said in the log.
+void set_noise_levels(const engine::NodeContext& ctx, const DitHandle& dit, train::TrainOptions& o) {
+  std::string levels = ctx.param_string("noise_levels");
+  if (levels == "auto") {
+    levels = dit.expert == WanExpert::HighNoise  ? "high_noise"
+             : dit.expert == WanExpert::LowNoise ? "low_noise"
+                                                 : "all";
+  }
+  if (levels == "all") return;
+  double boundary = ctx.param_float("expert_boundary");
+  if (boundary == 0.0) boundary = dit.model->config().in_dim == 36 ? 0.9 : 0.875;  // I2V-A14B : T2V-A14B
+  const bool high = levels == "high_noise";
+  (high ? o.sigma_min : o.sigma_max) = boundary;
+  const std::string timestep = std::to_string(static_cast<int>(boundary * 1000.0 + 0.5));
+  ctx.log_info(std::string("Training the ") + (high ? "high" : "low") + "-noise expert's timesteps: " +
+               (high ? "from " + timestep + " to 1000" : "below " + timestep) + " (expert_boundary " +
+               format_number("%.3g", boundary) + ").");
+}
+
+engine::Result<train::TrainOptions> train_options(const engine::NodeContext& ctx, const DitHandle& dit,
+                                                  const TrainingSet& set, const AttentionParamSchema& schema) {
   train::TrainOptions o;
+  set_noise_levels(ctx, dit, o);
   o.mode = ctx.param_string("mode") == "full" ? train::TrainMode::Full : train::TrainMode::Lora;
   o.lora.rank = static_cast<int>(ctx.param_int("lora_rank"));
   o.lora.alpha = ctx.param_float("lora_alpha");
@@ -101,7 +122,7 @@ engine::Result<engine::ValueMap> compute_train_wan(engine::NodeContext& ctx, con
   if (!backend) return node_error(ctx, "No attention plugin for training: " + attention.missing);
   auto samples = load_samples(ctx, set, dit.model->config());
   if (!samples.ok()) return samples.error();
-  auto trained_options = train_options(ctx, set, schema);
+  auto trained_options = train_options(ctx, dit, set, schema);
   if (!trained_options.ok()) return trained_options.error();
   train::TrainOptions& options = *trained_options;
   auto validation = TrainValidation::make(ctx, set);
@@ -147,7 +168,7 @@ engine::Result<engine::ValueMap> compute_train_wan(engine::NodeContext& ctx, con
   ctx.log_info("Trained " + std::to_string(result.steps_done) + " steps in " + format_number("%.1f", seconds) +
                " s (loss " + format_number("%.4f", first) + " -> " + format_number("%.4f", last) + "); wrote " +
                *written + ".");
-  DitHandle trained{model, *written, dit.device, dit.dtype};
+  DitHandle trained{model, *written, dit.device, dit.dtype, dit.expert};
   const std::size_t bytes = module_bytes(*model);
   return engine::ValueMap{{"model", engine::make_value(kModelType, std::move(trained), bytes)},
                           {"path", engine::make_value(kPathType, *written)}};
@@ -219,6 +240,13 @@ engine::NodeType train_wan_node(const AttentionSource& attention) {
                            "The LoRA (mode lora) or full checkpoint (mode full) file.").written(),
       weights_dtype_param(),
       naming_param(),
+      ParamSpec::enumeration("noise_levels", {"auto", "all", "high_noise", "low_noise"}, "auto",
+                             "The timesteps to train on: all, or one expert's side of expert_boundary (a Wan2.2-A14B "
+                             "expert runs only there when sampling); auto = the side of the expert the model is, "
+                             "else all."),
+      ParamSpec::real("expert_boundary", 0.0, 0.0, 0.999,
+                      "With an expert's noise levels: the boundary as a fraction of the 1000 timesteps; 0 = the "
+                      "model's own (0.875 for T2V-A14B, 0.9 for I2V-A14B)."),
       ParamSpec::real("weight_decay", 0.0, 0.0, 1.0, "AdamW weight decay."),
       ParamSpec::real("grad_clip", 1.0, 0.0, 1000.0, "Global gradient-norm clip (0: none)."),
   };
