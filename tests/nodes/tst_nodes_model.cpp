@@ -25,6 +25,7 @@
 #include "engine/node_context.h"
 #include "engine/registry.h"
 #include "engine/workflow_file.h"
+#include "models/wan/wan_block_swap.h"
 #include "models/wan/wan_memory.h"
 #include "models/wan/wan_tiny.h"
 #include "nodes/session.h"
@@ -111,6 +112,7 @@ class tst_nodes_model : public QObject {
   void samplerI2vA14B();
   void samplerFirstFrameImage();
   void samplerTwoExperts();
+  void samplerSwapsTheActiveExpert();
   void samplerCancels();
   void samplerDmdRun();
   void samplerDenseSteps();
@@ -334,6 +336,39 @@ void tst_nodes_model::samplerTwoExperts() {
   const auto refused = sample(with_low(tiny_model_inputs(16).at("model")), 0.875);
   QVERIFY(!refused.ok());
   QVERIFY2(refused.error().message.find("same architecture") != std::string::npos, refused.error().message.c_str());
+}
+
+// experts_on_gpu "active": the expert that samples gets its blocks back from the host and the other
+// waits with all of them there; the video is the one both resident experts make, run after run.
+void tst_nodes_model::samplerSwapsTheActiveExpert() {
+  const engine::NodeType& t = type("WanSampler");
+  const engine::ValueMap base = tiny_model_inputs();
+  const DitHandle& given = *engine::value_as<DitHandle>(base.at("model"));
+  DitHandle high = given;
+  high.model = std::dynamic_pointer_cast<wan::WanModelImpl>(given.model->clone());
+  DitHandle low = given;
+  low.model = wan::wan_make_model(wan::wan_tiny_config(), 8).ptr();
+  auto sample = [&](const DitHandle& h, const DitHandle& l) {
+    engine::ValueMap inputs = base;
+    inputs["model"] = engine::make_value(kModelType, h);
+    inputs.emplace("low_noise_model", engine::make_value(kModelType, l));
+    nlohmann::json p = tiny_sampler_params();
+    p["expert_boundary"] = 0.95;
+    Recorder rec;
+    auto ctx = make_context(t, p, inputs, {}, &rec);
+    const auto out = t.compute(ctx);
+    if (!out.ok()) qFatal("%s", out.error().message.c_str());
+    return engine::value_as<Latent>(out->at("latent"))->samples;
+  };
+  const at::Tensor resident = sample(high, low);
+  const int64_t layers = low.model->config().num_layers;
+  high.swap_offload_blocks = low.swap_offload_blocks = 0;
+  wan::wan_set_offload_blocks(*low.model, layers);  // as Load Wan Model leaves it
+  for (int run = 0; run < 2; ++run) {
+    QVERIFY(at::equal(sample(high, low), resident));
+    QCOMPARE(high.model->options.offload_blocks, layers);  // the last steps were the low-noise expert's
+    QCOMPARE(low.model->options.offload_blocks, int64_t(0));
+  }
 }
 
 void tst_nodes_model::samplerCancels() {
@@ -666,6 +701,24 @@ void tst_nodes_model::twoExpertFolderLoadsBoth() {
   QCOMPARE(high->model->config().in_dim, int64_t(16));  // the Wan2.1 VAE's z
   QVERIFY(!at::equal(wan::wan_named_parameters(*high->model).front().second,
                      wan::wan_named_parameters(*low->model).front().second));  // two sets of weights
+  QCOMPARE(high->expert, WanExpert::HighNoise);
+  QCOMPARE(low->expert, WanExpert::LowNoise);
+  QCOMPARE(low->swap_offload_blocks, int64_t(-1));
+
+  // experts_on_gpu active: the low-noise expert waits with every block on the host; both swap.
+  nlohmann::json one = params;
+  one["experts_on_gpu"] = "active";
+  Recorder rec_one;
+  auto ctx_one = make_context(t, one, {}, {}, &rec_one);
+  auto out_one = t.compute(ctx_one);
+  QVERIFY2(out_one.ok(), out_one.ok() ? "" : out_one.error().message.c_str());
+  const DitHandle* waiting = engine::value_as<DitHandle>(out_one->at("low_noise_model"));
+  QCOMPARE(waiting->model->options.offload_blocks, waiting->model->config().num_layers);
+  QCOMPARE(waiting->swap_offload_blocks, int64_t(0));
+  QCOMPARE(engine::value_as<DitHandle>(out_one->at("model"))->swap_offload_blocks, int64_t(0));
+  QVERIFY(std::any_of(rec_one.logs.begin(), rec_one.logs.end(), [](const std::string& line) {
+    return line.find("experts_on_gpu active saves GPU memory only") != std::string::npos;
+  }));
 
   // A 5B-layout DiT where the low-noise expert should be: refused, naming both folders.
   QTemporaryDir other;

@@ -36,7 +36,8 @@ engine::Result<engine::ValueMap> compute_load_lora(engine::NodeContext& ctx) {
   ctx.log_info("LoRA '" + path + "' at strength " + std::to_string(strength) + ": " +
                std::to_string(result.layers_patched) + " parameters changed (" +
                std::to_string(result.private_bytes >> 20) + " MiB of their own; the rest shared).");
-  DitHandle out{result.model, base.path + " + " + path, base.device, base.dtype, base.expert};
+  DitHandle out{result.model, base.path + " + " + path, base.device, base.dtype, base.expert,
+                base.swap_offload_blocks};
   return engine::ValueMap{{"model", engine::make_value(kModelType, std::move(out), result.private_bytes)}};
 }
 

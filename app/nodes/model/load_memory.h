@@ -21,7 +21,7 @@ struct LoadPart {
   c10::Device device;   // where its weights go
   int64_t bytes = 0;    // estimated, on that device
   int64_t host_bytes = 0;  // of a DiT whose blocks are offloaded: those blocks, in host memory
-  bool dit = false;        // a DiT expert (offload_blocks and keep_fp8 apply to it)
+  bool dit = false;        // a DiT expert with blocks on the device (more offload_blocks move them)
 };
 
 struct LoadMemoryCheck {

@@ -82,12 +82,14 @@ at::ScalarType pick_vae_dtype(const engine::NodeContext& ctx, const c10::Device&
   return at::kFloat;
 }
 
-// A DiT expert to load: the output port, the stage named in errors, its path and its inspection.
+// A DiT expert to load: the output port, the stage named in errors, its path, its inspection and
+// how it loads (experts_on_gpu "active": the low-noise expert starts with every block on the host).
 struct DitToLoad {
   std::string port;
   std::string stage;
   std::string path;
   wan::WanCheckpointInfo info;
+  wan::WanLoadOptions options;
 };
 
 // What each part will take where it loads (load_memory.h), from the headers the manifest holds.
@@ -96,9 +98,10 @@ std::vector<LoadPart> load_parts(const model_io::CheckpointManifest& manifest, c
                                  const c10::Device& text_device, bool text_here) {
   std::vector<LoadPart> parts;
   for (const DitToLoad& d : dits) {
-    const wan::WanLoadBytes bytes = wan::wan_estimate_load(d.info, dit_options);
+    const wan::WanLoadBytes bytes = wan::wan_estimate_load(d.info, d.options);
     const char* name = d.port == "model" ? "DiT" : "low-noise expert";
-    parts.push_back({name, dit_options.device, bytes.device, bytes.host, true});
+    const bool resident_blocks = d.options.offload_blocks < d.info.config.num_layers;  // offload_blocks moves them
+    parts.push_back({name, dit_options.device, bytes.device, bytes.host, resident_blocks});
   }
   const auto add = [&](const char* role, const char* name, const c10::Device& device, at::ScalarType dtype) {
     const model_io::ManifestPart* part = manifest.part(role);
@@ -163,7 +166,13 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
       const model_io::ManifestPart* part = (*manifest)->part(role);
       if (part == nullptr) continue;  // a one-DiT model
       stage = std::string(port == std::string("model") ? "DiT" : "low-noise expert") + " '" + part->path + "'";
-      dits.push_back({port, stage, part->path, wan::wan_inspect_checkpoint(*part)});
+      dits.push_back({port, stage, part->path, wan::wan_inspect_checkpoint(*part), dit_options});
+    }
+    const bool swaps = dits.size() == 2 && ctx.param_string("experts_on_gpu") == "active";
+    if (swaps) dits.back().options.offload_blocks = dits.back().info.config.num_layers;  // waits on the host
+    if (swaps && device->is_cpu()) {
+      ctx.log_warn("experts_on_gpu active saves GPU memory only; on the CPU the experts swap for nothing. Choose "
+                   "both here.");
     }
     const std::vector<LoadPart> parts = load_parts(**manifest, dits, dit_options, vae_dtype, text_device, text_here);
     const std::string refusal = check_load_memory(parts, memory_check(ctx, dits, dit_options));
@@ -175,7 +184,8 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
       const WanExpert expert = dits.size() == 1 ? WanExpert::None
                                : d.port == "model"  ? WanExpert::HighNoise
                                                     : WanExpert::LowNoise;
-      DitHandle dit{wan::wan_load_model(d.info, dit_options).ptr(), d.path, *device, dtype, expert};
+      DitHandle dit{wan::wan_load_model(d.info, d.options).ptr(), d.path, *device, dtype, expert,
+                    swaps ? dit_options.offload_blocks : -1};
       const std::size_t dit_bytes = module_bytes(*dit.model);
       out[d.port] = engine::make_value(kModelType, std::move(dit), dit_bytes);
       if (ctx.cancelled()) return node_error(ctx, "Model loading cancelled.");
@@ -335,6 +345,10 @@ engine::NodeType load_wan_model_node() {
       ParamSpec::real("memory_limit_gib", 0.0, 0.0, 65536.0,
                       "Memory the weights may take on the device, in GiB; 0 = what is free there (the "
                       "available RAM on the CPU). A model that does not fit is refused before loading."),
+      ParamSpec::enumeration("experts_on_gpu", {"both", "active"}, "both",
+                             "A two-expert model (Wan2.2-A14B): both experts stay on the GPU, or only the one "
+                             "sampling; the other waits in pinned host memory and they swap at the expert "
+                             "boundary (one 14B expert's weights each way, once per video)."),
       ParamSpec::boolean("keep_fp8", false,
                          "Keep a DiT file's fp8 weights as fp8 in memory (half of bfloat16), looked up "
                          "layer by layer as it runs; such a model samples and trains LoRAs, not full "

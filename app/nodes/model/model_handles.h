@@ -26,6 +26,9 @@ struct DitHandle {
   c10::Device device = c10::Device(c10::kCPU);
   at::ScalarType dtype = at::kFloat;
   WanExpert expert = WanExpert::None;  // kept by Load LoRA, Train Wan and Distill Wan
+  // experts_on_gpu "active": the blocks this expert offloads while it samples; the other expert
+  // then waits with all of its blocks in host memory (sampling/expert_swap.h). -1 = stays as loaded.
+  int64_t swap_offload_blocks = -1;
 };
 
 struct VaeHandle {

@@ -6,6 +6,7 @@
 // per step (sampler_preview.h) and cancellation between steps.
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include <c10/core/InferenceMode.h>
 
@@ -23,6 +24,7 @@
 #include "nodes/common/stage_memory.h"
 #include "nodes/model/model_handles.h"
 #include "nodes/sampling/conditioning.h"
+#include "nodes/sampling/expert_swap.h"
 #include "nodes/sampling/latent.h"
 #include "nodes/sampling/sampler_dense.h"
 #include "nodes/sampling/sampler_preview.h"
@@ -120,10 +122,13 @@ engine::Result<engine::ValueMap> compute_sampler(engine::NodeContext& ctx, const
   velocity_options.context_null = fit(cond.context_null);
   velocity_options.attention = s.attention;
   velocity_options.batch_cfg = ctx.param_bool("batch_cfg");
+  std::optional<ExpertSwap> swap;  // outlives the sampling that calls through it
   if (ctx.has_input("low_noise_model")) {
+    const DitHandle& low = ctx.input_as<DitHandle>("low_noise_model");
     // The same architecture and attention preparation; only the weights differ.
-    s.options.low_noise.model =
-        sampling::make_wan_velocity(wan::WanModel(ctx.input_as<DitHandle>("low_noise_model").model), velocity_options);
+    s.options.low_noise.model = sampling::make_wan_velocity(wan::WanModel(low.model), velocity_options);
+    swap.emplace(dit, low);
+    if (swap->active()) s.options.low_noise.model = swap->wrap(std::move(s.options.low_noise.model), true);
     s.options.low_noise.boundary = ctx.param_float("expert_boundary") * 1000.0;
     s.options.low_noise.guide_scale = ctx.param_float("guidance_low");
     s.info["expert_boundary"] = std::to_string(ctx.param_float("expert_boundary"));
@@ -132,8 +137,8 @@ engine::Result<engine::ValueMap> compute_sampler(engine::NodeContext& ctx, const
                  std::to_string(int(s.options.low_noise.boundary)) + ", '" +
                  ctx.input_as<DitHandle>("low_noise_model").path + "' below it.");
   }
-  const sampling::VelocityFn velocity =
-      sampling::make_wan_velocity(wan::WanModel(dit.model), std::move(velocity_options));
+  sampling::VelocityFn velocity = sampling::make_wan_velocity(wan::WanModel(dit.model), std::move(velocity_options));
+  if (swap && swap->active()) velocity = swap->wrap(std::move(velocity), false);
   s.options.on_step = [&ctx, dense](int done, int total) {
     ctx.progress(done, total, done <= dense ? "sampling (full attention)" : "sampling");
   };
