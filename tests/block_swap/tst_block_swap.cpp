@@ -10,6 +10,7 @@
 #include <ATen/ops/randn.h>
 #include <ATen/ops/tensor.h>
 #include <c10/core/GradMode.h>
+#include <c10/core/InferenceMode.h>
 
 #include <filesystem>
 #include <stdexcept>
@@ -102,6 +103,7 @@ class tst_block_swap : public QObject {
   void throwingBlockRestoresWeights();
   void refusesTraining();
   void gpuOffloadedEqualsResident();
+  void gpuSwapInsideInferenceMode();
 };
 
 void tst_block_swap::offloadedEqualsResident_data() {
@@ -212,6 +214,33 @@ void tst_block_swap::gpuOffloadedEqualsResident() {
     QVERIFY2(swapped_peak + 15'000'000 < resident_peak,
              qPrintable(QString("peak %1 B streamed vs %2 B resident").arg(swapped_peak).arg(resident_peak)));
   }
+}
+
+// What Wan Sampler's expert swap does between two steps (nodes/sampling/expert_swap.h): inside the
+// sampler's inference mode, leave it, move every block to the host and back. The weights stay
+// ordinary parameters on their devices and the forward is the resident one, bit for bit.
+void tst_block_swap::gpuSwapInsideInferenceMode() {
+  if (!at::hasCUDA()) {
+    QSKIP("No GPU: the swap between devices was not run (the CPU sampler test covers its order).");
+  }
+  WanModelOptions o;
+  o.config = three_block_config();
+  o.device = c10::Device(c10::kCUDA, 0);
+  o.compute_dtype = at::kBFloat16;
+  WanModel gpu(o);
+  wan_init_weights(*gpu, 9);
+  const Inputs in;
+  c10::InferenceMode sampling;
+  const at::Tensor resident = forward(*gpu, in);
+  for (const int64_t blocks : {int64_t(3), int64_t(0)}) {
+    c10::InferenceMode ordinary(false);
+    wan_set_offload_blocks(*gpu, blocks);
+  }
+  QVERIFY(block_on(*gpu, 2, c10::kCUDA));
+  for (const at::Tensor& p : gpu->parameters()) QVERIFY(!p.is_inference());
+  QVERIFY(at::equal(forward(*gpu, in), resident));
+  const double err = rel_err(resident, forward(*wan_make_model(o.config, 9), in));  // the CPU reference
+  QVERIFY2(err < 5e-2, qPrintable(QString::number(err)));
 }
 
 QTEST_GUILESS_MAIN(tst_block_swap)
