@@ -29,6 +29,7 @@
 #include "nodes/model/model_handles.h"
 #include "nodes/sampling/conditioning.h"
 #include "nodes/session.h"
+#include "nodes/training/training_set.h"
 #include "nodes/value_types.h"
 #include "nodes_test_fixture.h"
 
@@ -101,6 +102,7 @@ class tst_nodes_distill : public QObject {
   void badInputsRefusedBeforeAnyStep_data();
   void badInputsRefusedBeforeAnyStep();
   void imageConditionedModelRefused();
+  void imageToVideoFromTheTrainingSet();
 
  private:
   engine::Result<engine::ValueMap> run(const nlohmann::json& params, engine::ValueMap inputs, Run* out);
@@ -355,6 +357,51 @@ void tst_nodes_distill::imageConditionedModelRefused() {
                out.error().message.find("distil a text-to-video model") != std::string::npos,
            out.error().message.c_str());
   QVERIFY(r.steps.empty());
+}
+
+// A training set encoded for image-to-video gives each prompt its clip's first latent frame: the
+// student distils with those images (other losses than the same captions as text-to-video), and a
+// clip of another size than the student's is refused before any step, naming the prompt.
+void tst_nodes_distill::imageToVideoFromTheTrainingSet() {
+  const auto& dit = *engine::value_as<DitHandle>(model_);
+  const int64_t text_dim = dit.model->config().text_dim;
+  auto training_set = [&](bool i2v, int64_t width, const char* name) {
+    TrainingSet set;
+    set.dropout_context = at::randn({4, text_dim}, at::detail::createCPUGenerator(1));
+    for (int i = 0; i < 2; ++i) {
+      TrainingSampleData data;
+      data.latent = at::randn({48, 2, 2, width}, at::detail::createCPUGenerator(10 + i));
+      data.context = at::randn({4, text_dim}, at::detail::createCPUGenerator(20 + i));
+      data.caption = "clip " + std::to_string(i);
+      data.source = data.caption;
+      data.mode = i2v ? "i2v" : "t2v";
+      data.settings = "{}";
+      const std::string path = dir_.path().toStdString() + "/" + name + std::to_string(i) + ".safetensors";
+      if (const std::string bad = write_training_sample(path, data); !bad.empty()) qFatal("%s", bad.c_str());
+      set.samples.push_back({path, data.source, data.latent.sizes().vec(), data.context.sizes().vec(), i2v});
+    }
+    return engine::make_value(kTrainingSetType, set);
+  };
+  auto distil = [&](const engine::Value& set, const char* output, Run& r) {
+    nlohmann::json p = tiny_params();
+    p["prompts"] = "";
+    p["output"] = std::string("{output}/") + output;
+    engine::ValueMap in{{"model", model_}, {"training_set", set}};
+    return run(p, in, &r);
+  };
+  Run images, texts;
+  auto with_images = distil(training_set(true, 4, "i2v"), "i2v-student.safetensors", images);
+  QVERIFY2(with_images.ok(), with_images.ok() ? "" : with_images.error().message.c_str());
+  QVERIFY(distil(training_set(false, 4, "t2v"), "t2v-student.safetensors", texts).ok());
+  QCOMPARE(images.steps, (std::vector<std::int64_t>{1, 2}));
+  QVERIFY(images.metrics.at(0).at("generator_loss") != texts.metrics.at(0).at("generator_loss"));
+  Run wide;
+  auto refused = distil(training_set(true, 8, "wide"), "wide-student.safetensors", wide);
+  QVERIFY(!refused.ok());
+  QVERIFY2(refused.error().message.find("('clip 0') has a first frame that is not a latent [48, 1, 2, 4]") !=
+               std::string::npos,
+           refused.error().message.c_str());
+  QVERIFY(wide.steps.empty());
 }
 
 QTEST_GUILESS_MAIN(tst_nodes_distill)

@@ -1,7 +1,7 @@
 // Distill Wan: step distillation (DMD2, models/train/distill.h) of a copy of the DiT into a few-step
 // student without guidance. The prompts are a list (the `prompts` text and `prompts_file`, one per
-// line, encoded once by the text encoder) and/or the captions of Encode Dataset's TRAINING_SET; no
-// clips are needed. Each step posts the generator loss, the critic loss and the DMD gradient norm as
+// line, encoded once by the text encoder) and/or the captions of Encode Dataset's TRAINING_SET (with
+// their first frames when encoded for image-to-video); no clips are needed. Each step posts the generator loss, the critic loss and the DMD gradient norm as
 // progress metrics. The student is written as a LoRA (ComfyUI names, Load LoRA reads it) through a
 // temporary published by `naming`, with `<name>.json` beside it recording the run; the MODEL output
 // is the copy with the student attached, to be sampled with Wan Sampler's dmd scheduler at the same
@@ -67,11 +67,14 @@ engine::Result<std::vector<std::string>> prompt_texts(const engine::NodeContext&
   return texts;
 }
 
-// The training set's captions, encoded by Encode Dataset (text-to-video prompts).
+// The training set's captions, encoded by Encode Dataset; a sample encoded for image-to-video (its
+// mode i2v) gives its first latent frame too, the image the student then learns to animate.
 std::vector<train::DistillPrompt> set_prompts(const TrainingSet& set) {
   std::vector<train::DistillPrompt> prompts;
   for (const TrainingSampleFile& file : set.samples) {
-    prompts.push_back({read_training_sample(file.path).context, {}, file.source});
+    const TrainingSampleData data = read_training_sample(file.path);
+    const at::Tensor first_frame = file.image_to_video ? data.latent.narrow(1, 0, 1).contiguous() : at::Tensor();
+    prompts.push_back({data.context, first_frame, file.source});
   }
   return prompts;
 }
@@ -343,7 +346,9 @@ engine::NodeType distill_wan_node(const AttentionSource& attention) {
   t.version = 1;
   t.inputs = {{"model", kModelType, false, "The DiT from Load Wan Model (the teacher)."},
               {"text_encoder", kTextEncoderType, true, "Encodes the prompts and the negative prompt."},
-              {"training_set", kTrainingSetType, true, "More prompts: Encode Dataset's encoded captions."},
+              {"training_set", kTrainingSetType, true,
+               "More prompts: Encode Dataset's encoded captions; with its mode i2v, each clip's first frame "
+               "too (image-to-video distillation, at the clips' width and height)."},
               {"validation", kConditioningType, true, "A prompt from Encode Text for the validation clips."},
               {"vae", kVaeType, true, "Decodes the validation clips (without it their latent is previewed)."}};
   t.outputs = {{"model", kModelType, false, "The distilled copy (student LoRA attached), for Wan Sampler."},
