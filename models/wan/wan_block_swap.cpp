@@ -4,6 +4,7 @@
 #include <string>
 
 #include <ATen/ops/empty.h>
+#include <c10/core/GradMode.h>
 #include <c10/core/StreamGuard.h>
 #include <c10/core/impl/VirtualGuardImpl.h>
 
@@ -31,10 +32,16 @@ void wan_set_offload_blocks(WanModelImpl& model, int64_t n) {
     throw std::invalid_argument("Cannot offload " + std::to_string(n) + " blocks: the Wan DiT has " +
                                 std::to_string(layers) + "; choose 0 to " + std::to_string(layers) + ".");
   }
+  const bool pin = !model.device().is_cpu();
+  c10::NoGradGuard no_grad;  // moving weights is no computation to record
   for (int64_t i = 0; i < layers; ++i) {
     const c10::Device target = i >= layers - n ? c10::Device(c10::kCPU) : model.device();
     for (at::Tensor& p : model.blocks->ptr(i)->parameters()) {
-      if (p.device() != target) {
+      if (p.device() == target) continue;
+      if (target.is_cpu() && pin) {  // straight into page-locked memory: one copy, not two
+        at::Tensor host = at::empty(p.sizes(), p.options().device(target).pinned_memory(true));
+        p.set_data(host.copy_(p));
+      } else {
         p.set_data(p.to(target));
       }
     }
