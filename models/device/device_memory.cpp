@@ -110,6 +110,9 @@ int64_t free_device_memory(const c10::Device& device) {
   if (!why_unavailable(device).empty()) return -1;
 #ifdef VIDGRAPH_HAVE_GPU_MEMORY_STATS
   try {
+    // A fresh process has neither the device's context nor its allocator's stats (which then throw:
+    // on an H200 this gave "unknown" and no check); one small tensor creates both, as for the reset.
+    (void)at::empty({1}, at::TensorOptions().device(device));
     const c10::DeviceIndex index = index_of(device);
     const c10::DeviceIndex previous = gpu_runtime::current_device();
     gpu_runtime::set_device(index);  // the driver answers for the current device
