@@ -2,6 +2,7 @@
 #include "gui/history_panel.h"
 
 #include <QtCore/QDir>
+#include <QtCore/QFileInfo>
 #include <QtWidgets/QHBoxLayout>
 #include <QtWidgets/QHeaderView>
 #include <QtWidgets/QLabel>
@@ -33,6 +34,20 @@ QString files_of(const json& entry) {
   return names.join(QStringLiteral(", "));
 }
 
+// The first video a run wrote: an MP4 or WebM file, or a PNG-sequence folder; "" when none.
+QString video_of(const json& entry) {
+  const auto files = entry.find("files");
+  if (files == entry.end() || !files->is_array()) return {};
+  for (const json& f : *files) {
+    const QString path = text_of(f, "path");
+    const QFileInfo info(path);
+    const QString suffix = info.suffix().toLower();
+    const bool png_sequence = info.isDir() && QFileInfo::exists(path + QStringLiteral("/metadata.json"));
+    if (suffix == QLatin1String("mp4") || suffix == QLatin1String("webm") || png_sequence) return path;
+  }
+  return {};
+}
+
 }  // namespace
 
 HistoryPanel::HistoryPanel(QWidget* parent)
@@ -41,6 +56,7 @@ HistoryPanel::HistoryPanel(QWidget* parent)
       open_(new QPushButton(tr("Open"), this)),
       rerun_(new QPushButton(tr("Run again"), this)),
       compare_(new QPushButton(tr("Compare settings"), this)),
+      compareVideos_(new QPushButton(tr("Compare videos"), this)),
       note_(new QLabel(this)) {
   list_->setColumnCount(5);
   list_->setHeaderLabels({tr("Run"), tr("Started (UTC)"), tr("Status"), tr("Seconds"), tr("Files")});
@@ -50,11 +66,12 @@ HistoryPanel::HistoryPanel(QWidget* parent)
   open_->setToolTip(tr("Open the run's workflow, with the values it ran with, as an untitled document"));
   rerun_->setToolTip(tr("Open the run's workflow and run it again"));
   compare_->setToolTip(tr("Show the params the two selected runs differ in"));
+  compareVideos_->setToolTip(tr("Play the two selected runs' videos side by side in the preview"));
   auto* refresh = new QPushButton(tr("Refresh"), this);
   note_->setWordWrap(true);
   note_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   auto* buttons = new QHBoxLayout;
-  for (QPushButton* b : {open_, rerun_, compare_, refresh}) buttons->addWidget(b);
+  for (QPushButton* b : {open_, rerun_, compare_, compareVideos_, refresh}) buttons->addWidget(b);
   buttons->addStretch(1);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
@@ -64,6 +81,7 @@ HistoryPanel::HistoryPanel(QWidget* parent)
   connect(open_, &QPushButton::clicked, this, [this] { openSelected(false); });
   connect(rerun_, &QPushButton::clicked, this, [this] { openSelected(true); });
   connect(compare_, &QPushButton::clicked, this, [this] { note_->setText(compareSelected()); });
+  connect(compareVideos_, &QPushButton::clicked, this, &HistoryPanel::compareSelectedVideos);
   connect(refresh, &QPushButton::clicked, this, &HistoryPanel::refresh);
   connect(list_, &QTreeWidget::itemSelectionChanged, this, &HistoryPanel::updateButtons);
   connect(list_, &QTreeWidget::itemDoubleClicked, this, [this] { openSelected(false); });
@@ -132,11 +150,24 @@ void HistoryPanel::openSelected(bool runAfterOpening) {
   Q_EMIT openRun(QString::fromStdString(workflow.dump()), label, runAfterOpening);
 }
 
+void HistoryPanel::compareSelectedVideos() {
+  const std::vector<int> runs = selectedRuns();
+  if (runs.size() != 2) return;
+  const QString first = video_of(runs_[runs[0]]);
+  const QString second = video_of(runs_[runs[1]]);
+  if (first.isEmpty() || second.isEmpty()) {
+    note_->setText(tr("Run %1 wrote no video to compare.").arg((first.isEmpty() ? runs[0] : runs[1]) + 1));
+    return;
+  }
+  Q_EMIT compareVideos(first, second, tr("run %1 | run %2").arg(runs[0] + 1).arg(runs[1] + 1));
+}
+
 void HistoryPanel::updateButtons() {
   const std::size_t selected = list_->selectedItems().size();
   open_->setEnabled(selected == 1);
   rerun_->setEnabled(selected == 1);
   compare_->setEnabled(selected == 2);
+  compareVideos_->setEnabled(selected == 2);
 }
 
 }  // namespace vidgraph::gui

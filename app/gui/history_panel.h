@@ -1,7 +1,8 @@
 // HistoryPanel: the runs of the editor's output folder, newest first — the same history
 // vidgraph-run keeps (engine/run_history.h): when each started, its status, time and files. Open
 // puts a run's workflow in the editor as an untitled document with the values it ran with; Run again
-// does that and runs it; Compare settings shows the params the two selected runs differ in.
+// does that and runs it; Compare settings shows the params the two selected runs differ in, Compare
+// videos asks for their videos side by side.
 // Re-read when a run ends and on Refresh.
 #pragma once
 
@@ -32,11 +33,14 @@ class HistoryPanel : public QWidget {
  Q_SIGNALS:
   // `workflow` is a workflow file's JSON; `label` names the run in the editor.
   void openRun(const QString& workflow, const QString& label, bool runAfterOpening);
+  // The first video each of the two selected runs wrote (older run first).
+  void compareVideos(const QString& first, const QString& second, const QString& label);
 
  private:
   std::vector<int> selectedRuns() const;  // indexes into runs_, oldest first
   void openSelected(bool runAfterOpening);
   void updateButtons();
+  void compareSelectedVideos();
 
   QString folder_;
   std::vector<nlohmann::json> runs_;  // oldest first, as read
@@ -44,6 +48,7 @@ class HistoryPanel : public QWidget {
   QPushButton* open_;
   QPushButton* rerun_;
   QPushButton* compare_;
+  QPushButton* compareVideos_;
   QLabel* note_;
 };
 

@@ -37,6 +37,7 @@
 #include "gui/minimap.h"
 #include "gui/node_palette.h"
 #include "gui/preview_player.h"
+#include "gui/run_compare.h"
 #include "gui/run_controller.h"
 
 namespace vidgraph::gui {
@@ -132,6 +133,19 @@ void MainWindow::buildDocks() {
   connect(history_, &HistoryPanel::openRun, this, [this](const QString& workflow, const QString& label, bool run) {
     openHistoryRun(workflow, label, run);
   });
+  connect(history_, &HistoryPanel::compareVideos, this,
+          [this](const QString& first, const QString& second, const QString& label) {
+            auto clip = side_by_side_clip(first, second);
+            if (!clip.ok()) {
+              showError(tr("Cannot compare the videos"), QString::fromStdString(clip.error().message));
+              return;
+            }
+            player_->setClip(QStringLiteral("history"), *clip);
+            previewDock_->show();
+            previewDock_->raise();
+            statusBar()->showMessage(tr("Comparing %1 in the preview (%2 frames).").arg(label).arg(clip->frames.size()),
+                                     8000);
+          });
   resizeDocks({inspectorDock, previewDock_}, {420, 360}, Qt::Vertical);
   resizeDocks({inspectorDock}, {400}, Qt::Horizontal);
   resizeDocks({logDock}, {150}, Qt::Vertical);

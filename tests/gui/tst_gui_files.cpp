@@ -9,6 +9,7 @@
 // an exported MP4 or PNG sequence, and the confirmation before such a shared workflow writes outside
 // the output folder. Shared fixtures in gui_test_fixture.h.
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 
 #include <QtCore/QDir>
@@ -34,6 +35,7 @@
 #include <QtWidgets/QTreeWidget>
 
 #include "../comfy/comfy_fixtures.h"
+#include "engine/run_history.h"
 #include "engine/workflow_file.h"
 #include "gui/autosave.h"
 #include "gui/document_controller.h"
@@ -1024,6 +1026,45 @@ class tst_GuiFiles : public QObject {
     QVERIFY(back.openFile(mp4));
     QCOMPARE(saved(back.controller()->document()), ran);
     QCOMPARE(back.scene()->nodeItemCount(), std::size_t(4));
+  }
+
+  // Compare videos with two runs selected: their videos side by side in the preview player, the
+  // older run on the left, over their common frames (an MP4 of 3 frames and a PNG sequence of 2).
+  void historyComparesTwoRunsVideos() {
+    QTemporaryDir dir;
+    gui::MainWindowOptions options{dir.filePath(QStringLiteral("recovery")), 3600000, false};
+    options.runDefaults.output_dir = dir.filePath(QStringLiteral("out")).toStdString();
+    QVERIFY(QDir().mkpath(dir.filePath(QStringLiteral("out"))));
+    auto write_run = [&](const QString& name, nodes::media::VideoFormat format, int count, std::uint8_t grey) {
+      nodes::Frames frames{count, 32, 16, std::vector<std::uint8_t>(std::size_t(count) * 32 * 16 * 3, grey)};
+      nodes::media::ExportOptions export_options;
+      export_options.path = dir.filePath(QStringLiteral("out/") + name).toStdString();
+      export_options.format = format;
+      std::string error;
+      QVERIFY2(nodes::media::export_video(frames, export_options, &error), error.c_str());
+      engine::RunResult result;
+      result.files.push_back({"export", export_options.path});
+      QVERIFY(engine::append_run_history(options.runDefaults.output_dir,
+                                         engine::run_history_entry(result, "{}", "", std::chrono::system_clock::now())));
+    };
+    write_run(QStringLiteral("a.mp4"), nodes::media::VideoFormat::Mp4, 3, 40);
+    write_run(QStringLiteral("b-frames"), nodes::media::VideoFormat::PngSequence, 2, 200);
+    gui::MainWindow window(registry_, options);
+    gui::HistoryPanel* panel = window.historyPanel();
+    QCOMPARE(panel->runCount(), 2);
+    panel->list()->topLevelItem(0)->setSelected(true);
+    panel->list()->topLevelItem(1)->setSelected(true);
+    QPushButton* compare = nullptr;
+    for (auto* b : panel->findChildren<QPushButton*>()) {
+      if (b->text() == QStringLiteral("Compare videos")) compare = b;
+    }
+    QVERIFY(compare && compare->isEnabled());
+    QTest::mouseClick(compare, Qt::LeftButton);
+    QCOMPARE(window.player()->frameCount(), 2);
+    const QImage frame = window.player()->clip().frames.front();
+    QCOMPARE(frame.size(), QSize(64, 16));
+    QVERIFY(qGray(frame.pixel(8, 8)) < 80);    // run 1's dark frame on the left
+    QVERIFY(qGray(frame.pixel(40, 8)) > 160);  // run 2's light one on the right
   }
 
   // A workflow opened from a shared file (here a PNG sequence's metadata.json) that writes outside
