@@ -254,7 +254,6 @@ engine::NodeType encode_dataset_node() {
                   "settings, model files): a re-run encodes only what changed, and training needs "
                   "no text encoder. The dropout prompt is encoded too, for Train Wan's caption "
                   "dropout.";
-  t.version = 1;
   t.inputs = {{"vae", kVaeType, false, "From Load Wan Model."},
               {"text_encoder", kTextEncoderType, false, "From Load Wan Model."},
               {"dataset", kDatasetType, false, "From Load Video Dataset."}};

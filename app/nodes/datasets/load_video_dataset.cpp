@@ -64,7 +64,6 @@ engine::NodeType load_video_dataset_node() {
                   "captioned by NAME.txt beside it or by a captions.jsonl / captions.csv manifest. "
                   "Every clip is checked (it opens, has enough frames, has a non-empty UTF-8 "
                   "caption) before anything is encoded; bad clips are named.";
-  t.version = 1;
   t.inputs = {{"folder", kPathType, true,
                "Optional: the dataset folder from another node (e.g. Make Demo Dataset), used while "
                "the folder param is empty."}};

@@ -114,7 +114,6 @@ engine::NodeType make_demo_dataset_node() {
                   "moving, growing or bouncing and of camera pans and zooms over patterns, each with a "
                   "caption .txt. For trying the fine-tuning workflow without data of your own; it writes "
                   "only into a new or empty folder.";
-  t.version = 1;
   t.outputs = {{"folder", kPathType, false, "The dataset folder, for Load Video Dataset."}};
   t.params = {
       ParamSpec::folder_path("folder", "{output}/demo-dataset", "Where the clips go (new or empty).").written(),

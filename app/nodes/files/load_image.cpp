@@ -86,7 +86,6 @@ engine::NodeType load_image_node() {
                   "as PIL and the reference resize) and centre-cropped to sides that are multiples "
                   "of 32 with the image's aspect, within max_area pixels (the Wan2.2 reference's "
                   "rule), or to an explicit width x height.";
-  t.version = 1;
   t.outputs = {{"image", kImageType, false, "The fitted RGB image."}};
   t.params = {
       ParamSpec::file_path("path", "", "Images (*.png *.jpg *.jpeg *.webp)",

@@ -55,7 +55,6 @@ engine::NodeType load_latent_node() {
   t.category = "latent";
   t.description = "Loads a latent saved by Save Latent (safetensors), exactly, e.g. to decode it "
                   "again or to start sampling from it.";
-  t.version = 1;
   t.outputs = {{"latent", kLatentType, false, "The loaded latent [1, C, T, H, W] float32."}};
   t.params = {
       ParamSpec::file_path("path", "", "Safetensors (*.safetensors)", "The latent file."),

@@ -52,7 +52,6 @@ engine::NodeType load_lora_node() {
                   "names. Reads ComfyUI / kohya / lightx2v files (lora_down / lora_up, alpha, diff) and "
                   "diffusers / PEFT files (lora_A / lora_B). Only the changed layers take new memory; "
                   "chain several Load LoRA nodes to combine LoRAs.";
-  t.version = 1;
   t.inputs = {{"model", kModelType, false, "The DiT from Load Wan Model (or another Load LoRA)."}};
   t.outputs = {{"model", kModelType, false, "The DiT with the LoRA applied."}};
   t.params = {

@@ -306,7 +306,6 @@ engine::NodeType load_wan_model_node() {
                   "what they hold), from the folders of ComfyUI's extra_model_paths.yaml, or from "
                   "explicit files. Models stay loaded between runs while these params and the "
                   "files are unchanged.";
-  t.version = 1;
   t.outputs = {{"model", kModelType, false, "The DiT (a two-expert model's high-noise expert)."},
                {"low_noise_model", kModelType, true,
                 "the low-noise expert of a two-expert model (Wan2.2-A14B), found beside the DiT; connect it to the "

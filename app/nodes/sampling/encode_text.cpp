@@ -104,7 +104,6 @@ engine::NodeType encode_text_node() {
   t.description = "Encodes the positive and negative prompts with the umT5 encoder (tokenised to "
                   "512 tokens, output trimmed to the real length, as the reference does). Can free "
                   "the encoder afterwards; it reloads when a prompt changes.";
-  t.version = 1;
   t.inputs = {{"text_encoder", kTextEncoderType, false, "From Load Wan Model."},
               {"prompt", kPromptType, false, "From Prompt."}};
   t.outputs = {{"conditioning", kConditioningType, false, "Embeddings for Wan Sampler."}};

@@ -73,7 +73,6 @@ engine::NodeType light_vae_decode_node() {
   t.description = "Decodes Wan2.2-TI2V-5B latents into RGB frames with the TAEHV light decoder "
                   "(taew2_2.pth from madebyollin/taehv): a fraction of the Wan VAE's time and "
                   "memory at slightly lower quality; 1 + 4 * (T - 1) frames, 16x the latent size.";
-  t.version = 1;
   t.inputs = {{"latent", kLatentType, false, "The latent from Wan Sampler or Load Latent."}};
   t.outputs = {{"video", kVideoType, false, "The decoded frames (uint8 RGB)."}};
   t.params = {

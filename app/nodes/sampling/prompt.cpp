@@ -19,7 +19,6 @@ engine::NodeType prompt_node() {
                   "reference's; leaving it empty also uses that default. The text encoder reads "
                   "the first 512 tokens of each (as the reference); texts over 100,000 characters "
                   "are refused.";
-  t.version = 1;
   t.outputs = {{"prompt", kPromptType, false, "The positive and negative text."}};
   t.params = {
       ParamSpec::text("positive", "", "What the video should show."),

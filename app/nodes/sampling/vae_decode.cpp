@@ -167,7 +167,6 @@ engine::NodeType vae_decode_node(const AttentionSource& attention) {
                   "large frames. The memory is estimated before decoding: tiling turns on by itself "
                   "(logged) when an untiled decode would exceed the budget (memory_limit_gib, or 3/4 "
                   "of the available RAM), and a decode that does not fit even tiled is refused.";
-  t.version = 1;
   t.inputs = {{"vae", kVaeType, false, "The VAE from Load Wan Model."},
               {"latent", kLatentType, false, "The latent from Wan Sampler or Load Latent."}};
   t.outputs = {{"video", kVideoType, false, "The decoded frames (uint8 RGB)."}};

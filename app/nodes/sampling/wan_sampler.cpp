@@ -181,7 +181,6 @@ engine::NodeType wan_sampler_node(const std::vector<plugin::MethodInfo>& attenti
                   "guidance with the negative prompt, UniPC, Euler or DMD few-step (distilled "
                   "models such as FastWan2.2), the attention plugin's method and its params. "
                   "Progress per step; cancel stops before the next step.";
-  t.version = 1;
   t.inputs = {{"model", kModelType, false, "The DiT from Load Wan Model."},
               {"conditioning", kConditioningType, false, "Prompt embeddings from Encode Text."},
               {"vae", kVaeType, true, "The VAE; needed when an image is connected."},

@@ -343,7 +343,6 @@ engine::NodeType distill_wan_node(const AttentionSource& attention) {
                   "over one copy of the weights. Generator loss, critic loss and DMD gradient norm per step in "
                   "the progress; cancel leaves a resumable checkpoint. The student is written as a LoRA and is "
                   "the model output: sample it with Wan Sampler's dmd scheduler at student_timesteps, guidance 1.";
-  t.version = 1;
   t.inputs = {{"model", kModelType, false, "The DiT from Load Wan Model (the teacher)."},
               {"text_encoder", kTextEncoderType, true, "Encodes the prompts and the negative prompt."},
               {"training_set", kTrainingSetType, true,

@@ -206,7 +206,6 @@ engine::NodeType train_wan_node(const AttentionSource& attention) {
                   "LoRA adapters (written with ComfyUI names) or every weight (a full checkpoint). "
                   "Loss and learning rate per step in the progress; cancel leaves a resumable "
                   "checkpoint. The input model is not changed; the trained copy is the model output.";
-  t.version = 1;
   t.inputs = {{"model", kModelType, false, "The DiT from Load Wan Model."},
               {"training_set", kTrainingSetType, false, "From Encode Dataset."},
               {"validation", kConditioningType, true, "A prompt from Encode Text for the validation clips."},
