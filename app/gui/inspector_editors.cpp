@@ -239,17 +239,35 @@ class LineEditor : public ParamEditor {
   QLineEdit* line_;
 };
 
-// A model file param with files found in the model folders: an editable drop-down of them, and
-// the picker button for any other file.
+// A combo box whose items are listed again each time its drop-down opens.
+class RelistingComboBox : public QComboBox {
+ public:
+  RelistingComboBox(std::function<QStringList()> list, QWidget* parent)
+      : QComboBox(parent), list_(std::move(list)) {
+    addItems(list_());
+  }
+  void showPopup() override {
+    const QString text = currentText();  // the param's value stays what it is
+    clear();
+    addItems(list_());
+    setEditText(text);
+    QComboBox::showPopup();
+  }
+
+ private:
+  std::function<QStringList()> list_;
+};
+
+// A model file param with files found in the model folders: an editable drop-down of them (listed
+// again when it opens), and the picker button for any other file.
 class ModelFileEditor : public ParamEditor {
  public:
-  ModelFileEditor(const engine::ParamSpec& spec, const QStringList& choices, QWidget* parent)
-      : ParamEditor(spec, parent), combo_(new QComboBox(this)) {
+  ModelFileEditor(const engine::ParamSpec& spec, std::function<QStringList()> choices, QWidget* parent)
+      : ParamEditor(spec, parent), combo_(new RelistingComboBox(std::move(choices), this)) {
     auto* layout = rowLayout(this);
     combo_->setEditable(true);
     combo_->setInsertPolicy(QComboBox::NoInsert);
     combo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    combo_->addItems(choices);
     layout->addWidget(combo_, 1);
     auto* browse = new QToolButton(this);
     browse->setText(QStringLiteral("…"));
@@ -280,8 +298,9 @@ class ModelFileEditor : public ParamEditor {
 
 }  // namespace
 
-ParamEditor* createModelFileEditor(const engine::ParamSpec& spec, const QStringList& choices, QWidget* parent) {
-  return new ModelFileEditor(spec, choices, parent);
+ParamEditor* createModelFileEditor(const engine::ParamSpec& spec, std::function<QStringList()> choices,
+                                   QWidget* parent) {
+  return new ModelFileEditor(spec, std::move(choices), parent);
 }
 
 ParamEditor* createParamEditor(const engine::ParamSpec& spec, QWidget* parent) {

@@ -67,8 +67,10 @@ class ParamEditor : public QWidget {
 };
 
 ParamEditor* createParamEditor(const engine::ParamSpec& spec, QWidget* parent);
-// A FilePath editor whose drop-down offers `choices` (the model files found for it, see
-// nodes/model_choices.h): an editable combo box (a QComboBox child) plus the picker button.
-ParamEditor* createModelFileEditor(const engine::ParamSpec& spec, const QStringList& choices, QWidget* parent);
+// A FilePath editor whose drop-down offers the model files found for it (nodes/model_choices.h):
+// an editable combo box (a QComboBox child) plus the picker button. `choices` lists them; it is
+// asked again each time the drop-down opens, so files added to the folders meanwhile appear.
+ParamEditor* createModelFileEditor(const engine::ParamSpec& spec, std::function<QStringList()> choices,
+                                   QWidget* parent);
 
 }  // namespace vidgraph::gui

@@ -112,7 +112,12 @@ void InspectorPanel::rebuild() {
   }
   for (const engine::ParamSpec& spec : type->params) {
     const QStringList choices = modelChoices(*controller_, runDefaults_, *node, spec);
-    ParamEditor* e = choices.isEmpty() ? createParamEditor(spec, body_) : createModelFileEditor(spec, choices, body_);
+    // Listed again when the drop-down opens: the node's params then, the folders' files then.
+    auto relist = [this, spec] {
+      const engine::Node* now = controller_->document().find_node(nodeId_);
+      return now ? modelChoices(*controller_, runDefaults_, *now, spec) : QStringList();
+    };
+    ParamEditor* e = choices.isEmpty() ? createParamEditor(spec, body_) : createModelFileEditor(spec, relist, body_);
     const std::string param = spec.name;
     e->setToolTip(QString::fromStdString(spec.description));
     e->showValue(node->params.contains(param) ? node->params[param] : nlohmann::json());

@@ -687,8 +687,9 @@ class tst_Gui : public QObject {
   }
 
 #ifdef VIDGRAPH_GUI_HAVE_NODES
-  // Load Wan Model's file params offer the files of the ComfyUI folder model_path names, and follow
-  // model_path when it changes; other file params keep the plain line.
+  // Load Wan Model's file params offer the files of the ComfyUI folder model_path names, listed
+  // again when the drop-down opens, and follow model_path when it changes; other file params keep
+  // the plain line.
   void modelFileDropDown() {
     const QString models = tmp_.filePath("dropdown/ComfyUI/models");
     for (const char* file : {"vae/wan2.2_vae.safetensors", "vae/wan_2.1_vae.safetensors",
@@ -714,6 +715,15 @@ class tst_Gui : public QObject {
     Q_EMIT vae->activated(1);
     QCOMPARE(c.document().find_node(*id)->params["vae"].get<std::string>(),
              (models + "/vae/wan_2.1_vae.safetensors").toStdString());
+    // A file added to the folder meanwhile is listed when the drop-down opens again; the value stays.
+    QFile added(models + "/vae/wan2.1_vae_fp8.safetensors");
+    QVERIFY(added.open(QIODevice::WriteOnly));
+    added.close();
+    vae->showPopup();
+    QCOMPARE(vae->count(), 3);
+    QCOMPARE(vae->currentText(), models + "/vae/wan_2.1_vae.safetensors");
+    vae->hidePopup();
+    QVERIFY(added.remove());
     QVERIFY(c.setParam(*id, "model_path", tmp_.filePath("dropdown").toStdString()).ok());  // no models folder
     QCoreApplication::processEvents();
     QVERIFY(!inspector.editor("vae")->findChild<QComboBox*>());
