@@ -167,6 +167,14 @@ long children_peak_kib() {
 // Issue #41: compare held every frame of both videos (2.35 GB for two 300-frame 720p clips). Two
 // 150-frame 640x360 clips are 207 MB decoded; streamed, the command's peak grows by a few frames.
 // Runs first, so the children's peak before it is the small comparison's.
+// AddressSanitizer keeps freed memory resident (its quarantine, 256 MB), so under it a process's
+// peak RSS says nothing about what the code holds; the bounds are checked in the plain build.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kPeakRssMeans = false;
+#else
+constexpr bool kPeakRssMeans = true;
+#endif
+
 void tst_compare::commandHoldsOnePairAtATime() {
   const QString big_a = dir_.filePath("big_a.mp4"), big_b = dir_.filePath("big_b.mp4");
   QCOMPARE(write_mp4(gradient_frames(150, 640, 360, 0), big_a), std::string());
@@ -179,7 +187,7 @@ void tst_compare::commandHoldsOnePairAtATime() {
   QCOMPARE(nlohmann::json::parse(big.out.toStdString())["compared_frames"].get<int>(), 150);
   const long grown = children_peak_kib() - before;
   qInfo("peak RSS: small comparison %ld KiB, two 150-frame 640x360 clips +%ld KiB", before, grown);
-  QVERIFY2(grown < 80 * 1024, qPrintable(QString("the comparison grew by %1 KiB").arg(grown)));
+  if (kPeakRssMeans) QVERIFY2(grown < 80 * 1024, qPrintable(QString("the comparison grew by %1 KiB").arg(grown)));
   // The comparison videos are encoded pair by pair too: held whole they would add 207 MB (side by
   // side, 1280x360) and 104 MB (difference) to the peak. What remains is the H.264 encoder's own
   // frames (62 MB with two threads; it takes more threads, and memory, on larger CPUs).
@@ -189,7 +197,10 @@ void tst_compare::commandHoldsOnePairAtATime() {
   QVERIFY2(videos.exit_code == 0, qPrintable(videos.err));
   const long videos_grown = children_peak_kib() - with_metrics;
   qInfo("peak RSS with both comparison videos: +%ld KiB over the metrics alone", videos_grown);
-  QVERIFY2(videos_grown < 160 * 1024, qPrintable(QString("the comparison videos grew it by %1 KiB").arg(videos_grown)));
+  if (kPeakRssMeans) {
+    QVERIFY2(videos_grown < 160 * 1024,
+             qPrintable(QString("the comparison videos grew it by %1 KiB").arg(videos_grown)));
+  }
   media::VideoInfo info;
   std::string error;
   QVERIFY2(media::probe_video(dir_.filePath("big_both.mp4").toStdString(), &info, &error), error.c_str());

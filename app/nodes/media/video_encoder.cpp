@@ -1,6 +1,8 @@
 // Implements encode_video_file (video_export.h): RGB frames -> yuv420p (BT.709, limited range)
 // -> libx264 (MP4) or libvpx-vp9 (WebM) -> libavformat, workflow JSON as the `comment` tag.
 #include <cerrno>
+#include <cstring>
+#include <vector>
 
 #include "nodes/media/ffmpeg_util.h"
 #include "nodes/output_path.h"
@@ -178,13 +180,20 @@ bool encode_video_file(const FrameSource& frames, const ExportOptions& options,
     *error = "Could not allocate the video conversion buffers (out of memory?).";
     return false;
   }
+  // swscale's SIMD loads read a little past the last pixel of its input: each frame is copied into
+  // a buffer padded as FFmpeg asks of its inputs, never read in place at the end of a caller's buffer
+  // (an AddressSanitizer build faulted there on a frame that ended a heap mapping).
+  const std::size_t frame_bytes = static_cast<std::size_t>(frames.width) * frames.height * 3;
+  std::vector<uint8_t> padded(frame_bytes + AV_INPUT_BUFFER_PADDING_SIZE);
   for (int i = 0; i < frames.count; ++i) {
     if (av_frame_make_writable(yuv.get()) < 0) {
       *error = "Could not allocate a video frame (out of memory?).";
       return false;
     }
-    const uint8_t* src[1] = {frames.frame(i, error)};
-    if (src[0] == nullptr) return false;
+    const uint8_t* frame = frames.frame(i, error);
+    if (frame == nullptr) return false;
+    std::memcpy(padded.data(), frame, frame_bytes);
+    const uint8_t* src[1] = {padded.data()};
     const int src_stride[1] = {frames.width * 3};
     sws_scale(sws.get(), src, src_stride, 0, frames.height, yuv->data, yuv->linesize);
     yuv->pts = i;
