@@ -79,6 +79,9 @@ MainWindow::MainWindow(const engine::Registry& registry, MainWindowOptions optio
 
 MainWindow::~MainWindow() {
   if (logSink_) logSink_->setReceiver({});
+  // Children are deleted after this body (by ~QWidget) and may signal while they go (the
+  // controller's undo stack says it is clean again): nothing may reach this half-destroyed window.
+  for (QObject* child : findChildren<QObject*>()) disconnect(child, nullptr, this, nullptr);
   // The scene observes the controller: tear it down first, while the controller still exists.
   disconnect(scene_, nullptr, this, nullptr);
   view_->setScene(nullptr);
