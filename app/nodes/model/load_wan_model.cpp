@@ -82,11 +82,11 @@ at::ScalarType pick_vae_dtype(const engine::NodeContext& ctx, const c10::Device&
   return at::kFloat;
 }
 
-// A DiT expert to load: the output port, the stage named in errors, its path, its inspection and
-// how it loads (experts_on_gpu "active": the low-noise expert starts with every block on the host).
+// A DiT expert to load: the output port, its name in messages, its path, its inspection and how
+// it loads (experts_on_gpu "active": the low-noise expert starts with every block on the host).
 struct DitToLoad {
   std::string port;
-  std::string stage;
+  std::string name;  // "DiT", "low-noise expert"
   std::string path;
   wan::WanCheckpointInfo info;
   wan::WanLoadOptions options;
@@ -99,9 +99,8 @@ std::vector<LoadPart> load_parts(const model_io::CheckpointManifest& manifest, c
   std::vector<LoadPart> parts;
   for (const DitToLoad& d : dits) {
     const wan::WanLoadBytes bytes = wan::wan_estimate_load(d.info, d.options);
-    const char* name = d.port == "model" ? "DiT" : "low-noise expert";
     const bool resident_blocks = d.options.offload_blocks < d.info.config.num_layers;  // offload_blocks moves them
-    parts.push_back({name, dit_options.device, bytes.device, bytes.host, resident_blocks});
+    parts.push_back({d.name, dit_options.device, bytes.device, bytes.host, resident_blocks});
   }
   const auto add = [&](const char* role, const char* name, const c10::Device& device, at::ScalarType dtype) {
     const model_io::ManifestPart* part = manifest.part(role);
@@ -165,8 +164,9 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
                                      std::pair{"low_noise_model", model_io::kRoleLowNoiseDit}}) {
       const model_io::ManifestPart* part = (*manifest)->part(role);
       if (part == nullptr) continue;  // a one-DiT model
-      stage = std::string(port == std::string("model") ? "DiT" : "low-noise expert") + " '" + part->path + "'";
-      dits.push_back({port, stage, part->path, wan::wan_inspect_checkpoint(*part), dit_options});
+      const std::string name = port == std::string("model") ? "DiT" : "low-noise expert";
+      stage = name + " '" + part->path + "'";
+      dits.push_back({port, name, part->path, wan::wan_inspect_checkpoint(*part), dit_options});
     }
     const bool swaps = dits.size() == 2 && ctx.param_string("experts_on_gpu") == "active";
     if (swaps) dits.back().options.offload_blocks = dits.back().info.config.num_layers;  // waits on the host
@@ -180,7 +180,7 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
 
     ctx.progress(0, 3, dits.size() == 1 ? "loading DiT" : "loading the two experts");
     for (DitToLoad& d : dits) {
-      stage = d.stage;
+      stage = d.name + " '" + d.path + "'";
       const WanExpert expert = dits.size() == 1 ? WanExpert::None
                                : d.port == "model"  ? WanExpert::HighNoise
                                                     : WanExpert::LowNoise;
