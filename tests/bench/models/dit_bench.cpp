@@ -232,6 +232,26 @@ json time_block_swap(const DitBenchOptions& o, wan::WanModelImpl& model, const D
   return out;
 }
 
+// What experts_on_gpu=active costs at an expert switch: every block of this model to pinned host
+// memory and back, `swaps` times (the first pays for pinning the host pages). A switch moves one
+// expert out and the other in, so it costs about one "to_host" plus one "to_device".
+json time_expert_swap(const DitBenchOptions& o, wan::WanModelImpl& model, int swaps) {
+  const int64_t layers = static_cast<int64_t>(model.blocks->size());
+  std::vector<double> out_ms, in_ms;
+  for (int i = 0; i < swaps; ++i) {
+    out_ms.push_back(time_runs(o.device, 0, 1, [&] { wan::wan_set_offload_blocks(model, layers); }).median_ms);
+    in_ms.push_back(time_runs(o.device, 0, 1, [&] { wan::wan_set_offload_blocks(model, 0); }).median_ms);
+  }
+  const double gib = double(parameter_bytes(model)) / kGiB;
+  auto direction = [&](std::vector<double> ms) {
+    const double first = ms.front();
+    std::sort(ms.begin(), ms.end());
+    const double median = ms[ms.size() / 2];
+    return json{{"first_ms", first}, {"median_ms", median}, {"runs", ms.size()}, {"gib_per_s", gib / (median / 1000.0)}};
+  };
+  return json{{"weights_gib", gib}, {"to_host", direction(out_ms)}, {"to_device", direction(in_ms)}};
+}
+
 // Every linear weight as fp8 E4M3 codes with a per-tensor scale, held as a checkpoint loaded with
 // keep_fp8 holds them (the values are random: time and memory are what is measured).
 void keep_linears_as_fp8(wan::WanModelImpl& model) {
@@ -331,6 +351,9 @@ json run_dit_bench(const DitBenchOptions& o, plugin::AttentionBackend& backend) 
                              {"gate_linear", gate},
                              {"per_method", split_forward(timed, attention, linear, gate)}};
   if (!o.offload_blocks.empty()) result["block_swap"] = time_block_swap(opts, *model, in, backend);
+  if (o.expert_swaps > 0) {
+    result["expert_swap"] = guarded("expert swap", [&] { return time_expert_swap(opts, *model, o.expert_swaps); });
+  }
   if (o.fp8_weights) result["fp8_weights"] = time_fp8_weights(opts, *model, in, backend);
   return result;
 }

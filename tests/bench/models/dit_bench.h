@@ -44,6 +44,7 @@ struct DitBenchOptions {
   int warmup = 1;
   int repeats = 5;
   std::vector<int64_t> offload_blocks;  // block swap runs of methods[0], after everything else
+  int expert_swaps = 0;  // times the whole model goes to pinned host memory and back (experts_on_gpu=active)
   bool fp8_weights = false;  // then every method again with the linears kept as fp8 codes (keep_fp8)
   bool fused_elementwise = true;  // the backend's fused DiT kernels where it has them
 };
@@ -55,7 +56,8 @@ inline constexpr char kLibtorchDense[] = "libtorch_dense";
 // recorded as {"error": "..."} in its place and the rest still runs. Returns
 // {"model": {...}, "inputs": {...}, "methods": {name: {median_ms, min_ms, max_ms, runs, peak_gib,
 // finite, ...}}, "fused_elementwise": bool, "aten_elementwise": {name: {...}} when fused,
-// "breakdown": {...}, "block_swap": {N: {median_ms, peak_gib, ...}} when asked}.
+// "breakdown": {...}, "block_swap": {N: {median_ms, peak_gib, ...}} when asked,
+// "expert_swap": {weights_gib, to_host: {first_ms, median_ms, gib_per_s}, to_device: {...}} when asked}.
 nlohmann::json run_dit_bench(const DitBenchOptions& options, plugin::AttentionBackend& backend);
 
 }  // namespace vidgraph::bench

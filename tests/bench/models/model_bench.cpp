@@ -56,6 +56,7 @@ struct Options {
   std::string plugin;
   std::string out;
   std::vector<int64_t> offload_blocks;
+  int expert_swaps = 0;
 };
 
 at::ScalarType parse_dtype(const std::string& s) {
@@ -184,6 +185,7 @@ int run(const Options& o) {
   dit.warmup = o.warmup;
   dit.repeats = o.repeats;
   dit.offload_blocks = o.offload_blocks;
+  dit.expert_swaps = o.expert_swaps;
   dit.fp8_weights = o.fp8_weights;
 
   plugin::PluginLoadReport report = plugin::load_attention_plugin(engine::read_environment().plugin_path, o.plugin);
@@ -266,6 +268,9 @@ int main(int argc, char** argv) {
   app.add_option("--offload-blocks", o.offload_blocks,
                  "also time the first method with block swap, per count of offloaded blocks (comma-separated)")
       ->delimiter(',')
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--expert-swaps", o.expert_swaps,
+                 "also time moving the whole DiT to pinned host memory and back this many times (an expert switch)")
       ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
   try {
