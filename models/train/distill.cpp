@@ -54,6 +54,13 @@ at::Tensor with_first_frame(const at::Tensor& x, const DistillPrompt& p) {
   return at::cat({first, x.narrow(1, 1, x.size(1) - 1)}, 1);
 }
 
+// The latent the student's chain starts from: the noise, or at a first timestep below 1000 (a
+// low-noise expert) the prompt's clip noised to it.
+at::Tensor chain_start(const DistillDraws& d, const DistillPrompt& p, double sigma) {
+  if (sigma >= 1.0) return d.noise;
+  return p.clip * (1.0 - sigma) + d.noise * sigma;
+}
+
 // The student's clean sample (distill_draws' chain): steps before the exit without autograd, the
 // exit step with autograd when `grad` (the caller's grad mode decides).
 at::Tensor student_sample(wan::WanModelImpl& model, const wan::AttentionRun& run, const DistillDraws& d,
@@ -61,7 +68,7 @@ at::Tensor student_sample(wan::WanModelImpl& model, const wan::AttentionRun& run
   const auto dev = model.device();
   const bool i2v = p.first_frame.defined();
   const int64_t groups = d.noise.size(1) / model.config().patch_size[0];
-  at::Tensor x = with_first_frame(d.noise.to(dev), p);
+  at::Tensor x = with_first_frame(chain_start(d, p, timesteps.front() / 1000.0).to(dev), p);
   for (int j = 0; j < d.exit_step; ++j) {
     c10::NoGradGuard no_grad;
     const double sigma = timesteps[j] / 1000.0, next = timesteps[j + 1] / 1000.0;
@@ -224,6 +231,9 @@ DistillResult distill(wan::WanModelImpl& model, plugin::AttentionBackend* backen
   StepAttention student_runs(model), teacher_runs(model);
   const wan::AttentionRun& full = teacher_runs.for_latent(teacher_attention, o.latent_shape);
   const int64_t patch_t = model.config().patch_size[0];
+  // The noise levels of the re-noising and of the critic's examples: the expert's side of the boundary.
+  const std::pair<double, double> side = flow_s_range(o.sigma_min, o.sigma_max, o.shift);
+  const std::pair<double, double> renoise = renoise_range(o);
   for (int step = history.step + 1; step <= o.steps; ++step) {
     if (o.is_cancelled && o.is_cancelled()) {
       log->info("Distillation cancelled before step {}", step);
@@ -251,7 +261,7 @@ DistillResult distill(wan::WanModelImpl& model, plugin::AttentionBackend* backen
       const DistillPrompt& p = prompts[d.prompt];
       const at::Tensor x = student_sample(model, student_run, d, p, o.student_timesteps, o.checkpointing);
       FlowExample noisy = make_flow_example(x.detach(), p.first_frame.defined(), o.shift, patch_t, d.generator,
-                                            o.renoise_min, o.renoise_max);
+                                            renoise.first, renoise.second);
       const DmdGradient g = dmd_gradient(model, sets, full, x, noisy, p.context, o.negative_context, o.guidance);
       const int64_t f0 = noisy.first_loss_frame;
       const at::Tensor target = (x - g.grad).detach();
@@ -284,7 +294,8 @@ DistillResult distill(wan::WanModelImpl& model, plugin::AttentionBackend* backen
         x = student_sample(model, student_run, d, p, o.student_timesteps, false);
       }
       ActiveAdapters active(sets, kCritic);
-      const FlowExample ex = make_flow_example(x, p.first_frame.defined(), o.shift, patch_t, d.generator);
+      const FlowExample ex =
+          make_flow_example(x, p.first_frame.defined(), o.shift, patch_t, d.generator, side.first, side.second);
       const at::Tensor loss = flow_loss(velocity(model, full, ex.x_t, ex.t, p.context, o.checkpointing), ex);
       loss.backward();
       critic_sum += loss.item<double>();

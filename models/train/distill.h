@@ -38,6 +38,10 @@ struct DistillPrompt {
   at::Tensor context;      // [L, text_dim] fp32: the text encoder output, L <= text_len
   at::Tensor first_frame;  // optional [C, 1, h, w] fp32: image-to-video (latent frame 0, kept clean)
   std::string name;        // for messages
+  // Optional [C, F, h, w] fp32, the latent shape: a clip of the prompt (a training set's). Needed
+  // when the student's first timestep is below 1000 (a low-noise expert): its chain then starts
+  // from this clip noised to that timestep, where the high-noise expert's output would be.
+  at::Tensor clip;
 };
 
 struct DistillStep {
@@ -62,6 +66,11 @@ struct DistillOptions {
 
   // The student's steps, timesteps out of 1000 (as Wan Sampler's dmd scheduler samples them).
   std::vector<double> student_timesteps = {1000.0, 757.0, 522.0};
+  // One expert of a two-expert model (Wan2.2-A14B) learns its side of the boundary only: every
+  // student timestep, the re-noising and the critic's examples keep sigma in [sigma_min,
+  // sigma_max] (the high-noise expert: [boundary, 1]; the low-noise one: [0, boundary), its
+  // timesteps strictly below). Default: every noise level.
+  double sigma_min = 0.0, sigma_max = 1.0;
   // true: each update's chain runs a uniformly drawn number of steps 1..N (DMD2's backward
   // simulation over every step of the schedule); false: always the whole chain.
   bool random_exit = true;
@@ -86,7 +95,7 @@ struct DistillOptions {
   int critic_updates = 5;   // critic updates per generator update (two time-scale rule)
   double student_lr = 1e-4, critic_lr = 1e-4, weight_decay = 0.0, grad_clip = 1.0;  // clip <= 0: none
   // The re-noising timestep and the critic's flow examples: s ~ U(min, max) mapped by the shift
-  // (objective.h); the critic draws s over [0, 1] as Train Wan does.
+  // (objective.h), within the noise levels above; the critic draws s over all of them (Train Wan).
   double shift = 5.0, renoise_min = 0.02, renoise_max = 0.98;
 
   // Optional regression to the teacher (DMD1), off at 0: + weight * mean((x - x_T)^2), x_T the

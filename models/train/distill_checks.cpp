@@ -1,10 +1,13 @@
 // validate_distill and the distillation state file (distill_parts.h).
+#include <algorithm>
 #include <filesystem>
+#include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
 #include "models/io/safetensors.h"
+#include "models/io/state_dict_file.h"
 #include "models/sampling/dmd_solver.h"
 #include "models/train/distill_parts.h"
 #include "models/train/train_state_io.h"
@@ -14,6 +17,12 @@ namespace vidgraph::train {
 namespace {
 
 constexpr const char* kStateKey = "vidgraph_distill_state";
+
+std::string number(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
 
 void validate_role(const wan::WanModelImpl& model, const std::string& role, TrainMode mode, const LoraOptions& lora) {
   require(mode == TrainMode::Lora, "A full copy of the " + role +
@@ -54,6 +63,41 @@ void validate_prompt(const wan::WanModelImpl& model, const DistillOptions& o, co
   require(model.config().patch_size[0] == 1, who + " is image-to-video, which needs a model with temporal patch 1.");
 }
 
+// Every student timestep on the expert's side (the sampler's rule: t >= boundary is the high-noise
+// expert's), and a clip per prompt when the chain starts below 1000.
+void validate_noise_levels(const DistillOptions& o, const std::vector<DistillPrompt>& prompts) {
+  require(o.sigma_min >= 0 && o.sigma_min < o.sigma_max && o.sigma_max <= 1,
+          "The noise levels to distil must satisfy 0 <= sigma_min < sigma_max <= 1, got [" +
+              std::to_string(o.sigma_min) + ", " + std::to_string(o.sigma_max) + "].");
+  const auto range = renoise_range(o);
+  require(range.first < range.second, "The re-noising range [renoise_min, renoise_max] does not overlap the "
+                                      "expert's noise levels; widen it.");
+  const bool whole = o.sigma_min == 0.0 && o.sigma_max == 1.0;
+  for (const double t : o.student_timesteps) {
+    const double sigma = t / 1000.0;
+    const bool inside = sigma >= o.sigma_min && (sigma < o.sigma_max || o.sigma_max == 1.0);
+    require(inside, "The student's timestep " + number(t) + " is outside the expert's noise levels (" +
+                        (o.sigma_min > 0 ? "from " + number(1000 * o.sigma_min) + " to 1000"
+                                         : "below " + number(1000 * o.sigma_max)) +
+                        "); give student_timesteps on its side of the boundary.");
+  }
+  require(whole || o.regression_weight == 0,
+          "The regression to the teacher samples every noise level, which one expert does not cover; set "
+          "regression_weight 0 to distil an expert.");
+  if (o.student_timesteps.front() >= 1000.0) return;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    const DistillPrompt& p = prompts[i];
+    const std::string who = "Prompt " + std::to_string(i) + (p.name.empty() ? "" : " ('" + p.name + "')");
+    require(p.clip.defined(), who + " has no clip, and the student's chain starts at timestep " +
+                                  number(o.student_timesteps.front()) +
+                                  ", from a clip noised there (the high-noise expert's output is not at hand); "
+                                  "distil a low-noise expert from a training set's captions and clips.");
+    require(p.clip.sizes().vec() == o.latent_shape,
+            who + "'s clip is a latent " + model_io::shape_string(p.clip) + ", not of the student's latent shape; encode the "
+                  "training set at the student's width, height and frames.");
+  }
+}
+
 nlohmann::json options_that_must_match(const DistillOptions& o, size_t prompt_count) {
   auto lora = [](const LoraOptions& l) {
     return nlohmann::json{{"rank", l.rank}, {"alpha", l.alpha}, {"targets", l.targets}};
@@ -70,11 +114,17 @@ nlohmann::json options_that_must_match(const DistillOptions& o, size_t prompt_co
           {"guidance", o.guidance},
           {"shift", o.shift},
           {"renoise", {o.renoise_min, o.renoise_max}},
+          {"noise_levels", {o.sigma_min, o.sigma_max}},
           {"regression", {o.regression_weight, o.regression_steps}},
           {"prompts", prompt_count}};
 }
 
 }  // namespace
+
+std::pair<double, double> renoise_range(const DistillOptions& o) {
+  const std::pair<double, double> side = flow_s_range(o.sigma_min, o.sigma_max, o.shift);
+  return {std::max(o.renoise_min, side.first), std::min(o.renoise_max, side.second)};
+}
 
 void validate_distill(const wan::WanModelImpl& model, plugin::AttentionBackend* backend,
                       const std::vector<DistillPrompt>& prompts, const DistillOptions& o) {
@@ -104,6 +154,7 @@ void validate_distill(const wan::WanModelImpl& model, plugin::AttentionBackend* 
           "save_every is set but checkpoint_dir is empty: name a folder for the checkpoints.");
   sampling::dmd_schedule(o.student_timesteps);  // throws a sentence for an empty or unordered list
   validate_latent_shape(model.config(), o.latent_shape);
+  validate_noise_levels(o, prompts);
   if (o.guidance != 1.0) {
     require_text_context(model.config(), o.negative_context, "The teacher's guidance needs the negative prompt's",
                          "; encode the negative prompt (or \"\") with the same text encoder");
@@ -144,7 +195,7 @@ DistillHistory read_distill_state(const std::string& path, const DistillRole& st
   const model_io::SafetensorsFile file = model_io::SafetensorsFile::open(path);
   const nlohmann::json meta = read_state_meta(file, path, kStateKey, "distillation", "distill-step-*.safetensors");
   // Options added after the first checkpoints were written: a checkpoint without one used its default.
-  nlohmann::json saved = {{"teacher_method", "full"}};
+  nlohmann::json saved = {{"teacher_method", "full"}, {"noise_levels", {0.0, 1.0}}};
   const nlohmann::json recorded = meta.value("options", nlohmann::json::object());
   if (recorded.is_object()) saved.update(recorded);
   check_saved_options(path, saved, options_that_must_match(options, prompt_count));

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <torch/optim/adamw.h>
@@ -16,6 +17,10 @@ namespace vidgraph::train {
 // Throws std::invalid_argument with a sentence for the first bad option or prompt; changes nothing.
 void validate_distill(const wan::WanModelImpl& model, plugin::AttentionBackend* backend,
                       const std::vector<DistillPrompt>& prompts, const DistillOptions& options);
+
+// The re-noising range in s (objective.h): [renoise_min, renoise_max] within the expert's side of
+// the boundary (sigma_min, sigma_max); validate_distill refuses options where they do not overlap.
+std::pair<double, double> renoise_range(const DistillOptions& options);
 
 // A trained role: its tensors (fp32 masters) and its optimizer.
 struct DistillRole {

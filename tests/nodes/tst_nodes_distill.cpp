@@ -103,10 +103,13 @@ class tst_nodes_distill : public QObject {
   void badInputsRefusedBeforeAnyStep();
   void imageConditionedModelRefused();
   void imageToVideoFromTheTrainingSet();
+  void oneExpertDistilsItsSide();
 
  private:
   engine::Result<engine::ValueMap> run(const nlohmann::json& params, engine::ValueMap inputs, Run* out);
   engine::ValueMap inputs() const;
+  // Encode Dataset's output of two clips [48, 2, 2, width], written as files.
+  engine::Value training_set(bool i2v, int64_t width, const char* name);
 
   QTemporaryDir dir_;
   vidgraph::nodes::Session session_;  // as the front ends open it: the plugin and the built-in types
@@ -362,26 +365,27 @@ void tst_nodes_distill::imageConditionedModelRefused() {
 // A training set encoded for image-to-video gives each prompt its clip's first latent frame: the
 // student distils with those images (other losses than the same captions as text-to-video), and a
 // clip of another size than the student's is refused before any step, naming the prompt.
-void tst_nodes_distill::imageToVideoFromTheTrainingSet() {
+engine::Value tst_nodes_distill::training_set(bool i2v, int64_t width, const char* name) {
   const auto& dit = *engine::value_as<DitHandle>(model_);
   const int64_t text_dim = dit.model->config().text_dim;
-  auto training_set = [&](bool i2v, int64_t width, const char* name) {
-    TrainingSet set;
-    set.dropout_context = at::randn({4, text_dim}, at::detail::createCPUGenerator(1));
-    for (int i = 0; i < 2; ++i) {
-      TrainingSampleData data;
-      data.latent = at::randn({48, 2, 2, width}, at::detail::createCPUGenerator(10 + i));
-      data.context = at::randn({4, text_dim}, at::detail::createCPUGenerator(20 + i));
-      data.caption = "clip " + std::to_string(i);
-      data.source = data.caption;
-      data.mode = i2v ? "i2v" : "t2v";
-      data.settings = "{}";
-      const std::string path = dir_.path().toStdString() + "/" + name + std::to_string(i) + ".safetensors";
-      if (const std::string bad = write_training_sample(path, data); !bad.empty()) qFatal("%s", bad.c_str());
-      set.samples.push_back({path, data.source, data.latent.sizes().vec(), data.context.sizes().vec(), i2v});
-    }
-    return engine::make_value(kTrainingSetType, set);
-  };
+  TrainingSet set;
+  set.dropout_context = at::randn({4, text_dim}, at::detail::createCPUGenerator(1));
+  for (int i = 0; i < 2; ++i) {
+    TrainingSampleData data;
+    data.latent = at::randn({48, 2, 2, width}, at::detail::createCPUGenerator(10 + i));
+    data.context = at::randn({4, text_dim}, at::detail::createCPUGenerator(20 + i));
+    data.caption = "clip " + std::to_string(i);
+    data.source = data.caption;
+    data.mode = i2v ? "i2v" : "t2v";
+    data.settings = "{}";
+    const std::string path = dir_.path().toStdString() + "/" + name + std::to_string(i) + ".safetensors";
+    if (const std::string bad = write_training_sample(path, data); !bad.empty()) qFatal("%s", bad.c_str());
+    set.samples.push_back({path, data.source, data.latent.sizes().vec(), data.context.sizes().vec(), i2v});
+  }
+  return engine::make_value(kTrainingSetType, set);
+}
+
+void tst_nodes_distill::imageToVideoFromTheTrainingSet() {
   auto distil = [&](const engine::Value& set, const char* output, Run& r) {
     nlohmann::json p = tiny_params();
     p["prompts"] = "";
@@ -402,6 +406,44 @@ void tst_nodes_distill::imageToVideoFromTheTrainingSet() {
                std::string::npos,
            refused.error().message.c_str());
   QVERIFY(wide.steps.empty());
+}
+
+// A Wan2.2-A14B expert distils its side of the boundary (noise_levels auto): the low-noise one
+// from the training set's clips, at timesteps below 875; steps off its side, or no clips, are
+// refused before any step. The student keeps the expert's mark for the two-expert sampler.
+void tst_nodes_distill::oneExpertDistilsItsSide() {
+  DitHandle low = *engine::value_as<DitHandle>(model_);
+  low.expert = WanExpert::LowNoise;
+  const engine::Value expert = engine::make_value(kModelType, low);
+  const engine::Value clips = training_set(false, 4, "expert");
+  nlohmann::json p = tiny_params();
+  p["prompts"] = "";
+  p["steps"] = 1;
+  p["student_timesteps"] = "800,500";
+  p["output"] = "{output}/low-student.safetensors";
+  Run r;
+  auto out = run(p, {{"model", expert}, {"training_set", clips}}, &r);
+  QVERIFY2(out.ok(), out.ok() ? "" : out.error().message.c_str());
+  QCOMPARE(engine::value_as<DitHandle>(out->at("model"))->expert, WanExpert::LowNoise);
+  bool said = false;
+  for (const std::string& line : r.logs) said |= line.find("low-noise expert's timesteps: below 875") != std::string::npos;
+  QVERIFY(said);
+
+  auto refused = [&](const nlohmann::json& params, engine::ValueMap in, const char* sentence) {
+    Run none;
+    auto result = run(params, std::move(in), &none);
+    QVERIFY(!result.ok());
+    QVERIFY2(result.error().message.find(sentence) != std::string::npos, result.error().message.c_str());
+    QVERIFY(none.steps.empty());
+  };
+  nlohmann::json texts = p;
+  texts["prompts"] = "a red square";
+  refused(texts, {{"model", expert}, {"text_encoder", fake_text_encoder(low.model->config().text_dim)}},
+          "('a red square') has no clip");
+  nlohmann::json high = p;
+  high["noise_levels"] = "high_noise";
+  refused(high, {{"model", expert}, {"training_set", clips}},
+          "timestep 800 is outside the expert's noise levels (from 875 to 1000)");
 }
 
 QTEST_GUILESS_MAIN(tst_nodes_distill)

@@ -18,6 +18,7 @@
 #include "models/io/safetensors.h"
 #include "models/train/adapter_sets.h"
 #include "models/train/distill.h"
+#include "models/train/objective.h"
 #include "models/train/sparse_extras.h"
 #include "models/wan/wan_tiny.h"
 #include "plugins/api/plugin_loader.h"
@@ -177,7 +178,10 @@ at::Tensor chain64(wan::WanModelImpl& student, const wan::AttentionRun& run, con
     if (i2v) x.select(1, 0).copy_(p.first_frame.select(1, 0));
     return x;
   };
-  at::Tensor x = impose(d.noise.to(at::kDouble));
+  // A chain that starts below timestep 1000 (a low-noise expert) starts from the prompt's clip noised there.
+  const double start = steps[0] / 1000;
+  at::Tensor x = impose(start >= 1 ? d.noise.to(at::kDouble)
+                                   : p.clip.to(at::kDouble) * (1 - start) + d.noise.to(at::kDouble) * start);
   for (int j = 0;; ++j) {
     const double sigma = steps[j] / 1000;
     const at::Tensor x0 = impose(x - sigma * v64(student, run, x, steps[j], i2v, p.context));
@@ -336,9 +340,12 @@ void tst_distill::firstStepMatchesFloat64Reference_data() {
   QTest::addColumn<QString>("method");
   QTest::addColumn<bool>("i2v");
   QTest::addColumn<bool>("random_exit");
-  QTest::newRow("full student") << "full" << false << false;
-  QTest::newRow("vsa student, random exit") << "vsa" << false << true;
-  QTest::newRow("sla_star student, i2v") << "sla_star" << true << false;
+  QTest::addColumn<QString>("expert");
+  QTest::newRow("full student") << "full" << false << false << "";
+  QTest::newRow("vsa student, random exit") << "vsa" << false << true << "";
+  QTest::newRow("sla_star student, i2v") << "sla_star" << true << false << "";
+  QTest::newRow("high-noise expert") << "full" << false << true << "high";
+  QTest::newRow("low-noise expert, from a clip") << "vsa" << false << false << "low";
 }
 
 // One whole step of distill() against the formulas: at step 1 the student and the critic are the
@@ -349,9 +356,21 @@ void tst_distill::firstStepMatchesFloat64Reference() {
   QFETCH(QString, method);
   QFETCH(bool, i2v);
   QFETCH(bool, random_exit);
+  QFETCH(QString, expert);
   auto prompts = make_prompts(1);
   if (i2v) prompts[0].first_frame = make_sample(2, 1).latent;
   train::DistillOptions o = base_options(method.toStdString());
+  // One A14B expert: its side of the boundary 0.875 for the steps, the re-noising and the critic.
+  if (expert == "high") {
+    o.sigma_min = 0.875;
+    o.student_timesteps = {1000, 937.5, 900};
+  } else if (expert == "low") {
+    o.sigma_max = 0.875;
+    o.student_timesteps = {850, 600, 300};
+    prompts[0].clip = make_sample(5, 4).latent;  // [4, 4, 8, 8]
+  }
+  const std::pair<double, double> side = train::flow_s_range(o.sigma_min, o.sigma_max, o.shift);
+  const double renoise_lo = std::max(o.renoise_min, side.first), renoise_hi = std::min(o.renoise_max, side.second);
   o.steps = 1;
   o.critic_updates = 1;
   o.random_exit = random_exit;
@@ -375,8 +394,9 @@ void tst_distill::firstStepMatchesFloat64Reference() {
   base64->to(at::kDouble);
   const wan::AttentionRun student64 = run64(*base64, method.toStdString(), student_params);
   const at::Tensor x = chain64(*base64, student64, d, prompts[0], o.student_timesteps);
-  const Renoised r = renoise64(x, d.generator, o.shift, o.renoise_min, o.renoise_max, i2v);
+  const Renoised r = renoise64(x, d.generator, o.shift, renoise_lo, renoise_hi, i2v);
   QVERIFY(std::abs(steps[0].timestep - 1000 * r.sigma) < 1e-9);
+  QVERIFY(r.sigma >= o.sigma_min && r.sigma <= o.sigma_max);
   const at::Tensor g = dmd64(*base64, *base64, full64, x, r, i2v, prompts[0].context, o.negative_context, o.guidance);
   const int64_t f0 = i2v ? 1 : 0;
   const double loss = 0.5 * g.narrow(1, f0, 4 - f0).square().mean().item<double>();
@@ -391,7 +411,7 @@ void tst_distill::firstStepMatchesFloat64Reference() {
   const wan::AttentionRun student_after64 = run64(*student_after, method.toStdString(), student_params);
   train::DistillDraws dc = train::distill_draws(o, 1, 1, 1);
   const at::Tensor xc = chain64(*student_after, student_after64, dc, prompts[0], o.student_timesteps);
-  const Renoised rc = renoise64(xc, dc.generator, o.shift, 0.0, 1.0, i2v);
+  const Renoised rc = renoise64(xc, dc.generator, o.shift, side.first, side.second, i2v);
   const at::Tensor v = v64(*base64, full64, rc.x_t, 1000.0 * rc.sigma, i2v, prompts[0].context);
   const double critic_loss = (v - (rc.noise - xc)).narrow(1, f0, 4 - f0).square().mean().item<double>();
   qInfo("step 1: critic loss %.6g (ref %.6g)", steps[0].critic_loss, critic_loss);
@@ -633,6 +653,11 @@ void tst_distill::badInputsAreRejected_data() {
   QTest::newRow("prompt context") << 14 << "Prompt 1 ('prompt 1') needs a text context";
   QTest::newRow("guidance") << 15 << "guidance must be 1 (none) or more";
   QTest::newRow("resume") << 16 << "does not exist";
+  QTest::newRow("step off the expert's side") << 17 << "timestep 1000 is outside the expert's noise levels (below 875)";
+  QTest::newRow("low-noise expert without clips") << 18 << "Prompt 0 ('prompt 0') has no clip";
+  QTest::newRow("clip of another shape") << 19 << "not of the student's latent shape";
+  QTest::newRow("expert with regression") << 20 << "set regression_weight 0 to distil an expert";
+  QTest::newRow("re-noising off the side") << 21 << "does not overlap the expert's noise levels";
 }
 
 void tst_distill::badInputsAreRejected() {
@@ -668,6 +693,15 @@ void tst_distill::badInputsAreRejected() {
     case 14: prompts[1].context = prompts[1].context.narrow(1, 0, 8); break;
     case 15: o.guidance = 0.5; break;
     case 16: o.resume_from = "/nonexistent/distill-step-000001.safetensors"; break;
+    case 17: o.sigma_max = 0.875; break;
+    case 18: o.sigma_max = 0.875; o.student_timesteps = {800, 400}; break;
+    case 19:
+      o.sigma_max = 0.875;
+      o.student_timesteps = {800, 400};
+      for (auto& p : prompts) p.clip = make_sample(1, 2).latent;
+      break;
+    case 20: o.sigma_min = 0.875; o.student_timesteps = {1000, 900}; o.regression_weight = 1; break;
+    case 21: o.sigma_min = 0.999; o.student_timesteps = {1000}; break;
   }
   const size_t parameters = wan::wan_named_parameters(*model).size();
   const size_t adapters = train::attached_lora_modules(*model).size();

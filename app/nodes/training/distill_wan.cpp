@@ -28,6 +28,7 @@
 #include "nodes/model/model_handles.h"
 #include "nodes/sampling/sampler_dmd.h"
 #include "nodes/sampling/sampler_setup.h"
+#include "nodes/training/noise_levels.h"
 #include "nodes/training/train_validation.h"
 #include "nodes/training/training_output.h"
 #include "nodes/training/training_set.h"
@@ -67,14 +68,15 @@ engine::Result<std::vector<std::string>> prompt_texts(const engine::NodeContext&
   return texts;
 }
 
-// The training set's captions, encoded by Encode Dataset; a sample encoded for image-to-video (its
-// mode i2v) gives its first latent frame too, the image the student then learns to animate.
+// The training set's captions, encoded by Encode Dataset, with their clips (where a low-noise
+// expert's chain starts); a sample encoded for image-to-video (its mode i2v) gives its first latent
+// frame too, the image the student then learns to animate.
 std::vector<train::DistillPrompt> set_prompts(const TrainingSet& set) {
   std::vector<train::DistillPrompt> prompts;
   for (const TrainingSampleFile& file : set.samples) {
     const TrainingSampleData data = read_training_sample(file.path);
     const at::Tensor first_frame = file.image_to_video ? data.latent.narrow(1, 0, 1).contiguous() : at::Tensor();
-    prompts.push_back({data.context, first_frame, file.source});
+    prompts.push_back({data.context, first_frame, file.source, data.latent});
   }
   return prompts;
 }
@@ -143,10 +145,12 @@ engine::Status attention_methods(const engine::NodeContext& ctx, const Attention
 }
 
 engine::Result<train::DistillOptions> distill_options(const engine::NodeContext& ctx,
-                                                      const AttentionParamSchema& schema,
-                                                      const wan::WanConfig& config) {
+                                                      const AttentionParamSchema& schema, const DitHandle& dit) {
   train::DistillOptions o;
-  auto shape = video_latent_shape(ctx, config, static_cast<int>(ctx.param_int("width")),
+  const NoiseLevels levels = noise_levels(ctx, dit, "Distilling");
+  o.sigma_min = levels.sigma_min;
+  o.sigma_max = levels.sigma_max;
+  auto shape = video_latent_shape(ctx, dit.model->config(), static_cast<int>(ctx.param_int("width")),
                                   static_cast<int>(ctx.param_int("height")), static_cast<int>(ctx.param_int("frames")));
   if (!shape.ok()) return shape.error();
   o.latent_shape = std::move(*shape);
@@ -249,7 +253,7 @@ engine::Result<engine::ValueMap> compute_distill_wan(engine::NodeContext& ctx, c
   if (!attention.backend) return node_error(ctx, "No attention plugin for distillation: " + attention.missing);
   auto prompts = distill_prompts(ctx);
   if (!prompts.ok()) return prompts.error();
-  auto distilled_options = distill_options(ctx, schema, dit.model->config());
+  auto distilled_options = distill_options(ctx, schema, dit);
   if (!distilled_options.ok()) return distilled_options.error();
   train::DistillOptions& options = *distilled_options;
   options.negative_context = negative_context(ctx);
@@ -346,13 +350,18 @@ engine::NodeType distill_wan_node(const AttentionSource& attention) {
   t.inputs = {{"model", kModelType, false, "The DiT from Load Wan Model (the teacher)."},
               {"text_encoder", kTextEncoderType, true, "Encodes the prompts and the negative prompt."},
               {"training_set", kTrainingSetType, true,
-               "More prompts: Encode Dataset's encoded captions; with its mode i2v, each clip's first frame "
-               "too (image-to-video distillation, at the clips' width and height)."},
+               "More prompts: Encode Dataset's encoded captions and their clips (a low-noise expert's few "
+               "steps start from them); with its mode i2v, each clip's first frame too (image-to-video "
+               "distillation, at the clips' width and height)."},
               {"validation", kConditioningType, true, "A prompt from Encode Text for the validation clips."},
               {"vae", kVaeType, true, "Decodes the validation clips (without it their latent is previewed)."}};
   t.outputs = {{"model", kModelType, false, "The distilled copy (student LoRA attached), for Wan Sampler."},
                {"path", kPathType, false, "The written student LoRA file."}};
   t.params = distill_params(names, dense ? dense->name : names.front());
+  const std::vector<ParamSpec> levels = noise_level_params();
+  t.params.insert(std::find_if(t.params.begin(), t.params.end(),
+                               [](const ParamSpec& p) { return p.name == "width"; }),
+                  levels.begin(), levels.end());
   for (ParamSpec& p : validation_params()) {
     if (p.name != "validation_steps") t.params.push_back(std::move(p));  // the student's own steps
   }

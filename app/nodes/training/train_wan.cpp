@@ -21,6 +21,7 @@
 #include "nodes/common/rank_broadcast.h"
 #include "nodes/files/writer_params.h"
 #include "nodes/model/model_handles.h"
+#include "nodes/training/noise_levels.h"
 #include "nodes/training/train_validation.h"
 #include "nodes/training/training_output.h"
 #include "nodes/training/training_set.h"
@@ -58,30 +59,12 @@ engine::Result<std::vector<train::TrainingSample>> load_samples(const engine::No
   return samples;
 }
 
-// The noise levels to train on (TrainOptions::sigma_min/max): all of them, or one expert's side of
-// the boundary (its own, as the sampler switches experts there), said in the log.
-void set_noise_levels(const engine::NodeContext& ctx, const DitHandle& dit, train::TrainOptions& o) {
-  std::string levels = ctx.param_string("noise_levels");
-  if (levels == "auto") {
-    levels = dit.expert == WanExpert::HighNoise  ? "high_noise"
-             : dit.expert == WanExpert::LowNoise ? "low_noise"
-                                                 : "all";
-  }
-  if (levels == "all") return;
-  double boundary = ctx.param_float("expert_boundary");
-  if (boundary == 0.0) boundary = dit.model->config().in_dim == 36 ? 0.9 : 0.875;  // I2V-A14B : T2V-A14B
-  const bool high = levels == "high_noise";
-  (high ? o.sigma_min : o.sigma_max) = boundary;
-  const std::string timestep = std::to_string(static_cast<int>(boundary * 1000.0 + 0.5));
-  ctx.log_info(std::string("Training the ") + (high ? "high" : "low") + "-noise expert's timesteps: " +
-               (high ? "from " + timestep + " to 1000" : "below " + timestep) + " (expert_boundary " +
-               format_number("%.3g", boundary) + ").");
-}
-
 engine::Result<train::TrainOptions> train_options(const engine::NodeContext& ctx, const DitHandle& dit,
                                                   const TrainingSet& set, const AttentionParamSchema& schema) {
   train::TrainOptions o;
-  set_noise_levels(ctx, dit, o);
+  const NoiseLevels levels = noise_levels(ctx, dit, "Training");
+  o.sigma_min = levels.sigma_min;
+  o.sigma_max = levels.sigma_max;
   o.mode = ctx.param_string("mode") == "full" ? train::TrainMode::Full : train::TrainMode::Lora;
   o.lora.rank = static_cast<int>(ctx.param_int("lora_rank"));
   o.lora.alpha = ctx.param_float("lora_alpha");
@@ -239,16 +222,12 @@ engine::NodeType train_wan_node(const AttentionSource& attention) {
                            "The LoRA (mode lora) or full checkpoint (mode full) file.").written(),
       weights_dtype_param(),
       naming_param(),
-      ParamSpec::enumeration("noise_levels", {"auto", "all", "high_noise", "low_noise"}, "auto",
-                             "The timesteps to train on: all, or one expert's side of expert_boundary (a Wan2.2-A14B "
-                             "expert runs only there when sampling); auto = the side of the expert the model is, "
-                             "else all."),
-      ParamSpec::real("expert_boundary", 0.0, 0.0, 0.999,
-                      "With an expert's noise levels: the boundary as a fraction of the 1000 timesteps; 0 = the "
-                      "model's own (0.875 for T2V-A14B, 0.9 for I2V-A14B)."),
       ParamSpec::real("weight_decay", 0.0, 0.0, 1.0, "AdamW weight decay."),
       ParamSpec::real("grad_clip", 1.0, 0.0, 1000.0, "Global gradient-norm clip (0: none)."),
   };
+  const std::vector<ParamSpec> levels = noise_level_params();
+  t.params.insert(std::find_if(t.params.begin(), t.params.end(), [](const ParamSpec& p) { return p.name == "weight_decay"; }),
+                  levels.begin(), levels.end());
   const std::vector<ParamSpec> validation = validation_params();
   t.params.insert(t.params.end(), validation.begin(), validation.end());
   std::vector<std::string> taken;
