@@ -58,7 +58,7 @@ int command_models(const std::vector<std::string>& folders, const std::string& m
   nlohmann::json out{{"folders", nlohmann::json::object()}, {"files", nlohmann::json::array()}};
   std::vector<std::string> notes;  // what the bounded folder walk left out
   for (const mio::ModelKind kind : {mio::ModelKind::Dit, mio::ModelKind::Vae, mio::ModelKind::TextEncoder,
-                                    mio::ModelKind::Lora}) {
+                                    mio::ModelKind::Lora, mio::ModelKind::LightVae}) {
     const char* name = mio::model_kind_folder(kind);
     const auto listed = roots.folders.find(kind);
     out["folders"][name] = listed == roots.folders.end() ? std::vector<std::string>{} : listed->second;

@@ -6,6 +6,7 @@
 
 #include <QtCore/QRandomGenerator>
 #include <QtGui/QRegularExpressionValidator>
+#include <QtGui/QStandardItemModel>
 #include <QtWidgets/QCheckBox>
 #include <QtWidgets/QComboBox>
 #include <QtWidgets/QDoubleSpinBox>
@@ -239,30 +240,44 @@ class LineEditor : public ParamEditor {
   QLineEdit* line_;
 };
 
-// A combo box whose items are listed again each time its drop-down opens.
+// A combo box of files under group titles, listed again each time its drop-down opens. A title is
+// a bold item that cannot be chosen.
 class RelistingComboBox : public QComboBox {
  public:
-  RelistingComboBox(std::function<QStringList()> list, QWidget* parent)
+  RelistingComboBox(std::function<QList<FileChoiceGroup>()> list, QWidget* parent)
       : QComboBox(parent), list_(std::move(list)) {
-    addItems(list_());
+    fill();
   }
   void showPopup() override {
     const QString text = currentText();  // the param's value stays what it is
     clear();
-    addItems(list_());
+    fill();
     setEditText(text);
     QComboBox::showPopup();
   }
 
  private:
-  std::function<QStringList()> list_;
+  void fill() {
+    auto* items = qobject_cast<QStandardItemModel*>(model());
+    for (const FileChoiceGroup& group : list_()) {
+      auto* title = new QStandardItem(group.title);
+      title->setFlags(Qt::NoItemFlags);
+      title->setData(true, kGroupTitleRole);
+      QFont bold = font();
+      bold.setBold(true);
+      title->setFont(bold);
+      items->appendRow(title);
+      addItems(group.paths);
+    }
+  }
+  std::function<QList<FileChoiceGroup>()> list_;
 };
 
 // A model file param with files found in the model folders: an editable drop-down of them (listed
 // again when it opens), and the picker button for any other file.
 class ModelFileEditor : public ParamEditor {
  public:
-  ModelFileEditor(const engine::ParamSpec& spec, std::function<QStringList()> choices, QWidget* parent)
+  ModelFileEditor(const engine::ParamSpec& spec, std::function<QList<FileChoiceGroup>()> choices, QWidget* parent)
       : ParamEditor(spec, parent), combo_(new RelistingComboBox(std::move(choices), this)) {
     auto* layout = rowLayout(this);
     combo_->setEditable(true);
@@ -298,7 +313,7 @@ class ModelFileEditor : public ParamEditor {
 
 }  // namespace
 
-ParamEditor* createModelFileEditor(const engine::ParamSpec& spec, std::function<QStringList()> choices,
+ParamEditor* createModelFileEditor(const engine::ParamSpec& spec, std::function<QList<FileChoiceGroup>()> choices,
                                    QWidget* parent) {
   return new ModelFileEditor(spec, std::move(choices), parent);
 }

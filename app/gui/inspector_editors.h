@@ -67,10 +67,20 @@ class ParamEditor : public QWidget {
 };
 
 ParamEditor* createParamEditor(const engine::ParamSpec& spec, QWidget* parent);
+
+// Files of one kind of model and role, under a title ("Wan2.2-T2V-A14B (high-noise expert)").
+struct FileChoiceGroup {
+  QString title;
+  QStringList paths;
+};
+// Item data role of a drop-down's group titles (true): they are shown, not chosen.
+inline constexpr int kGroupTitleRole = Qt::UserRole + 1;
+
 // A FilePath editor whose drop-down offers the model files found for it (nodes/model_choices.h):
-// an editable combo box (a QComboBox child) plus the picker button. `choices` lists them; it is
-// asked again each time the drop-down opens, so files added to the folders meanwhile appear.
-ParamEditor* createModelFileEditor(const engine::ParamSpec& spec, std::function<QStringList()> choices,
+// an editable combo box (a QComboBox child) with each group under its title, plus the picker
+// button. `choices` lists them; it is asked again each time the drop-down opens, so files added to
+// the folders meanwhile appear.
+ParamEditor* createModelFileEditor(const engine::ParamSpec& spec, std::function<QList<FileChoiceGroup>()> choices,
                                    QWidget* parent);
 
 }  // namespace vidgraph::gui

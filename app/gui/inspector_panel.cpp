@@ -23,17 +23,19 @@ namespace {
 
 // The model files found for a file param of `node` (nodes/model_choices.h), paths as the run
 // resolves them (relative to the workflow's folder, the runs' default yaml file from `runDefaults`).
-QStringList modelChoices(const DocumentController& controller, const engine::RunOptions& runDefaults,
-                         const engine::Node& node, const engine::ParamSpec& spec) {
-  QStringList out;
+QList<FileChoiceGroup> modelChoices(const DocumentController& controller, const engine::RunOptions& runDefaults,
+                                    const engine::Node& node, const engine::ParamSpec& spec) {
+  QList<FileChoiceGroup> out;
 #ifdef VIDGRAPH_GUI_HAVE_NODES
   if (spec.kind != engine::ParamKind::FilePath || !nodes::is_model_file_param(node.type, spec.name)) return out;
   engine::RunOptions options = runDefaults;
   if (!controller.filePath().isEmpty()) {
     options.workflow_dir = QFileInfo(controller.filePath()).absolutePath().toStdString();
   }
-  for (const std::string& path : nodes::model_file_choices(node.type, spec.name, node.params, options)) {
-    out << QString::fromStdString(path);
+  for (const nodes::ModelFileChoice& file : nodes::model_file_choices(node.type, spec.name, node.params, options)) {
+    const QString group = QString::fromStdString(file.group);
+    if (out.isEmpty() || out.back().title != group) out.append({group, {}});
+    out.back().paths << QString::fromStdString(file.path);
   }
 #else
   (void)controller;
@@ -111,11 +113,11 @@ void InspectorPanel::rebuild() {
     form->addRow(d);
   }
   for (const engine::ParamSpec& spec : type->params) {
-    const QStringList choices = modelChoices(*controller_, runDefaults_, *node, spec);
+    const QList<FileChoiceGroup> choices = modelChoices(*controller_, runDefaults_, *node, spec);
     // Listed again when the drop-down opens: the node's params then, the folders' files then.
     auto relist = [this, spec] {
       const engine::Node* now = controller_->document().find_node(nodeId_);
-      return now ? modelChoices(*controller_, runDefaults_, *now, spec) : QStringList();
+      return now ? modelChoices(*controller_, runDefaults_, *now, spec) : QList<FileChoiceGroup>();
     };
     ParamEditor* e = choices.isEmpty() ? createParamEditor(spec, body_) : createModelFileEditor(spec, relist, body_);
     const std::string param = spec.name;

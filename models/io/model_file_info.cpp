@@ -71,6 +71,8 @@ std::string detect(const std::vector<Tensor>& tensors, const std::string& path, 
     const std::vector<int64_t> s = shape(conv);
     if (s.size() == 5) return s[1] == 48 ? "wan2.2-vae" : s[1] == 16 ? "wan2.1-vae" : "";
   }
+  // TAEHV (taew2_2.pth, taew2_1.pth): a sequential decoder, its first conv 4-d, its last at index 22.
+  if (shape("decoder.1.weight").size() == 4 && shape("decoder.22.weight").size() == 4) return "taehv";
   for (const char* embedding : {"shared.weight", "encoder.embed_tokens.weight", "token_embedding.weight", "token_embd.weight"}) {
     const std::vector<int64_t> s = shape(embedding);
     const bool t5 = by_name.count("encoder.block.0.layer.0.SelfAttention.q.weight") ||
@@ -183,6 +185,7 @@ bool detected_kind(const ModelFileInfo& info, ModelKind* kind) {
   else if (d == "wan2.2-vae" || d == "wan2.1-vae") *kind = ModelKind::Vae;
   else if (d == "umt5-xxl" || d == "t5") *kind = ModelKind::TextEncoder;
   else if (d == "lora") *kind = ModelKind::Lora;
+  else if (d == "taehv") *kind = ModelKind::LightVae;
   else return false;
   return true;
 }

@@ -23,7 +23,8 @@ struct ModelFileInfo {
   // What it is, from tensor names and shapes (empty when not told):
   //   a Wan DiT's id from wan_dit_identity.h ("wan2.2-ti2v-5b", "wan2.2-t2v-a14b", "wan2.1-t2v-1.3b",
   //   ..., "wan-dit" for another size), "wan2.2-vae" (decoder input z_dim 48), "wan2.1-vae"
-  //   (z_dim 16), "umt5-xxl" (vocab 256,384 x 4096), "t5" (another T5 encoder), "lora".
+  //   (z_dim 16), "umt5-xxl" (vocab 256,384 x 4096), "t5" (another T5 encoder), "lora", "taehv" (a
+//   TAEHV light decoder).
   std::string detected;
   std::string model;        // a DiT: "Wan2.2-T2V-A14B (high-noise expert)"; else ""
   std::string unsupported;  // a DiT Vidgraph does not run: why; else ""

@@ -22,7 +22,8 @@ struct FolderName {
 // Current names first: they are the ones model_kind_folder returns.
 const FolderName kFolderNames[] = {{"diffusion_models", ModelKind::Dit}, {"unet", ModelKind::Dit},
                                    {"vae", ModelKind::Vae},              {"text_encoders", ModelKind::TextEncoder},
-                                   {"clip", ModelKind::TextEncoder},     {"loras", ModelKind::Lora}};
+                                   {"clip", ModelKind::TextEncoder},     {"loras", ModelKind::Lora},
+                                   {"vae_approx", ModelKind::LightVae}};
 
 bool weight_extension(const fs::path& p) {
   static const std::set<std::string> kExtensions = {".safetensors", ".sft", ".pth", ".pt", ".ckpt", ".bin", ".gguf"};

@@ -17,9 +17,10 @@
 
 namespace vidgraph::model_io {
 
-enum class ModelKind { Dit, Vae, TextEncoder, Lora };
+enum class ModelKind { Dit, Vae, TextEncoder, Lora, LightVae };
 
-// "diffusion_models", "vae", "text_encoders", "loras" (ComfyUI's folder names).
+// "diffusion_models", "vae", "text_encoders", "loras", "vae_approx" (ComfyUI's folder names; the
+// light decoders such as TAEHV live in vae_approx).
 const char* model_kind_folder(ModelKind kind);
 // Inverse of model_kind_folder, also for ComfyUI's older names "unet" and "clip"; false for
 // kinds Vidgraph does not use (checkpoints, controlnet, ...).

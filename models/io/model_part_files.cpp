@@ -146,6 +146,7 @@ ModelPartFiles model_part_files(ModelKind kind, const std::string& path) {
     case ModelKind::Vae: vae_files(path, out); break;
     case ModelKind::TextEncoder: text_encoder_files(path, out); break;
     case ModelKind::Lora: out.problem = "'" + path + "' is a folder; a LoRA is one file"; break;
+    case ModelKind::LightVae: out.problem = "'" + path + "' is a folder; a light VAE is one file"; break;
   }
   for (const std::string& file : out.weights) {
     if (!out.problem.empty()) break;

@@ -687,17 +687,45 @@ class tst_Gui : public QObject {
   }
 
 #ifdef VIDGRAPH_GUI_HAVE_NODES
-  // Load Wan Model's file params offer the files of the ComfyUI folder model_path names, listed
-  // again when the drop-down opens, and follow model_path when it changes; other file params keep
-  // the plain line.
+  // A safetensors file of F16 tensors, their data a hole: what the drop-downs read is the header.
+  static void writeTensors(const QString& path, const QList<QPair<QString, QList<qint64>>>& tensors) {
+    qint64 bytes = 0;
+    QStringList entries;
+    for (const auto& [key, shape] : tensors) {
+      qint64 n = 2;
+      QStringList dims;
+      for (qint64 d : shape) {
+        n *= d;
+        dims << QString::number(d);
+      }
+      entries << QStringLiteral("\"%1\":{\"dtype\":\"F16\",\"shape\":[%2],\"data_offsets\":[%3,%4]}")
+                     .arg(key, dims.join(','))
+                     .arg(bytes)
+                     .arg(bytes + n);
+      bytes += n;
+    }
+    QByteArray header = ("{" + entries.join(',') + "}").toUtf8();
+    while (header.size() % 8 != 0) header.append(' ');
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    const quint64 size = quint64(header.size());
+    for (int i = 0; i < 8; ++i) f.putChar(char((size >> (8 * i)) & 0xff));
+    f.write(header);
+    QVERIFY(f.resize(8 + header.size() + bytes));
+  }
+
+  // Load Wan Model's file params offer the files of the ComfyUI folder model_path names, grouped
+  // under what each holds (read from its header), listed again when the drop-down opens, and follow
+  // model_path when it changes; other file params keep the plain line.
   void modelFileDropDown() {
     const QString models = tmp_.filePath("dropdown/ComfyUI/models");
-    for (const char* file : {"vae/wan2.2_vae.safetensors", "vae/wan_2.1_vae.safetensors",
-                             "diffusion_models/wan2.2_ti2v_5B_fp16.safetensors"}) {
-      QVERIFY(QDir().mkpath(QFileInfo(models + "/" + file).absolutePath()));
-      QFile f(models + "/" + file);
-      QVERIFY(f.open(QIODevice::WriteOnly));
-    }
+    QVERIFY(QDir().mkpath(models + "/vae"));
+    QVERIFY(QDir().mkpath(models + "/diffusion_models"));
+    writeTensors(models + "/vae/wan2.2_vae.safetensors", {{"decoder.conv1.weight", {384, 48, 3, 3, 3}}});
+    writeTensors(models + "/vae/wan_2.1_vae.safetensors", {{"decoder.conv1.weight", {384, 16, 3, 3, 3}}});
+    QFile empty(models + "/diffusion_models/wan2.2_ti2v_5B_fp16.safetensors");
+    QVERIFY(empty.open(QIODevice::WriteOnly));
+    empty.close();
     DocumentController c(registry_);
     auto id = c.addNode("LoadWanModel", {0, 0});
     QVERIFY(id.ok());
@@ -706,9 +734,18 @@ class tst_Gui : public QObject {
     inspector.setNode(*id);
     auto* vae = inspector.editor("vae")->findChild<QComboBox*>();
     QVERIFY(vae && vae->isEditable());
-    QCOMPARE(vae->count(), 2);
-    QCOMPARE(vae->itemText(0), models + "/vae/wan2.2_vae.safetensors");
-    QCOMPARE(inspector.editor("dit")->findChild<QComboBox*>()->count(), 1);
+    // Each file under its group's title, titles that cannot be chosen; the Wan2.1 VAE's group first.
+    QCOMPARE(vae->count(), 4);
+    QCOMPARE(vae->itemText(0), QStringLiteral("Wan2.1 VAE (Wan2.2-A14B, Wan2.1)"));
+    QVERIFY(vae->itemData(0, gui::kGroupTitleRole).toBool());
+    QVERIFY(!(vae->model()->flags(vae->model()->index(0, 0)) & Qt::ItemIsSelectable));
+    QCOMPARE(vae->itemText(1), models + "/vae/wan_2.1_vae.safetensors");
+    QCOMPARE(vae->itemText(2), QStringLiteral("Wan2.2 VAE (TI2V-5B)"));
+    QCOMPARE(vae->itemText(3), models + "/vae/wan2.2_vae.safetensors");
+    QVERIFY(!vae->itemData(3, gui::kGroupTitleRole).toBool());
+    auto* dit = inspector.editor("dit")->findChild<QComboBox*>();
+    QCOMPARE(dit->count(), 2);
+    QCOMPARE(dit->itemText(0), QStringLiteral("Unreadable"));  // an empty file: listed, under its own title
     QVERIFY(!inspector.editor("tokenizer")->findChild<QComboBox*>());  // no folder kind: a line
     QVERIFY(inspector.editor("vae")->findChild<QToolButton*>());      // browse kept
     vae->setCurrentIndex(1);
@@ -720,7 +757,7 @@ class tst_Gui : public QObject {
     QVERIFY(added.open(QIODevice::WriteOnly));
     added.close();
     vae->showPopup();
-    QCOMPARE(vae->count(), 3);
+    QCOMPARE(vae->count(), 6);  // and its title: an empty file is unreadable
     QCOMPARE(vae->currentText(), models + "/vae/wan_2.1_vae.safetensors");
     vae->hidePopup();
     QVERIFY(added.remove());
@@ -732,7 +769,7 @@ class tst_Gui : public QObject {
     const QString yaml = tmp_.filePath("dropdown/extra_model_paths.yaml");
     QFile y(yaml);
     QVERIFY(y.open(QIODevice::WriteOnly));
-    y.write(("comfyui:\n  base_path: " + models + "\n  vae: vae\n").toUtf8());
+    y.write(("comfyui:\n  base_path: " + models + "\n  vae: vae\n  vae_approx: vae_approx\n").toUtf8());
     y.close();
     auto plain = c.addNode("LoadWanModel", {0, 200});
     QVERIFY(plain.ok());
@@ -742,8 +779,20 @@ class tst_Gui : public QObject {
     withDefaults.setNode(*plain);
     auto* listed = withDefaults.editor("vae")->findChild<QComboBox*>();
     QVERIFY(listed);
-    QCOMPARE(listed->count(), 2);
-    QCOMPARE(listed->itemText(0), models + "/vae/wan2.2_vae.safetensors");
+    QCOMPARE(listed->count(), 4);
+    QCOMPARE(listed->itemText(3), models + "/vae/wan2.2_vae.safetensors");
+    // Light VAE Decode's path lists ComfyUI's vae_approx folder: the TAEHV decoder by its layout.
+    QVERIFY(QDir().mkpath(models + "/vae_approx"));
+    writeTensors(models + "/vae_approx/taew2_2.safetensors",
+                 {{"decoder.1.weight", {256, 48, 3, 3}}, {"decoder.22.weight", {48, 64, 3, 3}}});
+    auto light = c.addNode("LightVAEDecode", {0, 400});
+    QVERIFY(light.ok());
+    withDefaults.setNode(*light);
+    auto* taehv = withDefaults.editor("path")->findChild<QComboBox*>();
+    QVERIFY(taehv);
+    QCOMPARE(taehv->count(), 2);
+    QCOMPARE(taehv->itemText(0), QStringLiteral("TAEHV light decoder"));
+    QCOMPARE(taehv->itemText(1), models + "/vae_approx/taew2_2.safetensors");
   }
 #endif  // VIDGRAPH_GUI_HAVE_NODES
 

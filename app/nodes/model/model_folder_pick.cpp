@@ -21,6 +21,7 @@ const char* wanted(mio::ModelKind kind) {
     case mio::ModelKind::Vae: return "wan2.2-vae";
     case mio::ModelKind::TextEncoder: return "umt5-xxl";
     case mio::ModelKind::Lora: return "lora";
+    case mio::ModelKind::LightVae: return "taehv";
   }
   return "";
 }
@@ -31,6 +32,7 @@ const char* what(mio::ModelKind kind) {
     case mio::ModelKind::Vae: return "Wan2.2 VAE";
     case mio::ModelKind::TextEncoder: return "umT5-XXL text encoder";
     case mio::ModelKind::Lora: return "LoRA";
+    case mio::ModelKind::LightVae: return "TAEHV light decoder";
   }
   return "";
 }
