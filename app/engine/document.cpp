@@ -18,6 +18,18 @@ bool is_valid_node_id(const std::string& id) {
   });
 }
 
+bool is_valid_node_path(const std::string& id) {
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t slash = id.find('/', start);
+    if (!is_valid_node_id(id.substr(start, slash == std::string::npos ? std::string::npos : slash - start))) {
+      return false;
+    }
+    if (slash == std::string::npos) return true;
+    start = slash + 1;
+  }
+}
+
 namespace {
 
 std::string invalid_id_message(const std::string& id) {
@@ -65,13 +77,13 @@ GraphDocument& GraphDocument::operator=(GraphDocument&& other) noexcept {
 }
 
 Result<GraphDocument> GraphDocument::build(std::vector<Node> nodes, json editor, json extra,
-                                           const Registry* registry) {
+                                           const Registry* registry, bool node_paths) {
   GraphDocument doc(registry);
   doc.editor_ = editor.is_object() ? std::move(editor) : json::object();
   doc.extra_ = extra.is_object() ? std::move(extra) : json::object();
   std::set<std::string> ids;
   for (const Node& n : nodes) {
-    if (!is_valid_node_id(n.id)) return Error{n.id, invalid_id_message(n.id)};
+    if (!(node_paths ? is_valid_node_path(n.id) : is_valid_node_id(n.id))) return Error{n.id, invalid_id_message(n.id)};
     if (!ids.insert(n.id).second) {
       return Error{n.id, "two nodes have the id '" + n.id + "'; node ids must be unique, rename one"};
     }

@@ -75,6 +75,9 @@ struct DocumentChange {
 
 // Ids: 1-64 characters from [A-Za-z0-9_-] (no dots: `--set NODE.PARAM=VALUE` splits on the first '.').
 bool is_valid_node_id(const std::string& id);
+// A subgraph path "a/b/c" of valid ids (subgraph.h): the ids of an expanded document, and what
+// `--set` accepts.
+bool is_valid_node_path(const std::string& id);
 
 class GraphDocument {
  public:
@@ -91,9 +94,10 @@ class GraphDocument {
 
   // Builds a document from parts, checking the structural invariants (ids, dangling links, cycles)
   // but not port names or types (validation reports those). Used by the workflow loader.
+  // `node_paths`: ids may be subgraph paths "instance/inner" (an expanded document, subgraph.h).
   static Result<GraphDocument> build(std::vector<Node> nodes, nlohmann::json editor = nlohmann::json::object(),
                                      nlohmann::json extra = nlohmann::json::object(),
-                                     const Registry* registry = nullptr);
+                                     const Registry* registry = nullptr, bool node_paths = false);
 
   void set_registry(const Registry* registry) { registry_ = registry; }
   const Registry* registry() const { return registry_; }

@@ -11,6 +11,7 @@
 #include "log.h"
 #include "overrides.h"
 #include "plan.h"
+#include "subgraph.h"
 #include "validation.h"
 #include "write_places.h"
 
@@ -171,19 +172,20 @@ class Runner {
       result_.errors.push_back(s.error());
       return false;
     }
-    ValidationReport report = validate_document(doc, registry_, request.targets);
+    const std::vector<std::string> targets = expanded_targets(doc, request.targets);  // an instance: its nodes
+    ValidationReport report = validate_document(doc, registry_, targets);
     result_.warnings = report.warnings;
     if (!report.ok()) {
       result_.errors = report.errors;
       return false;
     }
-    const auto roots = request.targets.empty() ? default_targets(doc) : request.targets;
+    const auto roots = targets.empty() ? default_targets(doc) : targets;
     if (roots.empty() && !doc.nodes().empty()) {
       result_.errors.push_back(make_error("every output node is bypassed, so nothing would run; turn bypass off "
                                           "on one of them"));
       return false;
     }
-    if (!request.targets.empty()) {
+    if (!targets.empty()) {
       plan_ = std::move(report.plan);  // validation planned the targets to know what to check
     } else {
       auto plan = plan_execution(doc, roots);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "subgraph.h"
 #include "validation.h"
 
 namespace vidgraph::engine {
@@ -77,7 +78,7 @@ Result<ParamOverride> parse_override(const std::string& text) {
     return make_error("--set '" + text + "' needs the form NODE.PARAM=VALUE (node id, a dot, the param name)");
   }
   ParamOverride o{lhs.substr(0, dot), lhs.substr(dot + 1), text.substr(eq + 1)};
-  if (!is_valid_node_id(o.node_id)) {
+  if (!is_valid_node_path(o.node_id)) {
     return make_error("--set '" + text + "': '" + o.node_id + "' is not a valid node id");
   }
   return o;
@@ -90,12 +91,51 @@ Result<json> parse_param_value(const ParamSpec& spec, const std::string& raw) {
   return value;
 }
 
+// An exposed param of a subgraph instance: checked against the inner param it sets (through nested
+// instances), stored on the instance.
+Status apply_to_instance(GraphDocument& doc, const Registry& registry, const Node& instance, const ParamOverride& o,
+                         const std::string& text) {
+  const Node* at = &instance;
+  std::string param = o.param;
+  std::vector<Node> inner;  // keeps the definitions' nodes alive while `at` points into them
+  for (int depth = 0; at->type == kSubgraphType && depth < kMaxSubgraphDepth; ++depth) {
+    const auto id = at->params.find(kSubgraphParam);
+    auto d = find_subgraph(doc, id != at->params.end() && id->is_string() ? id->get<std::string>() : std::string());
+    if (!d.ok()) return Error{o.node_id, "--set " + text + ": " + d.error().message};
+    const auto exposed = d->params.find(param);
+    if (exposed == d->params.end()) {
+      std::string names;
+      for (const auto& [name, ref] : d->params) names += (names.empty() ? "" : ", ") + name;
+      return Error{o.node_id, "--set " + text + ": subgraph '" + d->id + "' exposes no param '" + param +
+                                  "' (it exposes: " + (names.empty() ? "none" : names) +
+                                  "); set an inner node's param as " + o.node_id + "/NODE.PARAM"};
+    }
+    param = exposed->second.param;
+    for (Node& n : d->nodes) {
+      if (n.id == exposed->second.node) inner.push_back(std::move(n));
+    }
+    at = &inner.back();
+  }
+  const NodeType* type = registry.find(at->type);
+  const ParamSpec* spec = type ? type->find_param(param) : nullptr;
+  if (!spec) return Error{o.node_id, "--set " + text + ": the param it exposes is not one its node type knows"};
+  auto value = parse_param_value(*spec, o.value);
+  if (!value.ok()) return Error{o.node_id, "--set " + text + ": " + value.error().message};
+  auto set = doc.set_param(o.node_id, o.param, std::move(value.value()));
+  if (!set.ok()) return set.error();
+  return {};
+}
+
 Status apply_overrides(GraphDocument& doc, const Registry& registry, const std::vector<std::string>& overrides) {
   for (const auto& text : overrides) {
     auto o = parse_override(text);
     if (!o.ok()) return o.error();
     const Node* node = doc.find_node(o->node_id);
     if (!node) return Error{o->node_id, "--set " + text + ": there is no node '" + o->node_id + "'"};
+    if (node->type == kSubgraphType) {
+      if (auto s = apply_to_instance(doc, registry, *node, *o, text); !s.ok()) return s.error();
+      continue;
+    }
     const NodeType* type = registry.find(node->type);
     if (!type) {
       return Error{o->node_id, "--set " + text + ": node type '" + node->type + "' is unknown, so its params are too"};
@@ -117,7 +157,20 @@ Status apply_overrides(GraphDocument& doc, const Registry& registry, const std::
 Status upgrade_and_apply_overrides(GraphDocument& doc, const Registry& registry,
                                    const std::vector<std::string>& overrides) {
   if (auto upgraded = upgrade_node_types(doc, registry); !upgraded.ok()) return upgraded.error();
-  return apply_overrides(doc, registry, overrides);
+  if (!has_subgraph_instances(doc)) return apply_overrides(doc, registry, overrides);
+  // The instances' exposed params first, then the expansion, then inner params by path (a/b.PARAM).
+  std::vector<std::string> outer, inner;
+  for (const auto& text : overrides) {
+    auto o = parse_override(text);
+    if (!o.ok()) return o.error();
+    (o->node_id.find('/') == std::string::npos ? outer : inner).push_back(text);
+  }
+  if (auto s = apply_overrides(doc, registry, outer); !s.ok()) return s.error();
+  auto expanded = expand_subgraphs(doc);
+  if (!expanded.ok()) return expanded.error();
+  doc = std::move(expanded.value());
+  if (auto upgraded = upgrade_node_types(doc, registry); !upgraded.ok()) return upgraded.error();
+  return apply_overrides(doc, registry, inner);
 }
 
 }  // namespace vidgraph::engine

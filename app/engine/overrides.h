@@ -24,7 +24,8 @@ struct ParamOverride {
   std::string value;  // raw text
 };
 
-// Splits "NODE.PARAM=VALUE" (node ids contain no '.'; VALUE may contain anything, even '=').
+// Splits "NODE.PARAM=VALUE" (node ids contain no '.'; VALUE may contain anything, even '='); NODE
+// may be a subgraph path "instance/inner".
 Result<ParamOverride> parse_override(const std::string& text);
 // Converts raw text into the param's JSON value and checks it against the spec (range, choices).
 Result<nlohmann::json> parse_param_value(const ParamSpec& spec, const std::string& raw);
@@ -32,7 +33,10 @@ Result<nlohmann::json> parse_param_value(const ParamSpec& spec, const std::strin
 Status apply_overrides(GraphDocument& doc, const Registry& registry, const std::vector<std::string>& overrides);
 // What every run does to its copy of the document, in this order: node-type upgrades
 // (validation.h), then the overrides, which name the params of the current type versions (a param
-// an upgrade renamed is set under its new name and not overwritten by the old value).
+// an upgrade renamed is set under its new name and not overwritten by the old value). A document
+// with subgraph instances is then expanded (subgraph.h): overrides of an instance's exposed params
+// (NODE.PARAM) apply before, those of inner nodes (NODE/INNER.PARAM) after, and `doc` becomes the
+// expanded document.
 Status upgrade_and_apply_overrides(GraphDocument& doc, const Registry& registry,
                                    const std::vector<std::string>& overrides);
 

@@ -18,7 +18,9 @@ std::string describe_node(std::size_t index, const json& j) {
   return "node #" + std::to_string(index + 1);
 }
 
-Result<Node> parse_node(const std::string& source, std::size_t index, const json& j) {
+}  // namespace
+
+Result<Node> node_from_json(const json& j, const std::string& source, std::size_t index) {
   const std::string where = source + ": " + describe_node(index, j);
   const std::string id = j.is_object() && j.contains("id") && j["id"].is_string() ? j["id"].get<std::string>() : "";
   auto fail = [&](const std::string& what) { return Error{id, where + ": " + what}; };
@@ -60,6 +62,21 @@ Result<Node> parse_node(const std::string& source, std::size_t index, const json
   }
   return n;
 }
+
+json node_to_json(const Node& n) {
+  json j = n.extra;
+  j["id"] = n.id;
+  j["type"] = n.type;
+  j["type_version"] = n.type_version;
+  j["params"] = n.params;
+  json inputs = json::object();
+  for (const auto& [port, link] : n.inputs) inputs[port] = json{{"node", link.node}, {"output", link.output}};
+  j["inputs"] = inputs;
+  if (n.bypass) j["bypass"] = true;  // absent = runs, so older files and readers stay unchanged
+  return j;
+}
+
+namespace {
 
 Status migrate(json& root, int from, const MigrationChain& chain, const std::string& source) {
   for (int v = from; v < chain.current_version; ++v) {
@@ -146,7 +163,7 @@ Result<LoadedWorkflow> parse_workflow_json(json root, const LoadOptions& options
   std::vector<Node> nodes;
   const json& arr = root["nodes"];
   for (std::size_t i = 0; i < arr.size(); ++i) {
-    auto n = parse_node(source, i, arr[i]);
+    auto n = node_from_json(arr[i], source, i);
     if (!n.ok()) return n.error();
     nodes.push_back(std::move(n.value()));
   }
@@ -160,7 +177,9 @@ Result<LoadedWorkflow> parse_workflow_json(json root, const LoadOptions& options
   for (const auto& [key, value] : root.items()) {
     if (!kTopKeys.count(key)) extra[key] = value;
   }
-  auto doc = GraphDocument::build(std::move(nodes), std::move(editor), std::move(extra), options.registry);
+  // Ids may be subgraph paths: a run's expanded workflow, as the run history keeps it, loads and runs.
+  auto doc = GraphDocument::build(std::move(nodes), std::move(editor), std::move(extra), options.registry,
+                                  /*node_paths=*/true);
   // The node is named once, in the message (an Error with a node id would name it again).
   if (!doc.ok()) return make_error(source + ": " + doc.error().to_string());
   loaded.document = std::move(doc.value());
@@ -207,18 +226,7 @@ json workflow_to_json(const GraphDocument& doc) {
   root["format"] = kWorkflowFormatId;
   root["version"] = kWorkflowFormatVersion;
   json nodes = json::array();
-  for (const Node& n : doc.nodes()) {
-    json j = n.extra;
-    j["id"] = n.id;
-    j["type"] = n.type;
-    j["type_version"] = n.type_version;
-    j["params"] = n.params;
-    json inputs = json::object();
-    for (const auto& [port, link] : n.inputs) inputs[port] = json{{"node", link.node}, {"output", link.output}};
-    j["inputs"] = inputs;
-    if (n.bypass) j["bypass"] = true;  // absent = runs, so older files and readers stay unchanged
-    nodes.push_back(std::move(j));
-  }
+  for (const Node& n : doc.nodes()) nodes.push_back(node_to_json(n));
   root["nodes"] = std::move(nodes);
   root["editor"] = doc.editor();
   return root;

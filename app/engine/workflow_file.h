@@ -14,6 +14,7 @@
 // structural invariants are enforced (duplicate ids, dangling links, cycles → error naming the node;
 // dangling links may instead be dropped and reported, see LoadOptions::drop_dangling_links).
 // A file newer than the current version is refused. Unknown node types and unknown keys are kept.
+// Node ids may be subgraph paths "instance/inner" (subgraph.h: what ran, as a run's history keeps it).
 // Nothing is "corrected" on load: node-type upgrades are a separate, explicit step.
 //
 // Saving is canonical (sorted keys, 2-space indent, nodes in document order, trailing newline), so
@@ -87,6 +88,11 @@ Result<std::string> read_workflow_file(const std::string& path);
 nlohmann::json workflow_to_json(const GraphDocument& doc);
 std::string save_workflow_string(const GraphDocument& doc);
 Status save_workflow_file(const GraphDocument& doc, const std::string& path);
+
+// One node's JSON as in "nodes" (unknown keys kept in Node::extra); `source` and `index` name it in
+// errors. node_to_json is its inverse (canonical form).
+Result<Node> node_from_json(const nlohmann::json& j, const std::string& source, std::size_t index);
+nlohmann::json node_to_json(const Node& node);
 
 // Low-level pieces, exposed for tests and tools.
 // What a file that is not a workflow is, from its first bytes ("an MP4 video", "a PNG image",

@@ -14,6 +14,7 @@
 #include <signal.h>
 
 #include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -55,6 +56,17 @@ QString interrupt_after_progress(QProcess& p) {
 QString read_text(const QString& path) {
   QFile f(path);
   return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QStringLiteral("<missing %1>").arg(path);
+}
+
+// Run `run`'s workflow from `out`'s history (`vidgraph-run history --workflow`), saved as `path`.
+bool save_history_workflow(const QString& out, int run, const QString& path) {
+  const Output saved = run_tool({"history", out, "--workflow", QString::number(run)});
+  if (saved.exit_code != 0) {
+    qWarning("history --workflow %d: %s", run, qPrintable(saved.err));
+    return false;
+  }
+  QFile file(path);
+  return file.open(QIODevice::WriteOnly) && file.write(saved.out.toUtf8()) == saved.out.toUtf8().size();
 }
 
 // Per sweep run (run_index): node id → "cached" or "started".
@@ -650,13 +662,8 @@ class tst_Cli : public QObject {
     QVERIFY2(listed.out.contains(out + "/two.txt"), qPrintable(listed.out));
 
     // Run 2's workflow, saved and run again elsewhere, writes what run 2 wrote.
-    const Output second = run_tool({"history", out, "--workflow", "2"});
-    QVERIFY2(second.exit_code == 0, qPrintable(second.err));
     const QString again = tmp_.filePath("history-again.vgflow");
-    QFile file(again);
-    QVERIFY(file.open(QIODevice::WriteOnly));
-    file.write(second.out.toUtf8());
-    file.close();
+    QVERIFY(save_history_workflow(out, 2, again));
     const QString out2 = tmp_.filePath("history2");
     QCOMPARE(run_tool({"run", again, "--output-dir", out2}).exit_code, 0);
     QCOMPARE(read_text(out2 + "/two.txt"), QString("second"));
@@ -683,6 +690,31 @@ class tst_Cli : public QObject {
     QCOMPARE(torn.exit_code, 0);
     QVERIFY2(torn.err.contains("1 line(s)"), qPrintable(torn.err));
     QCOMPARE(json::parse(torn.out.toStdString()).size(), std::size_t(3));
+  }
+
+  // A workflow of nested subgraphs runs headless: --set reaches an exposed param through both
+  // levels and an inner node by its path; the inner nodes run under their paths, and the run's
+  // history keeps the expanded workflow, which runs again as it is.
+  void subgraphsRunHeadless() {
+    const QString out = tmp_.filePath("subgraph");
+    const Output o = run_tool({"run", flow("subgraph.vgflow"), "--output-dir", out, "--set", "notes.text=exposed",
+                               "--set", "notes/second.text=by path", "--json-events"});
+    QVERIFY2(o.exit_code == 0, qPrintable(o.out + o.err));
+    QCOMPARE(read_text(out + "/note.txt"), QString("exposed"));
+    QCOMPARE(read_text(out + "/second.txt"), QString("by path"));
+    std::set<std::string> finished;
+    for (const json& j : json_lines(o.out)) {
+      if (j["event"] == "node_finished") finished.insert(j["node"].get<std::string>());
+    }
+    QCOMPARE(finished, (std::set<std::string>{"notes/first/w", "notes/second"}));
+    const QString again = tmp_.filePath("subgraph-again.vgflow");
+    QVERIFY(save_history_workflow(out, 1, again));
+    QCOMPARE(run_tool({"run", again, "--output-dir", tmp_.filePath("subgraph2")}).exit_code, 0);
+    QCOMPARE(read_text(tmp_.filePath("subgraph2/note.txt")), QString("exposed"));
+    const Output bad = run_tool({"validate", flow("subgraph.vgflow"), "--set", "notes.file=x"});
+    QCOMPARE(bad.exit_code, 2);
+    QVERIFY2(bad.err.contains("subgraph 'two_writers' exposes no param 'file' (it exposes: text)"),
+             qPrintable(bad.err));
   }
 
   void outputDirOverwriteAndPaths() {

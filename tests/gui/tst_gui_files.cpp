@@ -862,6 +862,24 @@ class tst_GuiFiles : public QObject {
     QCOMPARE(again.readAll(), QByteArray("first"));
   }
 
+  // A workflow of nested subgraphs opens in the editor (the instance as a node of its own) and runs:
+  // the engine expands it, so its inner nodes write their files.
+  void subgraphWorkflowOpensAndRuns() {
+    QTemporaryDir dir;
+    gui::MainWindowOptions options{dir.filePath(QStringLiteral("recovery")), 3600000, false};
+    options.runDefaults.output_dir = dir.filePath(QStringLiteral("out")).toStdString();
+    gui::MainWindow window(registry_, options);
+    QVERIFY(window.openFile(QStringLiteral(VIDGRAPH_SOURCE_DIR "/tests/cli/data/subgraph.vgflow")));
+    QVERIFY(window.controller()->document().find_node("notes") != nullptr);
+    QSignalSpy finished(window.runController(), &gui::RunController::runFinished);
+    QVERIFY(window.runWorkflow());
+    QVERIFY(gui_test::waitFinished(finished, 10000));
+    QFile note(dir.filePath(QStringLiteral("out/note.txt")));
+    QVERIFY(note.open(QIODevice::ReadOnly));
+    QCOMPARE(note.readAll(), QByteArray("one"));
+    QVERIFY(QFile::exists(dir.filePath(QStringLiteral("out/second.txt"))));
+  }
+
   void sessionSettingsReachTheWindow() {
     QTemporaryDir dir;
     const QString resources = dir.filePath(QStringLiteral("resources"));

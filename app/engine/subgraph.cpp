@@ -1,0 +1,249 @@
+// Subgraph definitions and their expansion for a run (see subgraph.h).
+#include "subgraph.h"
+
+#include <set>
+#include <utility>
+
+#include "workflow_file.h"
+
+namespace vidgraph::engine {
+
+using nlohmann::json;
+
+namespace {
+
+// Expanded documents past this many nodes are refused (nested instances multiply).
+constexpr std::size_t kMaxExpandedNodes = 200000;
+
+std::string names_of(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "none" : out;
+}
+
+template <typename Map>
+std::string keys_of(const Map& map) {
+  std::vector<std::string> names;
+  for (const auto& entry : map) names.push_back(entry.first);
+  return names_of(names);
+}
+
+bool is_string_field(const json& j, const char* key) { return j.is_object() && j.contains(key) && j[key].is_string(); }
+
+Result<SubgraphDefinition> parse_definition(const std::string& id, const json& j) {
+  const std::string where = "subgraph '" + id + "'";
+  auto fail = [&](const std::string& what) { return make_error("The workflow's " + where + " " + what + "."); };
+  if (!j.is_object()) return fail("is not a JSON object");
+  SubgraphDefinition d;
+  d.id = id;
+  d.name = is_string_field(j, "name") ? j["name"].get<std::string>() : id;
+  if (!j.contains("nodes") || !j["nodes"].is_array()) return fail("needs a \"nodes\" array");
+  for (std::size_t i = 0; i < j["nodes"].size(); ++i) {
+    auto node = node_from_json(j["nodes"][i], where, i);
+    if (!node.ok()) return node.error();
+    d.nodes.push_back(std::move(node.value()));
+  }
+  auto graph = GraphDocument::build(d.nodes);
+  if (!graph.ok()) return fail("is not a valid graph: node '" + graph.error().node_id + "': " + graph.error().message);
+  auto inner = [&](const json& ref, const char* port_key, const std::string& what) -> Result<std::pair<std::string, std::string>> {
+    if (!is_string_field(ref, "node") || !is_string_field(ref, port_key)) {
+      return fail("has " + what + " that is not {\"node\", \"" + port_key + "\"}");
+    }
+    const std::string node = ref["node"].get<std::string>();
+    if (!graph->find_node(node)) return fail("has " + what + " naming node '" + node + "', which it does not have");
+    return std::make_pair(node, ref[port_key].get<std::string>());
+  };
+  for (const char* key : {"inputs", "outputs", "params"}) {
+    if (j.contains(key) && !j[key].is_object()) return fail(std::string("has \"") + key + "\" that is not an object");
+  }
+  const json inputs = j.value("inputs", json::object()), outputs = j.value("outputs", json::object()),
+             params = j.value("params", json::object());  // items() of a temporary would dangle
+  for (const auto& [name, consumers] : inputs.items()) {
+    if (!consumers.is_array() || consumers.empty()) return fail("has input '" + name + "' that feeds no inner input");
+    for (const json& c : consumers) {
+      auto ref = inner(c, "input", "input '" + name + "'");
+      if (!ref.ok()) return ref.error();
+      d.inputs[name].push_back({ref->first, ref->second});
+    }
+  }
+  for (const auto& [name, producer] : outputs.items()) {
+    auto ref = inner(producer, "output", "output '" + name + "'");
+    if (!ref.ok()) return ref.error();
+    d.outputs[name] = {ref->first, ref->second};
+  }
+  for (const auto& [name, param] : params.items()) {
+    if (name == kSubgraphParam) return fail("exposes a param named 'subgraph', the name instances use for the definition");
+    auto ref = inner(param, "param", "param '" + name + "'");
+    if (!ref.ok()) return ref.error();
+    d.params[name] = {ref->first, ref->second};
+  }
+  if (j.contains("editor") && j["editor"].is_object()) d.editor = j["editor"];
+  return d;
+}
+
+// The definition an instance names, parsed once per expansion.
+class Definitions {
+ public:
+  explicit Definitions(const GraphDocument& doc) : doc_(doc) {}
+  Result<const SubgraphDefinition*> of(const Node& instance) {
+    const auto it = instance.params.find(kSubgraphParam);
+    if (it == instance.params.end() || !it->is_string() || it->get<std::string>().empty()) {
+      return Error{instance.id, "Subgraph instance '" + instance.id +
+                                    "' needs its param 'subgraph' naming one of the workflow's subgraphs (" +
+                                    names_of(ids()) + ")."};
+    }
+    const std::string id = it->get<std::string>();
+    if (auto cached = parsed_.find(id); cached != parsed_.end()) return &cached->second;
+    auto d = find_subgraph(doc_, id);
+    if (!d.ok()) return Error{instance.id, d.error().message};
+    return &parsed_.emplace(id, std::move(d.value())).first->second;
+  }
+
+ private:
+  std::vector<std::string> ids() const {
+    std::vector<std::string> out;
+    const json all = doc_.extra().value(kSubgraphsKey, json::object());
+    for (const auto& entry : all.items()) out.push_back(entry.key());
+    return out;
+  }
+  const GraphDocument& doc_;
+  std::map<std::string, SubgraphDefinition> parsed_;
+};
+
+using OutputMap = std::map<std::pair<std::string, std::string>, InputLink>;  // (instance, output) → inner
+
+// Appends the instance's inner nodes to `out`; records where its outputs come from.
+Status expand_instance(const Node& instance, const SubgraphDefinition& d, std::vector<Node>& out, OutputMap& outputs) {
+  const std::string& id = instance.id;
+  auto fail = [&](const std::string& what) { return Error{id, "Subgraph instance '" + id + "' " + what + "."}; };
+  if (instance.bypass) return fail("is bypassed, which subgraphs do not support; bypass nodes inside it instead");
+  for (const auto& [param, value] : instance.params.items()) {
+    if (param != kSubgraphParam && !d.params.count(param)) {
+      return fail("sets param '" + param + "', which subgraph '" + d.id + "' does not expose (it exposes: " +
+                  keys_of(d.params) + ")");
+    }
+  }
+  for (const auto& [port, link] : instance.inputs) {
+    if (!d.inputs.count(port)) {
+      return fail("has input '" + port + "' connected, which subgraph '" + d.id + "' does not expose (it exposes: " +
+                  keys_of(d.inputs) + ")");
+    }
+  }
+  const std::string prefix = id + "/";
+  std::map<std::string, std::size_t> at;  // inner id → index in out
+  for (const Node& inner : d.nodes) {
+    Node n = inner;
+    n.id = prefix + inner.id;
+    for (auto& [port, link] : n.inputs) link.node = prefix + link.node;
+    at[inner.id] = out.size();
+    out.push_back(std::move(n));
+  }
+  for (const auto& [name, consumers] : d.inputs) {
+    const auto link = instance.inputs.find(name);
+    if (link == instance.inputs.end()) continue;  // unconnected: inner links, if any, stay
+    for (const InnerInput& c : consumers) out[at.at(c.node)].inputs[c.input] = link->second;
+  }
+  for (const auto& [name, value] : instance.params.items()) {
+    if (name == kSubgraphParam) continue;
+    const InnerParam& p = d.params.at(name);
+    out[at.at(p.node)].params[p.param] = value;
+  }
+  for (const auto& [name, producer] : d.outputs) outputs[{id, name}] = {prefix + producer.node, producer.output};
+  return {};
+}
+
+}  // namespace
+
+Result<SubgraphDefinition> find_subgraph(const GraphDocument& doc, const std::string& id) {
+  const json& all = doc.extra().contains(kSubgraphsKey) ? doc.extra()[kSubgraphsKey] : json::object();
+  if (!all.is_object()) return make_error("The workflow's \"subgraphs\" is not a JSON object of definitions by id.");
+  if (!all.contains(id)) {
+    std::vector<std::string> ids;
+    for (const auto& entry : all.items()) ids.push_back(entry.key());
+    return make_error("The workflow has no subgraph '" + id + "' (it has: " + names_of(ids) + ").");
+  }
+  return parse_definition(id, all[id]);
+}
+
+json subgraph_to_json(const SubgraphDefinition& d) {
+  json nodes = json::array();
+  for (const Node& n : d.nodes) nodes.push_back(node_to_json(n));
+  json inputs = json::object(), outputs = json::object(), params = json::object();
+  for (const auto& [name, consumers] : d.inputs) {
+    for (const InnerInput& c : consumers) inputs[name].push_back({{"node", c.node}, {"input", c.input}});
+  }
+  for (const auto& [name, p] : d.outputs) outputs[name] = {{"node", p.node}, {"output", p.output}};
+  for (const auto& [name, p] : d.params) params[name] = {{"node", p.node}, {"param", p.param}};
+  return {{"name", d.name}, {"nodes", nodes}, {"inputs", inputs}, {"outputs", outputs}, {"params", params},
+          {"editor", d.editor}};
+}
+
+bool has_subgraph_instances(const GraphDocument& doc) {
+  for (const Node& n : doc.nodes()) {
+    if (n.type == kSubgraphType) return true;
+  }
+  return false;
+}
+
+Result<GraphDocument> expand_subgraphs(const GraphDocument& doc) {
+  std::vector<Node> nodes = doc.nodes();
+  Definitions definitions(doc);
+  for (int depth = 0;; ++depth) {
+    std::set<std::string> instances;
+    for (const Node& n : nodes) {
+      if (n.type == kSubgraphType) instances.insert(n.id);
+    }
+    if (instances.empty()) break;
+    if (depth == kMaxSubgraphDepth) {
+      return Error{*instances.begin(), "Subgraphs nest deeper than " + std::to_string(kMaxSubgraphDepth) +
+                                           " levels at '" + *instances.begin() +
+                                           "'; does a subgraph contain an instance of itself?"};
+    }
+    std::vector<Node> out;
+    OutputMap outputs;
+    for (const Node& n : nodes) {
+      if (n.type != kSubgraphType) {
+        out.push_back(n);
+        continue;
+      }
+      auto d = definitions.of(n);
+      if (!d.ok()) return d.error();
+      if (auto s = expand_instance(n, *d.value(), out, outputs); !s.ok()) return s.error();
+    }
+    if (out.size() > kMaxExpandedNodes) {
+      return make_error("The subgraphs expand to more than " + std::to_string(kMaxExpandedNodes) +
+                        " nodes; nest fewer instances.");
+    }
+    for (Node& n : out) {
+      for (auto& [port, link] : n.inputs) {
+        if (const auto it = outputs.find({link.node, link.output}); it != outputs.end()) {
+          link = it->second;
+        } else if (instances.count(link.node)) {
+          return Error{n.id, "Input '" + port + "' of '" + n.id + "' is linked to output '" + link.output +
+                                 "' of subgraph instance '" + link.node +
+                                 "', which its subgraph does not expose; reconnect it."};
+        }
+      }
+    }
+    nodes = std::move(out);
+  }
+  return GraphDocument::build(std::move(nodes), doc.editor(), doc.extra(), doc.registry(), /*node_paths=*/true);
+}
+
+std::vector<std::string> expanded_targets(const GraphDocument& expanded, const std::vector<std::string>& targets) {
+  std::vector<std::string> out;
+  for (const std::string& t : targets) {
+    if (expanded.find_node(t)) {
+      out.push_back(t);
+      continue;
+    }
+    const std::size_t before = out.size();
+    for (const Node& n : expanded.nodes()) {
+      if (n.id.rfind(t + "/", 0) == 0) out.push_back(n.id);
+    }
+    if (out.size() == before) out.push_back(t);  // validation names it
+  }
+  return out;
+}
+
+}  // namespace vidgraph::engine
