@@ -178,6 +178,92 @@ json subgraph_to_json(const SubgraphDefinition& d) {
           {"editor", d.editor}};
 }
 
+namespace {
+
+Result<SubgraphInterface> interface_at(const GraphDocument& doc, const Registry& registry, const Node& instance,
+                                       int depth) {
+  if (depth > kMaxSubgraphDepth) return Error{instance.id, "Subgraphs nest too deep here."};
+  const auto id = instance.params.find(kSubgraphParam);
+  auto d = find_subgraph(doc, id != instance.params.end() && id->is_string() ? id->get<std::string>() : std::string());
+  if (!d.ok()) return Error{instance.id, d.error().message};
+  std::map<std::string, const Node*> inner;
+  for (const Node& n : d->nodes) inner[n.id] = &n;
+  std::map<std::string, SubgraphInterface> nested;  // inner instance id → its interface
+  auto interface_of = [&](const Node& n) -> const SubgraphInterface* {
+    if (n.type != kSubgraphType) return nullptr;
+    auto it = nested.find(n.id);
+    if (it == nested.end()) {
+      auto i = interface_at(doc, registry, n, depth + 1);
+      it = nested.emplace(n.id, i.ok() ? std::move(i.value()) : SubgraphInterface{}).first;
+    }
+    return &it->second;
+  };
+  auto port_of = [&](const std::string& node, const std::string& port, bool input) {
+    const Node& n = *inner.at(node);
+    if (const SubgraphInterface* i = interface_of(n)) {
+      for (const PortSpec& p : input ? i->inputs : i->outputs) {
+        if (p.name == port) return p;
+      }
+    } else if (const NodeType* t = registry.find(n.type)) {
+      if (const PortSpec* p = input ? t->find_input(port) : t->find_output(port)) return *p;
+    }
+    PortSpec any;
+    any.type = "*";
+    any.optional = input;
+    return any;
+  };
+  SubgraphInterface out;
+  out.name = d->name;
+  out.nodes = d->nodes.size();
+  for (const auto& [name, consumers] : d->inputs) {
+    PortSpec p = port_of(consumers.front().node, consumers.front().input, true);
+    p.name = name;
+    p.optional = true;  // an exposed input left unconnected keeps what the inner graph has
+    out.inputs.push_back(std::move(p));
+  }
+  for (const auto& [name, producer] : d->outputs) {
+    PortSpec p = port_of(producer.node, producer.output, false);
+    p.name = name;
+    out.outputs.push_back(std::move(p));
+  }
+  for (const auto& [name, ref] : d->params) {
+    const Node& n = *inner.at(ref.node);
+    const ParamSpec* spec = nullptr;
+    if (const SubgraphInterface* i = interface_of(n)) {
+      for (const ParamSpec& p : i->params) {
+        if (p.name == ref.param) spec = &p;
+      }
+    } else if (const NodeType* t = registry.find(n.type)) {
+      spec = t->find_param(ref.param);
+    }
+    if (!spec) continue;
+    ParamSpec p = *spec;
+    p.name = name;
+    // The inner node's own value is the default an instance starts from.
+    if (const auto v = n.params.find(ref.param); v != n.params.end()) p.default_value = *v;
+    out.params.push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<SubgraphInterface> subgraph_interface(const GraphDocument& doc, const Registry& registry, const Node& instance) {
+  return interface_at(doc, registry, instance, 0);
+}
+
+NodeType subgraph_node_type(const SubgraphInterface& interface) {
+  NodeType t;
+  t.name = kSubgraphType;
+  t.display_name = interface.name;
+  t.category = "subgraph";
+  t.description = "A subgraph of " + std::to_string(interface.nodes) + " nodes; its exposed params are set here.";
+  t.inputs = interface.inputs;
+  t.outputs = interface.outputs;
+  t.params = interface.params;
+  return t;
+}
+
 bool has_subgraph_instances(const GraphDocument& doc) {
   for (const Node& n : doc.nodes()) {
     if (n.type == kSubgraphType) return true;

@@ -25,6 +25,8 @@
 #include <nlohmann/json.hpp>
 
 #include "document.h"
+#include "node_type.h"
+#include "registry.h"
 #include "result.h"
 
 namespace vidgraph::engine {
@@ -60,6 +62,19 @@ struct SubgraphDefinition {
 Result<SubgraphDefinition> find_subgraph(const GraphDocument& doc, const std::string& id);
 // The JSON form above (inverse of find_subgraph's parse).
 nlohmann::json subgraph_to_json(const SubgraphDefinition& definition);
+
+// What an instance offers, for the editor: its definition's name, exposed ports (the inner ports'
+// specs under the exposed names) and params (the inner params' specs likewise), through nested
+// instances; a port or param whose inner node type is unknown gets type "*" / no spec.
+struct SubgraphInterface {
+  std::string name;
+  std::size_t nodes = 0;
+  std::vector<PortSpec> inputs, outputs;
+  std::vector<ParamSpec> params;
+};
+Result<SubgraphInterface> subgraph_interface(const GraphDocument& doc, const Registry& registry, const Node& instance);
+// The node type an instance shows as (title, ports, params; it has no compute: runs expand it).
+NodeType subgraph_node_type(const SubgraphInterface& interface);
 
 // Whether any node of `doc` is a subgraph instance.
 bool has_subgraph_instances(const GraphDocument& doc);

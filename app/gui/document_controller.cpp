@@ -5,6 +5,7 @@
 
 #include <QtCore/QFileInfo>
 
+#include "engine/subgraph_edits.h"
 #include "engine/validation.h"
 #include "engine/workflow_file.h"
 #include "gui/clipboard_json.h"
@@ -33,6 +34,29 @@ DocumentController::DocumentController(const engine::Registry& registry, QObject
 
 DocumentController::~DocumentController() {
   doc_.unsubscribe(subscription_);
+}
+
+std::optional<engine::NodeType> DocumentController::displayType(const engine::Node& node) const {
+  if (const engine::NodeType* type = registry_.find(node.type)) return *type;
+  if (node.type != engine::kSubgraphType) return std::nullopt;
+  auto interface = engine::subgraph_interface(doc_, registry_, node);
+  if (!interface.ok()) return std::nullopt;
+  return engine::subgraph_node_type(*interface);
+}
+
+engine::Result<std::string> DocumentController::makeSubgraph(const std::vector<std::string>& ids,
+                                                             const std::string& name) {
+  std::string instance;
+  auto op = engine::make_subgraph_from(doc_, ids, name, &instance);
+  if (!op.ok()) return op.error();
+  if (auto status = apply(std::move(op.value())); !status.ok()) return status.error();
+  return instance;
+}
+
+engine::Status DocumentController::unpackSubgraph(const std::string& id) {
+  auto op = engine::make_unpack_subgraph(doc_, id);
+  if (!op.ok()) return op.error();
+  return apply(std::move(op.value()));
 }
 
 engine::Status DocumentController::apply(engine::OperationPtr op) {
@@ -210,7 +234,12 @@ QStringList DocumentController::nodeProblems(const std::string& id) const {
                             "reconnect it").arg(QString::fromStdString(port));
     }
   }
-  if (const engine::NodeType* type = registry_.find(node->type)) {
+  if (node->type == engine::kSubgraphType) {
+    if (auto interface = engine::subgraph_interface(doc_, registry_, *node); !interface.ok()) {
+      out << QString::fromStdString(interface.error().message);
+    }
+  }
+  if (const std::optional<engine::NodeType> type = displayType(*node)) {
     for (const engine::ParamSpec& spec : type->params) {
       auto it = node->params.find(spec.name);
       if (it == node->params.end() || it->is_null()) continue;
@@ -291,6 +320,7 @@ engine::Status DocumentController::load(const QString& path, const QString& docu
   for (const auto& b : loaded->broken_links) droppedInputs_[b.node].push_back(b.port);
   for (const auto& n : loaded->document.nodes()) {
     const engine::NodeType* type = registry_.find(n.type);
+    if (!type && n.type == engine::kSubgraphType) continue;  // its problems are shown on the node
     if (!type) {
       loadWarnings_ << QStringLiteral("Node '%1' has the unknown type '%2'; it is kept as is and saved back unchanged.")
                            .arg(QString::fromStdString(n.id), QString::fromStdString(n.type));

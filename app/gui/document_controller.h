@@ -60,12 +60,19 @@ class DocumentController : public QObject {
   ~DocumentController() override;
 
   const engine::Registry& registry() const { return registry_; }
+  // The type `node` shows as: its registered type, or a subgraph instance's (its definition's
+  // name, exposed ports and params: engine/subgraph.h); none for an unknown type or a broken instance.
+  std::optional<engine::NodeType> displayType(const engine::Node& node) const;
   const engine::GraphDocument& document() const { return doc_; }
   QUndoStack* undoStack() { return &undoStack_; }
 
   // ---- edits (each is one undo step)
   // Applies `op` and pushes it; on failure nothing changes and the error is returned.
   engine::Status apply(engine::OperationPtr op);
+  // Puts the nodes into a new subgraph (one instance in their place); returns the instance's id.
+  engine::Result<std::string> makeSubgraph(const std::vector<std::string>& ids, const std::string& name);
+  // Replaces a subgraph instance by its inner nodes.
+  engine::Status unpackSubgraph(const std::string& id);
   // Adds a node of `type` (registered name) with default params at `pos`; returns its new id.
   // With `link`, the node and its link are added as one undo step.
   // `params` are set on the new node over the defaults (a dropped image's path).

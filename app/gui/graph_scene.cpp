@@ -189,7 +189,8 @@ std::vector<std::string> GraphScene::nodesInGroup(const GroupItem* group) const 
 
 void GraphScene::addNodeItem(const engine::Node& node, std::size_t index) {
   removeNodeItem(node.id);
-  const engine::NodeType* type = controller_->registry().find(node.type);
+  const std::optional<engine::NodeType> known = controller_->displayType(node);
+  const engine::NodeType* type = known ? &*known : nullptr;
   NodeItem* item = nullptr;
   if (type) {
     const std::string title = type->display_name.empty() ? type->name : type->display_name;
@@ -279,7 +280,7 @@ void GraphScene::nodeGeometryChanged(NodeItem* item) {
 void GraphScene::refreshSummary(const std::string& id) {
   NodeItem* item = nodeItem(id);
   const engine::Node* node = controller_->document().find_node(id);
-  const engine::NodeType* type = node ? controller_->registry().find(node->type) : nullptr;
+  const std::optional<engine::NodeType> type = node ? controller_->displayType(*node) : std::nullopt;
   if (item && type) item->setSummary(nodeSummary(*type, *node));
 }
 

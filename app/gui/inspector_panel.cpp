@@ -90,7 +90,7 @@ void InspectorPanel::rebuild() {
     form->addRow(hint);
     return;
   }
-  const engine::NodeType* type = controller_->registry().find(node->type);
+  const std::optional<engine::NodeType> type = controller_->displayType(*node);
   idEdit_ = new QLineEdit(QString::fromStdString(node->id), body_);
   connect(idEdit_, &QLineEdit::editingFinished, this, [this] {
     const std::string wanted = idEdit_->text().trimmed().toStdString();

@@ -8,11 +8,14 @@
 #include <QtCore/QMimeData>
 #include <QtCore/QUrl>
 #include <QtGui/QDesktopServices>
+#include <QtWidgets/QInputDialog>
+#include <QtWidgets/QLineEdit>
 #include <QtWidgets/QMenu>
 #include <QtWidgets/QStatusBar>
 
 #include "gui/clipboard_json.h"
 #include "engine/node_type.h"
+#include "engine/subgraph.h"
 #include "gui/connection_item.h"
 #include "gui/document_controller.h"
 #include "gui/graph_scene.h"
@@ -95,6 +98,23 @@ QMenu* MainWindow::nodeMenu() {
   collapse->setCheckable(true);
   collapse->setChecked(!ids.empty() && allCollapsed);
   menu->addAction(tr("&Group Selection"), this, &MainWindow::groupSelection);
+  menu->addAction(tr("Make &Subgraph…"), this, [this] {
+    bool ok = false;
+    const QString name = QInputDialog::getText(this, tr("Make Subgraph"), tr("Name of the subgraph:"),
+                                               QLineEdit::Normal, tr("Subgraph"), &ok);
+    if (!ok) return;
+    auto made = controller_->makeSubgraph(scene_->selectedNodeIds(), name.trimmed().toStdString());
+    if (!made.ok()) statusBar()->showMessage(QString::fromStdString(made.error().message), 6000);
+  });
+  if (ids.size() == 1) {
+    const engine::Node* n = controller_->document().find_node(ids.front());
+    if (n && n->type == engine::kSubgraphType) {
+      menu->addAction(tr("&Unpack Subgraph"), this, [this, id = ids.front()] {
+        auto status = controller_->unpackSubgraph(id);
+        if (!status.ok()) statusBar()->showMessage(QString::fromStdString(status.error().message), 6000);
+      });
+    }
+  }
   menu->addSeparator();
   menu->addAction(tr("De&lete"), this, &MainWindow::deleteSelection);
   return menu;

@@ -26,6 +26,7 @@
 #include <QtWidgets/QToolButton>
 
 #include "engine/operations.h"
+#include "engine/subgraph_edits.h"
 #include "engine/validation.h"
 #include "engine/workflow_file.h"
 #include "gui/about_dialog.h"
@@ -240,6 +241,47 @@ class tst_Gui : public QObject {
              status.error().message.c_str());
     QCOMPARE(c.undoStack()->count(), steps);
     QCOMPARE(QString::fromStdString(saved(c.document())), QString::fromStdString(before));
+  }
+
+  // Make Subgraph puts the selection into one node titled with the subgraph's name, with the
+  // ports the links crossing it need (typed from the inner nodes), one undo step; an exposed param
+  // shows in the inspector; Unpack brings the nodes back, and undo restores the file exactly.
+  void subgraphMakeExposeUnpack() {
+    DocumentController c(registry_);
+    gui::GraphScene scene(&c);
+    buildChain(c);
+    const std::string before = saved(c.document());
+    const int steps = c.undoStack()->count();
+    auto made = c.makeSubgraph({"Scale"}, "Doubler");
+    QVERIFY2(made.ok(), made.ok() ? "" : made.error().message.c_str());
+    QCOMPARE(c.undoStack()->count(), steps + 1);
+    QVERIFY(!scene.nodeItem("Scale"));
+    gui::NodeItem* item = scene.nodeItem(*made);
+    QVERIFY(item);
+    QCOMPARE(item->title(), QStringLiteral("Doubler"));
+    QCOMPARE(item->inputs().size(), std::size_t(1));
+    QCOMPARE(item->inputs()[0].name, QStringLiteral("x"));
+    QCOMPARE(item->inputs()[0].type, QStringLiteral("NUMBER"));
+    QCOMPARE(item->outputs()[0].name, QStringLiteral("out"));
+    QVERIFY(item->problems().isEmpty());
+    QCOMPARE(scene.connectionItemCount(), std::size_t(2));  // Number → Doubler → Sink
+
+    const std::string definition = c.document().find_node(*made)->params["subgraph"].get<std::string>();
+    auto expose = vidgraph::engine::make_expose_param(c.document(), definition, "factor", {"Scale", "factor"});
+    QVERIFY(expose.ok());
+    QVERIFY(c.apply(std::move(expose.value())).ok());
+    gui::InspectorPanel inspector(&c);
+    inspector.setNode(*made);
+    QVERIFY(inspector.editor("factor"));
+
+    QVERIFY(c.unpackSubgraph(*made).ok());
+    QVERIFY(scene.nodeItem("Scale"));
+    QCOMPARE(c.document().find_node("Sink")->inputs.at("value").node, std::string("Scale"));
+    c.undoStack()->undo();  // unpack
+    c.undoStack()->undo();  // expose
+    c.undoStack()->undo();  // make
+    QCOMPARE(saved(c.document()), before);
+    QVERIFY(scene.nodeItem("Scale"));
   }
 
   void sceneObservesDocumentAndDragsWires() {
