@@ -2,6 +2,7 @@
 #include "gui/history_panel.h"
 
 #include <QtCore/QDir>
+#include <QtCore/QDateTime>
 #include <QtCore/QFileInfo>
 #include <QtWidgets/QHBoxLayout>
 #include <QtWidgets/QHeaderView>
@@ -12,6 +13,7 @@
 
 #include "engine/run_history.h"
 #include "gui/gui_log.h"
+#include "gui/run_compare.h"
 
 namespace vidgraph::gui {
 
@@ -61,6 +63,7 @@ HistoryPanel::HistoryPanel(QWidget* parent)
   list_->setColumnCount(5);
   list_->setHeaderLabels({tr("Run"), tr("Started (UTC)"), tr("Status"), tr("Seconds"), tr("Files")});
   list_->setRootIsDecorated(false);
+  list_->setIconSize(QSize(kThumbnailHeight * 16 / 9, kThumbnailHeight));
   list_->setSelectionMode(QAbstractItemView::ExtendedSelection);
   list_->header()->setStretchLastSection(true);
   open_->setToolTip(tr("Open the run's workflow, with the values it ran with, as an untitled document"));
@@ -88,6 +91,18 @@ HistoryPanel::HistoryPanel(QWidget* parent)
   updateButtons();
 }
 
+QPixmap HistoryPanel::thumbnailOf(const QString& video) {
+  if (video.isEmpty()) return {};
+  const QFileInfo info(video);
+  const QString key = video + QLatin1Char('|') + QString::number(info.lastModified().toMSecsSinceEpoch());
+  if (auto it = thumbnails_.find(key); it != thumbnails_.end()) return *it;
+  auto image = video_thumbnail(video, kThumbnailHeight);
+  if (!image.ok()) guiLogger()->debug("No thumbnail for {}: {}", video.toStdString(), image.error().message);
+  const QPixmap pixmap = image.ok() ? QPixmap::fromImage(*image) : QPixmap();
+  thumbnails_.insert(key, pixmap);  // a video that cannot be read is not tried again while unchanged
+  return pixmap;
+}
+
 void HistoryPanel::setFolder(const QString& folder) {
   folder_ = folder;
   refresh();
@@ -112,6 +127,7 @@ void HistoryPanel::refresh() {
                                              QString::number(seconds, 'f', 1), files_of(r)});
     item->setData(0, Qt::UserRole, i);
     item->setToolTip(2, text_of(r, "error"));
+    if (const QPixmap thumbnail = thumbnailOf(video_of(r)); !thumbnail.isNull()) item->setIcon(0, thumbnail);
   }
   if (history->skipped > 0) note_->setText(tr("%n line(s) of the history are not runs and were skipped.", nullptr,
                                              history->skipped));

@@ -1,5 +1,6 @@
 // HistoryPanel: the runs of the editor's output folder, newest first — the same history
-// vidgraph-run keeps (engine/run_history.h): when each started, its status, time and files. Open
+// vidgraph-run keeps (engine/run_history.h): a thumbnail of the first video each wrote (its first
+// frame, decoded once while the file is unchanged), when it started, its status, time and files. Open
 // puts a run's workflow in the editor as an untitled document with the values it ran with; Run again
 // does that and runs it; Compare settings shows the params the two selected runs differ in, Compare
 // videos asks for their videos side by side.
@@ -8,6 +9,8 @@
 
 #include <vector>
 
+#include <QtCore/QHash>
+#include <QtGui/QPixmap>
 #include <QtWidgets/QWidget>
 #include <nlohmann/json.hpp>
 
@@ -41,9 +44,14 @@ class HistoryPanel : public QWidget {
   void openSelected(bool runAfterOpening);
   void updateButtons();
   void compareSelectedVideos();
+  // The video's first frame as a list icon (null when there is no video or it cannot be read).
+  QPixmap thumbnailOf(const QString& video);
+
+  static constexpr int kThumbnailHeight = 36;
 
   QString folder_;
   std::vector<nlohmann::json> runs_;  // oldest first, as read
+  QHash<QString, QPixmap> thumbnails_;  // "path|mtime" → thumbnail
   QTreeWidget* list_;
   QPushButton* open_;
   QPushButton* rerun_;

@@ -39,9 +39,26 @@ engine::Result<PreviewClip> side_by_side_clip(const QString& first, const QStrin
                                                        "' has no frame to compare.");
   return clip;
 }
+
+engine::Result<QImage> video_thumbnail(const QString& video, int height) {
+  nodes::media::VideoInfo info;
+  std::string error;
+  const auto frames = nodes::media::FrameStream::open(video.toStdString(), &info, &error);
+  if (!frames) return engine::make_error(error);
+  nodes::Image first;
+  if (!frames->next(&first, &error)) {
+    return engine::make_error(error.empty() ? "'" + video.toStdString() + "' has no frame." : error);
+  }
+  const QImage image(first.rgb.data(), first.width, first.height, first.width * 3, QImage::Format_RGB888);
+  return image.scaledToHeight(height, Qt::SmoothTransformation);  // a copy: `first` goes away
+}
 #else
 engine::Result<PreviewClip> side_by_side_clip(const QString&, const QString&) {
   return engine::make_error("This build has no media support (FFmpeg), so it cannot compare videos.");
+}
+
+engine::Result<QImage> video_thumbnail(const QString&, int) {
+  return engine::make_error("This build has no media support (FFmpeg), so it cannot read videos.");
 }
 #endif  // VIDGRAPH_GUI_COMPARES_VIDEOS
 

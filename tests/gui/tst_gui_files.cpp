@@ -1070,6 +1070,12 @@ class tst_GuiFiles : public QObject {
     gui::MainWindow window(registry_, options);
     gui::HistoryPanel* panel = window.historyPanel();
     QCOMPARE(panel->runCount(), 2);
+    // Each run shows its video's first frame: run 2's light PNG sequence on top, run 1's dark MP4 below.
+    const QImage light = panel->list()->topLevelItem(0)->icon(0).pixmap(QSize(64, 36)).toImage();
+    const QImage dark = panel->list()->topLevelItem(1)->icon(0).pixmap(QSize(64, 36)).toImage();
+    QVERIFY(!light.isNull() && !dark.isNull());
+    QVERIFY(qGray(light.pixel(light.width() / 2, light.height() / 2)) > 160);
+    QVERIFY(qGray(dark.pixel(dark.width() / 2, dark.height() / 2)) < 80);
     panel->list()->topLevelItem(0)->setSelected(true);
     panel->list()->topLevelItem(1)->setSelected(true);
     QPushButton* compare = nullptr;
