@@ -106,7 +106,7 @@ engine::Result<SweepAxis> parse_sweep_axis(const std::string& text, const engine
   SweepAxis axis;
   axis.node_id = text.substr(0, dot);
   axis.param = text.substr(dot + 1, eq - dot - 1);
-  if (!engine::is_valid_node_id(axis.node_id)) {
+  if (!engine::is_valid_node_path(axis.node_id)) {  // a subgraph's inner node by path: out/export
     return make_error(what + "'" + axis.node_id + "' is not a valid node id");
   }
   const engine::Node* node = doc.find_node(axis.node_id);

@@ -711,6 +711,11 @@ class tst_Cli : public QObject {
     QVERIFY(save_history_workflow(out, 1, again));
     QCOMPARE(run_tool({"run", again, "--output-dir", tmp_.filePath("subgraph2")}).exit_code, 0);
     QCOMPARE(read_text(tmp_.filePath("subgraph2/note.txt")), QString("exposed"));
+    // A sweep over an inner param by path.
+    const QString swept = tmp_.filePath("subgraph-sweep");
+    QCOMPARE(run_tool({"run", flow("subgraph.vgflow"), "--output-dir", swept, "--sweep", "notes/second.text=a,b"})
+                 .exit_code, 0);
+    QCOMPARE(read_text(swept + "/run-2/second.txt"), QString("b"));
     const Output bad = run_tool({"validate", flow("subgraph.vgflow"), "--set", "notes.file=x"});
     QCOMPARE(bad.exit_code, 2);
     QVERIFY2(bad.err.contains("subgraph 'two_writers' exposes no param 'file' (it exposes: text)"),
