@@ -5,7 +5,6 @@
 // looser checks of the same kind. The text-to-video demo gives the prompt's background, and its
 // shape in the named colour (in most frames) moving the named way.
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -17,7 +16,7 @@
 #include <QtCore/QTemporaryDir>
 #include <QtTest/QtTest>
 
-#include "models/train/demo_scenes.h"
+#include "demo_checks.h"
 #include "nodes/frames.h"
 #include "nodes/media/clip_reader.h"
 #include "nodes/media/frame_metrics.h"
@@ -125,70 +124,6 @@ int horizontal_shift(const nodes::Frames& f) {
   return best;
 }
 
-// A text-to-video shape clip as the scenes draw it: the background is the median of each frame's
-// border, the shape the pixels more than 60 (RGB distance) away from it.
-struct ShapeTrack {
-  std::array<double, 3> background{};  // first frame's, RGB
-  std::vector<std::array<double, 3>> shape;  // mean RGB of the shape's pixels, in each frame showing it
-  double dx = 0;  // shape centroid, last quarter of the frames showing it minus the first quarter, in pixels
-};
-
-ShapeTrack track_shape(const nodes::Frames& f) {
-  ShapeTrack track;
-  std::vector<double> centroids;  // x, of each frame showing the shape
-  for (int i = 0; i < f.count; ++i) {
-    const std::uint8_t* p = f.frame(i);
-    auto at = [&](int x, int y) { return p + (static_cast<std::size_t>(y) * f.width + x) * 3; };
-    std::array<std::vector<int>, 3> border;
-    for (int x = 0; x < f.width; ++x) {
-      for (int y : {0, f.height - 1}) for (int c = 0; c < 3; ++c) border[c].push_back(at(x, y)[c]);
-    }
-    for (int y = 0; y < f.height; ++y) {
-      for (int x : {0, f.width - 1}) for (int c = 0; c < 3; ++c) border[c].push_back(at(x, y)[c]);
-    }
-    std::array<double, 3> bg{};
-    for (int c = 0; c < 3; ++c) {
-      std::nth_element(border[c].begin(), border[c].begin() + border[c].size() / 2, border[c].end());
-      bg[c] = border[c][border[c].size() / 2];
-    }
-    if (i == 0) track.background = bg;
-    double sum_x = 0;
-    std::array<double, 3> sum_rgb{};
-    int n = 0;
-    for (int y = 0; y < f.height; ++y) {
-      for (int x = 0; x < f.width; ++x) {
-        const std::uint8_t* q = at(x, y);
-        if (std::hypot(q[0] - bg[0], q[1] - bg[1], q[2] - bg[2]) <= 60) continue;
-        sum_x += x, ++n;
-        for (int c = 0; c < 3; ++c) sum_rgb[c] += q[c];
-      }
-    }
-    if (n <= 20) continue;
-    centroids.push_back(sum_x / n);
-    track.shape.push_back({sum_rgb[0] / n, sum_rgb[1] / n, sum_rgb[2] / n});
-  }
-  const size_t quarter = std::max<size_t>(1, centroids.size() / 4);
-  double first = 0, last = 0;
-  int n_first = 0, n_last = 0;
-  for (size_t k = 0; k < centroids.size(); ++k) {
-    if (k < quarter) first += centroids[k], ++n_first;
-    if (k >= centroids.size() - quarter) last += centroids[k], ++n_last;
-  }
-  if (n_first > 0 && n_last > 0) track.dx = last / n_last - first / n_first;
-  return track;
-}
-
-// The name of the colour in `colours` nearest to `rgb`.
-std::string nearest(const std::vector<train::SceneColour>& colours, const std::array<double, 3>& rgb) {
-  std::string best;
-  double best_distance = std::numeric_limits<double>::infinity();
-  for (const train::SceneColour& c : colours) {
-    const double d = std::hypot(rgb[0] - c.rgb[0], rgb[1] - c.rgb[1], rgb[2] - c.rgb[2]);
-    if (d < best_distance) best_distance = d, best = c.name;
-  }
-  return best;
-}
-
 }  // namespace
 
 class tst_e2e_demo : public QObject {
@@ -197,6 +132,7 @@ class tst_e2e_demo : public QObject {
  private Q_SLOTS:
   void shippedDemoMovesTheImage();
   void promptsGiveDifferentMotion();
+  void fastDemoFollowsThePrompt();
   void textToVideoFollowsThePrompt_data();
   void textToVideoFollowsThePrompt();
   void trainDemoQuickReproduces();
@@ -226,6 +162,27 @@ void tst_e2e_demo::promptsGiveDifferentMotion() {
   QVERIFY2(between < 25.0, "the two prompts' last frames are nearly the same");
 }
 
+// demo-fast.vgflow: the shipped distilled student (3 steps, no guidance) animates the image as the
+// demo does: first frame kept, smooth, moving, and the way each pan prompt says.
+void tst_e2e_demo::fastDemoFollowsThePrompt() {
+  const QString fast = kBinary + "/share/vidgraph/workflows/demo-fast.vgflow";
+  const nodes::Frames right = demo_video(dir_.filePath("fast-right"), {"prompt.positive=" + kPanRight}, fast,
+                                         "demo-fast.mp4");
+  const nodes::Frames left = demo_video(dir_.filePath("fast-left"), {"prompt.positive=" + kPanLeft}, fast,
+                                        "demo-fast.mp4");
+  QVERIFY2(right.count == 25 && left.count == 25, "demo-fast did not write 25 frames");
+  for (const nodes::Frames* video : {&right, &left}) {
+    const VideoScores s = score(*video);
+    QVERIFY2(s.first_frame >= 22.0, "the first frame is not the sample image (PSNR < 22 dB)");
+    QVERIFY2(s.consecutive_min >= 22.0, "two consecutive frames differ too much (PSNR < 22 dB)");
+    QVERIFY2(s.first_last < 30.0, "the video is static (first vs last frame PSNR >= 30 dB)");
+  }
+  const int right_shift = horizontal_shift(right), left_shift = horizontal_shift(left);
+  qInfo("demo-fast: 'pans right' moved the picture %d px, 'pans left' %d px", right_shift, left_shift);
+  QVERIFY2(right_shift < 0, "'the camera pans right' did not move the picture left");
+  QVERIFY2(left_shift > 0, "'the camera pans left' did not move the picture right");
+}
+
 // Text to video: the background, the shape's colour (in most frames) and its direction follow the prompt.
 void tst_e2e_demo::textToVideoFollowsThePrompt_data() {
   QTest::addColumn<QString>("prompt");
@@ -241,28 +198,21 @@ void tst_e2e_demo::textToVideoFollowsThePrompt() {
   QFETCH(QString, colour);
   QFETCH(QString, background);
   QFETCH(int, direction);
+  const auto wanted = demo_checks::parse_demo_prompt(prompt.toStdString());
+  QVERIFY(wanted.has_value());
+  QCOMPARE(QString::fromStdString(wanted->colour), colour);
+  QCOMPARE(QString::fromStdString(wanted->background), background);
+  QCOMPARE(wanted->direction, direction);
   const nodes::Frames video = demo_video(dir_.filePath("t2v-" + QString::number(direction)),
                                          {"prompt.positive=" + prompt}, kDemoT2v, "demo-t2v.mp4");
   QVERIFY2(video.count == 25 && video.width == 160 && video.height == 96,
            "the t2v demo did not write 25 frames of 160x96");
-  const ShapeTrack track = track_shape(video);
-  const int frames_with_shape = static_cast<int>(track.shape.size());
-  std::string colours;  // the nearest named colour of each frame showing the shape
-  int named = 0;
-  for (const auto& rgb : track.shape) {
-    const std::string seen = nearest(train::scene_shape_colours(), rgb);
-    colours += (colours.empty() ? "" : " ") + seen;
-    named += seen == colour.toStdString();
-  }
-  const QString seen_background = QString::fromStdString(nearest(train::scene_backgrounds(), track.background));
-  qInfo("shape in %d frames (%d of them %s: %s) on a %s background, moved %.1f px", frames_with_shape, named,
-        qPrintable(colour), colours.c_str(), qPrintable(seen_background), track.dx);
-  QVERIFY2(seen_background == background,
-           qPrintable("'" + prompt + "' gave a " + seen_background + " background"));
-  QVERIFY2(frames_with_shape >= 12, qPrintable("'" + prompt + "' shows no shape in most frames"));
-  QVERIFY2(2 * named > frames_with_shape,
-           qPrintable("'" + prompt + "' gave a shape that is not " + colour + " in most frames"));
-  QVERIFY2(track.dx * direction > 10, qPrintable("'" + prompt + "' did not move the shape the named way"));
+  const demo_checks::DemoCheck check = demo_checks::check_video(video, *wanted);
+  qInfo("shape in %d frames (%d of them %s: %s) on a %s background, moved %.1f px", check.frames_with_shape,
+        check.named, qPrintable(colour), check.colours.c_str(), check.background.c_str(), check.dx);
+  std::string failed;
+  for (const std::string& f : check.failed) failed += (failed.empty() ? "" : "; ") + f;
+  QVERIFY2(check.passed(), qPrintable("'" + prompt + "' gave " + QString::fromStdString(failed)));
 }
 
 void tst_e2e_demo::trainDemoQuickReproduces() {
