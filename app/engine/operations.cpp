@@ -310,6 +310,13 @@ OperationPtr make_set_bypass(std::string node_id, bool bypass) {
 OperationPtr make_move_node(std::string node_id, double x, double y) {
   return std::make_unique<MoveOp>(std::move(node_id), x, y);
 }
+std::optional<std::array<double, 2>> layout_position(const json& layout) {
+  if (!layout.is_object() || !layout.contains("pos")) return std::nullopt;
+  const json& pos = layout["pos"];
+  if (!pos.is_array() || pos.size() != 2 || !pos[0].is_number() || !pos[1].is_number()) return std::nullopt;
+  return std::array<double, 2>{pos[0].get<double>(), pos[1].get<double>()};
+}
+
 OperationPtr make_composite(std::string description, std::vector<OperationPtr> parts) {
   return std::make_unique<CompositeOp>(std::move(description), std::move(parts));
 }
@@ -357,10 +364,7 @@ OperationPtr make_paste(const GraphDocument& doc, std::vector<Node> nodes, const
     n.id = renamed[original];
     n.inputs = std::move(inputs);
     json layout = layouts.is_object() && layouts.contains(original) ? layouts[original] : json(nullptr);
-    if (layout.is_object() && layout.contains("pos") && layout["pos"].is_array() && layout["pos"].size() == 2 &&
-        layout["pos"][0].is_number() && layout["pos"][1].is_number()) {
-      layout["pos"] = json::array({layout["pos"][0].get<double>() + offset_x, layout["pos"][1].get<double>() + offset_y});
-    }
+    if (const auto pos = layout_position(layout)) layout["pos"] = json::array({(*pos)[0] + offset_x, (*pos)[1] + offset_y});
     adds.push_back(make_add_node(std::move(n), GraphDocument::npos, std::move(layout)));
   }
   for (auto& c : connects) adds.push_back(std::move(c));

@@ -10,8 +10,10 @@
 // undo stays as it was, so one undo restores the value from before the drag.
 #pragma once
 
+#include <array>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +61,8 @@ OperationPtr make_set_node_layout(std::string node_id, nlohmann::json layout);
 // Sets editor()[key], document-wide editor state such as "groups" ("nodes" is refused; null value
 // removes the key). Inverse: the previous value. Never merges.
 OperationPtr make_set_editor_entry(std::string key, nlohmann::json value);
+// A node layout's "pos" [x, y], when it has one of two numbers.
+std::optional<std::array<double, 2>> layout_position(const nlohmann::json& layout);
 // Moves a node: sets its layout's "pos" to [x, y], keeping the rest. Mergeable per node.
 OperationPtr make_move_node(std::string node_id, double x, double y);
 // Applies `parts` in order as one step; rolls back if one fails.

@@ -99,8 +99,7 @@ Status apply_to_instance(GraphDocument& doc, const Registry& registry, const Nod
   std::string param = o.param;
   std::vector<Node> inner;  // keeps the definitions' nodes alive while `at` points into them
   for (int depth = 0; at->type == kSubgraphType && depth < kMaxSubgraphDepth; ++depth) {
-    const auto id = at->params.find(kSubgraphParam);
-    auto d = find_subgraph(doc, id != at->params.end() && id->is_string() ? id->get<std::string>() : std::string());
+    auto d = find_subgraph(doc, instance_subgraph(*at));
     if (!d.ok()) return Error{o.node_id, "--set " + text + ": " + d.error().message};
     const auto exposed = d->params.find(param);
     if (exposed == d->params.end()) {

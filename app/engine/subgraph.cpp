@@ -86,13 +86,12 @@ class Definitions {
  public:
   explicit Definitions(const GraphDocument& doc) : doc_(doc) {}
   Result<const SubgraphDefinition*> of(const Node& instance) {
-    const auto it = instance.params.find(kSubgraphParam);
-    if (it == instance.params.end() || !it->is_string() || it->get<std::string>().empty()) {
+    const std::string id = instance_subgraph(instance);
+    if (id.empty()) {
       return Error{instance.id, "Subgraph instance '" + instance.id +
                                     "' needs its param 'subgraph' naming one of the workflow's subgraphs (" +
-                                    names_of(ids()) + ")."};
+                                    names_of(subgraph_ids(doc_)) + ")."};
     }
-    const std::string id = it->get<std::string>();
     if (auto cached = parsed_.find(id); cached != parsed_.end()) return &cached->second;
     auto d = find_subgraph(doc_, id);
     if (!d.ok()) return Error{instance.id, d.error().message};
@@ -100,12 +99,6 @@ class Definitions {
   }
 
  private:
-  std::vector<std::string> ids() const {
-    std::vector<std::string> out;
-    const json all = doc_.extra().value(kSubgraphsKey, json::object());
-    for (const auto& entry : all.items()) out.push_back(entry.key());
-    return out;
-  }
   const GraphDocument& doc_;
   std::map<std::string, SubgraphDefinition> parsed_;
 };
@@ -114,9 +107,48 @@ using OutputMap = std::map<std::pair<std::string, std::string>, InputLink>;  // 
 
 // Appends the instance's inner nodes to `out`; records where its outputs come from.
 Status expand_instance(const Node& instance, const SubgraphDefinition& d, std::vector<Node>& out, OutputMap& outputs) {
+  if (instance.bypass) {
+    return Error{instance.id, "Subgraph instance '" + instance.id +
+                                  "' is bypassed, which subgraphs do not support; bypass nodes inside it instead."};
+  }
+  const std::string prefix = instance.id + "/";
+  auto inner = bind_instance(instance, d, prefix);
+  if (!inner.ok()) return inner.error();
+  for (Node& n : inner.value()) out.push_back(std::move(n));
+  for (const auto& [name, producer] : d.outputs) outputs[{instance.id, name}] = {prefix + producer.node, producer.output};
+  return {};
+}
+
+}  // namespace
+
+namespace {
+
+// The document's "subgraphs" entry, or an empty object (no copy of the definitions).
+const json& definitions_of(const GraphDocument& doc) {
+  static const json kNone = json::object();
+  const auto it = doc.extra().find(kSubgraphsKey);
+  return it != doc.extra().end() ? *it : kNone;
+}
+
+}  // namespace
+
+std::vector<std::string> subgraph_ids(const GraphDocument& doc) {
+  std::vector<std::string> ids;
+  const json& all = definitions_of(doc);
+  if (all.is_object()) {
+    for (const auto& entry : all.items()) ids.push_back(entry.key());
+  }
+  return ids;
+}
+
+std::string instance_subgraph(const Node& instance) {
+  const auto it = instance.params.find(kSubgraphParam);
+  return it != instance.params.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+Result<std::vector<Node>> bind_instance(const Node& instance, const SubgraphDefinition& d, const std::string& prefix) {
   const std::string& id = instance.id;
   auto fail = [&](const std::string& what) { return Error{id, "Subgraph instance '" + id + "' " + what + "."}; };
-  if (instance.bypass) return fail("is bypassed, which subgraphs do not support; bypass nodes inside it instead");
   for (const auto& [param, value] : instance.params.items()) {
     if (param != kSubgraphParam && !d.params.count(param)) {
       return fail("sets param '" + param + "', which subgraph '" + d.id + "' does not expose (it exposes: " +
@@ -129,38 +161,33 @@ Status expand_instance(const Node& instance, const SubgraphDefinition& d, std::v
                   keys_of(d.inputs) + ")");
     }
   }
-  const std::string prefix = id + "/";
-  std::map<std::string, std::size_t> at;  // inner id → index in out
+  std::vector<Node> nodes;
+  std::map<std::string, std::size_t> at;  // inner id → index in nodes
   for (const Node& inner : d.nodes) {
     Node n = inner;
     n.id = prefix + inner.id;
     for (auto& [port, link] : n.inputs) link.node = prefix + link.node;
-    at[inner.id] = out.size();
-    out.push_back(std::move(n));
+    at[inner.id] = nodes.size();
+    nodes.push_back(std::move(n));
   }
   for (const auto& [name, consumers] : d.inputs) {
     const auto link = instance.inputs.find(name);
     if (link == instance.inputs.end()) continue;  // unconnected: inner links, if any, stay
-    for (const InnerInput& c : consumers) out[at.at(c.node)].inputs[c.input] = link->second;
+    for (const InnerInput& c : consumers) nodes[at.at(c.node)].inputs[c.input] = link->second;
   }
   for (const auto& [name, value] : instance.params.items()) {
     if (name == kSubgraphParam) continue;
     const InnerParam& p = d.params.at(name);
-    out[at.at(p.node)].params[p.param] = value;
+    nodes[at.at(p.node)].params[p.param] = value;
   }
-  for (const auto& [name, producer] : d.outputs) outputs[{id, name}] = {prefix + producer.node, producer.output};
-  return {};
+  return nodes;
 }
 
-}  // namespace
-
 Result<SubgraphDefinition> find_subgraph(const GraphDocument& doc, const std::string& id) {
-  const json& all = doc.extra().contains(kSubgraphsKey) ? doc.extra()[kSubgraphsKey] : json::object();
+  const json& all = definitions_of(doc);
   if (!all.is_object()) return make_error("The workflow's \"subgraphs\" is not a JSON object of definitions by id.");
   if (!all.contains(id)) {
-    std::vector<std::string> ids;
-    for (const auto& entry : all.items()) ids.push_back(entry.key());
-    return make_error("The workflow has no subgraph '" + id + "' (it has: " + names_of(ids) + ").");
+    return make_error("The workflow has no subgraph '" + id + "' (it has: " + names_of(subgraph_ids(doc)) + ").");
   }
   return parse_definition(id, all[id]);
 }
@@ -183,8 +210,7 @@ namespace {
 Result<SubgraphInterface> interface_at(const GraphDocument& doc, const Registry& registry, const Node& instance,
                                        int depth) {
   if (depth > kMaxSubgraphDepth) return Error{instance.id, "Subgraphs nest too deep here."};
-  const auto id = instance.params.find(kSubgraphParam);
-  auto d = find_subgraph(doc, id != instance.params.end() && id->is_string() ? id->get<std::string>() : std::string());
+  auto d = find_subgraph(doc, instance_subgraph(instance));
   if (!d.ok()) return Error{instance.id, d.error().message};
   std::map<std::string, const Node*> inner;
   for (const Node& n : d->nodes) inner[n.id] = &n;

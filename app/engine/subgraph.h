@@ -57,6 +57,11 @@ struct SubgraphDefinition {
   nlohmann::json editor = nlohmann::json::object();
 };
 
+// The ids of the document's definitions, sorted.
+std::vector<std::string> subgraph_ids(const GraphDocument& doc);
+// The definition id an instance names in its param "subgraph" ("" when it names none).
+std::string instance_subgraph(const Node& instance);
+
 // The definition `id` of `doc`, checked: its nodes parse and are a valid graph, every exposed port
 // and param names an inner node. The error says what is wrong and where.
 Result<SubgraphDefinition> find_subgraph(const GraphDocument& doc, const std::string& id);
@@ -75,6 +80,13 @@ struct SubgraphInterface {
 Result<SubgraphInterface> subgraph_interface(const GraphDocument& doc, const Registry& registry, const Node& instance);
 // The node type an instance shows as (title, ports, params; it has no compute: runs expand it).
 NodeType subgraph_node_type(const SubgraphInterface& interface);
+
+// The definition's inner nodes bound to `instance`, ids and inner links prefixed with `prefix`: the
+// instance's input links on the exposed inputs' consumers (an unconnected one keeps the inner link),
+// its param values on the exposed params. Errors name the instance: a param set or an input
+// connected that the definition does not expose.
+Result<std::vector<Node>> bind_instance(const Node& instance, const SubgraphDefinition& definition,
+                                        const std::string& prefix);
 
 // Whether any node of `doc` is a subgraph instance.
 bool has_subgraph_instances(const GraphDocument& doc);

@@ -45,6 +45,8 @@ class SetSubgraphOp final : public Operation {
   json definition_;
 };
 
+std::set<std::string> to_set(const std::vector<std::string>& names) { return {names.begin(), names.end()}; }
+
 // A name unused among `taken`: base, base_2, base_3, ...
 std::string unique_name(const std::string& base, const std::set<std::string>& taken) {
   if (!taken.count(base)) return base;
@@ -54,33 +56,18 @@ std::string unique_name(const std::string& base, const std::set<std::string>& ta
   }
 }
 
-std::set<std::string> definition_ids(const GraphDocument& doc) {
-  std::set<std::string> ids;
-  if (doc.extra().contains(kSubgraphsKey) && doc.extra()[kSubgraphsKey].is_object()) {
-    for (const auto& entry : doc.extra()[kSubgraphsKey].items()) ids.insert(entry.key());
-  }
-  return ids;
-}
-
-// The mean position of the nodes' layouts, or the origin.
+// A layout at the mean position of the nodes that have one, or null when none has.
 json mean_position(const GraphDocument& doc, const std::vector<std::string>& ids) {
   double x = 0, y = 0;
   int n = 0;
   for (const std::string& id : ids) {
-    const json layout = doc.node_editor(id);
-    if (layout.is_object() && layout.contains("pos") && layout["pos"].is_array() && layout["pos"].size() == 2 &&
-        layout["pos"][0].is_number() && layout["pos"][1].is_number()) {
-      x += layout["pos"][0].get<double>();
-      y += layout["pos"][1].get<double>();
+    if (const auto pos = layout_position(doc.node_editor(id))) {
+      x += (*pos)[0];
+      y += (*pos)[1];
       ++n;
     }
   }
   return n == 0 ? json(nullptr) : json{{"pos", {x / n, y / n}}};
-}
-
-std::string instance_definition(const Node& n) {
-  const auto it = n.params.find(kSubgraphParam);
-  return it != n.params.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 }  // namespace
@@ -97,7 +84,7 @@ Result<OperationPtr> make_subgraph_from(const GraphDocument& doc, const std::vec
     if (!doc.find_node(id)) return make_error("There is no node '" + id + "' to put in a subgraph.");
   }
   SubgraphDefinition d;
-  d.id = unique_name(doc.unique_node_id(name.empty() ? "subgraph" : name), definition_ids(doc));
+  d.id = unique_name(doc.unique_node_id(name.empty() ? "subgraph" : name), to_set(subgraph_ids(doc)));
   d.name = name.empty() ? d.id : name;
   Node instance;
   instance.id = doc.unique_node_id(d.id);
@@ -150,46 +137,30 @@ Result<OperationPtr> make_unpack_subgraph(const GraphDocument& doc, const std::s
   if (!instance || instance->type != kSubgraphType) {
     return make_error("'" + instance_id + "' is not a subgraph instance, so there is nothing to unpack.");
   }
-  auto found = find_subgraph(doc, instance_definition(*instance));
+  auto found = find_subgraph(doc, instance_subgraph(*instance));
   if (!found.ok()) return Error{instance_id, found.error().message};
-  SubgraphDefinition& d = found.value();
-  std::map<std::string, Node*> inner;
-  for (Node& n : d.nodes) inner[n.id] = &n;
-  for (const auto& [name, consumers] : d.inputs) {
-    const auto link = instance->inputs.find(name);
-    if (link == instance->inputs.end()) continue;
-    for (const InnerInput& c : consumers) inner.at(c.node)->inputs[c.input] = link->second;
-  }
-  for (const auto& [name, value] : instance->params.items()) {
-    if (name == kSubgraphParam) continue;
-    const auto p = d.params.find(name);
-    if (p == d.params.end()) return Error{instance_id, "'" + instance_id + "' sets param '" + name +
-                                                           "', which its subgraph does not expose; remove it first."};
-    inner.at(p->second.node)->params[p->second.param] = value;
-  }
+  const SubgraphDefinition& d = found.value();
+  auto inner = bind_instance(*instance, d, "");
+  if (!inner.ok()) return inner.error();
   // The inner layout moved to where the instance is: its first node's position at the instance's.
-  const json at = mean_position(doc, {instance_id});
   const json nodes_layout = d.editor.value("nodes", json::object());
-  double dx = 0, dy = 0;
-  if (!at.is_null() && !d.nodes.empty() && nodes_layout.contains(d.nodes.front().id)) {
-    const json& first = nodes_layout[d.nodes.front().id];
-    if (first.contains("pos") && first["pos"].is_array() && first["pos"].size() == 2) {
-      dx = at["pos"][0].get<double>() - first["pos"][0].get<double>();
-      dy = at["pos"][1].get<double>() - first["pos"][1].get<double>();
-    }
-  }
-  const std::map<std::string, std::string> renamed = paste_ids(doc, d.nodes);
+  const auto at = layout_position(doc.node_editor(instance_id));
+  const auto first = nodes_layout.is_object() && !d.nodes.empty()
+                         ? layout_position(nodes_layout.value(d.nodes.front().id, json()))
+                         : std::nullopt;
+  const double dx = at && first ? (*at)[0] - (*first)[0] : 0.0, dy = at && first ? (*at)[1] - (*first)[1] : 0.0;
+  const std::map<std::string, std::string> renamed = paste_ids(doc, *inner);
   std::vector<OperationPtr> parts;
   const std::vector<Link> consumers = doc.links_from(instance_id);
   parts.push_back(make_remove_node(instance_id));
-  parts.push_back(make_paste(doc, d.nodes, nodes_layout, dx, dy));
+  parts.push_back(make_paste(doc, std::move(inner.value()), nodes_layout, dx, dy));
   for (const Link& l : consumers) {
     const auto out = d.outputs.find(l.from_output);
     if (out == d.outputs.end()) continue;  // a link to an output the subgraph lacks: dropped with the instance
     parts.push_back(make_connect(l.to_node, l.to_input, InputLink{renamed.at(out->second.node), out->second.output}));
   }
   const bool shared = std::any_of(doc.nodes().begin(), doc.nodes().end(), [&](const Node& n) {
-    return n.id != instance_id && n.type == kSubgraphType && instance_definition(n) == d.id;
+    return n.id != instance_id && n.type == kSubgraphType && instance_subgraph(n) == d.id;
   });
   if (!shared) parts.push_back(make_set_subgraph(d.id, nullptr));
   return make_composite("Unpack subgraph '" + instance_id + "'", std::move(parts));
@@ -221,7 +192,7 @@ Result<OperationPtr> make_unexpose_param(const GraphDocument& doc, const std::st
   if (!d.params.erase(name)) return make_error("Subgraph '" + id + "' exposes no param '" + name + "'.");
   std::vector<OperationPtr> parts;
   for (const Node& n : doc.nodes()) {
-    if (n.type == kSubgraphType && instance_definition(n) == id && n.params.contains(name)) {
+    if (n.type == kSubgraphType && instance_subgraph(n) == id && n.params.contains(name)) {
       parts.push_back(make_set_param(n.id, name, nullptr));
     }
   }

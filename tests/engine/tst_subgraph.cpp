@@ -254,6 +254,14 @@ void tst_subgraph::makeUnpackAndExposeAreUndoable() {
   QVERIFY(undo_unexpose.value()->apply(doc).ok());
   QCOMPARE(run_sink(doc), 9.0);
 
+  // An input connected to a port the subgraph does not expose is refused, not dropped by the unpack.
+  QVERIFY(doc.connect(instance, "zz", {"n", "value"}).ok());
+  auto refused = make_unpack_subgraph(doc, instance);
+  QVERIFY(!refused.ok());
+  QVERIFY2(refused.error().message.find("has input 'zz' connected") != std::string::npos,
+           refused.error().message.c_str());
+  QVERIFY(doc.disconnect(instance, "zz").ok());
+
   // Unpack: the inner nodes back in the parent with the instance's value; the unused definition goes.
   const std::string packed = save_workflow_string(doc);
   auto unpack = make_unpack_subgraph(doc, instance);
