@@ -197,6 +197,11 @@ engine::Node Converter::make_node(const std::string& base_id, const std::string&
   return n;
 }
 
+void Converter::carry(const ComfyNode& from, const std::string& widget, const engine::Node& to,
+                      const std::string& param) {
+  carried_[{from.id, widget}] = engine::InnerParam{to.id, param};
+}
+
 InputLink Converter::commit(engine::Node node, const std::string& output) {
   InputLink link{node.id, output};
   nodes_.push_back(std::move(node));

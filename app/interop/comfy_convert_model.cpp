@@ -143,6 +143,8 @@ Result<InputLink> Converter::emit_lora(const ComfyNode& n, int slot, const std::
   const std::string name = text_or(widget_value(graph_, n, "lora_name"), "");
   const double strength = number_or(widget_value(graph_, n, "strength_model"), 1.0);
   lora.params = {{"path", name}, {"strength", std::clamp(strength, -4.0, 4.0)}};
+  carry(n, "lora_name", lora, "path");
+  carry(n, "strength_model", lora, "strength");
   if (strength < -4.0 || strength > 4.0) {
     report_.approximate(n, "strength " + num(strength) + " is outside Load LoRA's -4..4; " +
                                num(std::clamp(strength, -4.0, 4.0)) + " was used.");
@@ -159,6 +161,7 @@ Result<InputLink> Converter::emit_image(const ComfyNode& n) {
   engine::Node image = make_node("image", "LoadImage", &n);
   const std::string name = text_or(widget_value(graph_, n, "image"), "");
   image.params = {{"path", name}};
+  carry(n, "image", image, "path");
   report_.map(n, "became Load Image '" + image.id + "'.");
   report_.notes.push_back("Load Image '" + image.id + "' reads '" + name + "' beside the workflow file (ComfyUI looks "
                           "in its input folder): set --set " + image.id + ".path=FILE when the image is elsewhere.");

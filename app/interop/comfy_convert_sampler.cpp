@@ -101,6 +101,7 @@ Result<InputLink> Converter::emit_prompt(const ComfyNode& positive, const ComfyN
   if (!encoder.ok()) return encoder.error();
   engine::Node prompt = make_node("prompt", "Prompt", &positive);
   prompt.params["positive"] = text_or(widget_value(graph_, positive, "text"), "");
+  carry(positive, "text", prompt, "positive");
   report_.map(positive, "its text became the positive text of Prompt '" + prompt.id + "'.");
   if (negative) {
     const std::string text = text_or(widget_value(graph_, *negative, "text"), "");
@@ -109,6 +110,7 @@ Result<InputLink> Converter::emit_prompt(const ComfyNode& positive, const ComfyN
                                      "prompt for an empty negative.");
     } else {
       prompt.params["negative"] = text;
+      carry(*negative, "text", prompt, "negative");
       report_.map(*negative, "its text became the negative text of Prompt '" + prompt.id + "'.");
     }
   }
@@ -154,6 +156,9 @@ engine::Status Converter::emit_latent(engine::Node& s, const ComfyNode& stage) {
   s.params["width"] = width;
   s.params["height"] = height;
   s.params["frames"] = integer_or(widget_value(graph_, L, "length"), 81);
+  carry(L, "width", s, "width");
+  carry(L, "height", s, "height");
+  carry(L, "length", s, "frames");
   std::string sentence = "its size " + std::to_string(width) + "x" + std::to_string(height) + " and length became " +
                          "Wan Sampler's width, height and frames";
   if (L.type != "EmptyHunyuanLatentVideo" && L.input("start_image") && L.input("start_image")->linked) {
@@ -195,6 +200,9 @@ void Converter::set_sampler_steps(engine::Node& s, const ComfyNode& high, const 
   s.params["seed"] = seed.is_number() ? seed : json(0);
   s.params["steps"] = std::clamp<long long>(integer_or(widget_value(graph_, high, "steps"), 20), 1, 1000);
   s.params["guidance"] = std::clamp(number_or(widget_value(graph_, high, "cfg"), 5.0), 0.0, 30.0);
+  carry(high, advanced ? "noise_seed" : "seed", s, "seed");
+  carry(high, "steps", s, "steps");
+  carry(high, "cfg", s, "guidance");
   const SolverChoice solver = map_solver(text_or(widget_value(graph_, high, "sampler_name"), ""),
                                          text_or(widget_value(graph_, high, "scheduler"), ""));
   s.params["scheduler"] = solver.scheduler;
@@ -235,6 +243,7 @@ void Converter::set_expert_split(engine::Node& s, const ComfyNode& high, const C
   };
   const long long split = std::clamp<long long>(value(high, "end_at_step", steps), 0, steps);
   s.params["guidance_low"] = std::clamp(number_or(widget_value(graph_, low, "cfg"), 1.0), 0.0, 30.0);
+  carry(low, "cfg", s, "guidance_low");
   if (value(low, "steps", steps) != steps) {
     report_.approximate(low, "its steps " + std::to_string(value(low, "steps", steps)) + " differ from the " +
                              "high-noise stage's; Wan Sampler runs " + std::to_string(steps) + " steps.");
@@ -281,6 +290,7 @@ void Converter::set_shift(engine::Node& s, const ComfyNode& high, const ComfyNod
     shift = std::clamp(shift, 0.1, 20.0);
   }
   s.params["shift"] = shift;
+  if (h.sampling) carry(*h.sampling, "shift", s, "shift");
   if (!low) return;
   const ModelChain l = model_chain(graph_, *low);
   const double low_shift = l.sampling ? number_or(widget_value(graph_, *l.sampling, "shift"), shift) : shift;

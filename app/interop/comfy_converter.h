@@ -7,7 +7,7 @@
 // Wan Sampler. A node of a class without a mapping that the outputs need is kept as an unknown
 // Vidgraph node ("ComfyUI:<class>"), so validation names it; one they do not need is left out of
 // the graph (kept in the document's "comfyui" entry). Each emitted ComfyUI node gets one entry in
-// the report.
+// the report. It works on the flattened graph; comfy_subgraphs.h regroups its output.
 #pragma once
 
 #include <map>
@@ -20,8 +20,12 @@
 #include "interop/comfy_walk.h"
 #include "engine/document.h"
 #include "engine/result.h"
+#include "engine/subgraph.h"
 
 namespace vidgraph::comfy {
+
+// Which Vidgraph param holds a ComfyUI widget's value unchanged: (ComfyUI node id, widget) → param.
+using CarriedWidgets = std::map<std::pair<std::string, std::string>, engine::InnerParam>;
 
 class Converter {
  public:
@@ -32,6 +36,7 @@ class Converter {
   std::vector<engine::Node> nodes() const { return nodes_; }
   nlohmann::json editor() const { return editor_; }
   nlohmann::json extra() const { return extra_; }
+  const CarriedWidgets& carried() const { return carried_; }
 
   // ---- shared by the parts (comfy_convert_*.cpp)
   // The Vidgraph output that stands for `reached` (a ComfyUI output), emitting what it needs;
@@ -59,6 +64,9 @@ class Converter {
   void set_sampler_steps(engine::Node& sampler, const ComfyNode& high, const ComfyNode* low);
   void check_stage_range(const ComfyNode& high, const ComfyNode* low, long long steps);
   void set_expert_split(engine::Node& sampler, const ComfyNode& high, const ComfyNode& low);
+  // Records that `to`'s `param` holds `from`'s widget `widget` as it is (comfy_subgraphs.h exposes
+  // the params of promoted widgets through it).
+  void carry(const ComfyNode& from, const std::string& widget, const engine::Node& to, const std::string& param);
   void note_model_files();
   void account_leftovers();
 
@@ -82,6 +90,7 @@ class Converter {
   std::string model_id_;                        // the Load Wan Model, once made
   const ComfyNode* low_loader_ = nullptr;       // the low-noise expert's loader, for the file note
   nlohmann::json files_ = nlohmann::json::object();  // ComfyUI's model file names, by Load Wan Model param
+  CarriedWidgets carried_;
 };
 
 // "ComfyUI node 5 (VAEDecode)".

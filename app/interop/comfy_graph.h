@@ -3,7 +3,7 @@
 //              "definitions": {"subgraphs": [...]}}; widget values by position (`widgets_values`).
 //   API format (the queue's prompt): {"<id>": {"class_type": ..., "inputs": {name: value | [id, slot]}}}.
 // Contract: every node has its ComfyUI id (as a string; a flattened subgraph's inner node
-// "<instance>-<inner>"), class type, mode (0 runs, 2 muted, 4 bypassed; API files hold only nodes
+// "<instance>-<inner>", the instance listed in `subgraphs`), class type, mode (0 runs, 2 muted, 4 bypassed; API files hold only nodes
 // that run), widget values by name (comfy_widgets.h names UI widgets by position) and linked inputs
 // by name. Reroute nodes are kept as nodes; comfy_walk.h follows them. No Qt, no LibTorch.
 #pragma once
@@ -52,10 +52,18 @@ struct ComfyNode {
   bool runs() const { return mode != kModeMuted && mode != kModeBypassed; }
 };
 
+// A subgraph instance the UI reader flattened: its inner nodes are named "<id>-<inner id>".
+struct ComfySubgraph {
+  std::string id;            // the instance's id ("<outer>-<id>" when nested)
+  std::string name;          // its definition's name
+  nlohmann::json promoted;   // the widgets it shows: [[inner id, widget], ...] (properties.proxyWidgets)
+};
+
 struct ComfyGraph {
   ComfyFormat format = ComfyFormat::None;
   std::vector<ComfyNode> nodes;
-  std::vector<std::string> notes;  // what reading did to the graph (flattened subgraphs), as sentences
+  std::vector<ComfySubgraph> subgraphs;  // innermost first
+  std::vector<std::string> notes;        // what reading did to the graph, as sentences
 
   const ComfyNode* find(const std::string& id) const;
   // The nodes that read `id`'s output `slot`, with the input name each reads it into.

@@ -3,6 +3,7 @@
 
 
 #include "interop/comfy_converter.h"
+#include "interop/comfy_subgraphs.h"
 #include "engine/workflow_file.h"
 
 namespace vidgraph::comfy {
@@ -35,6 +36,10 @@ engine::Result<ComfyImport> import_checked(const json& root, const std::string& 
   auto doc = engine::GraphDocument::build(converter.nodes(), converter.editor(), json{{"comfyui", extra}}, registry);
   if (!doc.ok()) return engine::make_error(source + ": the imported graph is inconsistent (" + doc.error().to_string() +
                                            "); please report this workflow");
+  if (auto s = group_subgraphs(doc.value(), *graph, converter.carried(), out.report); !s) {
+    return engine::make_error(source + ": its subgraphs could not be rebuilt (" + s.error().message +
+                              "); please report this workflow");
+  }
   out.document = std::move(doc.value());
   return out;
 }

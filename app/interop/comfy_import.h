@@ -3,7 +3,8 @@
 //
 // Contract: the document holds the same semantic graph a .vgflow would (node types LoadWanModel,
 // LoadLoRA, Prompt, EncodeText, LoadImage, WanSampler, VAEDecode, ExportVideo, and "ComfyUI:<class>"
-// unknown nodes for unmapped classes an output needs), editor positions from the UI file, each
+// unknown nodes for unmapped classes an output needs; ComfyUI subgraph instances as Subgraph
+// instances, comfy_subgraphs.h), editor positions from the UI file, each
 // node's ComfyUI id in its "comfyui_node" key, and a top-level "comfyui" entry (the source format,
 // notes and nodes no output needed). Only graphs of Wan video workflows are imported; another model
 // family is refused with a sentence. Nothing is written: the source file is only read.

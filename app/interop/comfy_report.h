@@ -23,7 +23,7 @@ struct ImportReport {
   std::vector<ReportEntry> mapped;        // an exact Vidgraph equivalent
   std::vector<ReportEntry> approximated;  // one entry per setting without an exact equivalent
   std::vector<ReportEntry> unsupported;   // no Vidgraph equivalent: kept as an unknown node or left out
-  std::vector<std::string> notes;         // flattened subgraphs, left-out nodes, model files
+  std::vector<std::string> notes;         // subgraphs, left-out nodes, model files
 
   void map(const ComfyNode& node, const std::string& sentence);  // ignored once the node is listed
   void approximate(const ComfyNode& node, const std::string& sentence);

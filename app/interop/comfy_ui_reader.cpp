@@ -1,4 +1,5 @@
-// Reads the UI format (comfy_graph.h) and flattens subgraph instances into the parent graph.
+// Reads the UI format (comfy_graph.h) and flattens subgraph instances into the parent graph (the
+// import makes them Vidgraph subgraphs again after conversion: comfy_subgraphs.h).
 //
 // Links come as arrays [id, origin, origin_slot, target, target_slot, type] or, in subgraphs and
 // newer files, as objects {id, origin_id, origin_slot, target_id, target_slot, type}. Inside a
@@ -83,25 +84,44 @@ ComfyNode read_node(const json& j, const std::map<std::string, LinkEnds>& links,
   return node;
 }
 
+// The inner node a promoted widget `widget` of node `id` sets: the node itself, or, when `id` was a
+// nested instance (already flattened), the node its own promotion of that widget names.
+ComfyNode* promoted_target(Layer& body, const std::vector<ComfySubgraph>& nested, const std::string& id,
+                           const std::string& widget, int depth = 0) {
+  for (ComfyNode& n : body.nodes) {
+    if (n.id == id) return &n;
+  }
+  if (depth > kMaxSubgraphDepth) return nullptr;
+  for (const ComfySubgraph& sub : nested) {
+    if (sub.id != id || !sub.promoted.is_array()) continue;
+    for (const json& p : sub.promoted) {
+      if (p.is_array() && p.size() >= 2 && p[1] == widget) {
+        return promoted_target(body, nested, id + "-" + comfy_id(p[0]), widget, depth + 1);
+      }
+    }
+  }
+  return nullptr;
+}
+
 // An instance's own values for its promoted widgets (properties.proxyWidgets, in the order of its
 // widgets_values) replace the inner nodes' values; the editor's seed-control entries are skipped.
-void promote_widgets(Layer& body, const ComfyNode& instance) {
+void promote_widgets(Layer& body, const ComfyNode& instance, const std::vector<ComfySubgraph>& nested) {
   const json& proxies = instance.proxy_widgets;
   const json& values = instance.raw_widgets;
   if (!proxies.is_array() || !values.is_array()) return;
   for (std::size_t i = 0; i < proxies.size() && i < values.size(); ++i) {
     const json& p = proxies[i];
     if (!p.is_array() || p.size() < 2 || !p[1].is_string() || p[1] == "control_after_generate") continue;
-    const std::string inner_id = instance.id + "-" + comfy_id(p[0]);
-    for (ComfyNode& n : body.nodes) {
-      if (n.id == inner_id) n.values[p[1].get<std::string>()] = values[i];
+    const std::string widget = p[1].get<std::string>();
+    if (ComfyNode* n = promoted_target(body, nested, instance.id + "-" + comfy_id(p[0]), widget)) {
+      n->values[widget] = values[i];
     }
   }
 }
 
 struct Reader {
   std::map<std::string, const json*> subgraphs;  // definition id → definition
-  std::vector<std::string> notes;
+  std::vector<ComfySubgraph> instances;          // innermost first
   // instance id → (output slot → what feeds it), applied once the whole layer is read
   using Redirects = std::map<std::string, std::map<int, ComfySource>>;
 
@@ -177,7 +197,7 @@ engine::Status Reader::expand(Layer& layer, Redirects& redirects, const ComfyNod
   auto body = read_layer(definition.value("nodes", json::array()), definition.value("links", json::array()),
                          instance.id + "-", depth + 1);
   if (!body.ok()) return body.error();
-  promote_widgets(*body, instance);
+  promote_widgets(*body, instance, instances);
   for (ComfyNode& inner : body->nodes) {
     if (instance.mode != 0 && inner.mode == 0) inner.mode = instance.mode;
     for (ComfyInput& in : inner.inputs) {
@@ -188,10 +208,7 @@ engine::Status Reader::expand(Layer& layer, Redirects& redirects, const ComfyNod
     layer.nodes.push_back(std::move(inner));
   }
   for (const auto& [slot, s] : body->outputs) redirects[instance.id][slot] = outside(s, instance, definition);
-  const std::string name = definition.value("name", std::string("subgraph"));
-  notes.push_back("Subgraph '" + name + "' (node " + instance.id + ") was flattened into the graph, since Vidgraph "
-                  "has no subgraphs yet; its " + std::to_string(body->nodes.size()) + " inner nodes are named " +
-                  instance.id + "-<id>.");
+  instances.push_back({instance.id, definition.value("name", std::string("subgraph")), instance.proxy_widgets});
   return {};
 }
 
@@ -213,7 +230,7 @@ engine::Result<ComfyGraph> read_ui_graph(const json& root, const std::string& so
   ComfyGraph graph;
   graph.format = ComfyFormat::Ui;
   graph.nodes = std::move(layer->nodes);
-  graph.notes = std::move(reader.notes);
+  graph.subgraphs = std::move(reader.instances);
   return graph;
 }
 

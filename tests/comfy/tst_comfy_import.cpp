@@ -1,7 +1,7 @@
 // ComfyUI import suite (app/interop): files the tests write in the structure of the Wan2.2 templates,
 // UI and API formats → Vidgraph documents with the right node types, params and links; the A14B
 // two-expert graph with its Lightning group or its plain group; bypassed LoRAs; the approximation
-// sentences; unknown nodes kept or left out; another model family refused; a subgraph flattened;
+// sentences; unknown nodes kept or left out; another model family refused; a subgraph imported as a subgraph;
 // vidgraph-run validate / run on imported files (end to end on the tiny model).
 #include <QtCore/QTemporaryDir>
 #include <QtTest/QtTest>
@@ -12,6 +12,7 @@
 
 #include "interop/comfy_import.h"
 #include "interop/comfy_solvers.h"
+#include "engine/subgraph.h"
 #include "comfy_fixtures.h"
 #include "process_run.h"
 
@@ -110,6 +111,79 @@ void check_ti2v_5b(const engine::GraphDocument& doc) {
   QVERIFY2(!node_of(doc, "model").params.contains("dit"), "ComfyUI's bare names are not file params");
 }
 
+// The 5B graph with its prompts and sampler inside a subgraph named "Sampling", instance node 70
+// (inputs model, clip, latent; output LATENT), as newer templates wrap their pipeline; `promoted`
+// lists the widgets the instance shows, with `values` its widgets_values.
+json sampling_subgraph_file(const json& promoted = nullptr, const json& values = json::array()) {
+  UiGraph outer;
+  outer.node(37, "UNETLoader", {"wan2.2_ti2v_5B_fp16.safetensors", "default"}, {}, {"MODEL"});
+  outer.node(38, "CLIPLoader", {"umt5_xxl_fp8_e4m3fn_scaled.safetensors", "wan", "default"}, {}, {"CLIP"});
+  outer.node(39, "VAELoader", {"wan2.2_vae.safetensors"}, {}, {"VAE"});
+  outer.node(48, "ModelSamplingSD3", {8}, {{"model", "MODEL"}}, {"MODEL"});
+  outer.link(37, 0, 48, "model");
+  outer.node(55, "Wan22ImageToVideoLatent", {1280, 704, 121, 1}, {{"vae", "VAE"}, {"start_image", "IMAGE"}}, {"LATENT"});
+  outer.link(39, 0, 55, "vae");
+  const std::string sub_id = "9f0c2a8e-5b1d-4c7e-a3f6-1d2e3f4a5b6c";
+  outer.node(70, sub_id, json::array(), {{"model", "MODEL"}, {"clip", "CLIP"}, {"latent", "LATENT"}}, {"LATENT"});
+  outer.link(48, 0, 70, "model");
+  outer.link(38, 0, 70, "clip");
+  outer.link(55, 0, 70, "latent");
+  comfy_test::add_video_out(outer, 70, 39, 24);
+  UiGraph inner;
+  inner.node(6, "CLIPTextEncode", {comfy_test::kPositive}, {{"clip", "CLIP"}}, {"CONDITIONING"});
+  inner.node(7, "CLIPTextEncode", {comfy_test::kNegative}, {{"clip", "CLIP"}}, {"CONDITIONING"});
+  inner.node(3, "KSampler", {42, "fixed", 30, 5, "uni_pc", "simple", 1},
+             {{"model", "MODEL"}, {"positive", "CONDITIONING"}, {"negative", "CONDITIONING"}, {"latent_image", "LATENT"}},
+             {"LATENT"});
+  json inner_file = inner.file();
+  json links = json::array();
+  int link_id = 500;
+  auto wire = [&](int from, int from_slot, int to, int to_slot, const std::string& type) {
+    links.push_back({{"id", link_id}, {"origin_id", from}, {"origin_slot", from_slot}, {"target_id", to},
+                     {"target_slot", to_slot}, {"type", type}});
+    for (json& n : inner_file["nodes"]) {
+      if (n["id"] == to && to_slot < static_cast<int>(n["inputs"].size())) n["inputs"][to_slot]["link"] = link_id;
+    }
+    ++link_id;
+  };
+  wire(-10, 1, 6, 0, "CLIP");
+  wire(-10, 1, 7, 0, "CLIP");
+  wire(-10, 0, 3, 0, "MODEL");
+  wire(6, 0, 3, 1, "CONDITIONING");
+  wire(7, 0, 3, 2, "CONDITIONING");
+  wire(-10, 3, 3, 3, "LATENT");  // input 2 is a promoted widget the instance does not list
+  wire(3, 0, -20, 0, "LATENT");
+  json file = outer.file();
+  file["definitions"]["subgraphs"] = json::array({{{"id", sub_id}, {"name", "Sampling"},
+                                                   {"inputs", {{{"name", "model"}}, {{"name", "clip"}}, {{"name", "text"}}, {{"name", "latent"}}}},
+                                                   {"outputs", {{{"name", "LATENT"}}}},
+                                                   {"nodes", inner_file["nodes"]}, {"links", links}}});
+  for (json& n : file["nodes"]) {
+    if (n["id"] != 70 || promoted.is_null()) continue;
+    n["properties"]["proxyWidgets"] = promoted;
+    n["widgets_values"] = values;
+  }
+  return file;
+}
+
+// `doc` with its instance `instance` expanded and the inner ids without their "<instance>/…/" path:
+// the graph a flat import of the same file gives.
+engine::GraphDocument without_instance(const engine::GraphDocument& doc, const std::string& instance) {
+  auto expanded = engine::expand_subgraphs(doc);
+  if (!expanded.ok()) throw std::runtime_error(expanded.error().message);
+  const std::string prefix = instance + "/";  // and any nested instance's path after it
+  auto strip = [&](std::string id) { return id.rfind(prefix, 0) == 0 ? id.substr(id.rfind('/') + 1) : id; };
+  std::vector<engine::Node> nodes;
+  for (engine::Node n : expanded->nodes()) {
+    n.id = strip(n.id);
+    for (auto& [port, link] : n.inputs) link.node = strip(link.node);
+    nodes.push_back(std::move(n));
+  }
+  auto flat = engine::GraphDocument::build(nodes, json::object(), json::object(), nullptr);
+  if (!flat.ok()) throw std::runtime_error(flat.error().to_string());
+  return std::move(flat.value());
+}
+
 }  // namespace
 
 class tst_ComfyImport : public QObject {
@@ -133,12 +207,14 @@ class tst_ComfyImport : public QObject {
   void boundaryBetweenSteps();
   void unknownNodesKeptOrLeftOut();
   void otherFamilyRefused();
-  void subgraphFlattened();
+  void subgraphImportedAsSubgraph();
+  void nestedSubgraphsImportNested();
   void rerouteFollowed();
   void noVideoOutputRefused();
   void wrongFieldTypesAreErrors();
   void cliValidatesComfyFiles();
   void cliRunsImported5bEndToEnd();
+  void cliRunsImportedSubgraph();
   void cliConfinesComfyWorkflowWrites();
 };
 
@@ -432,67 +508,84 @@ void tst_ComfyImport::otherFamilyRefused() {
   QVERIFY2(h.error().message.find("DualCLIPLoader") != std::string::npos, h.error().message.c_str());
 }
 
-void tst_ComfyImport::subgraphFlattened() {
-  // The 5B graph with its prompts and sampler inside a subgraph (inputs model, clip, latent; output
-  // LATENT), as newer templates wrap their pipeline.
-  UiGraph outer;
-  outer.node(37, "UNETLoader", {"wan2.2_ti2v_5B_fp16.safetensors", "default"}, {}, {"MODEL"});
-  outer.node(38, "CLIPLoader", {"umt5_xxl_fp8_e4m3fn_scaled.safetensors", "wan", "default"}, {}, {"CLIP"});
-  outer.node(39, "VAELoader", {"wan2.2_vae.safetensors"}, {}, {"VAE"});
-  outer.node(48, "ModelSamplingSD3", {8}, {{"model", "MODEL"}}, {"MODEL"});
-  outer.link(37, 0, 48, "model");
-  outer.node(55, "Wan22ImageToVideoLatent", {1280, 704, 121, 1}, {{"vae", "VAE"}, {"start_image", "IMAGE"}}, {"LATENT"});
-  outer.link(39, 0, 55, "vae");
-  const std::string sub_id = "9f0c2a8e-5b1d-4c7e-a3f6-1d2e3f4a5b6c";
-  outer.node(70, sub_id, json::array(), {{"model", "MODEL"}, {"clip", "CLIP"}, {"latent", "LATENT"}}, {"LATENT"});
-  outer.link(48, 0, 70, "model");
-  outer.link(38, 0, 70, "clip");
-  outer.link(55, 0, 70, "latent");
-  comfy_test::add_video_out(outer, 70, 39, 24);
-  UiGraph inner;
-  inner.node(6, "CLIPTextEncode", {comfy_test::kPositive}, {{"clip", "CLIP"}}, {"CONDITIONING"});
-  inner.node(7, "CLIPTextEncode", {comfy_test::kNegative}, {{"clip", "CLIP"}}, {"CONDITIONING"});
-  inner.node(3, "KSampler", {42, "fixed", 30, 5, "uni_pc", "simple", 1},
-             {{"model", "MODEL"}, {"positive", "CONDITIONING"}, {"negative", "CONDITIONING"}, {"latent_image", "LATENT"}},
-             {"LATENT"});
-  json inner_file = inner.file();
-  json links = json::array();
-  int link_id = 500;
-  auto wire = [&](int from, int from_slot, int to, int to_slot, const std::string& type) {
-    links.push_back({{"id", link_id}, {"origin_id", from}, {"origin_slot", from_slot}, {"target_id", to},
-                     {"target_slot", to_slot}, {"type", type}});
-    for (json& n : inner_file["nodes"]) {
-      if (n["id"] == to && to_slot < static_cast<int>(n["inputs"].size())) n["inputs"][to_slot]["link"] = link_id;
-    }
-    ++link_id;
-  };
-  wire(-10, 1, 6, 0, "CLIP");
-  wire(-10, 1, 7, 0, "CLIP");
-  wire(-10, 0, 3, 0, "MODEL");
-  wire(6, 0, 3, 1, "CONDITIONING");
-  wire(7, 0, 3, 2, "CONDITIONING");
-  wire(-10, 3, 3, 3, "LATENT");  // input 2 is a promoted widget the instance does not list
-  wire(3, 0, -20, 0, "LATENT");
-  json file = outer.file();
-  file["definitions"]["subgraphs"] = json::array({{{"id", sub_id}, {"name", "Sampling"},
-                                                   {"inputs", {{{"name", "model"}}, {{"name", "clip"}}, {{"name", "text"}}, {{"name", "latent"}}}},
-                                                   {"outputs", {{{"name", "LATENT"}}}},
-                                                   {"nodes", inner_file["nodes"]}, {"links", links}}});
-  const comfy::ComfyImport imported = import_or_fail(file);
-  check_ti2v_5b(imported.document);
-  QCOMPARE(node_of(imported.document, "sampler").extra["comfyui_node"].get<std::string>(), std::string("70-3"));
-  QVERIFY(any_contains(comfy::report_sentences(imported.report), "Subgraph 'Sampling' (node 70) was flattened"));
+void tst_ComfyImport::subgraphImportedAsSubgraph() {
+  const comfy::ComfyImport imported = import_or_fail(sampling_subgraph_file());
+  const engine::GraphDocument& doc = imported.document;
+  const std::vector<std::string> top = {"Sampling:Subgraph", "decode:VAEDecode", "export:ExportVideo",
+                                        "model:LoadWanModel"};
+  QCOMPARE(types_of(doc), top);  // the Load Wan Model stays outside, where --set model.* finds it
+  auto def = engine::find_subgraph(doc, engine::instance_subgraph(node_of(doc, "Sampling")));
+  QVERIFY2(def.ok(), def.ok() ? "" : def.error().message.c_str());
+  QCOMPARE(def->name, std::string("Sampling"));
+  QCOMPARE(def->nodes.size(), std::size_t(3));  // prompt, encode, sampler
+  QVERIFY(linked(doc, "Sampling", "model", "model", "model"));
+  QVERIFY(linked(doc, "decode", "latent", "Sampling", "latent"));
+  check_ti2v_5b(without_instance(doc, "Sampling"));  // the same graph as a flat import
+  QVERIFY(any_contains(comfy::report_sentences(imported.report),
+                       "ComfyUI subgraph 'Sampling' (node 70) is the subgraph instance 'Sampling' of 3 nodes."));
   QVERIFY(imported.report.has("70-6") && imported.report.has("70-7"));
-  // Widgets promoted to the instance (properties.proxyWidgets) take the instance's values.
+  // Widgets promoted to the instance (properties.proxyWidgets) are its params, with its values.
+  const comfy::ComfyImport promoted = import_or_fail(sampling_subgraph_file(
+      json::array({json::array({"6", "text"}), json::array({"3", "seed"}), json::array({"3", "control_after_generate"}),
+                   json::array({"3", "denoise"})}),
+      {"a promoted prompt", 99, "fixed", 1}));
+  auto exposing = engine::find_subgraph(promoted.document, engine::instance_subgraph(node_of(promoted.document, "Sampling")));
+  QVERIFY(exposing.ok());
+  QCOMPARE(exposing->params.size(), std::size_t(2));
+  QCOMPARE(exposing->params.at("positive").node, std::string("prompt"));
+  QCOMPARE(exposing->params.at("seed").node, std::string("sampler"));
+  const engine::GraphDocument flat = without_instance(promoted.document, "Sampling");
+  QCOMPARE(node_of(flat, "prompt").params["positive"].get<std::string>(), std::string("a promoted prompt"));
+  QCOMPARE(node_of(flat, "sampler").params["seed"].get<int>(), 99);
+  QVERIFY(any_contains(comfy::report_sentences(promoted.report),
+                       "with the params positive, seed. Its promoted widgets denoise have no Vidgraph param"));
+}
+
+// The Sampling instance wrapped in a subgraph "Outer" (instance 70, inner instance 5), each level
+// promoting the sampler's seed.
+void tst_ComfyImport::nestedSubgraphsImportNested() {
+  json file = sampling_subgraph_file();
+  const std::string sampling_id = file["definitions"]["subgraphs"][0]["id"];
+  const std::string outer_id = "0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d";
+  json body_node = {{"id", 5}, {"type", sampling_id}, {"mode", 0}, {"pos", {0, 0}},
+                    {"inputs", json::array()}, {"outputs", {{{"name", "LATENT"}, {"type", "LATENT"}, {"links", {9}}}}},
+                    {"widgets_values", {42}}, {"properties", {{"proxyWidgets", json::array({json::array({"3", "seed"})})}}}};
+  json links = json::array();
+  const std::vector<std::pair<std::string, std::string>> ports = {{"model", "MODEL"}, {"clip", "CLIP"}, {"latent", "LATENT"}};
+  for (std::size_t k = 0; k < ports.size(); ++k) {
+    body_node["inputs"].push_back({{"name", ports[k].first}, {"type", ports[k].second}, {"link", 10 + int(k)}});
+    links.push_back({{"id", 10 + int(k)}, {"origin_id", -10}, {"origin_slot", k}, {"target_id", 5}, {"target_slot", k},
+                     {"type", ports[k].second}});
+  }
+  links.push_back({{"id", 9}, {"origin_id", 5}, {"origin_slot", 0}, {"target_id", -20}, {"target_slot", 0}, {"type", "LATENT"}});
+  file["definitions"]["subgraphs"].push_back({{"id", outer_id}, {"name", "Outer"},
+                                              {"inputs", {{{"name", "model"}}, {{"name", "clip"}}, {{"name", "latent"}}}},
+                                              {"outputs", {{{"name", "LATENT"}}}}, {"nodes", {body_node}}, {"links", links}});
   for (json& n : file["nodes"]) {
     if (n["id"] != 70) continue;
-    n["properties"]["proxyWidgets"] = json::array(
-        {json::array({"6", "text"}), json::array({"3", "seed"}), json::array({"3", "control_after_generate"})});
-    n["widgets_values"] = {"a promoted prompt", 99, "fixed"};
+    n["type"] = outer_id;
+    n["properties"]["proxyWidgets"] = json::array({json::array({"5", "seed"})});
+    n["widgets_values"] = {7};
   }
-  const comfy::ComfyImport promoted = import_or_fail(file);
-  QCOMPARE(node_of(promoted.document, "prompt").params["positive"].get<std::string>(), std::string("a promoted prompt"));
-  QCOMPARE(node_of(promoted.document, "sampler").params["seed"].get<int>(), 99);
+  auto r = comfy::import_comfy_json(file, "nested.json");
+  QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+  const comfy::ComfyImport& imported = r.value();
+  const engine::GraphDocument& doc = imported.document;
+  const std::vector<std::string> top = {"Outer:Subgraph", "decode:VAEDecode", "export:ExportVideo", "model:LoadWanModel"};
+  QCOMPARE(types_of(doc), top);
+  auto outer = engine::find_subgraph(doc, engine::instance_subgraph(node_of(doc, "Outer")));
+  QVERIFY(outer.ok());
+  QCOMPARE(outer->nodes.size(), std::size_t(1));
+  QCOMPARE(outer->nodes[0].type, std::string(engine::kSubgraphType));
+  QVERIFY(outer->params.count("seed"));
+  QCOMPARE(outer->params.at("seed").node, outer->nodes[0].id);  // through the inner instance's own param
+  QCOMPARE(outer->params.at("seed").param, std::string("seed"));
+  const engine::GraphDocument flat = without_instance(doc, "Outer");
+  QCOMPARE(node_of(flat, "sampler").params["seed"].get<int>(), 7);  // the outer instance's value
+  QVERIFY(linked(flat, "sampler", "model", "model", "model"));
+  QVERIFY(linked(flat, "decode", "latent", "sampler", "latent"));
+  QVERIFY(any_contains(comfy::report_sentences(imported.report), "ComfyUI subgraph 'Outer' (node 70) is the subgraph "
+                                                                 "instance 'Outer' of 1 nodes, with the params seed."));
 }
 
 void tst_ComfyImport::rerouteFollowed() {
@@ -592,6 +685,32 @@ void tst_ComfyImport::cliRunsImported5bEndToEnd() {
   const std::string video = out.filePath("video-ComfyUI.mp4").toStdString();
   QVERIFY2(fs::exists(video), qPrintable(r.out + r.err));
   QVERIFY(read_file(video).substr(4, 4) == "ftyp");
+}
+
+// The subgraph import runs headless: the model by its top-level id, an inner param by its path,
+// a promoted widget as the instance's param.
+void tst_ComfyImport::cliRunsImportedSubgraph() {
+  const QString tiny = QStringLiteral(VIDGRAPH_BINARY_DIR) + "/share/vidgraph/models/wan22-tiny";
+  if (!QFileInfo::exists(kRunner) || !QFileInfo::exists(tiny + "/spiece.model")) {
+    QSKIP("vidgraph-run or the tiny model (vidgraph_demo_model) is not built");
+  }
+  QTemporaryDir dir, out;
+  const std::string flow = write_file(dir, "wan5b-subgraph.json",
+                                      sampling_subgraph_file(json::array({json::array({"3", "seed"})}), {42}));
+  const auto r = test_common::run_process(
+      kRunner, {"run", QString::fromStdString(flow), "--output-dir", out.path(), "--json-events", "--set",
+                "model.model_path=" + tiny, "--set", "model.device=cpu", "--set", "model.dtype=float32", "--set",
+                "Sampling/sampler.width=160", "--set", "Sampling/sampler.height=96", "--set", "Sampling/sampler.frames=5",
+                "--set", "Sampling/sampler.steps=2", "--set", "Sampling.seed=3"},
+      300000);
+  QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+  QVERIFY2(r.out.contains("\"Sampling/sampler\""), qPrintable(r.out));  // inner nodes run under their paths
+  const std::string video = out.filePath("video-ComfyUI.mp4").toStdString();
+  QVERIFY2(fs::exists(video), qPrintable(r.out + r.err));
+  QVERIFY(read_file(video).substr(4, 4) == "ftyp");
+  const auto bad = test_common::run_process(kRunner, {"validate", QString::fromStdString(flow), "--set", "Sampling.steps=3"}, 120000);
+  QVERIFY(bad.exit_code != 0);
+  QVERIFY2((bad.out + bad.err).contains("exposes no param 'steps' (it exposes: seed)"), qPrintable(bad.out + bad.err));
 }
 
 // A ComfyUI workflow is treated as shared (most are downloaded): a place outside --output-dir stops
