@@ -69,13 +69,14 @@ engine::Result<engine::LoadedWorkflow> load_workflow(const RunArgs& args, const 
 }
 
 engine::Result<engine::GraphDocument> load_flow(const RunArgs& args, const engine::Registry& registry,
-                                                bool* shared) {
+                                                bool* shared, engine::GraphDocument* as_loaded) {
   bool from_output = false;
   auto loaded = load_workflow(args, registry, &from_output);
   if (shared) *shared = from_output;
   if (!loaded.ok()) return loaded.error();
   for (const auto& w : loaded->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   engine::GraphDocument doc = std::move(loaded->document);
+  if (as_loaded) *as_loaded = doc;
   // The engine's order: upgrades, then --set (which names the params of the current type versions).
   if (auto s = engine::upgrade_and_apply_overrides(doc, registry, args.sets); !s) return s.error();
   return doc;

@@ -31,8 +31,9 @@ void report_error(const RunArgs& args, const std::string& message);
 // engine's order (engine::upgrade_and_apply_overrides). An output Vidgraph wrote (MP4/WebM,
 // PNG-sequence folder) gives the workflow embedded in it, when args.embedded_workflow is set;
 // `shared` (optional) then receives true: the workflow came inside a file, untrusted (base_request).
+// `as_loaded` (optional) receives the document before upgrades, --set and subgraph expansion.
 engine::Result<engine::GraphDocument> load_flow(const RunArgs& args, const engine::Registry& registry,
-                                                bool* shared = nullptr);
+                                                bool* shared = nullptr, engine::GraphDocument* as_loaded = nullptr);
 // The absolute, normalised folder of a file.
 std::string absolute_dir_of(const std::string& file);
 // args.output_dir (or the current folder) made absolute and created; an error names the folder.

@@ -55,12 +55,18 @@ bool check_output_dir(const RunArgs& args, const Prepared& p) {
 Prepared prepare(const RunArgs& args, const engine::Registry& registry) {
   Prepared p;
   p.refusal = kExitInvalid;
-  auto doc = load_flow(args, registry, &p.shared);
+  engine::GraphDocument as_loaded;
+  auto doc = load_flow(args, registry, &p.shared, &as_loaded);
   if (!doc.ok()) {
     report_error(args, doc.error().to_string());
     return p;
   }
-  p.plan = plan_sweep(*doc, registry, args.sweeps, args.sets, args.targets);
+  auto sweeps = sweeps_on_inner_params(as_loaded, args.sweeps);
+  if (!sweeps.ok()) {
+    report_error(args, sweeps.error().to_string());
+    return p;
+  }
+  p.plan = plan_sweep(*doc, registry, *sweeps, args.sets, args.targets);
   for (const auto& w : p.plan.warnings) std::fprintf(stderr, "warning: %s\n", w.to_string().c_str());
   if (!p.plan.ok()) {
     for (const auto& e : p.plan.errors) report_error(args, e.to_string());

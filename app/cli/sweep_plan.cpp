@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "engine/overrides.h"
+#include "engine/subgraph.h"
 #include "engine/validation.h"
 
 namespace vidgraph::cli {
@@ -132,6 +133,27 @@ engine::Result<SweepAxis> parse_sweep_axis(const std::string& text, const engine
     axis.texts.push_back(item);
   }
   return axis;
+}
+
+engine::Result<std::vector<std::string>> sweeps_on_inner_params(const engine::GraphDocument& as_loaded,
+                                                                 const std::vector<std::string>& sweeps) {
+  std::vector<std::string> out;
+  for (const std::string& text : sweeps) {
+    const auto eq = text.find('=');
+    const auto dot = text.substr(0, eq).find('.');
+    const engine::Node* node = dot == std::string::npos ? nullptr : as_loaded.find_node(text.substr(0, dot));
+    if (!node || node->type != engine::kSubgraphType || eq == std::string::npos) {
+      out.push_back(text);  // parse_sweep_axis judges it
+      continue;
+    }
+    auto target = engine::exposed_param_target(as_loaded, *node, text.substr(dot + 1, eq - dot - 1));
+    if (!target.ok()) {
+      return Error{node->id, "--sweep " + text + ": " + target.error().message + "; sweep an inner node's param as " +
+                                 node->id + "/NODE.PARAM"};
+    }
+    out.push_back(target->path + "." + target->param + text.substr(eq));
+  }
+  return out;
 }
 
 SweepPlan plan_sweep(const engine::GraphDocument& doc, const engine::Registry& registry,

@@ -62,6 +62,12 @@ engine::Result<std::vector<std::string>> split_sweep_values(const std::string& l
 // Parses one --sweep option against the flow's nodes and the registry's param specs.
 engine::Result<SweepAxis> parse_sweep_axis(const std::string& text, const engine::GraphDocument& doc,
                                            const engine::Registry& registry);
+// The --sweep texts with each that names a subgraph instance's exposed param (NODE.PARAM, NODE an
+// instance of `as_loaded`, the workflow before expansion) rewritten to the inner param it sets
+// (NODE/INNER.PARAM): the runs are planned on the expanded document, which has only inner nodes.
+// An error names the --sweep and what the instance exposes.
+engine::Result<std::vector<std::string>> sweeps_on_inner_params(const engine::GraphDocument& as_loaded,
+                                                                 const std::vector<std::string>& sweeps);
 // `doc` already has --set applied; `sets` are those --set texts (a key may not be in both).
 SweepPlan plan_sweep(const engine::GraphDocument& doc, const engine::Registry& registry,
                      const std::vector<std::string>& sweeps, const std::vector<std::string>& sets,

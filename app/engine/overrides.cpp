@@ -95,28 +95,13 @@ Result<json> parse_param_value(const ParamSpec& spec, const std::string& raw) {
 // instances), stored on the instance.
 Status apply_to_instance(GraphDocument& doc, const Registry& registry, const Node& instance, const ParamOverride& o,
                          const std::string& text) {
-  const Node* at = &instance;
-  std::string param = o.param;
-  std::vector<Node> inner;  // keeps the definitions' nodes alive while `at` points into them
-  for (int depth = 0; at->type == kSubgraphType && depth < kMaxSubgraphDepth; ++depth) {
-    auto d = find_subgraph(doc, instance_subgraph(*at));
-    if (!d.ok()) return Error{o.node_id, "--set " + text + ": " + d.error().message};
-    const auto exposed = d->params.find(param);
-    if (exposed == d->params.end()) {
-      std::string names;
-      for (const auto& [name, ref] : d->params) names += (names.empty() ? "" : ", ") + name;
-      return Error{o.node_id, "--set " + text + ": subgraph '" + d->id + "' exposes no param '" + param +
-                                  "' (it exposes: " + (names.empty() ? "none" : names) +
-                                  "); set an inner node's param as " + o.node_id + "/NODE.PARAM"};
-    }
-    param = exposed->second.param;
-    for (Node& n : d->nodes) {
-      if (n.id == exposed->second.node) inner.push_back(std::move(n));
-    }
-    at = &inner.back();
+  auto target = exposed_param_target(doc, instance, o.param);
+  if (!target.ok()) {
+    return Error{o.node_id, "--set " + text + ": " + target.error().message + "; set an inner node's param as " +
+                                o.node_id + "/NODE.PARAM"};
   }
-  const NodeType* type = registry.find(at->type);
-  const ParamSpec* spec = type ? type->find_param(param) : nullptr;
+  const NodeType* type = registry.find(target->type);
+  const ParamSpec* spec = type ? type->find_param(target->param) : nullptr;
   if (!spec) return Error{o.node_id, "--set " + text + ": the param it exposes is not one its node type knows"};
   auto value = parse_param_value(*spec, o.value);
   if (!value.ok()) return Error{o.node_id, "--set " + text + ": " + value.error().message};

@@ -1,6 +1,7 @@
 // Subgraph definitions and their expansion for a run (see subgraph.h).
 #include "subgraph.h"
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -287,6 +288,29 @@ NodeType subgraph_node_type(const SubgraphInterface& interface) {
   t.inputs = interface.inputs;
   t.outputs = interface.outputs;
   t.params = interface.params;
+  return t;
+}
+
+Result<ExposedTarget> exposed_param_target(const GraphDocument& doc, const Node& instance, const std::string& param) {
+  ExposedTarget t{instance.id, param, instance.type};
+  std::string definition = instance_subgraph(instance);
+  for (int depth = 0; t.type == kSubgraphType; ++depth) {
+    if (depth >= kMaxSubgraphDepth) {
+      return make_error("subgraphs nest deeper than " + std::to_string(kMaxSubgraphDepth) + " levels");
+    }
+    auto d = find_subgraph(doc, definition);
+    if (!d.ok()) return d.error();
+    const auto exposed = d->params.find(t.param);
+    if (exposed == d->params.end()) {
+      return make_error("subgraph '" + d->id + "' exposes no param '" + t.param + "' (it exposes: " +
+                        keys_of(d->params) + ")");
+    }
+    const auto inner = std::find_if(d->nodes.begin(), d->nodes.end(),
+                                    [&](const Node& n) { return n.id == exposed->second.node; });
+    if (inner == d->nodes.end()) return make_error("subgraph '" + d->id + "' has no node '" + exposed->second.node + "'");
+    t = {t.path + "/" + inner->id, exposed->second.param, inner->type};
+    definition = instance_subgraph(*inner);
+  }
   return t;
 }
 

@@ -88,6 +88,16 @@ NodeType subgraph_node_type(const SubgraphInterface& interface);
 Result<std::vector<Node>> bind_instance(const Node& instance, const SubgraphDefinition& definition,
                                         const std::string& prefix);
 
+// The inner param an instance's exposed param sets, through nested instances: its path after
+// expansion ("Sampling/sampler"), param name and node type. The error says what the definition
+// exposes instead.
+struct ExposedTarget {
+  std::string path;
+  std::string param;
+  std::string type;
+};
+Result<ExposedTarget> exposed_param_target(const GraphDocument& doc, const Node& instance, const std::string& param);
+
 // Whether any node of `doc` is a subgraph instance.
 bool has_subgraph_instances(const GraphDocument& doc);
 

@@ -716,6 +716,20 @@ class tst_Cli : public QObject {
     QCOMPARE(run_tool({"run", flow("subgraph.vgflow"), "--output-dir", swept, "--sweep", "notes/second.text=a,b"})
                  .exit_code, 0);
     QCOMPARE(read_text(swept + "/run-2/second.txt"), QString("b"));
+    // A sweep over an exposed param, through both levels, is one over the inner param it sets.
+    const QString exposed = tmp_.filePath("subgraph-sweep-exposed");
+    const Output sweep = run_tool({"run", flow("subgraph.vgflow"), "--output-dir", exposed, "--sweep", "notes.text=x,y"});
+    QVERIFY2(sweep.exit_code == 0, qPrintable(sweep.out + sweep.err));
+    QCOMPARE(read_text(exposed + "/run-1/note.txt"), QString("x"));
+    QCOMPARE(read_text(exposed + "/run-2/note.txt"), QString("y"));
+    const json summary = json::parse(read_text(exposed + "/sweep.json").toStdString());
+    QCOMPARE(summary["runs"][1]["settings"]["notes/first/w.text"].get<std::string>(), std::string("y"));
+    const Output unexposed = run_tool({"run", flow("subgraph.vgflow"), "--output-dir", tmp_.filePath("subgraph-sweep-bad"),
+                                       "--sweep", "notes.file=a,b"});
+    QCOMPARE(unexposed.exit_code, 2);
+    QVERIFY2(unexposed.err.contains("--sweep notes.file=a,b: subgraph 'two_writers' exposes no param 'file' (it exposes: "
+                                    "text); sweep an inner node's param as notes/NODE.PARAM"),
+             qPrintable(unexposed.err));
     const Output bad = run_tool({"validate", flow("subgraph.vgflow"), "--set", "notes.file=x"});
     QCOMPARE(bad.exit_code, 2);
     QVERIFY2(bad.err.contains("subgraph 'two_writers' exposes no param 'file' (it exposes: text)"),
