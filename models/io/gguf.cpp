@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "models/io/mapped_pages.h"
+
 namespace vidgraph::model_io {
 namespace {
 
@@ -107,6 +109,7 @@ at::Tensor GgufFile::load(const std::string& name, c10::Device device, std::opti
   const std::string unreadable = gguf_unreadable_reason(*t, impl_->path);
   if (!unreadable.empty()) throw GgufError(unreadable);
   const uint8_t* src = impl_->data() + t->offset;
+  const ReleasePagesAfterCopy release(src, t->bytes);
   const auto plain = plain_scalar_type(t->type);
   const at::ScalarType target = dtype.value_or(plain.value_or(at::kFloat));
   try {

@@ -2,6 +2,7 @@
 #include "models/io/safetensors.h"
 
 #include "models/io/fp8.h"
+#include "models/io/mapped_pages.h"
 
 #include <ATen/ops/empty.h>
 #include <ATen/ops/from_blob.h>
@@ -125,8 +126,9 @@ const std::map<std::string, std::string>& SafetensorsFile::metadata() const { re
 at::Tensor SafetensorsFile::load(const std::string& name, c10::Device device,
                                  std::optional<at::ScalarType> dtype) const {
   const SafetensorsEntry& e = entry(name);
+  const uint8_t* src = impl_->data + e.begin;
+  const ReleasePagesAfterCopy release(src, e.end - e.begin);
   try {
-    const uint8_t* src = impl_->data + e.begin;
     if (const auto fp8 = fp8_format_of(e.dtype)) {
       // Decoded on the CPU to fp32 (exact for both formats), then one conversion to the target.
       at::Tensor decoded = fp8_decode(src, e.shape, *fp8);
@@ -159,6 +161,7 @@ at::Tensor SafetensorsFile::load_fp8_codes(const std::string& name, c10::Device 
     throw SafetensorsError("tensor '" + name + "' in safetensors file '" + impl_->path + "' is " + e.dtype +
                            ", not an fp8 type (F8_E4M3, F8_E5M2)");
   }
+  const ReleasePagesAfterCopy release(impl_->data + e.begin, e.end - e.begin);
   const at::Tensor view = at::from_blob(const_cast<uint8_t*>(impl_->data + e.begin), e.shape,
                                         at::TensorOptions().dtype(at::kByte));
   return view.to(device, at::kByte, /*non_blocking=*/false, /*copy=*/true);

@@ -5,6 +5,7 @@
 #include <ATen/Context.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/allclose.h>
+#include <ATen/ops/arange.h>
 #include <ATen/ops/equal.h>
 #include <ATen/ops/zeros.h>
 #include <c10/core/GradMode.h>
@@ -98,6 +99,7 @@ class tst_model_loading : public QObject {
   void fp8ScaledDit();
   void headersReadOncePerFile();
   void manifestFollowsFiles();
+  void loadedTensorsLeaveTheMapping();
   void deviceMemoryUnavailableOnCpu();
   void deviceMemoryGib_data();
   void deviceMemoryGib();
@@ -540,6 +542,28 @@ void tst_model_loading::headersReadOncePerFile() {
   WanModel back = wan_load_model(path, WanLoadOptions{});
   QCOMPARE(model_io::TensorFile::header_reads() - before, int64_t(6));
   expect_same_weights(*other, *back, 0.0);
+}
+
+// A file's pages the process copied out of while loading do not stay resident beside the copy:
+// the file stays open for the next load (open_shared), its 64 MiB do not stay in the process.
+void tst_model_loading::loadedTensorsLeaveTheMapping() {
+  auto rss_file_kib = [] {
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("RssFile:", 0) == 0) return std::stoll(line.substr(8));
+    }
+    return -1LL;
+  };
+  if (rss_file_kib() < 0) QSKIP("this kernel does not report RssFile in /proc/self/status");
+  const std::string path = (tmp_.path() + "/pages.safetensors").toStdString();
+  const at::Tensor big = at::arange(int64_t(16) << 20, at::kFloat);  // 64 MiB
+  model_io::save_safetensors(path, {{"big", big}});
+  const auto file = model_io::TensorFile::open_shared(path);
+  const long long before = rss_file_kib();
+  const at::Tensor loaded = file->load("big", at::kCPU, std::nullopt);
+  const long long grown_mib = (rss_file_kib() - before) / 1024;
+  QVERIFY(at::equal(loaded, big));
+  QVERIFY2(grown_mib < 8, qPrintable(QString("the process kept %1 MiB of the mapping resident").arg(grown_mib)));
 }
 
 // The checkpoint manifest of a sharded DiT: its files in load order and their headers, read once;
