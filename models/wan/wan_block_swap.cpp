@@ -26,28 +26,60 @@ void pin_offloaded_blocks(WanModelImpl& model) {
   }
 }
 
-void wan_set_offload_blocks(WanModelImpl& model, int64_t n) {
+namespace {
+
+void check_offload_count(const WanModelImpl& model, int64_t n) {
   const int64_t layers = static_cast<int64_t>(model.blocks->size());
   if (n < 0 || n > layers) {
     throw std::invalid_argument("Cannot offload " + std::to_string(n) + " blocks: the Wan DiT has " +
                                 std::to_string(layers) + "; choose 0 to " + std::to_string(layers) + ".");
   }
+}
+
+// Block i's weights to `target`; into page-locked memory when `pin` and the target is the host.
+void move_block(WanModelImpl& model, int64_t i, c10::Device target, bool pin) {
+  for (at::Tensor& p : model.blocks->ptr(i)->parameters()) {
+    if (p.device() == target) continue;
+    if (target.is_cpu() && pin) {  // straight into page-locked memory: one copy, not two
+      at::Tensor host = at::empty(p.sizes(), p.options().device(target).pinned_memory(true));
+      p.set_data(host.copy_(p));
+    } else {
+      p.set_data(p.to(target));
+    }
+  }
+}
+
+}  // namespace
+
+void wan_set_offload_blocks(WanModelImpl& model, int64_t n) {
+  check_offload_count(model, n);
+  const int64_t layers = static_cast<int64_t>(model.blocks->size());
   const bool pin = !model.device().is_cpu();
   c10::NoGradGuard no_grad;  // moving weights is no computation to record
   for (int64_t i = 0; i < layers; ++i) {
-    const c10::Device target = i >= layers - n ? c10::Device(c10::kCPU) : model.device();
-    for (at::Tensor& p : model.blocks->ptr(i)->parameters()) {
-      if (p.device() == target) continue;
-      if (target.is_cpu() && pin) {  // straight into page-locked memory: one copy, not two
-        at::Tensor host = at::empty(p.sizes(), p.options().device(target).pinned_memory(true));
-        p.set_data(host.copy_(p));
-      } else {
-        p.set_data(p.to(target));
-      }
-    }
+    move_block(model, i, i >= layers - n ? c10::Device(c10::kCPU) : model.device(), pin);
   }
   model.options.offload_blocks = n;
   pin_offloaded_blocks(model);
+}
+
+void wan_trade_places(WanModelImpl& leaving, WanModelImpl& arriving, int64_t arriving_offload) {
+  check_offload_count(arriving, arriving_offload);
+  const int64_t layers = static_cast<int64_t>(arriving.blocks->size());
+  if (static_cast<int64_t>(leaving.blocks->size()) != layers || leaving.device() != arriving.device()) {
+    throw std::invalid_argument("Two experts trade places only with as many blocks on one device (" +
+                                std::to_string(leaving.blocks->size()) + " and " + std::to_string(layers) + ").");
+  }
+  const bool pin = !arriving.device().is_cpu();
+  c10::NoGradGuard no_grad;
+  for (int64_t i = 0; i < layers; ++i) {
+    move_block(arriving, i, i >= layers - arriving_offload ? c10::Device(c10::kCPU) : arriving.device(), pin);
+    move_block(leaving, i, c10::Device(c10::kCPU), pin);
+  }
+  arriving.options.offload_blocks = arriving_offload;
+  leaving.options.offload_blocks = layers;
+  pin_offloaded_blocks(arriving);
+  pin_offloaded_blocks(leaving);
 }
 
 BlockSwap::BlockSwap(torch::nn::ModuleList& blocks, std::size_t first_offloaded, c10::Device device)

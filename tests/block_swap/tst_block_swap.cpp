@@ -104,6 +104,8 @@ class tst_block_swap : public QObject {
   void refusesTraining();
   void gpuOffloadedEqualsResident();
   void gpuSwapInsideInferenceMode();
+  void expertsTradePlaces();
+  void gpuExpertsTradePlaces();
 };
 
 void tst_block_swap::offloadedEqualsResident_data() {
@@ -240,6 +242,54 @@ void tst_block_swap::gpuSwapInsideInferenceMode() {
   for (const at::Tensor& p : gpu->parameters()) QVERIFY(!p.is_inference());
   QVERIFY(at::equal(forward(*gpu, in), resident));
   const double err = rel_err(resident, forward(*wan_make_model(o.config, 9), in));  // the CPU reference
+  QVERIFY2(err < 5e-2, qPrintable(QString::number(err)));
+}
+
+// On the CPU nothing moves, but the counts follow the trade and mismatched experts are refused.
+void tst_block_swap::expertsTradePlaces() {
+  const Inputs in;
+  WanModel high = wan_make_model(three_block_config(), 3), low = wan_make_model(three_block_config(), 4);
+  const at::Tensor high_out = forward(*high, in), low_out = forward(*low, in);
+  wan_trade_places(*high, *low, 1);
+  QCOMPARE(low->options.offload_blocks, int64_t{1});
+  QCOMPARE(high->options.offload_blocks, int64_t{3});
+  QVERIFY(at::equal(forward(*high, in), high_out) && at::equal(forward(*low, in), low_out));
+  const std::string count = error_of([&] { wan_trade_places(*low, *high, 4); });
+  QVERIFY2(count.find("choose 0 to 3") != std::string::npos, count.c_str());
+  WanConfig two = three_block_config();
+  two.num_layers = 2;
+  WanModel other = wan_make_model(two, 5);
+  const std::string mismatch = error_of([&] { wan_trade_places(*other, *low, 0); });
+  QVERIFY2(mismatch.find("as many blocks on one device (2 and 3)") != std::string::npos, mismatch.c_str());
+}
+
+// The experts of experts_on_gpu "active": the arriving one ends on the device (its last block
+// offloaded), the leaving one in page-locked host memory; both still compute what they did.
+void tst_block_swap::gpuExpertsTradePlaces() {
+  if (!at::hasCUDA()) QSKIP("No GPU: the trade between devices was not run (expertsTradePlaces covers the counts).");
+  WanModelOptions o;
+  o.config = three_block_config();
+  o.device = c10::Device(c10::kCUDA, 0);
+  o.compute_dtype = at::kBFloat16;
+  WanModel high(o), low(o);
+  wan_init_weights(*high, 3);
+  wan_init_weights(*low, 4);
+  wan_set_offload_blocks(*low, 3);  // waits on the host, as Load Wan Model leaves it
+  const Inputs in;
+  const at::Tensor high_out = forward(*high, in), low_out = forward(*low, in);
+  wan_trade_places(*high, *low, 1);
+  QVERIFY(block_on(*low, 0, c10::kCUDA) && block_on(*low, 1, c10::kCUDA) && block_on(*low, 2, c10::kCPU));
+  for (size_t i = 0; i < 3; ++i) {
+    QVERIFY(block_on(*high, i, c10::kCPU));
+    for (const at::Tensor& p : high->blocks->ptr(i)->parameters()) QVERIFY(p.is_pinned());
+  }
+  QVERIFY(at::equal(forward(*low, in), low_out));
+  QVERIFY(at::equal(forward(*high, in), high_out));
+  wan_trade_places(*low, *high, 0);
+  QVERIFY(block_on(*high, 2, c10::kCUDA) && block_on(*low, 0, c10::kCPU));
+  QVERIFY(at::equal(forward(*high, in), high_out));
+  // The GPU results match the CPU reference.
+  const double err = rel_err(high_out, forward(*wan_make_model(o.config, 3), in));
   QVERIFY2(err < 5e-2, qPrintable(QString::number(err)));
 }
 

@@ -23,9 +23,12 @@ void ExpertSwap::bring(bool low) {
   wan::WanModelImpl& waiting = low ? *high_ : *low_;
   wan::WanModelImpl& sampling = low ? *low_ : *high_;
   const int64_t blocks = low ? low_blocks_ : high_blocks_;
-  // The waiting expert leaves first, so the two are never on the device together.
-  if ((low ? high_blocks_ : low_blocks_) >= 0) wan::wan_set_offload_blocks(waiting, waiting.config().num_layers);
-  if (blocks >= 0) wan::wan_set_offload_blocks(sampling, blocks);
+  if ((low ? high_blocks_ : low_blocks_) >= 0 && blocks >= 0) {
+    wan::wan_trade_places(waiting, sampling, blocks);
+  } else {  // one expert stays as loaded: the other moves alone
+    if ((low ? high_blocks_ : low_blocks_) >= 0) wan::wan_set_offload_blocks(waiting, waiting.config().num_layers);
+    if (blocks >= 0) wan::wan_set_offload_blocks(sampling, blocks);
+  }
   on_device_ = int(low);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   nodes_logger()->info("The {}-noise expert samples now, the other waits in host memory (swapped in {:.2f} s).",

@@ -1,7 +1,7 @@
 // Internal: Load Wan Model's experts_on_gpu "active" at sampling time. Only the expert that samples
 // keeps its blocks on the GPU (with its own offload_blocks); the other waits with every block in
 // pinned host memory. At the first call of an expert in a video the two trade places
-// (wan_set_offload_blocks: block weights move, results do not change), so a Wan2.2-A14B video costs
+// (wan_trade_places: block weights move, results do not change), so a Wan2.2-A14B video costs
 // one swap at the boundary and one at its start when the previous video ended on the other expert.
 #pragma once
 

@@ -232,24 +232,31 @@ json time_block_swap(const DitBenchOptions& o, wan::WanModelImpl& model, const D
   return out;
 }
 
-// What experts_on_gpu=active costs at an expert switch: every block of this model to pinned host
-// memory and back, `swaps` times (the first pays for pinning the host pages). A switch moves one
-// expert out and the other in, so it costs about one "to_host" plus one "to_device".
+// What experts_on_gpu=active costs at an expert switch: a second expert of the same config (random
+// weights), sent to page-locked host memory as Load Wan Model leaves the waiting one ("page_lock_ms":
+// what a first switch paid when the leaving expert moved out before the arriving one came in), then
+// `swaps` switches by wan_trade_places, as the sampler makes them (the two alternate).
 json time_expert_swap(const DitBenchOptions& o, wan::WanModelImpl& model, int swaps) {
   const int64_t layers = static_cast<int64_t>(model.blocks->size());
-  std::vector<double> out_ms, in_ms;
+  wan::WanModel other(model.options);
+  fill_random_parameters(*other);
+  const double page_lock_ms =
+      time_runs(o.device, 0, 1, [&] { wan::wan_set_offload_blocks(*other, layers); }).median_ms;
+  std::vector<double> ms;
   for (int i = 0; i < swaps; ++i) {
-    out_ms.push_back(time_runs(o.device, 0, 1, [&] { wan::wan_set_offload_blocks(model, layers); }).median_ms);
-    in_ms.push_back(time_runs(o.device, 0, 1, [&] { wan::wan_set_offload_blocks(model, 0); }).median_ms);
+    wan::WanModelImpl& leaving = i % 2 == 0 ? model : *other;
+    wan::WanModelImpl& arriving = i % 2 == 0 ? *other : model;
+    ms.push_back(time_runs(o.device, 0, 1, [&] { wan::wan_trade_places(leaving, arriving, 0); }).median_ms);
   }
+  if (swaps % 2 == 1) wan::wan_trade_places(*other, model, 0);  // the bench's model back on the device
   const double gib = double(parameter_bytes(model)) / kGiB;
-  auto direction = [&](std::vector<double> ms) {
-    const double first = ms.front();
-    std::sort(ms.begin(), ms.end());
-    const double median = ms[ms.size() / 2];
-    return json{{"first_ms", first}, {"median_ms", median}, {"runs", ms.size()}, {"gib_per_s", gib / (median / 1000.0)}};
-  };
-  return json{{"weights_gib", gib}, {"to_host", direction(out_ms)}, {"to_device", direction(in_ms)}};
+  const double first = ms.front();
+  std::sort(ms.begin(), ms.end());
+  const double median = ms[ms.size() / 2];
+  return json{{"weights_gib", gib},
+              {"page_lock_ms", page_lock_ms},
+              {"switch", json{{"first_ms", first}, {"median_ms", median}, {"runs", ms.size()},
+                              {"gib_per_s_each_way", gib / (median / 1000.0)}}}};
 }
 
 // Every linear weight as fp8 E4M3 codes with a per-tensor scale, held as a checkpoint loaded with

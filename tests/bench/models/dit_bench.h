@@ -44,7 +44,7 @@ struct DitBenchOptions {
   int warmup = 1;
   int repeats = 5;
   std::vector<int64_t> offload_blocks;  // block swap runs of methods[0], after everything else
-  int expert_swaps = 0;  // times the whole model goes to pinned host memory and back (experts_on_gpu=active)
+  int expert_swaps = 0;  // expert switches timed with a second expert (experts_on_gpu=active)
   bool fp8_weights = false;  // then every method again with the linears kept as fp8 codes (keep_fp8)
   bool fused_elementwise = true;  // the backend's fused DiT kernels where it has them
 };

@@ -270,7 +270,7 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::NonNegativeNumber);
   app.add_option("--expert-swaps", o.expert_swaps,
-                 "also time moving the whole DiT to pinned host memory and back this many times (an expert switch)")
+                 "also time this many expert switches (experts_on_gpu=active) with a second DiT of the same config")
       ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
   try {
