@@ -58,7 +58,8 @@ bool Autosave::autosaveNow() {
     guiLogger()->warn("autosave: cannot create the recovery folder {}", dir_.toStdString());
     return false;
   }
-  auto status = engine::save_workflow_file(controller_->document(), path_.toStdString());
+  auto workflow = controller_->workflow();  // with the edits of an open subgraph
+  auto status = workflow.ok() ? engine::save_workflow_file(*workflow, path_.toStdString()) : engine::Status(workflow.error());
   if (!status.ok()) {
     guiLogger()->warn("autosave failed: {}", status.error().to_string());
     return false;

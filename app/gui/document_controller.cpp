@@ -29,7 +29,9 @@ std::set<std::string> nodeIds(const engine::GraphDocument& doc) {
 DocumentController::DocumentController(const engine::Registry& registry, QObject* parent)
     : QObject(parent), registry_(registry), doc_(&registry), undoStack_(this) {
   subscription_ = doc_.subscribe([this](const engine::DocumentChange& change) { Q_EMIT documentChanged(change); });
-  connect(&undoStack_, &QUndoStack::cleanChanged, this, [this](bool clean) { Q_EMIT modifiedChanged(!clean); });
+  connect(&undoStack_, &QUndoStack::cleanChanged, this, [this] { Q_EMIT modifiedChanged(isModified()); });
+  undoGroup_.addStack(&undoStack_);
+  undoGroup_.setActiveStack(&undoStack_);
 }
 
 DocumentController::~DocumentController() {
@@ -62,7 +64,7 @@ engine::Status DocumentController::unpackSubgraph(const std::string& id) {
 engine::Status DocumentController::apply(engine::OperationPtr op) {
   auto inverse = op->apply(doc_);
   if (!inverse.ok()) return inverse.error();
-  undoStack_.push(new OperationCommand(doc_, std::move(op), std::move(inverse.value())));
+  undoStack()->push(new OperationCommand(doc_, std::move(op), std::move(inverse.value())));
   return {};
 }
 
@@ -214,6 +216,7 @@ QPointF DocumentController::nodePosition(const std::string& id, QPointF fallback
 }
 
 void DocumentController::replaceDocument(engine::GraphDocument doc, const QString& path) {
+  dropLevels();
   undoStack_.clear();
   doc.set_registry(&registry_);
   doc_ = std::move(doc);  // notifies Reset to the observers (they stay subscribed)
@@ -375,7 +378,9 @@ engine::Status DocumentController::loadText(const QString& text, const QString& 
 }
 
 engine::Status DocumentController::save(const QString& path) {
-  auto status = engine::save_workflow_file(doc_, path.toStdString());
+  auto whole = workflow();
+  if (!whole.ok()) return whole.error();
+  auto status = engine::save_workflow_file(*whole, path.toStdString());
   if (!status.ok()) return status;
   const QString absolute = QFileInfo(path).absoluteFilePath();
   if (filePath_ != absolute) {
@@ -383,6 +388,7 @@ engine::Status DocumentController::save(const QString& path) {
     Q_EMIT filePathChanged(absolute);
   }
   undoStack_.setClean();
+  for (Level& level : levels_) level.stack->setClean();
   guiLogger()->info("saved {}", path.toStdString());
   return {};
 }

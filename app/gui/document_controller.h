@@ -7,12 +7,15 @@
 //     why (the view shows it);
 //   - documentChanged() is emitted synchronously for every engine DocumentChange (edits, undo, redo,
 //     load), on the GUI thread; ChangeKind::Reset means "rebuild everything";
-//   - isModified() follows the undo stack's clean state; open/save/newDocument reset it;
+//   - isModified() follows the undo stacks' clean state; open/save/newDocument reset it;
+//   - inside a subgraph (enterSubgraph) the document is that definition's inner graph, with its
+//     own undo stack; the workflow (workflow()) folds every open level's edits in;
 //   - saves are atomic (engine::save_workflow_file: temp file, fsync, rename).
 // The registry must outlive the controller.
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,11 +27,13 @@
 #include <QtCore/QString>
 #include <QtCore/QStringList>
 #include <QtCore/QVector>
+#include <QtGui/QUndoGroup>
 #include <QtGui/QUndoStack>
 
 #include "engine/document.h"
 #include "engine/operations.h"
 #include "engine/registry.h"
+#include "engine/subgraph.h"
 
 namespace vidgraph::comfy {
 struct ComfyImport;
@@ -63,8 +68,31 @@ class DocumentController : public QObject {
   // The type `node` shows as: its registered type, or a subgraph instance's (its definition's
   // name, exposed ports and params: engine/subgraph.h); none for an unknown type or a broken instance.
   std::optional<engine::NodeType> displayType(const engine::Node& node) const;
+  // What the canvas shows: the workflow, or inside a subgraph its definition's inner graph.
   const engine::GraphDocument& document() const { return doc_; }
-  QUndoStack* undoStack() { return &undoStack_; }
+  // The stack of the level shown; the group switches Undo / Redo between levels.
+  QUndoStack* undoStack() { return undoGroup_.activeStack(); }
+  QUndoGroup* undoGroup() { return &undoGroup_; }
+
+  // ---- subgraph levels (a breadcrumb: the workflow, then each instance entered)
+  // Shows the inner graph of instance `id`'s definition (nested: from inside another). Its edits
+  // have their own undo stack; leaving writes them into the definition as one undo step above.
+  engine::Status enterSubgraph(const std::string& id);
+  // Back to `depth` (0 = the workflow; -1 = one level up), folding in each level left.
+  engine::Status leaveSubgraph(int depth = -1);
+  int depth() const { return static_cast<int>(levels_.size()); }
+  // The workflow's name, then each entered subgraph's name.
+  QStringList breadcrumb() const;
+  // The instance path of the level shown ("outer/inner"; "" at the workflow): what its nodes are
+  // called in a run.
+  std::string levelPath() const;
+  // The workflow with every open level's edits folded in: what Save, autosave and runs use.
+  engine::Result<engine::GraphDocument> workflow() const;
+  // The params the definition shown exposes (empty at the workflow); exposing and unexposing one
+  // are undo steps of this level, which instances then set.
+  std::map<std::string, engine::InnerParam> exposedParams() const;
+  engine::Status exposeParam(const std::string& node, const std::string& param, const std::string& name);
+  engine::Status unexposeParam(const std::string& name);
 
   // ---- edits (each is one undo step)
   // Applies `op` and pushes it; on failure nothing changes and the error is returned.
@@ -150,7 +178,7 @@ class DocumentController : public QObject {
   engine::Status save(const QString& path);
   const QString& filePath() const { return filePath_; }
   QString displayName() const;  // file name, or "Untitled"
-  bool isModified() const { return !undoStack_.isClean(); }
+  bool isModified() const;
   // Warnings of the last open (migrations, unknown node types, dropped dangling links, invalid
   // params), one problem per entry.
   const QStringList& loadWarnings() const { return loadWarnings_; }
@@ -172,6 +200,8 @@ class DocumentController : public QObject {
   void documentChanged(const vidgraph::engine::DocumentChange& change);
   void filePathChanged(const QString& path);
   void modifiedChanged(bool modified);
+  // A subgraph level was entered or left (the breadcrumb changed).
+  void levelChanged();
 
  private:
   void replaceDocument(engine::GraphDocument doc, const QString& path);
@@ -184,10 +214,24 @@ class DocumentController : public QObject {
   // entries that name those nodes: dropped, or renamed. `op` alone when no entry names them.
   engine::OperationPtr withReroutesFollowing(engine::OperationPtr op, const std::vector<std::string>& ids,
                                              const std::string& renamedTo) const;
+  // An open subgraph level: the definition shown, the level above as it was, this level's stack.
+  struct Level {
+    std::string definition;
+    std::string instance;
+    engine::GraphDocument above;
+    std::unique_ptr<QUndoStack> stack;
+  };
+  // The definitions of `inner` (the level shown) with `level`'s definition rebuilt from its nodes
+  // and layout; exposures of nodes that are gone are dropped and named in `dropped`.
+  static nlohmann::json foldedDefinitions(const engine::GraphDocument& inner, const Level& level,
+                                          std::vector<std::string>* dropped);
+  void dropLevels();  // open or new document: inner levels go without folding
 
   const engine::Registry& registry_;
   engine::GraphDocument doc_;
-  QUndoStack undoStack_;
+  QUndoStack undoStack_;  // the workflow's
+  QUndoGroup undoGroup_;
+  std::vector<Level> levels_;
   QString filePath_;
   QStringList loadWarnings_;
   QString importedFrom_;

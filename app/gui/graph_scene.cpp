@@ -61,12 +61,15 @@ void GraphScene::clearItems() {
 
 void GraphScene::setRunController(RunController* run) {
   run_ = run;
-  connect(run_, &RunController::nodeStatusChanged, this, [this](const QString& id) { refreshStatus(id.toStdString()); });
+  connect(run_, &RunController::nodeStatusChanged, this,
+          [this](const QString& id) { refreshStatus(shownNodeId(id.toStdString())); });
   connect(run_, &RunController::statusesCleared, this, [this] {
     for (const auto& [id, item] : nodes_) item->setStatus(NodeStatus{});
   });
   connect(run_, &RunController::previewReceived, this, [this](const QString& id, const PreviewClip& clip) {
-    if (NodeItem* item = nodeItem(id.toStdString()); item && !clip.empty()) item->setThumbnail(clip.frames.front());
+    if (NodeItem* item = nodeItem(shownNodeId(id.toStdString())); item && !clip.empty()) {
+      item->setThumbnail(clip.frames.front());
+    }
   });
   for (const auto& [id, item] : nodes_) refreshStatus(id);
 }
@@ -290,7 +293,19 @@ void GraphScene::refreshProblems(const std::string& id) {
 
 void GraphScene::refreshStatus(const std::string& id) {
   if (!run_) return;
-  if (NodeItem* item = nodeItem(id)) item->setStatus(run_->nodeStatus(id));
+  if (NodeItem* item = nodeItem(id)) item->setStatus(run_->nodeStatus(runNodeId(id)));
+}
+
+std::string GraphScene::runNodeId(const std::string& id) const {
+  const std::string path = controller_->levelPath();
+  return path.empty() ? id : path + "/" + id;
+}
+
+std::string GraphScene::shownNodeId(const std::string& runId) const {
+  const std::string path = controller_->levelPath();
+  if (path.empty()) return runId;
+  const std::string prefix = path + "/";
+  return runId.rfind(prefix, 0) == 0 ? runId.substr(prefix.size()) : std::string();
 }
 
 }  // namespace vidgraph::gui

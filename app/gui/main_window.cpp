@@ -60,6 +60,7 @@ MainWindow::MainWindow(const engine::Registry& registry, MainWindowOptions optio
   setCentralWidget(view_);
   buildDocks();
   buildMenus();
+  buildBreadcrumbBar();
   connectSignals();
   // The hint comes back whenever a timed message (saved, opened, run finished…) has gone.
   const QString hint = tr("Tab or double-click: add a node · drag from a port: connect · wheel: zoom · "
@@ -169,9 +170,9 @@ void MainWindow::buildMenus() {
 
 void MainWindow::buildEditMenu() {
   QMenu* edit = menuBar()->addMenu(tr("&Edit"));
-  QAction* undo = controller_->undoStack()->createUndoAction(this, tr("&Undo"));
+  QAction* undo = controller_->undoGroup()->createUndoAction(this, tr("&Undo"));
   undo->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Z));
-  QAction* redo = controller_->undoStack()->createRedoAction(this, tr("&Redo"));
+  QAction* redo = controller_->undoGroup()->createRedoAction(this, tr("&Redo"));
   redo->setShortcuts({QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), QKeySequence(Qt::CTRL | Qt::Key_Y)});
   edit->addAction(undo);
   edit->addAction(redo);
@@ -433,9 +434,14 @@ bool MainWindow::runWorkflow(const QStringList& targets) {
   // Never replace an earlier output silently: a node's own `overwrite` param opts in, otherwise an
   // existing file fails that node with a message saying so.
   options.overwrite = false;
-  if (!confirmOutsideWrites(options)) return false;
+  auto workflow = controller_->workflow();  // with the edits of an open subgraph
+  if (!workflow.ok()) {
+    statusBar()->showMessage(QString::fromStdString(workflow.error().message), 6000);
+    return false;
+  }
+  if (!confirmOutsideWrites(*workflow, options)) return false;
   QDir().mkpath(QString::fromStdString(options.output_dir));
-  auto place = run_->enqueue(controller_->document(), targets, options);
+  auto place = run_->enqueue(*workflow, targets, options);
   if (!place.ok()) {
     statusBar()->showMessage(QString::fromStdString(place.error().message), 6000);
     return false;
@@ -449,11 +455,11 @@ bool MainWindow::runWorkflow(const QStringList& targets) {
   return true;
 }
 
-bool MainWindow::confirmOutsideWrites(engine::RunOptions& options) {
+bool MainWindow::confirmOutsideWrites(const engine::GraphDocument& workflow, engine::RunOptions& options) {
   const QString& shared = controller_->sharedSource();
   options.confine_writes_to_output_dir = !shared.isEmpty();
   if (shared.isEmpty()) return true;
-  const auto outside = engine::places_outside_output_dir(controller_->document(), registry_, options);
+  const auto outside = engine::places_outside_output_dir(workflow, registry_, options);
   if (outside.empty()) return true;
   QString places;
   for (const engine::WritePlace& p : outside) {
@@ -485,7 +491,8 @@ QString MainWindow::outputDir() const {
 
 bool MainWindow::runToSelected() {
   QStringList targets;
-  for (const auto& id : scene_->selectedNodeIds()) targets << QString::fromStdString(id);
+  const std::string path = controller_->levelPath();  // inside a subgraph, runs name nodes by path
+  for (const auto& id : scene_->selectedNodeIds()) targets << QString::fromStdString(path.empty() ? id : path + "/" + id);
   if (targets.isEmpty()) {
     statusBar()->showMessage(tr("Select the nodes to run up to first."), 5000);
     return false;

@@ -26,6 +26,7 @@ class QAction;
 class QDockWidget;
 class QLabel;
 class QMenu;
+class QToolBar;
 
 namespace vidgraph::gui {
 
@@ -143,6 +144,13 @@ class MainWindow : public QMainWindow {
   void buildViewMenu(QMenu* docks);
   void buildRunMenu();
   void connectSignals();
+  // The breadcrumb above the canvas while a subgraph is open: the workflow, then each subgraph
+  // entered; a crumb goes back to its level. Hidden at the workflow.
+  void buildBreadcrumbBar();
+  void rebuildBreadcrumb();
+  // The node menu's subgraph actions for `ids`: open an instance; inside a subgraph, expose or
+  // unexpose a param of the node.
+  void addSubgraphActions(QMenu* menu, const std::vector<std::string>& ids);
   void openPalette(QPointF scenePos, const std::optional<WireDrop>& wire,
                    std::optional<std::pair<std::string, QString>> insertInto = std::nullopt);
   void showContextMenu(QPoint viewPos);
@@ -162,7 +170,7 @@ class MainWindow : public QMainWindow {
   // A workflow from a shared file writes only inside the output folder (engine/write_places.h)
   // unless the user, shown every place outside it, says yes (default No). Sets `options`'
   // confinement; false when the user declined and nothing should run.
-  bool confirmOutsideWrites(engine::RunOptions& options);
+  bool confirmOutsideWrites(const engine::GraphDocument& workflow, engine::RunOptions& options);
   void showError(const QString& title, const QString& text);
   // After opening an untitled document: the error box, or fresh run states, the view fitted and
   // `message` in the status bar. True when `status` is ok.
@@ -197,6 +205,7 @@ class MainWindow : public QMainWindow {
   QAction* cancelAction_ = nullptr;
   QAction* clearQueueAction_ = nullptr;
   QLabel* runStateLabel_ = nullptr;
+  QToolBar* breadcrumbBar_ = nullptr;
   QPointF paletteScenePos_;
   // The shared file (video, PNG sequence) the open workflow came inside; "" for a workflow file,
   // an example or a new document. Such a workflow is untrusted (confirmOutsideWrites).

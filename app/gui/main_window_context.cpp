@@ -106,15 +106,7 @@ QMenu* MainWindow::nodeMenu() {
     auto made = controller_->makeSubgraph(scene_->selectedNodeIds(), name.trimmed().toStdString());
     if (!made.ok()) statusBar()->showMessage(QString::fromStdString(made.error().message), 6000);
   });
-  if (ids.size() == 1) {
-    const engine::Node* n = controller_->document().find_node(ids.front());
-    if (n && n->type == engine::kSubgraphType) {
-      menu->addAction(tr("&Unpack Subgraph"), this, [this, id = ids.front()] {
-        auto status = controller_->unpackSubgraph(id);
-        if (!status.ok()) statusBar()->showMessage(QString::fromStdString(status.error().message), 6000);
-      });
-    }
-  }
+  addSubgraphActions(menu, ids);
   menu->addSeparator();
   menu->addAction(tr("De&lete"), this, &MainWindow::deleteSelection);
   return menu;

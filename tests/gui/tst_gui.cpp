@@ -284,6 +284,85 @@ class tst_Gui : public QObject {
     QVERIFY(scene.nodeItem("Scale"));
   }
 
+  // Opening an instance shows its inner graph with its own undo stack; exposing a param there is an
+  // undo step of that level; runs and saves see the open level's edits; leaving writes them into the
+  // definition as one step above. The window's breadcrumb shows the levels and goes back.
+  void subgraphOpenEditLeave() {
+    gui::MainWindow w(registry_, {tmp_.filePath("rec-sub"), 3600000, false});
+    DocumentController& c = *w.controller();
+    buildChain(c);
+    auto made = c.makeSubgraph({"Scale"}, "Doubler");
+    QVERIFY(made.ok());
+    const std::string before = saved(c.document());
+    const int steps = c.undoStack()->count();
+    QVERIFY(!w.findChild<QToolBar*>(QStringLiteral("breadcrumbBar"))->isVisibleTo(&w));
+    w.scene()->selectNodes({*made});
+    std::unique_ptr<QMenu> menu(w.contextMenuAt(w.view()->mapFromScene(w.scene()->nodeItem(*made)->sceneBoundingRect().center())));
+    QAction* open = nullptr;
+    for (QAction* a : menu->actions()) {
+      if (a->text() == QStringLiteral("&Open Subgraph")) open = a;
+    }
+    QVERIFY(open);
+    open->trigger();
+    QCOMPARE(c.depth(), 1);
+    QCOMPARE(c.breadcrumb(), QStringList({QStringLiteral("Untitled"), QStringLiteral("Doubler")}));
+    QCOMPARE(c.levelPath(), *made);
+    QVERIFY(w.scene()->nodeItem("Scale") && !w.scene()->nodeItem("Sink"));
+    QToolBar* bar = w.findChild<QToolBar*>(QStringLiteral("breadcrumbBar"));
+    QVERIFY(bar->isVisibleTo(&w));
+    QCOMPARE(c.undoStack()->count(), 0);  // this level's own stack
+    QVERIFY(c.setParam("Scale", "factor", 5.0).ok());
+    QVERIFY(c.exposeParam("Scale", "factor", "factor").ok());
+    QVERIFY(!c.exposeParam("Scale", "factor", "factor").ok());  // the name is taken
+    QVERIFY(!c.exposeParam("Scale", "nope", "other").ok());
+    QCOMPARE(c.exposedParams().size(), std::size_t(1));
+    c.undoStack()->undo();
+    QVERIFY(c.exposedParams().empty());
+    c.undoStack()->redo();
+    QVERIFY(c.isModified());
+    // Runs and saves take the workflow with this level's edits folded in.
+    auto whole = c.workflow();
+    QVERIFY(whole.ok());
+    auto expanded = vidgraph::engine::expand_subgraphs(*whole);
+    QVERIFY(expanded.ok());
+    QCOMPARE(expanded->find_node(*made + "/Scale")->params["factor"].get<double>(), 5.0);
+    const QString file = tmp_.filePath("inside.vgflow");
+    QVERIFY(c.save(file).ok());
+    QVERIFY(!c.isModified());
+    DocumentController reopened(registry_);
+    QVERIFY(reopened.open(file).ok());
+    QCOMPARE(saved(reopened.document()), saved(*whole));
+    // The first crumb leaves: one undo step at the workflow, which stays saved.
+    QAction* top = nullptr;
+    for (QAction* a : bar->actions()) {
+      if (a->text() == QStringLiteral("Untitled") || a->text() == QStringLiteral("inside.vgflow")) top = a;
+    }
+    QVERIFY(top && top->isEnabled());
+    top->trigger();
+    QCOMPARE(c.depth(), 0);
+    QVERIFY(!bar->isVisibleTo(&w));
+    QVERIFY(w.scene()->nodeItem("Sink"));
+    QCOMPARE(c.undoStack()->count(), steps + 1);
+    QVERIFY(!c.isModified());
+    QCOMPARE(saved(c.document()), saved(*whole));
+    gui::InspectorPanel inspector(&c);
+    inspector.setNode(*made);
+    QVERIFY(inspector.editor("factor"));  // the instance now sets it
+    c.undoStack()->undo();
+    QCOMPARE(saved(c.document()), before);
+    // An exposure whose node is deleted inside goes, and the instance's value of it with it.
+    c.undoStack()->redo();
+    QVERIFY(c.setParam(*made, "factor", 7.0).ok());
+    QVERIFY(c.enterSubgraph(*made).ok());
+    QVERIFY(c.removeNodes({"Scale"}).ok());
+    QVERIFY(c.leaveSubgraph().ok());
+    const auto* instance = c.document().find_node(*made);
+    QVERIFY(!instance->params.contains("factor"));
+    QVERIFY(instance->inputs.empty());  // its input fed the deleted node
+    QVERIFY(c.document().find_node("Sink")->inputs.empty());
+    QVERIFY(!c.enterSubgraph("Sink").ok());
+  }
+
   void sceneObservesDocumentAndDragsWires() {
     DocumentController c(registry_);
     gui::GraphScene scene(&c);
