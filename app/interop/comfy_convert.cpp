@@ -164,7 +164,13 @@ Result<InputLink> Converter::emit_decode(const ComfyNode& node) {
 void Converter::account_leftovers() {
   std::string skipped;
   for (const ComfyNode& n : graph_.nodes) {
-    if (report_.has(n.id) || followed_through(n.type)) continue;
+    if (report_.has(n.id)) continue;
+    if (n.type == kSwitchType && n.runs()) {
+      report_.map(n, std::string("its switch is ") + (switch_on(graph_, n) ? "on: what feeds on_true" : "off: what feeds on_false") +
+                         " is what the nodes after it read.");
+      continue;
+    }
+    if (followed_through(n.type)) continue;
     if (n.type == "Note" || n.type == "MarkdownNote") {
       extra_["notes"].push_back({{"id", n.id}, {"title", n.title}, {"text", n.values.value("text", json(""))}});
       report_.unsupport(n, "a Vidgraph document has no comments yet, so the note is not shown; its text is kept "

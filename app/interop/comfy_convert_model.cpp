@@ -49,6 +49,9 @@ Result<InputLink> Converter::emit(const Reached& reached, const std::string& nee
     // input left open this way is an error only where the reader requires it (validation says so).
     if (reached.muted) {
       report_.notes.push_back(describe(*reached.muted) + " is muted, so " + needed_by + " was left unconnected.");
+    } else if (reached.blocked && reached.blocked->type == kSwitchType && reached.blocked->runs()) {
+      report_.notes.push_back(describe(*reached.blocked) + " has nothing connected on the side its switch picks, so " +
+                              needed_by + " was left unconnected.");
     } else if (reached.blocked) {
       report_.notes.push_back(describe(*reached.blocked) + " is bypassed and has no input of the type to pass on, so " +
                               needed_by + " was left unconnected.");

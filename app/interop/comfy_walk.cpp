@@ -33,6 +33,10 @@ Reached follow(const ComfyGraph& graph, const ComfySource& start) {
     const ComfyInput* next = nullptr;
     if (n->type == "Reroute") {
       next = n->inputs.empty() || !n->inputs.front().linked ? nullptr : &n->inputs.front();
+    } else if (n->type == kSwitchType && n->mode != kModeBypassed) {
+      const ComfyInput* chosen = n->input(switch_on(graph, *n) ? "on_true" : "on_false");
+      next = chosen && chosen->linked ? chosen : nullptr;
+      if (!next) r.blocked = n;
     } else if (n->mode == kModeBypassed) {
       next = bypass_route(*n, at.slot);
       if (!next) r.blocked = n;
@@ -61,6 +65,11 @@ nlohmann::json widget_value(const ComfyGraph& graph, const ComfyNode& node, cons
     if (from.node->raw_widgets.is_array() && !from.node->raw_widgets.empty()) return from.node->raw_widgets[0];
   }
   return node.values.contains(name) ? node.values[name] : nlohmann::json();
+}
+
+bool switch_on(const ComfyGraph& graph, const ComfyNode& node) {
+  const nlohmann::json v = widget_value(graph, node, "switch");
+  return v.is_boolean() ? v.get<bool>() : v.is_number() && v.get<double>() != 0.0;
 }
 
 }  // namespace vidgraph::comfy

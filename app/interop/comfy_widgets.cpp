@@ -39,6 +39,12 @@ const std::map<std::string, std::vector<std::string>>& widget_table() {
       {"CheckpointLoaderSimple", {"ckpt_name"}},
       {"EmptyLatentImage", {"width", "height", "batch_size"}},
       {"PrimitiveNode", {"value", kControl}},
+      {"PrimitiveBoolean", {"value"}},
+      {"PrimitiveInt", {"value", kControl}},
+      {"PrimitiveFloat", {"value"}},
+      {"PrimitiveString", {"value"}},
+      {"PrimitiveStringMultiline", {"value"}},
+      {"ComfySwitchNode", {"switch"}},
   };
   return table;
 }

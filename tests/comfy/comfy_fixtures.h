@@ -2,6 +2,8 @@
 // API formats), built here node by node: no template file is copied.
 #pragma once
 
+#include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -77,6 +79,64 @@ inline void add_video_out(UiGraph& g, int samples_from, int vae, double fps, int
   g.link(vae, 0, base, "vae");
   g.link(base, 0, base + 52, "images");
   g.link(base + 52, 0, base + 53, "video");
+}
+
+// `g`'s UI file with the nodes `inner` moved into a subgraph definition (`id`, `name`) and one
+// instance node `instance` in their place, as ComfyUI's editor makes one: each outside output read
+// inside becomes an instance input (boundary node -10), each inner output read outside an instance
+// output (boundary node -20). `promoted` becomes the instance's properties.proxyWidgets, `values`
+// its widgets_values.
+inline json wrap_in_subgraph(const UiGraph& g, const std::set<int>& inner, int instance, const std::string& id,
+                             const std::string& name, const json& promoted = json::array(),
+                             const json& values = json::array()) {
+  json file = g.file();
+  json outer_nodes = json::array(), body_nodes = json::array(), outer_links = json::array(), body_links = json::array();
+  for (const json& n : file["nodes"]) (inner.count(n["id"].get<int>()) ? body_nodes : outer_nodes).push_back(n);
+  json inst = {{"id", instance}, {"type", id}, {"mode", 0}, {"pos", {0, 0}}, {"inputs", json::array()},
+               {"outputs", json::array()}, {"widgets_values", values},
+               {"properties", {{"proxyWidgets", promoted}}}};
+  json def_inputs = json::array(), def_outputs = json::array();
+  std::map<std::pair<int, int>, int> input_of, output_of;  // (node, slot) → boundary slot
+  int next = 1000;
+  auto set_input_link = [&](json& nodes, int node, int slot, int link) {
+    for (json& n : nodes) {
+      if (n["id"] == node) n["inputs"][slot]["link"] = link;
+    }
+  };
+  for (const json& l : file["links"]) {  // [id, from, from_slot, to, to_slot, type]
+    const int from = l[1], from_slot = l[2], to = l[3], to_slot = l[4];
+    const bool from_in = inner.count(from) > 0, to_in = inner.count(to) > 0;
+    if (from_in == to_in) {
+      (from_in ? body_links : outer_links).push_back(l);
+      continue;
+    }
+    const std::string type = l[5];
+    if (to_in) {  // outside → inside: an instance input
+      auto [it, fresh] = input_of.emplace(std::make_pair(from, from_slot), int(def_inputs.size()));
+      if (fresh) {
+        const std::string port = "in" + std::to_string(it->second);
+        def_inputs.push_back({{"name", port}, {"type", type}});
+        inst["inputs"].push_back({{"name", port}, {"type", type}, {"link", l[0]}});
+        outer_links.push_back({l[0], from, from_slot, instance, it->second, type});
+      }
+      body_links.push_back({next, -10, it->second, to, to_slot, type});
+      set_input_link(body_nodes, to, to_slot, next++);
+    } else {  // inside → outside: an instance output
+      auto [it, fresh] = output_of.emplace(std::make_pair(from, from_slot), int(def_outputs.size()));
+      if (fresh) {
+        def_outputs.push_back({{"name", type}, {"type", type}});
+        inst["outputs"].push_back({{"name", type}, {"type", type}, {"links", json::array()}});
+        body_links.push_back({next++, from, from_slot, -20, it->second, type});
+      }
+      outer_links.push_back({l[0], instance, it->second, to, to_slot, type});
+    }
+  }
+  outer_nodes.push_back(inst);
+  file["nodes"] = outer_nodes;
+  file["links"] = outer_links;
+  file["definitions"]["subgraphs"] = json::array({{{"id", id}, {"name", name}, {"inputs", def_inputs},
+                                                   {"outputs", def_outputs}, {"nodes", body_nodes}, {"links", body_links}}});
+  return file;
 }
 
 // Wan2.2 TI2V-5B as the template lays it out; `image_mode` 0 makes it image-to-video, 4 (bypassed

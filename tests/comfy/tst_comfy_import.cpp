@@ -166,6 +166,31 @@ json sampling_subgraph_file(const json& promoted = nullptr, const json& values =
   return file;
 }
 
+// The A14B I2V graph as newer templates shape it: the pipeline in a subgraph "Wan22_I2V" (instance
+// 80), the high-noise stage's seed from a PrimitiveInt, and a Switch, driven by a PrimitiveBoolean,
+// choosing whether the high-noise expert goes through a LoRA.
+json a14b_i2v_subgraph_file(bool lora_on) {
+  UiGraph g = comfy_test::a14b_i2v_ui();
+  json kept = json::array();
+  for (const json& l : g.links) {
+    if (!(l[3] == 54 && l[4] == 0)) kept.push_back(l);  // 54's model comes from the switch instead
+  }
+  g.links = kept;
+  g.node(72, "LoraLoaderModelOnly", {"lightx2v_high.safetensors", 1.0}, {{"model", "MODEL"}}, {"MODEL"});
+  g.node(73, "PrimitiveBoolean", {lora_on}, {}, {"BOOLEAN"});
+  g.node(71, "ComfySwitchNode", {!lora_on}, {{"on_false", "MODEL"}, {"on_true", "MODEL"}, {"switch", "BOOLEAN"}}, {"MODEL"});
+  g.node(70, "PrimitiveInt", {7, "fixed"}, {}, {"INT"});
+  g.link(37, 0, 72, "model");
+  g.link(37, 0, 71, "on_false");
+  g.link(72, 0, 71, "on_true");
+  g.link(73, 0, 71, "switch");  // the primitive wins over the switch's own (opposite) value
+  g.link(71, 0, 54, "model");
+  g.at(57)["inputs"].push_back({{"name", "noise_seed"}, {"type", "INT"}, {"link", nullptr}});
+  g.link(70, 0, 57, "noise_seed");
+  return comfy_test::wrap_in_subgraph(g, {6, 7, 50, 54, 55, 57, 58, 70, 71, 72, 73}, 80,
+                                      "5d1e0c3b-8a7f-4e2d-9c6b-1a2b3c4d5e6f", "Wan22_I2V");
+}
+
 // `doc` with its instance `instance` expanded and the inner ids without their "<instance>/…/" path:
 // the graph a flat import of the same file gives.
 engine::GraphDocument without_instance(const engine::GraphDocument& doc, const std::string& instance) {
@@ -209,12 +234,14 @@ class tst_ComfyImport : public QObject {
   void otherFamilyRefused();
   void subgraphImportedAsSubgraph();
   void nestedSubgraphsImportNested();
+  void a14bI2vSubgraphWithPrimitivesAndSwitch();
   void rerouteFollowed();
   void noVideoOutputRefused();
   void wrongFieldTypesAreErrors();
   void cliValidatesComfyFiles();
   void cliRunsImported5bEndToEnd();
   void cliRunsImportedSubgraph();
+  void cliRunsImportedA14bI2vSubgraph();
   void cliConfinesComfyWorkflowWrites();
 };
 
@@ -588,6 +615,29 @@ void tst_ComfyImport::nestedSubgraphsImportNested() {
                                                                  "instance 'Outer' of 1 nodes, with the params seed."));
 }
 
+void tst_ComfyImport::a14bI2vSubgraphWithPrimitivesAndSwitch() {
+  for (const bool lora_on : {false, true}) {
+    const comfy::ComfyImport imported = import_or_fail(a14b_i2v_subgraph_file(lora_on));
+    const std::vector<std::string> top = {"Wan22_I2V:Subgraph", "decode:VAEDecode", "export:ExportVideo",
+                                          "image:LoadImage", "model:LoadWanModel"};
+    QCOMPARE(types_of(imported.document), top);
+    const engine::GraphDocument flat = without_instance(imported.document, "Wan22_I2V");
+    const json& s = node_of(flat, "sampler").params;
+    QCOMPARE(s["seed"].get<int>(), 7);  // from the primitive, not the widget's 11
+    QCOMPARE(s["width"].get<int>(), 832);
+    QVERIFY(linked(flat, "sampler", "image", "image", "image"));
+    const engine::Node* lora = flat.find_node("lora_high");
+    QCOMPARE(lora != nullptr, lora_on);
+    if (lora) {
+      QCOMPARE(lora->params["path"].get<std::string>(), std::string("lightx2v_high.safetensors"));
+      QVERIFY(linked(flat, "sampler", "model", "lora_high", "model"));
+    } else {
+      QVERIFY(linked(flat, "sampler", "model", "model", "model"));
+    }
+    QVERIFY(lists(imported.report.mapped, "80-71", "ComfySwitchNode", lora_on ? "its switch is on" : "its switch is off"));
+  }
+}
+
 void tst_ComfyImport::rerouteFollowed() {
   json api = comfy_test::ti2v_5b_api();
   api["90"] = {{"class_type", "Reroute"}, {"inputs", {{"", json::array({"39", 0})}}}};
@@ -711,6 +761,33 @@ void tst_ComfyImport::cliRunsImportedSubgraph() {
   const auto bad = test_common::run_process(kRunner, {"validate", QString::fromStdString(flow), "--set", "Sampling.steps=3"}, 120000);
   QVERIFY(bad.exit_code != 0);
   QVERIFY2((bad.out + bad.err).contains("exposes no param 'steps' (it exposes: seed)"), qPrintable(bad.out + bad.err));
+}
+
+// The A14B I2V subgraph file runs headless on the tiny random A14B I2V model to a WebM.
+void tst_ComfyImport::cliRunsImportedA14bI2vSubgraph() {
+  const QString maker = QStringLiteral(VIDGRAPH_BINARY_DIR) + "/bin/vidgraph-make-random-model";
+  const QString tokenizer = QStringLiteral(VIDGRAPH_BINARY_DIR) + "/share/vidgraph/models/wan22-tiny/spiece.model";
+  if (!QFileInfo::exists(kRunner) || !QFileInfo::exists(maker) || !QFileInfo::exists(tokenizer)) {
+    QSKIP("vidgraph-run, vidgraph-make-random-model or the tiny model's tokenizer is not built");
+  }
+  QTemporaryDir dir, out, model;
+  const auto made = test_common::run_process(
+      maker, {model.path(), "--config", "a14b-i2v", "--tiny", "--tokenizer", tokenizer}, 300000);
+  QVERIFY2(made.exit_code == 0, qPrintable(made.out + made.err));
+  const std::string flow = write_file(dir, "wan-a14b-i2v.json", a14b_i2v_subgraph_file(false));
+  const QString image = QStringLiteral(VIDGRAPH_SOURCE_DIR) + "/resources/samples/landscape.png";
+  QStringList args{"run", QString::fromStdString(flow), "--output-dir", out.path(), "--set",
+                   "model.model_path=" + model.path(), "--set", "model.device=cpu", "--set", "model.dtype=float32",
+                   "--set", "image.path=" + image};
+  for (const char* set : {"image.width=160", "image.height=96", "Wan22_I2V/sampler.width=160",
+                          "Wan22_I2V/sampler.height=96", "Wan22_I2V/sampler.frames=5", "Wan22_I2V/sampler.steps=4"}) {
+    args << "--set" << set;
+  }
+  const auto r = test_common::run_process(kRunner, args, 300000);
+  QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+  const std::string video = out.filePath("wan-i2v.webm").toStdString();
+  QVERIFY2(fs::exists(video), qPrintable(r.out + r.err));
+  QCOMPARE(read_file(video).substr(0, 4), std::string("\x1a\x45\xdf\xa3"));  // EBML: a WebM
 }
 
 // A ComfyUI workflow is treated as shared (most are downloaded): a place outside --output-dir stops
