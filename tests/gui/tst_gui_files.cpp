@@ -39,6 +39,7 @@
 #include "engine/workflow_file.h"
 #include "gui/autosave.h"
 #include "gui/document_controller.h"
+#include "engine/subgraph.h"
 #include "gui/graph_scene.h"
 #include "gui/graph_view.h"
 #include "gui/history_panel.h"
@@ -484,6 +485,27 @@ class tst_GuiFiles : public QObject {
     std::ifstream in(path.toStdString(), std::ios::binary);
     QCOMPARE(std::string(std::istreambuf_iterator<char>(in), {}), text);
     QCOMPARE(c->sharedSource(), path);  // downloaded: runs write only inside the output folder
+  }
+
+  // A ComfyUI workflow with its sampling in a subgraph opens with the instance, which opens in turn
+  // to the nodes its inner ComfyUI nodes became.
+  void openingAComfySubgraphShowsItsInstance() {
+    const QString path = tmp_.filePath(QStringLiteral("video_wan2_2_5B_ti2v_subgraph.json"));
+    const nlohmann::json file = comfy_test::wrap_in_subgraph(comfy_test::ti2v_5b_ui(), {6, 7, 3}, 90,
+                                                             "0e9d8c7b-6a5f-4e3d-2c1b-0a9f8e7d6c5b", "Sampling");
+    std::ofstream(path.toStdString()) << file.dump(2);
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-comfy-sub"), 3600000, false});
+    QVERIFY(window.openFile(path));
+    gui::DocumentController* c = window.controller();
+    const engine::Node* instance = c->document().find_node("Sampling");
+    QVERIFY(instance && instance->type == engine::kSubgraphType);
+    QVERIFY(window.scene()->nodeItem("Sampling"));
+    QCOMPARE(window.scene()->nodeItem("Sampling")->title(), QStringLiteral("Sampling"));
+    QVERIFY(c->enterSubgraph("Sampling").ok());
+    QVERIFY(window.scene()->nodeItem("sampler") && window.scene()->nodeItem("prompt") && window.scene()->nodeItem("encode"));
+    QCOMPARE(c->breadcrumb(), QStringList({QStringLiteral("Untitled"), QStringLiteral("Sampling")}));
+    QVERIFY(c->leaveSubgraph().ok());
+    QCOMPARE(c->undoStack()->count(), 0);  // looking inside changed nothing
   }
 
   // A workflow from a shared file stays shared through a crash: the recovery carries its origin,
