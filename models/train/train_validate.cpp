@@ -24,14 +24,27 @@ void validate_sample(const wan::WanConfig& c, const TrainingSample& s, size_t in
           who + " needs a floating-point latent [C, F, h, w]" +
               (s.latent.defined() ? ", got " + shape_text(s.latent) : ", got none") + ".");
   const auto& p = c.patch_size;
-  require(s.latent.size(0) == c.in_dim, who + " has " + std::to_string(s.latent.size(0)) +
-                                            " latent channels; the model takes " + std::to_string(c.in_dim) + ".");
+  require(s.latent.size(0) == c.out_dim, who + " has " + std::to_string(s.latent.size(0)) +
+                                             " latent channels; the model takes " + std::to_string(c.out_dim) + ".");
+  const int64_t conditioning = c.in_dim - c.out_dim;
+  require(conditioning == 0 || s.condition.defined(),
+          who + " has no image conditioning, which this model takes beside its latent (in_dim " +
+              std::to_string(c.in_dim) + ": Wan2.2-I2V-A14B); encode the clips with Encode Dataset's mode i2v "
+              "and the model's Wan2.1 VAE.");
+  if (s.condition.defined()) {
+    require(conditioning > 0, who + " carries image conditioning, which this model does not take (in_dim " +
+                                  std::to_string(c.in_dim) + "); train it on samples without it.");
+    require(s.condition.dim() == 4 && s.condition.size(0) == conditioning &&
+                s.condition.sizes().slice(1) == s.latent.sizes().slice(1),
+            who + " image conditioning " + shape_text(s.condition) + " does not match its latent " +
+                shape_text(s.latent) + " (the model takes " + std::to_string(conditioning) + " channels of it).");
+  }
   require(s.latent.size(1) % p[0] == 0 && s.latent.size(2) % p[1] == 0 && s.latent.size(3) % p[2] == 0 &&
               s.latent.size(2) > 0 && s.latent.size(3) > 0,
           who + " latent " + shape_text(s.latent) + " is not a whole number of patches (" + std::to_string(p[0]) +
               ", " + std::to_string(p[1]) + ", " + std::to_string(p[2]) + ") in frames, height and width.");
   require_text_context(c, s.context, who + " needs a");
-  if (s.image_to_video) {
+  if (s.image_to_video && !s.condition.defined()) {  // TI2V-5B: latent frame 0 is the image
     require(s.latent.size(1) >= 2,
             who + " is image-to-video but has 1 latent frame: frame 0 is the clean image, so nothing is left to "
                   "learn from; give it at least 2 latent frames.");

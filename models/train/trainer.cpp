@@ -79,7 +79,8 @@ double forward_backward(wan::WanModelImpl& model, const std::vector<BatchItem*>&
     longest = std::max(longest, it->context->size(0));
   }
   for (const BatchItem* it : items) {
-    xs.push_back(it->example.x_t);
+    const at::Tensor& condition = it->sample->condition;
+    xs.push_back(condition.defined() ? at::cat({it->example.x_t, condition.to(at::kCPU, at::kFloat)}, 0) : it->example.x_t);
     ts.push_back(it->example.t);
     at::Tensor c = it->context->to(at::kCPU, at::kFloat);
     if (c.size(0) < longest) {  // zero rows: the model pads with zeros to text_len anyway
@@ -185,8 +186,8 @@ TrainResult train(wan::WanModelImpl& model, plugin::AttentionBackend* backend,
         const int64_t position = (static_cast<int64_t>(step - 1) * o.accumulation + a) * o.batch + b;
         const TrainingSample& s = samples[order.at(position)];
         at::Generator gen = at::detail::createCPUGenerator(mix_seed(o.seed, position));
-        FlowExample example = make_flow_example(s.latent, s.image_to_video, o.shift, patch_t, gen, s_range.first,
-                                                s_range.second);
+        FlowExample example = make_flow_example(s.latent, s.image_to_video && !s.condition.defined(), o.shift,
+                                                patch_t, gen, s_range.first, s_range.second);
         items.push_back({&s, std::move(example), context_for(s, o, gen)});
       }
       std::map<std::vector<int64_t>, std::vector<BatchItem*>> by_shape;  // one forward per latent shape

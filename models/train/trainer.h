@@ -24,9 +24,13 @@
 namespace vidgraph::train {
 
 struct TrainingSample {
-  at::Tensor latent;   // [C, F, h, w] fp32: the clean VAE latent x0 (C = the model's in_dim)
+  at::Tensor latent;   // [C, F, h, w] fp32: the clean VAE latent x0 (C = the model's out_dim)
   at::Tensor context;  // [L, text_dim] fp32: the text encoder output, L <= text_len
-  bool image_to_video = false;  // latent frame 0 is the conditioning image: kept clean, no loss
+  // Image-to-video. Without `condition` (TI2V-5B): latent frame 0 is the conditioning image, kept
+  // clean, no loss. With it (Wan2.2-I2V-A14B, in_dim = C + its channels): [4 + C, F, h, w] fp32,
+  // the image conditioning (models/sampling/i2v_condition.h) beside x_t at every call.
+  bool image_to_video = false;
+  at::Tensor condition;
   std::string name;             // for messages
 };
 

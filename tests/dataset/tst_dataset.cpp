@@ -24,9 +24,11 @@
 #include "engine/workflow_file.h"
 #include "nodes/session.h"
 #include "models/io/safetensors.h"
+#include "models/sampling/i2v_condition.h"
 #include "models/train/demo_scenes.h"
 #include "models/train/lora.h"
 #include "models/wan/wan_config.h"
+#include "nodes/demo/random_model.h"
 #include "nodes/sampling/conditioning.h"
 #include "nodes/model/model_handles.h"
 #include "nodes/training/training_set.h"
@@ -88,6 +90,7 @@ class tst_dataset : public QObject {
   void trainCaptionDropoutUsesTheDropoutPrompt();
   void trainExpertKeepsToItsNoiseLevels();
   void trainValidationClips();
+  void trainImageConditionedA14b();
   void shippedWorkflowRuns();
 
  private:
@@ -523,6 +526,52 @@ void tst_dataset::trainExpertKeepsToItsNoiseLevels() {
   const std::vector<double> all = train(low_model, "all", "all", all_levels);
   QVERIFY(high != auto_losses && all != auto_losses && high != all);
   QCOMPARE(train(model_.at("model"), "auto", "plain", plain), all);  // no expert: all levels
+}
+
+// Wan2.2-I2V-A14B on the tiny random model: Encode Dataset's mode i2v with its Wan2.1 VAE stores
+// each clip's image conditioning (the mask, then the latent of the first frame and zero frames, whose
+// first latent frame is the clip's own); Train Wan trains the expert on it and validation samples
+// with it.
+void tst_dataset::trainImageConditionedA14b() {
+  const fs::path model_dir = fs::path(dir_.path().toStdString()) / "i2v-a14b";
+  RandomModelOptions options;
+  options.config = "a14b-i2v";
+  options.tiny = true;
+  options.tokenizer = std::string(kDemoModel) + "/spiece.model";
+  write_random_model(model_dir.string(), options);
+  Recorder recorder;
+  auto loaded = run("LoadWanModel", {{"model_path", model_dir.string()}, {"device", "cpu"}}, {}, &recorder);
+  QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().message.c_str());
+  auto dataset = load_dataset(good_dataset("i2v-a14b-clips"), {{"frames", 5}}, &recorder);
+  QVERIFY(dataset.ok());
+  auto encoded = run("EncodeDataset", {{"width", 64}, {"height", 32}, {"frames", 5}, {"mode", "i2v"}},
+                     {{"vae", loaded->at("vae")}, {"text_encoder", loaded->at("text_encoder")},
+                      {"dataset", dataset->at("dataset")}},
+                     &recorder);
+  QVERIFY2(encoded.ok(), encoded.ok() ? "" : encoded.error().message.c_str());
+  const TrainingSet& set = *engine::value_as<TrainingSet>(encoded->at("training_set"));
+  for (const TrainingSampleFile& file : set.samples) {
+    QCOMPARE(file.condition_shape, (std::vector<int64_t>{20, 2, 4, 8}));
+    const TrainingSampleData data = read_training_sample(file.path);
+    QVERIFY(at::equal(data.condition.narrow(0, 0, 4), sampling::i2v_mask(5, 4, 8)));
+    const double err = (data.condition.narrow(0, 4, 16).select(1, 0) - data.latent.select(1, 0)).abs().max().item<double>();
+    QVERIFY2(err < 1e-5, qPrintable(QString::number(err)));
+  }
+  Conditioning prompt;
+  prompt.context = set.dropout_context.unsqueeze(0);
+  const nlohmann::json params = {{"steps", 4}, {"lr", 2e-3}, {"lora_rank", 4}, {"seed", 5},
+                                 {"output", "{output}/i2v-a14b/lora.safetensors"}, {"validate_every", 4},
+                                 {"validation_steps", 2}, {"validation_folder", "{output}/i2v-a14b/clips"}};
+  Recorder training;
+  auto trained = run("TrainWan", params,
+                     {{"model", loaded->at("model")}, {"training_set", encoded->at("training_set")},
+                      {"validation", engine::make_value(kConditioningType, prompt)}, {"vae", loaded->at("vae")}},
+                     &training);
+  QVERIFY2(trained.ok(), trained.ok() ? "" : trained.error().message.c_str());
+  const std::vector<double> losses = losses_of(training);
+  QCOMPARE(losses.size(), std::size_t(4));
+  for (double l : losses) QVERIFY(std::isfinite(l));
+  QCOMPARE(training.previews.size(), std::size_t(1));
 }
 
 // finetune-demo.vgflow end to end, with fewer steps: dataset made, encoded, a LoRA trained and

@@ -97,7 +97,7 @@ inline TrainOutcome train(const std::string& method, vidgraph::plugin::Attention
   vidgraph::wan::WanModel model = vidgraph::wan::wan_make_model(config(6), 7);
   std::vector<vidgraph::train::TrainingSample> samples;
   for (uint64_t i = 0; i < 2; ++i) {
-    samples.push_back({randn_seeded({4, 5, 10, 14}, 10 + i), randn_seeded({3, 16}, 20 + i), i == 1, "clip"});
+    samples.push_back({randn_seeded({4, 5, 10, 14}, 10 + i), randn_seeded({3, 16}, 20 + i), i == 1, at::Tensor(), "clip"});
   }
   vidgraph::train::TrainOptions o;
   o.lora.rank = 4;

@@ -35,6 +35,7 @@ class tst_train : public QObject {
   void trainingPreparesOncePerSparsity();
   void bf16WeightsTrainThroughFp32Masters();
   void captionDropoutTrainsOnTheEmptyContext();
+  void imageConditionedModelTrains();
   void damagedCheckpointsAreNamed();
   void badOptionsAreRejected_data();
   void badOptionsAreRejected();

@@ -1,4 +1,5 @@
 // The training loop: overfitting, resume / cancel, step reports and schedules, option errors.
+#include <ATen/ops/cat.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/TensorOperators.h>
 #include <c10/core/GradMode.h>
@@ -71,11 +72,13 @@ double eval_loss(wan::WanModelImpl& model, const std::vector<train::TrainingSamp
   for (size_t i = 0; i < samples.size(); ++i) {
     for (int draw = 0; draw < 4; ++draw) {
       at::Generator gen = at::detail::createCPUGenerator(9000 + 10 * i + draw);
-      const auto ex = train::make_flow_example(samples[i].latent, samples[i].image_to_video, o.shift, 1, gen);
+      const at::Tensor& condition = samples[i].condition;
+      const auto ex = train::make_flow_example(samples[i].latent, samples[i].image_to_video && !condition.defined(),
+                                               o.shift, 1, gen);
       const wan::AttentionRun run =
           attention.prepare(model.config(), model.device(), model.compute_dtype(), ex.x_t.sizes());
-      const at::Tensor pred = model.forward(ex.x_t.unsqueeze(0), ex.t.unsqueeze(0),
-                                            samples[i].context.unsqueeze(0), run);
+      const at::Tensor x = condition.defined() ? at::cat({ex.x_t, condition}, 0) : ex.x_t;
+      const at::Tensor pred = model.forward(x.unsqueeze(0), ex.t.unsqueeze(0), samples[i].context.unsqueeze(0), run);
       sum += train::flow_loss(pred[0], ex).item<double>();
       ++n;
     }
@@ -112,6 +115,18 @@ train::TrainOptions resume_options(const std::string& dir) {
   return o;
 }
 
+// Full fine-tuning of two samples in one batch, long enough to overfit them.
+train::TrainOptions overfit_options(const std::string& method, int steps) {
+  train::TrainOptions o = base_options(method);
+  o.mode = train::TrainMode::Full;
+  o.steps = steps;
+  o.batch = 2;
+  o.lr = 4e-3;
+  o.warmup_steps = 5;
+  o.lr_schedule = "cosine";
+  return o;
+}
+
 }  // namespace
 
 void tst_train::overfitDropsLoss_data() {
@@ -125,13 +140,7 @@ void tst_train::overfitDropsLoss() {
   QFETCH(QString, method);
   const auto samples = make_samples(2);
   wan::WanModel model = wan::wan_make_model(small_config(), 5);
-  train::TrainOptions o = base_options(method.toStdString());
-  o.mode = train::TrainMode::Full;
-  o.steps = 70;
-  o.batch = 2;
-  o.lr = 4e-3;
-  o.warmup_steps = 5;
-  o.lr_schedule = "cosine";
+  const train::TrainOptions o = overfit_options(method.toStdString(), 70);
   const double before = eval_loss(*model, samples, o);
   const train::TrainResult r = train::train(*model, backend(), samples, o);
   const double after = eval_loss(*model, samples, o);
@@ -434,6 +443,49 @@ void tst_train::badOptionsAreRejected() {
     QVERIFY2(QString(e.what()).contains(message), e.what());
   }
   QVERIFY(train::attached_lora_modules(*model).empty());  // nothing was done before the check
+}
+
+// Wan2.2-I2V-A14B's samples carry their image conditioning, which the model takes beside x_t at every
+// call (in_dim = out_dim + its channels): it trains, the conditioning reaches the model (another
+// conditioning, another first loss), and the mismatches are refused by name before any step.
+void tst_train::imageConditionedModelTrains() {
+  wan::WanConfig c = small_config();
+  c.in_dim = c.out_dim + 8;  // 4 mask channels + the 4-channel latent of the image
+  auto conditioned = [](uint64_t seed) {
+    auto samples = make_samples(2);
+    for (auto& s : samples) {
+      s.image_to_video = true;
+      s.condition = randn_seeded({8, 4, 8, 8}, seed + s.name.size());
+    }
+    return samples;
+  };
+  const auto samples = conditioned(1);
+  train::TrainOptions o = overfit_options("full", 60);
+  wan::WanModel model = wan::wan_make_model(c, 5);
+  const double before = eval_loss(*model, samples, o);
+  train::train(*model, backend(), samples, o);
+  const double after = eval_loss(*model, samples, o);
+  QVERIFY2(after < 0.5 * before, qPrintable(QString("loss %1 -> %2").arg(before).arg(after)));
+  o.steps = 1;
+  o.warmup_steps = 0;
+  const double first_a = train::train(*wan::wan_make_model(c, 5), backend(), samples, o).losses.at(0);
+  const double first_b = train::train(*wan::wan_make_model(c, 5), backend(), conditioned(2), o).losses.at(0);
+  QVERIFY2(first_a != first_b, "the conditioning did not reach the model");
+  auto refused = [&](const wan::WanConfig& config, std::vector<train::TrainingSample> s, const QString& message) {
+    try {
+      train::train(*wan::wan_make_model(config, 5), backend(), s, o);
+      QFAIL("a mismatched sample was accepted");
+    } catch (const std::invalid_argument& e) {
+      QVERIFY2(QString(e.what()).contains(message), e.what());
+    }
+  };
+  auto bare = samples;
+  bare[1].condition = at::Tensor();
+  refused(c, bare, "has no image conditioning, which this model takes beside its latent (in_dim 12");
+  refused(small_config(), samples, "carries image conditioning, which this model does not take");
+  auto narrow = samples;
+  narrow[0].condition = narrow[0].condition.narrow(0, 0, 5);
+  refused(c, narrow, "does not match its latent");
 }
 
 // A checkpoint damaged after it was written (metadata not JSON, a field of the wrong type, NaN in a

@@ -22,6 +22,7 @@
 #include "nodes/media/image_io.h"
 #include "nodes/model/model_handles.h"
 #include "nodes/size_rules.h"
+#include "nodes/sampling/image_conditioning.h"
 #include "nodes/training/training_set.h"
 #include "nodes/value_types.h"
 
@@ -35,11 +36,14 @@ namespace {
 struct EncodeSettings {
   int width = 0, height = 0, frames = 0, stride = 1;
   std::string mode;
+  // i2v with a 16-channel VAE (the Wan2.1 VAE of Wan2.2-I2V-A14B): store the image conditioning too.
+  bool condition = false;
   int needed_frames() const { return 1 + (frames - 1) * stride; }
   std::string json() const {
-    return nlohmann::json{{"width", width}, {"height", height}, {"frames", frames},
-                          {"frame_stride", stride}, {"mode", mode}, {"format", kTrainingSampleFormat}}
-        .dump();
+    nlohmann::json j{{"width", width}, {"height", height}, {"frames", frames},
+                     {"frame_stride", stride}, {"mode", mode}, {"format", kTrainingSampleFormat}};
+    if (condition) j["condition"] = "i2v-a14b";
+    return j.dump();
   }
 };
 
@@ -119,6 +123,9 @@ struct EncodeRun {
     vae::VaeCallbacks callbacks;
     callbacks.cancelled = [this] { return ctx.cancelled(); };
     data.latent = vae.vae->encode(video.to(vae.device, vae.dtype), callbacks)[0].to(c10::kCPU, at::kFloat);
+    if (settings.condition) {
+      data.condition = encode_i2v_condition(vae, video.narrow(2, 0, 1), video.size(2), callbacks).to(c10::kCPU);
+    }
     data.context = caption_context(clip.caption).to(c10::kCPU, at::kFloat);
     data.caption = clip.caption;
     data.source = clip.name;
@@ -141,9 +148,11 @@ std::vector<at::Tensor> training_set_tensors(const TrainingSet& set) {
   for (const TrainingSampleFile& file : set.samples) {
     TrainingSampleData data = read_training_sample(file.path);
     meta.push_back({{"file", fs::path(file.path).filename().string()}, {"caption", data.caption},
-                    {"source", data.source}, {"mode", data.mode}, {"settings", data.settings}});
+                    {"source", data.source}, {"mode", data.mode}, {"settings", data.settings},
+                    {"condition", data.condition.defined()}});
     tensors.push_back(data.latent);
     tensors.push_back(data.context);
+    if (data.condition.defined()) tensors.push_back(data.condition);
   }
   const std::string text = meta.dump();
   tensors[0] = at::from_blob(const_cast<char*>(text.data()), {int64_t(text.size())}, at::kByte).clone();
@@ -160,10 +169,17 @@ engine::Result<TrainingSet> training_set_from_tensors(const engine::NodeContext&
   set.dropout_context = received.at(1);
   std::error_code ec;
   fs::create_directories(set.cache_folder, ec);
+  std::size_t next = 2;
   for (size_t i = 0; i < meta.size(); ++i) {
     const auto text = [&](const char* key) { return meta[i][key].get<std::string>(); };
-    TrainingSampleData data{received.at(2 + 2 * i), received.at(3 + 2 * i), text("caption"), text("source"),
-                            text("mode"), text("settings")};
+    TrainingSampleData data;
+    data.latent = received.at(next++);
+    data.context = received.at(next++);
+    if (meta[i].value("condition", false)) data.condition = received.at(next++);
+    data.caption = text("caption");
+    data.source = text("source");
+    data.mode = text("mode");
+    data.settings = text("settings");
     TrainingSampleFile file;
     const std::string path = (fs::path(set.cache_folder) / meta[i]["file"].get<std::string>()).string();
     std::string bad = write_training_sample(path, data);
@@ -177,11 +193,13 @@ engine::Result<TrainingSet> training_set_from_tensors(const engine::NodeContext&
 engine::Result<TrainingSet> encode_training_set(const engine::NodeContext& ctx) {
   if (std::string bad = check_settings(ctx.params()); !bad.empty()) return node_error(ctx, bad);
   const auto& dataset = ctx.input_as<VideoDataset>("dataset");
-  const EncodeSettings settings{static_cast<int>(ctx.param_int("width")),
+  EncodeSettings settings{static_cast<int>(ctx.param_int("width")),
                                 static_cast<int>(ctx.param_int("height")),
                                 static_cast<int>(ctx.param_int("frames")),
                                 static_cast<int>(ctx.param_int("frame_stride")), ctx.param_string("mode")};
-  EncodeRun run{ctx, ctx.input_as<VaeHandle>("vae"), ctx.input_as<TextEncoderHandle>("text_encoder"),
+  const VaeHandle& vae = ctx.input_as<VaeHandle>("vae");
+  settings.condition = settings.mode == "i2v" && vae.vae->config().z_dim == 16;
+  EncodeRun run{ctx, vae, ctx.input_as<TextEncoderHandle>("text_encoder"),
                 settings, {}, 0, 0};
   std::string short_clips;
   for (const DatasetClip& clip : dataset.clips) {
@@ -265,7 +283,9 @@ engine::NodeType encode_dataset_node() {
       ParamSpec::integer("frame_stride", 1, 1, 64,
                          "Take every n-th source frame (2 halves a 24 fps clip to 12 fps)."),
       ParamSpec::enumeration("mode", {"t2v", "i2v"}, "t2v",
-                             "t2v: text to video; i2v: the first latent frame is the conditioning image."),
+                             "t2v: text to video; i2v: image to video from each clip's first frame (its "
+                             "first latent frame for TI2V-5B; with a Wan2.1 VAE also Wan2.2-I2V-A14B's "
+                             "image conditioning, stored in the sample)."),
       ParamSpec::folder_path("cache_folder", "{output}/dataset-cache",
                              "Where encoded samples are kept (reused by later runs).").written(),
       ParamSpec::text("dropout_prompt", wan::default_negative_prompt(),

@@ -169,8 +169,8 @@ std::vector<train::TrainingSample> demo_samples(const DemoTrainingOptions& o, co
     const at::Tensor latent = vae.encode(video).squeeze(0).cpu();
     const at::Tensor context = t5::encode_prompts(encoder, tokenizer, {plan.caption()})[0].to(at::kCPU, at::kFloat);
     // Each clip teaches both tasks: from the caption alone, and from its first frame + caption.
-    samples.push_back({latent, context, false, plan.caption()});
-    samples.push_back({latent, context, true, plan.caption() + " (i2v)"});
+    samples.push_back({latent, context, false, at::Tensor(), plan.caption()});
+    samples.push_back({latent, context, true, at::Tensor(), plan.caption() + " (i2v)"});
     if ((i + 1) % 20 == 0) spdlog::info("Encoded {}/{} clips", i + 1, o.clips);
   }
   report.seconds_data = seconds_since(start);

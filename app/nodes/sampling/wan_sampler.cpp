@@ -10,12 +10,8 @@
 
 #include <c10/core/InferenceMode.h>
 
-#include <ATen/ops/cat.h>
-#include <ATen/ops/from_blob.h>
-#include <ATen/ops/zeros.h>
 
 #include "models/sampling/flow_sampler.h"
-#include "models/sampling/i2v_condition.h"
 #include "models/sampling/wan_velocity.h"
 #include "nodes/attention_params_bridge.h"
 #include "nodes/common/attention_plugin.h"
@@ -25,6 +21,7 @@
 #include "nodes/model/model_handles.h"
 #include "nodes/sampling/conditioning.h"
 #include "nodes/sampling/expert_swap.h"
+#include "nodes/sampling/image_conditioning.h"
 #include "nodes/sampling/latent.h"
 #include "nodes/sampling/sampler_dense.h"
 #include "nodes/sampling/sampler_preview.h"
@@ -36,27 +33,6 @@ namespace vidgraph::nodes {
 using engine::ParamSpec;
 
 namespace {
-
-// Image uint8 [H, W, 3] -> a 1-frame video [1, 3, 1, H, W] in [-1, 1] on the VAE's device and dtype.
-at::Tensor image_video(const VaeHandle& vae, const Image& image) {
-  const at::Tensor pixels =
-      at::from_blob(const_cast<std::uint8_t*>(image.rgb.data()), {image.height, image.width, 3},
-                    at::TensorOptions().dtype(at::kByte));
-  return (pixels.to(at::kFloat) / 127.5 - 1.0)
-      .permute({2, 0, 1})
-      .unsqueeze(0)
-      .unsqueeze(2)
-      .to(vae.device, vae.dtype);
-}
-
-// Wan2.2-I2V-A14B's conditioning (wan/image2video.py): the image followed by frames - 1 zero frames
-// (mid-grey in [-1, 1]), encoded as one video, behind the first-frame mask -> [4 + z, T, h, w].
-at::Tensor encode_i2v_condition(const VaeHandle& vae, const Image& image, int frames) {
-  const at::Tensor first = image_video(vae, image);
-  const at::Tensor rest = at::zeros({1, 3, frames - 1, image.height, image.width}, first.options());
-  const at::Tensor latent = vae.vae->encode(at::cat({first, rest}, 2))[0].to(at::kFloat);  // [z, T, h, w]
-  return sampling::i2v_condition(latent);
-}
 
 // Encodes the image as the DiT takes it (SamplerSetup::image): TI2V-5B's clean first latent frame,
 // or I2V-A14B's conditioning concatenated at every DiT call.
@@ -70,7 +46,7 @@ void condition_on_image(const engine::NodeContext& ctx, const DitHandle& dit, Sa
     s.options.first_frame = vae.vae->encode(image_video(vae, image))[0].to(dit.device, at::kFloat);
     return;
   }
-  velocity.condition = encode_i2v_condition(vae, image, s.frames).to(dit.device);
+  velocity.condition = encode_i2v_condition(vae, image_video(vae, image), s.frames).to(dit.device);
   s.info["image_conditioning"] = "mask + image latent (I2V-A14B)";
 }
 

@@ -81,6 +81,7 @@ void TrainValidation::run(const engine::NodeContext& ctx, int step, int steps, w
   o.is_cancelled = [&ctx] { return ctx.cancelled(); };
   sampling::WanVelocityOptions vo;
   vo.context = prompt.context.to(device);
+  if (condition_.defined()) vo.condition = condition_.to(device);
   vo.attention = attention.prepare(model->config(), device, model->compute_dtype(), latent_shape_);
   ctx.log_info("Validation at step " + std::to_string(step) + ": sampling " + std::to_string(o.steps) + " steps.");
   const at::Tensor latent = sampling::flow_sample(sampling::make_wan_velocity(model, std::move(vo)), o);

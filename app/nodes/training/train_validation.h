@@ -38,6 +38,8 @@ class TrainValidation {
   // Samples with Wan Sampler's dmd scheduler at these timesteps (a distilled student's few steps)
   // instead of validation_steps UniPC steps.
   void use_dmd(std::vector<double> timesteps) { dmd_timesteps_ = std::move(timesteps); }
+  // Wan2.2-I2V-A14B: the image conditioning the clips are sampled with (a training sample's).
+  void use_condition(at::Tensor condition) { condition_ = std::move(condition); }
 
   // Samples, decodes, posts and writes the clip of `step` of `steps` with `model` and the attention
   // the step trained with, prepared for the validation latent.
@@ -50,6 +52,7 @@ class TrainValidation {
 
  private:
   std::vector<int64_t> latent_shape_;  // [C, F, H, W]
+  at::Tensor condition_;               // [4 + C, F, H, W], or undefined
   int sampling_steps_ = 8;
   std::vector<double> dmd_timesteps_;  // empty: UniPC
   uint64_t seed_ = 0;

@@ -46,15 +46,18 @@ engine::Result<std::vector<train::TrainingSample>> load_samples(const engine::No
       return node_error(ctx, "Training sample '" + file.path + "' (clip " + file.source + ") is gone; "
                              "run Encode Dataset again (change a param or clear the cache).");
     }
-    if (file.latent_shape.at(0) != config.in_dim || file.context_shape.at(1) != config.text_dim) {
+    if (file.latent_shape.at(0) != config.out_dim || file.context_shape.at(1) != config.text_dim) {
       return node_error(ctx, "Sample of clip " + file.source + " has latent channels " +
                              std::to_string(file.latent_shape[0]) + " and text width " +
                              std::to_string(file.context_shape[1]) + ", the model takes " +
-                             std::to_string(config.in_dim) + " and " + std::to_string(config.text_dim) +
+                             std::to_string(config.out_dim) + " and " + std::to_string(config.text_dim) +
                              "; encode the dataset with this model's VAE and text encoder.");
     }
     TrainingSampleData data = read_training_sample(file.path);
-    samples.push_back({data.latent, data.context, file.image_to_video, file.source});
+    // The image conditioning goes to a model that takes it (Wan2.2-I2V-A14B) and to no other.
+    const bool conditioned = config.in_dim > config.out_dim;
+    samples.push_back({data.latent, data.context, file.image_to_video, conditioned ? data.condition : at::Tensor(),
+                       file.source});
   }
   return samples;
 }
@@ -110,6 +113,9 @@ engine::Result<engine::ValueMap> compute_train_wan(engine::NodeContext& ctx, con
   train::TrainOptions& options = *trained_options;
   auto validation = TrainValidation::make(ctx, set);
   if (!validation.ok()) return validation.error();
+  if (TrainValidation* v = validation->get(); v && samples->front().condition.defined()) {
+    v->use_condition(samples->front().condition);
+  }
   // Several ranks: each trains its share of the tokens; rank 0 alone writes files.
   const bool writes = !receives_from_rank0(ctx.options());
   if (const auto sp = node_ranks(ctx)) {

@@ -5,6 +5,9 @@
 // (`<key>.safetensors`, key = 16 hex digits, see Encode Dataset):
 //   tensor `latent`   [C, F, h, w] float32: the VAE's normalised latent of the clip
 //   tensor `context`  [L, text_dim] float32: the umT5 embedding of the caption (real tokens only)
+//   tensor `condition` (mode i2v with a 16-channel VAE, the Wan2.1 VAE of Wan2.2-I2V-A14B)
+//                     [4 + C, F, h, w] float32: the image conditioning of the clip's first frame
+//                     (sampling/image_conditioning.h), which that model takes beside its latent
 //   metadata          vidgraph_format = vidgraph-training-sample-v1, caption, source (the clip's
 //                     file name), mode (t2v | i2v), settings (JSON of what made it)
 // The TRAINING_SET value lists the files and their shapes, and holds the encoding of the dropout
@@ -29,6 +32,7 @@ struct TrainingSampleFile {
   std::vector<int64_t> latent_shape;   // [C, F, h, w]
   std::vector<int64_t> context_shape;  // [L, text_dim]
   bool image_to_video = false;
+  std::vector<int64_t> condition_shape;  // [4 + C, F, h, w]; empty when the sample has none
 };
 
 struct TrainingSet {
@@ -41,6 +45,7 @@ struct TrainingSet {
 struct TrainingSampleData {
   at::Tensor latent;   // [C, F, h, w] float32
   at::Tensor context;  // [L, text_dim] float32
+  at::Tensor condition;  // [4 + C, F, h, w] float32, or undefined
   std::string caption;
   std::string source;
   std::string mode;      // "t2v" | "i2v"
