@@ -39,11 +39,14 @@ at::Tensor frame_timesteps(int64_t groups, double t, bool image_to_video, c10::D
   return ts.to(device);
 }
 
-// One forward of a single latent [C, F, h, w] -> velocity [C, F, h, w] fp32.
+// One forward of a single latent [C, F, h, w] -> velocity [C, F, h, w] fp32; `condition` (when
+// defined) beside it along channels, as the model samples.
 at::Tensor velocity(wan::WanModelImpl& model, const wan::AttentionRun& run, const at::Tensor& x,
-                    const at::Tensor& t, const at::Tensor& context, bool checkpointing = false) {
+                    const at::Tensor& t, const at::Tensor& context, const at::Tensor& condition,
+                    bool checkpointing = false) {
   const auto dev = model.device();
-  return training_forward(model, x.unsqueeze(0).to(dev), t.unsqueeze(0).to(dev),
+  const at::Tensor in = condition.defined() ? at::cat({x.to(dev), condition.to(dev, x.scalar_type())}, 0) : x;
+  return training_forward(model, in.unsqueeze(0).to(dev), t.unsqueeze(0).to(dev),
                           context.to(dev, at::kFloat).unsqueeze(0), run, checkpointing)[0];
 }
 
@@ -72,12 +75,14 @@ at::Tensor student_sample(wan::WanModelImpl& model, const wan::AttentionRun& run
   for (int j = 0; j < d.exit_step; ++j) {
     c10::NoGradGuard no_grad;
     const double sigma = timesteps[j] / 1000.0, next = timesteps[j + 1] / 1000.0;
-    const at::Tensor v = velocity(model, run, x, frame_timesteps(groups, timesteps[j], i2v, dev), p.context);
+    const at::Tensor v =
+        velocity(model, run, x, frame_timesteps(groups, timesteps[j], i2v, dev), p.context, p.condition);
     const at::Tensor x0 = x - v * sigma;
     x = with_first_frame(x0 * (1.0 - next) + d.step_noises[j].to(dev) * next, p);
   }
   const double t = timesteps[d.exit_step];
-  const at::Tensor v = velocity(model, run, x, frame_timesteps(groups, t, i2v, dev), p.context, checkpointing);
+  const at::Tensor v =
+      velocity(model, run, x, frame_timesteps(groups, t, i2v, dev), p.context, p.condition, checkpointing);
   return with_first_frame(x - v * (t / 1000.0), p);
 }
 
@@ -99,8 +104,8 @@ at::Tensor teacher_sample(wan::WanModelImpl& model, AdapterSets& sets, const wan
   so.first_frame = p.first_frame;
   so.device = model.device();
   const auto fn = [&](const at::Tensor& x, const at::Tensor& t, bool need_uncond) {
-    std::vector<at::Tensor> out{velocity(model, full, x, t, p.context)};
-    if (need_uncond) out.push_back(velocity(model, full, x, t, o.negative_context));
+    std::vector<at::Tensor> out{velocity(model, full, x, t, p.context, p.condition)};
+    if (need_uncond) out.push_back(velocity(model, full, x, t, o.negative_context, p.condition));
     return out;
   };
   return sampling::flow_sample(fn, so);
@@ -149,22 +154,22 @@ DistillDraws distill_draws(const DistillOptions& o, size_t prompt_count, int ste
 
 DmdGradient dmd_gradient(wan::WanModelImpl& model, AdapterSets& sets, const wan::AttentionRun& full,
                          const at::Tensor& x, const FlowExample& noisy, const at::Tensor& context,
-                         const at::Tensor& negative_context, double guidance) {
+                         const at::Tensor& negative_context, const at::Tensor& condition, double guidance) {
   c10::NoGradGuard no_grad;
   const auto dev = model.device();
   const at::Tensor x_t = noisy.x_t.to(dev), t = noisy.t.to(dev);
   at::Tensor v_teacher, v_critic;
   {
     ActiveAdapters teacher(sets, "");
-    v_teacher = velocity(model, full, x_t, t, context);
+    v_teacher = velocity(model, full, x_t, t, context, condition);
     if (guidance != 1.0) {
-      const at::Tensor v_uncond = velocity(model, full, x_t, t, negative_context);
+      const at::Tensor v_uncond = velocity(model, full, x_t, t, negative_context, condition);
       v_teacher = v_uncond + (v_teacher - v_uncond) * guidance;
     }
   }
   {
     ActiveAdapters critic(sets, kCritic);
-    v_critic = velocity(model, full, x_t, t, context);
+    v_critic = velocity(model, full, x_t, t, context, condition);
   }
   DmdGradient g;
   g.x0_teacher = x_t - v_teacher * noisy.sigma;
@@ -262,7 +267,8 @@ DistillResult distill(wan::WanModelImpl& model, plugin::AttentionBackend* backen
       const at::Tensor x = student_sample(model, student_run, d, p, o.student_timesteps, o.checkpointing);
       FlowExample noisy = make_flow_example(x.detach(), p.first_frame.defined(), o.shift, patch_t, d.generator,
                                             renoise.first, renoise.second);
-      const DmdGradient g = dmd_gradient(model, sets, full, x, noisy, p.context, o.negative_context, o.guidance);
+      const DmdGradient g =
+          dmd_gradient(model, sets, full, x, noisy, p.context, o.negative_context, p.condition, o.guidance);
       const int64_t f0 = noisy.first_loss_frame;
       const at::Tensor target = (x - g.grad).detach();
       at::Tensor loss = (loss_frames(x, f0) - loss_frames(target, f0)).square().mean() * 0.5;
@@ -296,7 +302,8 @@ DistillResult distill(wan::WanModelImpl& model, plugin::AttentionBackend* backen
       ActiveAdapters active(sets, kCritic);
       const FlowExample ex =
           make_flow_example(x, p.first_frame.defined(), o.shift, patch_t, d.generator, side.first, side.second);
-      const at::Tensor loss = flow_loss(velocity(model, full, ex.x_t, ex.t, p.context, o.checkpointing), ex);
+      const at::Tensor loss =
+          flow_loss(velocity(model, full, ex.x_t, ex.t, p.context, p.condition, o.checkpointing), ex);
       loss.backward();
       critic_sum += loss.item<double>();
       report.critic_grad_norm = optimizer_step(critic.trained, *critic.optimizer, o.critic_lr, o.grad_clip);

@@ -42,6 +42,9 @@ struct DistillPrompt {
   // when the student's first timestep is below 1000 (a low-noise expert): its chain then starts
   // from this clip noised to that timestep, where the high-noise expert's output would be.
   at::Tensor clip;
+  // Optional [4 + C, F, h, w] fp32: Wan2.2-I2V-A14B's image conditioning (i2v_condition.h), fed
+  // beside the latent at every call of every role; required by a model that takes it.
+  at::Tensor condition;
 };
 
 struct DistillStep {
@@ -161,13 +164,14 @@ DistillDraws distill_draws(const DistillOptions& options, size_t prompt_count, i
 //   x0_T = x_t - sigma v_T, x0_F = x_t - sigma v_F
 //   grad = (x0_F - x0_T) / mean|x - x0_T|          (over the loss frames; 0 on frame 0 of i2v)
 // `sets` must hold "critic"; the active set is restored on return. `full` is the teacher's and
-// critic's attention run for x's shape. Computed without autograd.
+// critic's attention run for x's shape. `condition` (Wan2.2-I2V-A14B, else undefined) goes beside
+// x_t in both calls. Computed without autograd.
 struct DmdGradient {
   at::Tensor grad;  // [C, F, h, w] fp32
   at::Tensor x0_teacher, x0_critic;
 };
 DmdGradient dmd_gradient(wan::WanModelImpl& model, AdapterSets& sets, const wan::AttentionRun& full,
                          const at::Tensor& x, const FlowExample& noisy, const at::Tensor& context,
-                         const at::Tensor& negative_context, double guidance);
+                         const at::Tensor& negative_context, const at::Tensor& condition, double guidance);
 
 }  // namespace vidgraph::train

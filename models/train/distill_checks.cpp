@@ -36,15 +36,9 @@ void validate_role(const wan::WanModelImpl& model, const std::string& role, Trai
 
 void validate_latent_shape(const wan::WanConfig& c, const std::vector<int64_t>& s) {
   const auto& p = c.patch_size;
-  require(c.in_dim == c.out_dim,
-          "This DiT takes " + std::to_string(c.in_dim - c.out_dim) +
-              " channels of image conditioning beside its latent (in_dim " + std::to_string(c.in_dim) + ", out_dim " +
-              std::to_string(c.out_dim) +
-              ": an image-to-video model such as Wan2.2-I2V-A14B), which distillation does not supply; distil a "
-              "text-to-video model (Wan2.2-T2V-A14B, Wan2.1 T2V) or Wan2.2-TI2V-5B.");
   require(s.size() == 4, "Distillation needs the student's latent shape [C, F, h, w]; give latent_shape.");
-  require(s[0] == c.in_dim, "The latent shape has " + std::to_string(s[0]) + " channels; the model takes " +
-                                std::to_string(c.in_dim) + ".");
+  require(s[0] == c.out_dim, "The latent shape has " + std::to_string(s[0]) + " channels; the model takes " +
+                                 std::to_string(c.out_dim) + ".");
   require(s[1] >= 1 && s[2] >= 1 && s[3] >= 1 && s[1] % p[0] == 0 && s[2] % p[1] == 0 && s[3] % p[2] == 0,
           "The latent shape is not a whole number of patches (" + std::to_string(p[0]) + ", " +
               std::to_string(p[1]) + ", " + std::to_string(p[2]) + ") in frames, height and width.");
@@ -53,8 +47,21 @@ void validate_latent_shape(const wan::WanConfig& c, const std::vector<int64_t>& 
 void validate_prompt(const wan::WanModelImpl& model, const DistillOptions& o, const DistillPrompt& p, size_t index) {
   const std::string who = "Prompt " + std::to_string(index) + (p.name.empty() ? "" : " ('" + p.name + "')");
   require_text_context(model.config(), p.context, who + " needs a");
-  if (!p.first_frame.defined()) return;
   const auto& s = o.latent_shape;
+  const int64_t conditioning = model.config().in_dim - model.config().out_dim;
+  require(conditioning == 0 || p.condition.defined(),
+          who + " has no image conditioning, which this model takes beside its latent (in_dim " +
+              std::to_string(model.config().in_dim) + ": Wan2.2-I2V-A14B); distil it from an Encode Dataset "
+              "training_set encoded with mode i2v and the model's Wan2.1 VAE, whose clips carry it.");
+  if (p.condition.defined()) {
+    require(conditioning > 0, who + " carries image conditioning, which this model does not take (in_dim " +
+                                  std::to_string(model.config().in_dim) + ").");
+    require(p.condition.dim() == 4 && p.condition.size(0) == conditioning && p.condition.size(1) == s[1] &&
+                p.condition.size(2) == s[2] && p.condition.size(3) == s[3],
+            who + "'s image conditioning is not [" + std::to_string(conditioning) + ", " + std::to_string(s[1]) + ", " +
+                std::to_string(s[2]) + ", " + std::to_string(s[3]) + "], the latent shape's.");
+  }
+  if (!p.first_frame.defined()) return;
   require(p.first_frame.dim() == 4 && p.first_frame.size(0) == s[0] && p.first_frame.size(1) == 1 &&
               p.first_frame.size(2) == s[2] && p.first_frame.size(3) == s[3],
           who + " has a first frame that is not a latent [" + std::to_string(s[0]) + ", 1, " + std::to_string(s[2]) +

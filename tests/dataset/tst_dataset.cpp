@@ -533,7 +533,7 @@ void tst_dataset::trainExpertKeepsToItsNoiseLevels() {
 // first latent frame is the clip's own); Train Wan trains the expert on it and validation samples
 // with it.
 void tst_dataset::trainImageConditionedA14b() {
-  const fs::path model_dir = fs::path(dir_.path().toStdString()) / "i2v-a14b";
+  const fs::path model_dir = fs::path(dir_.path().toStdString()) / "i2v-a14b-model";
   RandomModelOptions options;
   options.config = "a14b-i2v";
   options.tiny = true;
@@ -572,6 +572,16 @@ void tst_dataset::trainImageConditionedA14b() {
   QCOMPARE(losses.size(), std::size_t(4));
   for (double l : losses) QVERIFY(std::isfinite(l));
   QCOMPARE(training.previews.size(), std::size_t(1));
+  // The high-noise expert distils from the same clips, their conditioning in every role's calls.
+  const nlohmann::json distil = {{"prompts", ""}, {"negative", "blurry"}, {"method", "full"}, {"steps", 2},
+                                 {"critic_updates", 1}, {"student_rank", 4}, {"critic_rank", 2},
+                                 {"student_timesteps", "1000,950"}, {"width", 64}, {"height", 32}, {"frames", 5},
+                                 {"seed", 3}, {"output", "{output}/i2v-a14b/student.safetensors"}};
+  Recorder distilling;
+  auto student = run("DistillWan", distil, {{"model", loaded->at("model")}, {"training_set", encoded->at("training_set")}},
+                     &distilling);
+  QVERIFY2(student.ok(), student.ok() ? "" : student.error().message.c_str());
+  QVERIFY(fs::exists(fs::path(dir_.path().toStdString()) / "i2v-a14b" / "student.safetensors"));
 }
 
 // finetune-demo.vgflow end to end, with fewer steps: dataset made, encoded, a LoRA trained and

@@ -343,8 +343,9 @@ void tst_nodes_distill::badInputsRefusedBeforeAnyStep() {
   QVERIFY(r.steps.empty());
 }
 
-// An I2V-A14B-style DiT (in_dim = out_dim + 20) needs image conditioning distillation does not
-// supply: refused with a sentence naming why and what to distil, before any step.
+// An I2V-A14B-style DiT (in_dim = out_dim + 20) needs image conditioning, which text prompts do not
+// carry: refused with a sentence naming the prompt and where the conditioning comes from, before
+// any step (tst_dataset distils one from an encoded training set).
 void tst_nodes_distill::imageConditionedModelRefused() {
   wan::WanConfig config = wan::wan_tiny_config();
   config.out_dim = 16;
@@ -356,8 +357,9 @@ void tst_nodes_distill::imageConditionedModelRefused() {
   Run r;
   auto out = run(tiny_params(), in, &r);
   QVERIFY(!out.ok());
-  QVERIFY2(out.error().message.find("20 channels of image conditioning") != std::string::npos &&
-               out.error().message.find("distil a text-to-video model") != std::string::npos,
+  QVERIFY2(out.error().message.find("('a red square') has no image conditioning, which this model takes") !=
+                   std::string::npos &&
+               out.error().message.find("training_set encoded with mode i2v") != std::string::npos,
            out.error().message.c_str());
   QVERIFY(r.steps.empty());
 }

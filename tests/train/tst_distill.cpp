@@ -80,6 +80,20 @@ std::vector<train::DistillPrompt> make_prompts(int count, bool with_image = fals
   return out;
 }
 
+// Wan2.2-I2V-A14B's shape in small: the DiT takes 8 channels of image conditioning beside its latent.
+wan::WanConfig conditioned_config() {
+  wan::WanConfig c = small_config();
+  c.in_dim = c.out_dim + 8;
+  return c;
+}
+
+// Prompts whose clips carry that conditioning [8, 4, 8, 8] (the shape of kShape's frames).
+std::vector<train::DistillPrompt> conditioned_prompts(uint64_t seed) {
+  auto prompts = make_prompts(2);
+  for (size_t i = 0; i < prompts.size(); ++i) prompts[i].condition = randn_seeded({8, 4, 8, 8}, seed + i);
+  return prompts;
+}
+
 train::DistillOptions base_options(const std::string& method) {
   train::DistillOptions o;
   o.latent_shape = kShape;
@@ -226,6 +240,7 @@ class tst_distill : public QObject {
   void cancelWritesResumableCheckpoint();
   void badInputsAreRejected_data();
   void badInputsAreRejected();
+  void imageConditionedExpertDistils();
 };
 
 void tst_distill::initTestCase() {
@@ -312,7 +327,7 @@ void tst_distill::dmdGradientMatchesFloat64Reference() {
   const train::FlowExample noisy = train::make_flow_example(x, i2v, 5.0, 1, gen, 0.02, 0.98);
   const wan::AttentionRun full = wan::AttentionChoice{backend(), "full", {}}.prepare(
       model->config(), model->device(), at::kFloat, kShape);
-  const train::DmdGradient g = train::dmd_gradient(*model, sets, full, f32x, noisy, p.context, negative, guidance);
+  const train::DmdGradient g = train::dmd_gradient(*model, sets, full, f32x, noisy, p.context, negative, at::Tensor(), guidance);
   QCOMPARE(sets.active(), std::string("student"));  // restored
 
   // Reference: the teacher is the bare base, the critic the base with the critic's adapters.
@@ -557,6 +572,27 @@ void tst_distill::regressionLossIsOptional() {
                           .arg(on.regression_loss)));
 }
 
+// An I2V-A14B expert distils with its prompts' image conditioning in every role's calls: the losses
+// are finite, and another conditioning gives another first step.
+void tst_distill::imageConditionedExpertDistils() {
+  auto first_step = [&](uint64_t seed) -> train::DistillStep {
+    train::DistillOptions o = base_options("vsa");
+    o.steps = 2;
+    std::vector<train::DistillStep> steps;
+    o.on_step = [&](const train::DistillStep& s) { steps.push_back(s); };
+    wan::WanModel model = wan::wan_make_model(conditioned_config(), 2);
+    train::distill(*model, backend(), conditioned_prompts(seed), o);
+    for (const auto& s : steps) {
+      if (!std::isfinite(s.generator_loss) || !std::isfinite(s.critic_loss)) return train::DistillStep{};
+    }
+    return steps.at(0);
+  };
+  const train::DistillStep a = first_step(11), b = first_step(12);
+  QVERIFY2(a.step == 1 && b.step == 1, "a loss was not finite");
+  QVERIFY2(a.generator_loss != b.generator_loss && a.critic_loss != b.critic_loss,
+           "the conditioning did not reach the model");
+}
+
 void tst_distill::resumeIsBitIdentical() {
   const auto prompts = make_prompts(3, /*with_image=*/true);
   auto options = [&](const std::string& dir) {
@@ -658,6 +694,9 @@ void tst_distill::badInputsAreRejected_data() {
   QTest::newRow("clip of another shape") << 19 << "not of the student's latent shape";
   QTest::newRow("expert with regression") << 20 << "set regression_weight 0 to distil an expert";
   QTest::newRow("re-noising off the side") << 21 << "does not overlap the expert's noise levels";
+  QTest::newRow("I2V-A14B prompt without conditioning") << 22 << "Prompt 0 ('prompt 0') has no image conditioning";
+  QTest::newRow("conditioning for a T2V model") << 23 << "carries image conditioning, which this model does not take";
+  QTest::newRow("conditioning of another shape") << 24 << "image conditioning is not [8, 4, 8, 8]";
 }
 
 void tst_distill::badInputsAreRejected() {
@@ -702,6 +741,13 @@ void tst_distill::badInputsAreRejected() {
       break;
     case 20: o.sigma_min = 0.875; o.student_timesteps = {1000, 900}; o.regression_weight = 1; break;
     case 21: o.sigma_min = 0.999; o.student_timesteps = {1000}; break;
+    case 22: model = wan::wan_make_model(conditioned_config(), 4); break;
+    case 23: prompts = conditioned_prompts(7); break;
+    case 24:
+      model = wan::wan_make_model(conditioned_config(), 4);
+      prompts = conditioned_prompts(7);
+      prompts[1].condition = prompts[1].condition.narrow(1, 0, 2);
+      break;
   }
   const size_t parameters = wan::wan_named_parameters(*model).size();
   const size_t adapters = train::attached_lora_modules(*model).size();

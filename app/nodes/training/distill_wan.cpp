@@ -70,24 +70,28 @@ engine::Result<std::vector<std::string>> prompt_texts(const engine::NodeContext&
 
 // The training set's captions, encoded by Encode Dataset, with their clips (where a low-noise
 // expert's chain starts); a sample encoded for image-to-video (its mode i2v) gives its first latent
-// frame too, the image the student then learns to animate.
-std::vector<train::DistillPrompt> set_prompts(const TrainingSet& set) {
+// frame too, the image the student then learns to animate; for a model that takes image
+// conditioning (Wan2.2-I2V-A14B), the sample's conditioning instead.
+std::vector<train::DistillPrompt> set_prompts(const TrainingSet& set, const wan::WanConfig& config) {
+  const bool conditioned = config.in_dim > config.out_dim;
   std::vector<train::DistillPrompt> prompts;
   for (const TrainingSampleFile& file : set.samples) {
     const TrainingSampleData data = read_training_sample(file.path);
-    const at::Tensor first_frame = file.image_to_video ? data.latent.narrow(1, 0, 1).contiguous() : at::Tensor();
-    prompts.push_back({data.context, first_frame, file.source, data.latent});
+    const bool first = file.image_to_video && !conditioned;
+    prompts.push_back({data.context, first ? data.latent.narrow(1, 0, 1).contiguous() : at::Tensor(), file.source,
+                       data.latent, conditioned ? data.condition : at::Tensor()});
   }
   return prompts;
 }
 
 // Every prompt of the run, each encoded once; an error before any step when there is none or when
 // texts have no text encoder.
-engine::Result<std::vector<train::DistillPrompt>> distill_prompts(const engine::NodeContext& ctx) {
+engine::Result<std::vector<train::DistillPrompt>> distill_prompts(const engine::NodeContext& ctx,
+                                                                 const wan::WanConfig& config) {
   auto texts = prompt_texts(ctx);
   if (!texts.ok()) return texts.error();
   std::vector<train::DistillPrompt> prompts;
-  if (ctx.has_input("training_set")) prompts = set_prompts(ctx.input_as<TrainingSet>("training_set"));
+  if (ctx.has_input("training_set")) prompts = set_prompts(ctx.input_as<TrainingSet>("training_set"), config);
   if (!texts->empty() && !ctx.has_input("text_encoder")) {
     return node_error(ctx, "The prompts need a text encoder; connect Load Wan Model's text_encoder to "
                            "text_encoder.");
@@ -251,7 +255,7 @@ engine::Result<engine::ValueMap> compute_distill_wan(engine::NodeContext& ctx, c
                                                      const AttentionSource& attention) {
   const DitHandle& dit = ctx.input_as<DitHandle>("model");
   if (!attention.backend) return node_error(ctx, "No attention plugin for distillation: " + attention.missing);
-  auto prompts = distill_prompts(ctx);
+  auto prompts = distill_prompts(ctx, dit.model->config());
   if (!prompts.ok()) return prompts.error();
   auto distilled_options = distill_options(ctx, schema, dit);
   if (!distilled_options.ok()) return distilled_options.error();
@@ -263,6 +267,7 @@ engine::Result<engine::ValueMap> compute_distill_wan(engine::NodeContext& ctx, c
   auto model = std::dynamic_pointer_cast<wan::WanModelImpl>(dit.model->clone());
   if (TrainValidation* v = validation->get()) {
     v->use_dmd(options.student_timesteps);
+    if (prompts->front().condition.defined()) v->use_condition(prompts->front().condition);
     options.validate_every = static_cast<int>(ctx.param_int("validate_every"));
     options.on_validate = [&ctx, v, model, steps = options.steps](int step, const wan::AttentionChoice& student) {
       v->run(ctx, step, steps, wan::WanModel(model), student);
