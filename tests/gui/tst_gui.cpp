@@ -361,6 +361,21 @@ class tst_Gui : public QObject {
     QVERIFY(instance->inputs.empty());  // its input fed the deleted node
     QVERIFY(c.document().find_node("Sink")->inputs.empty());
     QVERIFY(!c.enterSubgraph("Sink").ok());
+    c.undoStack()->undo();  // the deletion's fold
+    // A subgraph made inside one is a nested definition of the workflow after leaving.
+    QVERIFY(c.enterSubgraph(*made).ok());
+    auto nested = c.makeSubgraph({"Scale"}, "Inner");
+    QVERIFY(nested.ok());
+    QVERIFY(c.leaveSubgraph().ok());
+    QCOMPARE(vidgraph::engine::subgraph_ids(c.document()).size(), std::size_t(2));
+    auto expanded_nested = vidgraph::engine::expand_subgraphs(c.document());
+    QVERIFY2(expanded_nested.ok(), expanded_nested.ok() ? "" : expanded_nested.error().message.c_str());
+    QVERIFY(expanded_nested->find_node(*made + "/" + *nested + "/Scale"));
+    // Opening another document drops the open levels.
+    QVERIFY(c.enterSubgraph(*made).ok());
+    c.newDocument();
+    QCOMPARE(c.depth(), 0);
+    QVERIFY(!bar->isVisibleTo(&w));
   }
 
   void sceneObservesDocumentAndDragsWires() {
