@@ -115,6 +115,18 @@ std::vector<nlohmann::json> json_lines(const QString& text) {
   return lines;
 }
 
+// Train Wan's step losses among a run's JSON events.
+std::vector<double> train_losses(const QString& out) {
+  std::vector<double> losses;
+  for (const auto& e : json_lines(out)) {
+    if (e.is_object() && e.value("event", "") == "node_progress" && e.value("node", "") == "train" &&
+        e.contains("metrics")) {
+      losses.push_back(e["metrics"]["loss"].get<double>());
+    }
+  }
+  return losses;
+}
+
 // Reads `p`'s JSON events until the sampler reports progress (or 240 s pass, or it exits).
 bool wait_for_sampling(QProcess& p, QString& seen) {
   QElapsedTimer timer;
@@ -179,6 +191,7 @@ class tst_parallel_run : public QObject {
   void twoRanksWriteTheSameFrames();
   void tiledDecodeIsShared();
   void fineTuningOverTwoRanks();
+  void imageConditionedTrainingOverTwoRanks();
   void torchrunEnvironmentIsHonoured();
   void headsNotDividingIsAValidationError();
   void killedRankEndsTheJob_data();
@@ -268,16 +281,6 @@ void tst_parallel_run::fineTuningOverTwoRanks() {
   };
   const RunOutcome made = run(QStringList(args(dataset.path())) << "--target" << "make_dataset", tmp_.path());
   QVERIFY2(made.exit_code == 0, qPrintable(made.out.right(2000) + made.err));
-  auto losses = [](const QString& out) {
-    std::vector<double> l;
-    for (const auto& e : json_lines(out)) {
-      if (e.is_object() && e.value("event", "") == "node_progress" && e.value("node", "") == "train" &&
-          e.contains("metrics")) {
-        l.push_back(e["metrics"]["loss"].get<double>());
-      }
-    }
-    return l;
-  };
   QTemporaryDir one, two;
   const RunOutcome r1 = run(args(one.path()), tmp_.path());
   QVERIFY2(r1.exit_code == 0, qPrintable(r1.out.right(2000) + r1.err));
@@ -285,7 +288,7 @@ void tst_parallel_run::fineTuningOverTwoRanks() {
   QVERIFY2(r2.exit_code == 0, qPrintable(r2.out.right(2000) + r2.err));
   QVERIFY2(r2.out.contains("Training runs sequence-parallel over 2 processes."), qPrintable(r2.out.right(3000)));
   QVERIFY2(r2.out.contains("Sent the training set's 2 samples to the other ranks."), qPrintable(r2.out.right(3000)));
-  const std::vector<double> want = losses(r1.out), got = losses(r2.out);
+  const std::vector<double> want = train_losses(r1.out), got = train_losses(r2.out);
   QCOMPARE(want.size(), std::size_t(3));
   QCOMPARE(got.size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
@@ -303,6 +306,35 @@ void tst_parallel_run::fineTuningOverTwoRanks() {
   QVERIFY2(worst >= 0 && worst <= 1, qPrintable("a pixel differs by " + QString::number(worst)));
   QCOMPARE(frames, 9);
   QVERIFY2(fs::is_empty(tmp_.path().toStdString()), "rank 1's scratch folder was removed");
+}
+
+// The same workflow up to Train Wan on the tiny random Wan2.2-I2V-A14B with i2v samples: rank 0 sends
+// samples that carry their image conditioning (rank 1 would refuse to train without it) and both
+// ranks train to one process's losses.
+void tst_parallel_run::imageConditionedTrainingOverTwoRanks() {
+  const QString maker = kBinary + "/bin/vidgraph-make-random-model";
+  if (!QFileInfo::exists(maker)) QSKIP("vidgraph-make-random-model is not built");
+  QTemporaryDir model, dataset;
+  const auto made = test_common::run_process(maker, {model.path(), "--config", "a14b-i2v", "--tiny", "--tokenizer",
+                                                     kBinary + "/share/vidgraph/models/wan22-tiny/spiece.model"},
+                                             120000);
+  QVERIFY2(made.exit_code == 0, qPrintable(made.err));
+  auto args = [&](const QString& out) {
+    return QStringList{"run", kBinary + "/share/vidgraph/workflows/finetune-demo.vgflow", "--output-dir", out,
+                       "--json-events", "--target", "train", "--set", "train.steps=3", "--set", "train.warmup=0",
+                       "--set", "make_dataset.clips=2", "--set", "make_dataset.folder=" + dataset.filePath("clips"),
+                       "--set", "model.model_path=" + model.path(), "--set", "encode_dataset.mode=i2v"};
+  };
+  QTemporaryDir one, two;
+  const RunOutcome r1 = run(args(one.path()), tmp_.path());
+  QVERIFY2(r1.exit_code == 0, qPrintable(r1.out.right(2000) + r1.err));
+  const RunOutcome r2 = run(args(two.path()) << "--nproc" << "2", tmp_.path());
+  QVERIFY2(r2.exit_code == 0, qPrintable(r2.out.right(2000) + r2.err));
+  QVERIFY2(r2.out.contains("Sent the training set's 2 samples to the other ranks."), qPrintable(r2.out.right(3000)));
+  const std::vector<double> want = train_losses(r1.out), got = train_losses(r2.out);
+  QCOMPARE(want.size(), std::size_t(3));
+  QCOMPARE(got.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) QVERIFY(std::abs(got[i] - want[i]) <= 1e-5 * std::abs(want[i]));
 }
 
 // Two processes started by hand with torchrun's variables form one job; rank 1 writes nothing.
