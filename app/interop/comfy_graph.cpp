@@ -1,6 +1,7 @@
 // Implements the queries of comfy_graph.h and the recognition of the two ComfyUI file formats.
 #include "interop/comfy_graph.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -46,6 +47,19 @@ ComfyFormat comfy_format_of(const nlohmann::json& root) {
 }
 
 std::string comfy_id(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+std::string promoted_widget_node(const std::vector<ComfySubgraph>& subgraphs, std::string id, const std::string& widget) {
+  for (std::size_t hop = 0; hop < subgraphs.size(); ++hop) {  // each hop enters another instance
+    const auto sub = std::find_if(subgraphs.begin(), subgraphs.end(), [&](const ComfySubgraph& s) { return s.id == id; });
+    if (sub == subgraphs.end() || !sub->promoted.is_array()) return id;
+    const auto p = std::find_if(sub->promoted.begin(), sub->promoted.end(), [&](const nlohmann::json& e) {
+      return e.is_array() && e.size() >= 2 && e[1] == widget && (e[0].is_string() || e[0].is_number_integer());
+    });
+    if (p == sub->promoted.end()) return id;
+    id += "-" + comfy_id((*p)[0]);
+  }
+  return id;
+}
 
 int comfy_int(const nlohmann::json& v) {
   if (v.is_number_unsigned() && v.get<std::uint64_t>() <= std::uint64_t(std::numeric_limits<int>::max())) {

@@ -70,6 +70,11 @@ struct ComfyGraph {
   std::vector<std::pair<const ComfyNode*, std::string>> readers(const std::string& id, int slot) const;
 };
 
+// The ComfyUI node a promoted `widget` of node `id` sets: `id` itself, or, when `id` is a flattened
+// instance listed in `subgraphs` (so no node), the node that instance's own promotion of `widget`
+// names, followed down through nested instances.
+std::string promoted_widget_node(const std::vector<ComfySubgraph>& subgraphs, std::string id, const std::string& widget);
+
 // What `root` is: a UI-format graph (top-level "nodes" and "links" arrays, not a Vidgraph file), an
 // API-format prompt (an object whose every value has "class_type" and "inputs"), or neither.
 ComfyFormat comfy_format_of(const nlohmann::json& root);

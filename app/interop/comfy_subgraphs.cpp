@@ -14,21 +14,12 @@ namespace {
 
 using ParamKey = std::pair<std::string, std::string>;  // (node, param)
 
-// The param a promoted widget of ComfyUI node `id` lands on: one the converter carried it to, or,
-// when `id` is a nested instance, the param its own promoted widget of that name lands on.
+// The param a promoted widget of ComfyUI node `id` lands on (through nested instances), if the
+// converter carried that widget to one.
 std::optional<engine::InnerParam> promoted_param(const ComfyGraph& graph, const CarriedWidgets& carried,
-                                                 const std::string& id, const std::string& widget, int depth = 0) {
-  if (const auto c = carried.find({id, widget}); c != carried.end()) return c->second;
-  if (depth > engine::kMaxSubgraphDepth) return std::nullopt;
-  for (const ComfySubgraph& nested : graph.subgraphs) {
-    if (nested.id != id || !nested.promoted.is_array()) continue;
-    for (const json& p : nested.promoted) {
-      if (p.is_array() && p.size() >= 2 && p[1] == widget && (p[0].is_string() || p[0].is_number_integer())) {
-        return promoted_param(graph, carried, id + "-" + comfy_id(p[0]), widget, depth + 1);
-      }
-    }
-  }
-  return std::nullopt;
+                                                 const std::string& id, const std::string& widget) {
+  const auto c = carried.find({promoted_widget_node(graph.subgraphs, id, widget), widget});
+  return c == carried.end() ? std::nullopt : std::optional<engine::InnerParam>(c->second);
 }
 
 // The nodes of `doc` made from ComfyUI nodes under `prefix` (instances made earlier by their

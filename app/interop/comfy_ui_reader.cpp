@@ -84,25 +84,6 @@ ComfyNode read_node(const json& j, const std::map<std::string, LinkEnds>& links,
   return node;
 }
 
-// The inner node a promoted widget `widget` of node `id` sets: the node itself, or, when `id` was a
-// nested instance (already flattened), the node its own promotion of that widget names.
-ComfyNode* promoted_target(Layer& body, const std::vector<ComfySubgraph>& nested, const std::string& id,
-                           const std::string& widget, int depth = 0) {
-  for (ComfyNode& n : body.nodes) {
-    if (n.id == id) return &n;
-  }
-  if (depth > kMaxSubgraphDepth) return nullptr;
-  for (const ComfySubgraph& sub : nested) {
-    if (sub.id != id || !sub.promoted.is_array()) continue;
-    for (const json& p : sub.promoted) {
-      if (p.is_array() && p.size() >= 2 && p[1] == widget) {
-        return promoted_target(body, nested, id + "-" + comfy_id(p[0]), widget, depth + 1);
-      }
-    }
-  }
-  return nullptr;
-}
-
 // An instance's own values for its promoted widgets (properties.proxyWidgets, in the order of its
 // widgets_values) replace the inner nodes' values; the editor's seed-control entries are skipped.
 void promote_widgets(Layer& body, const ComfyNode& instance, const std::vector<ComfySubgraph>& nested) {
@@ -113,8 +94,9 @@ void promote_widgets(Layer& body, const ComfyNode& instance, const std::vector<C
     const json& p = proxies[i];
     if (!p.is_array() || p.size() < 2 || !p[1].is_string() || p[1] == "control_after_generate") continue;
     const std::string widget = p[1].get<std::string>();
-    if (ComfyNode* n = promoted_target(body, nested, instance.id + "-" + comfy_id(p[0]), widget)) {
-      n->values[widget] = values[i];
+    const std::string target = promoted_widget_node(nested, instance.id + "-" + comfy_id(p[0]), widget);
+    for (ComfyNode& n : body.nodes) {
+      if (n.id == target) n.values[widget] = values[i];
     }
   }
 }

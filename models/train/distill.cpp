@@ -45,8 +45,7 @@ at::Tensor velocity(wan::WanModelImpl& model, const wan::AttentionRun& run, cons
                     const at::Tensor& t, const at::Tensor& context, const at::Tensor& condition,
                     bool checkpointing = false) {
   const auto dev = model.device();
-  const at::Tensor in = condition.defined() ? at::cat({x.to(dev), condition.to(dev, x.scalar_type())}, 0) : x;
-  return training_forward(model, in.unsqueeze(0).to(dev), t.unsqueeze(0).to(dev),
+  return training_forward(model, with_condition(x.to(dev), condition).unsqueeze(0), t.unsqueeze(0).to(dev),
                           context.to(dev, at::kFloat).unsqueeze(0), run, checkpointing)[0];
 }
 

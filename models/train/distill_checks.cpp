@@ -48,19 +48,9 @@ void validate_prompt(const wan::WanModelImpl& model, const DistillOptions& o, co
   const std::string who = "Prompt " + std::to_string(index) + (p.name.empty() ? "" : " ('" + p.name + "')");
   require_text_context(model.config(), p.context, who + " needs a");
   const auto& s = o.latent_shape;
-  const int64_t conditioning = model.config().in_dim - model.config().out_dim;
-  require(conditioning == 0 || p.condition.defined(),
-          who + " has no image conditioning, which this model takes beside its latent (in_dim " +
-              std::to_string(model.config().in_dim) + ": Wan2.2-I2V-A14B); distil it from an Encode Dataset "
-              "training_set encoded with mode i2v and the model's Wan2.1 VAE, whose clips carry it.");
-  if (p.condition.defined()) {
-    require(conditioning > 0, who + " carries image conditioning, which this model does not take (in_dim " +
-                                  std::to_string(model.config().in_dim) + ").");
-    require(p.condition.dim() == 4 && p.condition.size(0) == conditioning && p.condition.size(1) == s[1] &&
-                p.condition.size(2) == s[2] && p.condition.size(3) == s[3],
-            who + "'s image conditioning is not [" + std::to_string(conditioning) + ", " + std::to_string(s[1]) + ", " +
-                std::to_string(s[2]) + ", " + std::to_string(s[3]) + "], the latent shape's.");
-  }
+  require_image_condition(model.config(), p.condition, s, who,
+                          "distil it from an Encode Dataset training_set encoded with mode i2v and the model's "
+                          "Wan2.1 VAE, whose clips carry it.");
   if (!p.first_frame.defined()) return;
   require(p.first_frame.dim() == 4 && p.first_frame.size(0) == s[0] && p.first_frame.size(1) == 1 &&
               p.first_frame.size(2) == s[2] && p.first_frame.size(3) == s[3],

@@ -1,6 +1,7 @@
 #include "models/train/objective.h"
 
 #include <ATen/TensorOperators.h>
+#include <ATen/ops/cat.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/rand.h>
 #include <ATen/ops/randn.h>
@@ -41,6 +42,11 @@ at::Tensor flow_loss(const at::Tensor& prediction, const FlowExample& example) {
   const int64_t frames = example.target.size(1) - f0;
   const at::Tensor target = example.target.narrow(1, f0, frames).to(prediction.device(), prediction.scalar_type());
   return (prediction.narrow(1, f0, frames) - target).square().mean();
+}
+
+at::Tensor with_condition(const at::Tensor& x, const at::Tensor& condition) {
+  if (!condition.defined()) return x;
+  return at::cat({x, condition.to(x.device(), x.scalar_type())}, 0);
 }
 
 }  // namespace vidgraph::train

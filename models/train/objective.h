@@ -37,4 +37,8 @@ std::pair<double, double> flow_s_range(double sigma_min, double sigma_max, doubl
 // tensor carrying autograd).
 at::Tensor flow_loss(const at::Tensor& prediction, const FlowExample& example);
 
+// What the DiT takes for a latent x [C, F, h, w]: x, or cat([x, condition]) along channels when
+// `condition` (Wan2.2-I2V-A14B's image conditioning) is defined, on x's device and dtype.
+at::Tensor with_condition(const at::Tensor& x, const at::Tensor& condition);
+
 }  // namespace vidgraph::train

@@ -10,13 +10,15 @@ namespace vidgraph::train {
 
 namespace {
 
-std::string shape_text(const at::Tensor& t) {
+std::string shape_text(at::IntArrayRef sizes) {
   std::string s = "[";
-  for (int64_t i = 0; i < t.dim(); ++i) {
-    s += (i ? ", " : "") + std::to_string(t.size(i));
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    s += (i ? ", " : "") + std::to_string(sizes[i]);
   }
   return s + "]";
 }
+
+std::string shape_text(const at::Tensor& t) { return shape_text(t.sizes()); }
 
 void validate_sample(const wan::WanConfig& c, const TrainingSample& s, size_t index) {
   const std::string who = "Training sample " + std::to_string(index) + (s.name.empty() ? "" : " ('" + s.name + "')");
@@ -26,19 +28,8 @@ void validate_sample(const wan::WanConfig& c, const TrainingSample& s, size_t in
   const auto& p = c.patch_size;
   require(s.latent.size(0) == c.out_dim, who + " has " + std::to_string(s.latent.size(0)) +
                                              " latent channels; the model takes " + std::to_string(c.out_dim) + ".");
-  const int64_t conditioning = c.in_dim - c.out_dim;
-  require(conditioning == 0 || s.condition.defined(),
-          who + " has no image conditioning, which this model takes beside its latent (in_dim " +
-              std::to_string(c.in_dim) + ": Wan2.2-I2V-A14B); encode the clips with Encode Dataset's mode i2v "
-              "and the model's Wan2.1 VAE.");
-  if (s.condition.defined()) {
-    require(conditioning > 0, who + " carries image conditioning, which this model does not take (in_dim " +
-                                  std::to_string(c.in_dim) + "); train it on samples without it.");
-    require(s.condition.dim() == 4 && s.condition.size(0) == conditioning &&
-                s.condition.sizes().slice(1) == s.latent.sizes().slice(1),
-            who + " image conditioning " + shape_text(s.condition) + " does not match its latent " +
-                shape_text(s.latent) + " (the model takes " + std::to_string(conditioning) + " channels of it).");
-  }
+  require_image_condition(c, s.condition, s.latent.sizes(), who,
+                          "encode the clips with Encode Dataset's mode i2v and the model's Wan2.1 VAE.");
   require(s.latent.size(1) % p[0] == 0 && s.latent.size(2) % p[1] == 0 && s.latent.size(3) % p[2] == 0 &&
               s.latent.size(2) > 0 && s.latent.size(3) > 0,
           who + " latent " + shape_text(s.latent) + " is not a whole number of patches (" + std::to_string(p[0]) +
@@ -72,6 +63,22 @@ void require_text_context(const wan::WanConfig& c, const at::Tensor& t, const st
   require(t.defined() && t.dim() == 2 && t.size(1) == c.text_dim && t.size(0) >= 1 && t.size(0) <= c.text_len,
           needs + " text context [L, " + std::to_string(c.text_dim) + "] with 1 <= L <= " + std::to_string(c.text_len) +
               ", got " + (t.defined() ? shape_text(t) : "none") + advice + ".");
+}
+
+void require_image_condition(const wan::WanConfig& c, const at::Tensor& condition, at::IntArrayRef latent_shape,
+                             const std::string& who, const std::string& advice) {
+  const int64_t channels = c.in_dim - c.out_dim;
+  require(channels == 0 || condition.defined(),
+          who + " has no image conditioning, which this model takes beside its latent (in_dim " +
+              std::to_string(c.in_dim) + ": Wan2.2-I2V-A14B); " + advice);
+  if (!condition.defined()) return;
+  require(channels > 0, who + " carries image conditioning, which this model does not take (in_dim " +
+                            std::to_string(c.in_dim) + "); leave it out for this model.");
+  std::vector<int64_t> want = latent_shape.vec();
+  want.at(0) = channels;
+  require(condition.sizes() == at::IntArrayRef(want),
+          who + "'s image conditioning is not " + shape_text(want) + ": got " + shape_text(condition) +
+              ", which does not match its latent " + shape_text(latent_shape) + ".");
 }
 
 void validate_attention_method(const wan::WanModelImpl& model, plugin::AttentionBackend* backend,

@@ -79,8 +79,7 @@ double forward_backward(wan::WanModelImpl& model, const std::vector<BatchItem*>&
     longest = std::max(longest, it->context->size(0));
   }
   for (const BatchItem* it : items) {
-    const at::Tensor& condition = it->sample->condition;
-    xs.push_back(condition.defined() ? at::cat({it->example.x_t, condition.to(at::kCPU, at::kFloat)}, 0) : it->example.x_t);
+    xs.push_back(with_condition(it->example.x_t, it->sample->condition));
     ts.push_back(it->example.t);
     at::Tensor c = it->context->to(at::kCPU, at::kFloat);
     if (c.size(0) < longest) {  // zero rows: the model pads with zeros to text_len anyway

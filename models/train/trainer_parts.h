@@ -115,6 +115,13 @@ void require(bool ok, const std::string& sentence);
 void require_text_context(const wan::WanConfig& c, const at::Tensor& t, const std::string& needs,
                           const std::string& advice = "");
 
+// Image conditioning beside a latent of `latent_shape` [C, F, h, w] (Wan2.2-I2V-A14B: in_dim = C +
+// its channels): [in_dim - out_dim, F, h, w], required by a model that takes it and refused by one
+// that does not, else std::invalid_argument with a sentence starting with `who` ("Training sample
+// 2", "Prompt 0 ('…')"); `advice` ends the sentence for a missing one.
+void require_image_condition(const wan::WanConfig& c, const at::Tensor& condition, at::IntArrayRef latent_shape,
+                             const std::string& who, const std::string& advice);
+
 // The plugin's prepare() judges `method` on this model's device, dtype and head dim for a latent of
 // `latent_shape`, with both ends of `sparsity` when the method takes one: its own rules. `who`
 // starts the sentences ("Training" -> "Training method 'vsa' needs the attention plugin ...",

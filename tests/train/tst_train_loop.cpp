@@ -1,5 +1,4 @@
 // The training loop: overfitting, resume / cancel, step reports and schedules, option errors.
-#include <ATen/ops/cat.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/TensorOperators.h>
 #include <c10/core/GradMode.h>
@@ -77,7 +76,7 @@ double eval_loss(wan::WanModelImpl& model, const std::vector<train::TrainingSamp
                                                o.shift, 1, gen);
       const wan::AttentionRun run =
           attention.prepare(model.config(), model.device(), model.compute_dtype(), ex.x_t.sizes());
-      const at::Tensor x = condition.defined() ? at::cat({ex.x_t, condition}, 0) : ex.x_t;
+      const at::Tensor x = train::with_condition(ex.x_t, condition);
       const at::Tensor pred = model.forward(x.unsqueeze(0), ex.t.unsqueeze(0), samples[i].context.unsqueeze(0), run);
       sum += train::flow_loss(pred[0], ex).item<double>();
       ++n;

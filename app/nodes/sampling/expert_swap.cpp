@@ -23,10 +23,11 @@ void ExpertSwap::bring(bool low) {
   wan::WanModelImpl& waiting = low ? *high_ : *low_;
   wan::WanModelImpl& sampling = low ? *low_ : *high_;
   const int64_t blocks = low ? low_blocks_ : high_blocks_;
-  if ((low ? high_blocks_ : low_blocks_) >= 0 && blocks >= 0) {
+  const bool waiting_moves = (low ? high_blocks_ : low_blocks_) >= 0;
+  if (waiting_moves && blocks >= 0) {
     wan::wan_trade_places(waiting, sampling, blocks);
   } else {  // one expert stays as loaded: the other moves alone
-    if ((low ? high_blocks_ : low_blocks_) >= 0) wan::wan_set_offload_blocks(waiting, waiting.config().num_layers);
+    if (waiting_moves) wan::wan_set_offload_blocks(waiting, waiting.config().num_layers);
     if (blocks >= 0) wan::wan_set_offload_blocks(sampling, blocks);
   }
   on_device_ = int(low);
