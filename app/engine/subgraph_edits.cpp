@@ -166,23 +166,29 @@ Result<OperationPtr> make_unpack_subgraph(const GraphDocument& doc, const std::s
   return make_composite("Unpack subgraph '" + instance_id + "'", std::move(parts));
 }
 
+Status add_exposed_param(nlohmann::json& definition, const std::string& name, const InnerParam& inner) {
+  if (name.empty() || name == kSubgraphParam || definition.value("params", nlohmann::json::object()).contains(name)) {
+    return make_error("The subgraph cannot expose a param named '" + name +
+                      "': choose a name it does not use yet (and not 'subgraph').");
+  }
+  definition["params"][name] = {{"node", inner.node}, {"param", inner.param}};
+  return {};
+}
+
 Result<OperationPtr> make_expose_param(const GraphDocument& doc, const std::string& id, const std::string& name,
                                        const InnerParam& inner) {
   auto found = find_subgraph(doc, id);
   if (!found.ok()) return found.error();
-  SubgraphDefinition& d = found.value();
-  if (name.empty() || name == kSubgraphParam || d.params.count(name)) {
-    return make_error("Subgraph '" + id + "' cannot expose a param named '" + name +
-                      "': choose a name it does not use yet (and not 'subgraph').");
-  }
+  const SubgraphDefinition& d = found.value();
   const auto node = std::find_if(d.nodes.begin(), d.nodes.end(), [&](const Node& n) { return n.id == inner.node; });
   if (node == d.nodes.end()) return make_error("Subgraph '" + id + "' has no node '" + inner.node + "'.");
   const NodeType* type = doc.registry() ? doc.registry()->find(node->type) : nullptr;
   if (type && !type->find_param(inner.param)) {
     return make_error("Node '" + inner.node + "' (" + node->type + ") has no param '" + inner.param + "'.");
   }
-  d.params[name] = inner;
-  return make_set_subgraph(id, subgraph_to_json(d));
+  nlohmann::json definition = subgraph_to_json(d);
+  if (auto added = add_exposed_param(definition, name, inner); !added) return added.error();
+  return make_set_subgraph(id, std::move(definition));
 }
 
 Result<OperationPtr> make_unexpose_param(const GraphDocument& doc, const std::string& id, const std::string& name) {

@@ -28,6 +28,9 @@ Result<OperationPtr> make_subgraph_from(const GraphDocument& doc, const std::vec
 // was and with its param values; the definition is removed when no other instance uses it.
 Result<OperationPtr> make_unpack_subgraph(const GraphDocument& doc, const std::string& instance_id);
 
+// Adds to a definition's JSON the exposure of `inner` as `name`, refusing a name the definition uses
+// already (or "subgraph"); the caller has checked that `inner` names a param of an inner node.
+Status add_exposed_param(nlohmann::json& definition, const std::string& name, const InnerParam& inner);
 // Exposes the inner param `inner` of definition `id` as `name`, which instances then set.
 Result<OperationPtr> make_expose_param(const GraphDocument& doc, const std::string& id, const std::string& name,
                                        const InnerParam& inner);

@@ -205,12 +205,9 @@ engine::Status DocumentController::exposeParam(const std::string& node, const st
   if (!type || !type->find_param(param)) {
     return engine::make_error("Node '" + node + "' has no param '" + param + "' to expose.");
   }
+  // The definition's nodes are as the level was opened; the check above is against the live ones.
   json d = definitions_of(doc_).value(levels_.back().definition, json::object());
-  if (name.empty() || name == engine::kSubgraphParam || (d.contains("params") && d["params"].contains(name))) {
-    return engine::make_error("The subgraph cannot expose a param named '" + name +
-                              "': choose a name it does not use yet (and not 'subgraph').");
-  }
-  d["params"][name] = {{"node", node}, {"param", param}};
+  if (auto added = engine::add_exposed_param(d, name, {node, param}); !added) return added;
   return apply(engine::make_set_subgraph(levels_.back().definition, d));
 }
 
