@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "run_render.h"
+#include "engine/listing.h"
 
 namespace vidgraph::cli {
 
@@ -35,8 +36,7 @@ void print_sweep_summary(std::FILE* out, const SweepReport& report) {
   std::vector<std::string> outputs;
   std::size_t w_status = 6, w_outputs = 7;
   for (const auto& r : report.runs) {
-    std::string list;
-    for (const auto& o : r.outputs) list += (list.empty() ? "" : ", ") + o;
+    const std::string list = engine::comma_list(r.outputs);
     outputs.push_back(list.empty() ? "-" : list);
     w_status = std::max(w_status, r.status.size());
     w_outputs = std::max(w_outputs, outputs.back().size());

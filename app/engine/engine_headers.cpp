@@ -4,6 +4,7 @@
 #include "engine.h"
 #include "event_bus_sink.h"
 #include "events.h"
+#include "listing.h"
 #include "log.h"
 #include "node_context.h"
 #include "node_type.h"

@@ -1,5 +1,6 @@
 // Node-type descriptors: param specs, their checks, and the JSON description of a type.
 #include "node_type.h"
+#include "listing.h"
 
 #include <cmath>
 #include <sstream>
@@ -100,9 +101,8 @@ Status check_kind_and_range(const ParamSpec& spec, const json& value) {
     for (const auto& c : spec.choices) {
       if (c == v) return {};
     }
-    std::string list;
-    for (const auto& c : spec.choices) list += (list.empty() ? "" : ", ") + c;
-    return make_error("param '" + spec.name + "' is '" + v + "', which is not one of: " + list + "; pick one of those");
+    return make_error("param '" + spec.name + "' is '" + v + "', which is not one of: " + comma_list(spec.choices) +
+                      "; pick one of those");
   }
   return {};
 }

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "workflow_file.h"
+#include "listing.h"
 
 namespace vidgraph::engine {
 
@@ -17,9 +18,7 @@ namespace {
 constexpr std::size_t kMaxExpandedNodes = 200000;
 
 std::string names_of(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out.empty() ? "none" : out;
+  return names.empty() ? "none" : comma_list(names);
 }
 
 template <typename Map>

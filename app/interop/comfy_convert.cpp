@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "interop/comfy_converter.h"
+#include "engine/listing.h"
 
 namespace vidgraph::comfy {
 
@@ -77,9 +78,7 @@ engine::Status Converter::refuse_other_family() const {
     if (kOtherFamily.count(n.type) || other_clip) foreign.push_back(describe(n));
   }
   if (foreign.empty()) return {};
-  std::string list;
-  for (const std::string& f : foreign) list += (list.empty() ? "" : ", ") + f;
-  return engine::make_error("this ComfyUI workflow is not a Wan video workflow (" + list +
+  return engine::make_error("this ComfyUI workflow is not a Wan video workflow (" + engine::comma_list(foreign) +
                             " belong to another model family); Vidgraph runs Wan2.2 / Wan2.1 video workflows "
                             "(text or image to video with Wan's diffusion model, umT5 text encoder and VAE), so "
                             "it cannot be imported.");

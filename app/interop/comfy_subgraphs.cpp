@@ -5,6 +5,7 @@
 #include <set>
 
 #include "engine/subgraph_edits.h"
+#include "engine/listing.h"
 
 namespace vidgraph::comfy {
 
@@ -40,12 +41,6 @@ engine::Status apply(engine::GraphDocument& doc, engine::Result<engine::Operatio
   if (!op.ok()) return op.error();
   if (auto done = (*op)->apply(doc); !done.ok()) return done.error();
   return {};
-}
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
 }
 
 }  // namespace
@@ -89,8 +84,8 @@ engine::Status group_subgraphs(engine::GraphDocument& doc, const ComfyGraph& gra
       exposed.push_back(name);
     }
     std::string note = named + " is the subgraph instance '" + instance + "' of " + std::to_string(ids.size()) +
-                       " nodes" + (exposed.empty() ? "" : ", with the params " + joined(exposed)) + ".";
-    if (!left_out.empty()) note += " Its promoted widgets " + joined(left_out) + " have no Vidgraph param of their own.";
+                       " nodes" + (exposed.empty() ? "" : ", with the params " + engine::comma_list(exposed)) + ".";
+    if (!left_out.empty()) note += " Its promoted widgets " + engine::comma_list(left_out) + " have no Vidgraph param of their own.";
     report.notes.push_back(note);
   }
   return {};

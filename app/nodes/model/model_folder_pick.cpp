@@ -8,6 +8,7 @@
 #include "models/io/file_kind.h"
 #include "models/io/model_file_info.h"
 #include "models/io/tensor_file.h"
+#include "engine/listing.h"
 
 namespace vidgraph::nodes {
 
@@ -37,12 +38,6 @@ const char* what(mio::ModelKind kind) {
   return "";
 }
 
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
 }  // namespace
 
 engine::Result<std::string> pick_model_file(const mio::ModelFolders& folders, mio::ModelKind kind,
@@ -68,10 +63,10 @@ engine::Result<std::string> pick_model_file(const mio::ModelFolders& folders, mi
   const std::vector<std::string>& matches = exact.empty() ? family : exact;
   if (matches.size() == 1) return matches.front();
   const std::string where = dirs.empty() ? std::string("no ") + mio::model_kind_folder(kind) + " folder"
-                                         : "'" + join(dirs) + "'";
+                                         : "'" + engine::comma_list(dirs) + "'";
   if (matches.empty()) {
     return engine::make_error("No " + std::string(what(kind)) + " found in " + where +
-                              (others.empty() ? std::string(" (no weight files there)") : " (seen: " + join(others) + ")") +
+                              (others.empty() ? std::string(" (no weight files there)") : " (seen: " + engine::comma_list(others) + ")") +
                               "; put the file there or set the " + param + " param to it.");
   }
   std::vector<std::string> named;
@@ -81,7 +76,7 @@ engine::Result<std::string> pick_model_file(const mio::ModelFolders& folders, mi
   }
   // Several models (A14B experts, Wan2.1 sizes) are named by what they are, not as the 5B.
   const std::string several = exact.empty() && kind == mio::ModelKind::Dit ? "Wan DiT" : what(kind);
-  return engine::make_error("Several " + several + " files are in " + where + ": " + join(named) +
+  return engine::make_error("Several " + several + " files are in " + where + ": " + engine::comma_list(named) +
                             "; set the " + param + " param to the one to use.");
 }
 

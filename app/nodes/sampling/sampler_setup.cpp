@@ -13,16 +13,11 @@
 #include "nodes/size_rules.h"
 #include "nodes/value_types.h"
 #include "plugins/api/attention_params.h"
+#include "engine/listing.h"
 
 namespace vidgraph::nodes {
 
 namespace {
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
 
 // Width and height: explicit, else the image's (i2v), else the reference's 1280x704.
 engine::Status resolve_size(const engine::NodeContext& ctx, SamplerSetup& s) {
@@ -96,7 +91,7 @@ engine::Status resolve_attention(const engine::NodeContext& ctx, const DitHandle
   const plugin::MethodInfo* info = schema.find_method(method);
   if (!info) {
     return node_error(ctx, "The attention plugin has no method '" + method + "'; choose one of: " +
-                           join(schema.method_names()) + ".");
+                           engine::comma_list(schema.method_names()) + ".");
   }
   plugin::AttentionBackend* backend = attention.backend;
   if (!backend) return node_error(ctx, "No attention plugin could be loaded: " + attention.missing);
