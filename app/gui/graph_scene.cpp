@@ -293,7 +293,7 @@ void GraphScene::refreshProblems(const std::string& id) {
 
 void GraphScene::refreshStatus(const std::string& id) {
   if (!run_) return;
-  if (NodeItem* item = nodeItem(id)) item->setStatus(run_->nodeStatus(runNodeId(id)));
+  if (NodeItem* item = nodeItem(id)) item->setStatus(run_->shownStatus(runNodeId(id)));
 }
 
 std::string GraphScene::runNodeId(const std::string& id) const {
@@ -303,9 +303,10 @@ std::string GraphScene::runNodeId(const std::string& id) const {
 
 std::string GraphScene::shownNodeId(const std::string& runId) const {
   const std::string path = controller_->levelPath();
-  if (path.empty()) return runId;
-  const std::string prefix = path + "/";
-  return runId.rfind(prefix, 0) == 0 ? runId.substr(prefix.size()) : std::string();
+  const std::string prefix = path.empty() ? "" : path + "/";
+  if (runId.rfind(prefix, 0) != 0) return {};
+  const std::string rest = runId.substr(prefix.size());
+  return rest.substr(0, rest.find('/'));  // an inner node of an instance shown here: the instance
 }
 
 }  // namespace vidgraph::gui

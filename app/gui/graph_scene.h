@@ -96,7 +96,8 @@ class GraphScene : public QGraphicsScene {
   void syncNodeWires(const std::string& id);
   void refreshStatus(const std::string& id);
   // A run names the nodes of an open subgraph by path ("inst/inner"): the run's id of a node shown
-  // as `id`, and the shown id of a run's node ("" when it is not on the level shown).
+  // as `id`, and the shown id of a run's node (for a node inside an instance shown, the instance; ""
+  // when it is not on the level shown).
   std::string runNodeId(const std::string& id) const;
   std::string shownNodeId(const std::string& runId) const;
   void refreshProblems(const std::string& id);

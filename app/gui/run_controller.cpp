@@ -120,16 +120,52 @@ NodeStatus RunController::nodeStatus(const std::string& nodeId) const {
   return it == statuses_.end() ? NodeStatus{} : it->second;
 }
 
+NodeStatus RunController::shownStatus(const std::string& nodeId) const {
+  if (auto it = statuses_.find(nodeId); it != statuses_.end()) return it->second;
+  const std::string prefix = nodeId + "/";
+  std::map<NodeRunState, const std::pair<const std::string, NodeStatus>*> first;  // the first inner node in each state
+  for (auto it = statuses_.lower_bound(prefix); it != statuses_.end() && it->first.rfind(prefix, 0) == 0; ++it) {
+    first.emplace(it->second.state, &*it);
+  }
+  // An inner node's progress and failure name it: "sampler: step 3/8".
+  const auto named = [&](NodeRunState state) {
+    const auto& [id, status] = *first.at(state);
+    NodeStatus shown = status;
+    const QString inner = QString::fromStdString(id.substr(prefix.size()));
+    if (!shown.text.isEmpty()) shown.text = inner + QStringLiteral(": ") + shown.text;
+    if (!shown.message.isEmpty()) shown.message = inner + QStringLiteral(": ") + shown.message;
+    return shown;
+  };
+  using S = NodeRunState;
+  for (S state : {S::Failed, S::Running, S::Cancelled}) {
+    if (first.count(state)) return named(state);
+  }
+  const bool someFinished = first.count(S::Done) || first.count(S::Cached) || first.count(S::Bypassed);
+  if (first.count(S::Queued)) return NodeStatus{someFinished ? S::Running : S::Queued, 0, 0, {}, {}};
+  for (S state : {S::Done, S::Cached, S::Bypassed}) {
+    if (first.count(state)) return NodeStatus{state, 0, 0, {}, {}};
+  }
+  return NodeStatus{};
+}
+
 void RunController::clearStatuses() {
   statuses_.clear();
   Q_EMIT statusesCleared();
 }
 
 void RunController::clearFailure(const std::string& nodeId) {
-  auto it = statuses_.find(nodeId);
-  if (running_ || it == statuses_.end() || it->second.state != NodeRunState::Failed) return;
-  statuses_.erase(it);
-  Q_EMIT nodeStatusChanged(QString::fromStdString(nodeId));
+  if (running_) return;
+  const std::string prefix = nodeId + "/";
+  for (auto it = statuses_.begin(); it != statuses_.end();) {
+    const bool within = it->first == nodeId || it->first.rfind(prefix, 0) == 0;
+    if (!within || it->second.state != NodeRunState::Failed) {
+      ++it;
+      continue;
+    }
+    const QString id = QString::fromStdString(it->first);
+    it = statuses_.erase(it);
+    Q_EMIT nodeStatusChanged(id);
+  }
 }
 
 void RunController::setStatus(const std::string& nodeId, NodeStatus status) {

@@ -74,9 +74,14 @@ class RunController : public QObject {
   bool isRunning() const { return running_; }
 
   NodeStatus nodeStatus(const std::string& nodeId) const;
+  // The status a node shows: its own, or for a subgraph instance (whose run ids are its inner nodes'
+  // paths "id/...") their summary: failed if one failed, running while one runs or some are done
+  // and others wait, else done, cached or bypassed as all are.
+  NodeStatus shownStatus(const std::string& nodeId) const;
   const std::map<std::string, NodeStatus>& nodeStatuses() const { return statuses_; }
   void clearStatuses();
-  // Back to idle when the node failed (its params or links were edited since: the cause may be gone).
+  // Back to idle when the node failed, or for an instance its inner nodes (its params or links were
+  // edited since: the cause may be gone).
   void clearFailure(const std::string& nodeId);
   // Status of the last finished run (Succeeded before any run).
   engine::RunStatus lastStatus() const { return lastStatus_; }

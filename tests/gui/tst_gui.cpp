@@ -1371,6 +1371,58 @@ class tst_Gui : public QObject {
     QCOMPARE(int(window.scene()->nodeItem("Fail")->status().state), int(gui::NodeRunState::Idle));
   }
 
+  // At the level above, an instance shows what its inner nodes do: running with the progress of the
+  // one that runs (named), cancelled, done; failed with the inner node's message, until an edit of
+  // the instance clears it.
+  void instanceShowsItsInnerNodesStatus() {
+    gui::MainWindow window(registry_, {tmp_.filePath("rec-instance-status"), 3600000, false});
+    DocumentController* c = window.controller();
+    gui::RunController* run = window.runController();
+    QVERIFY(c->addNode("Slow", {0, 0}).ok());
+    QVERIFY(c->setParam("Slow", "steps", 2000).ok());
+    QVERIFY(c->setParam("Slow", "step_ms", 5).ok());
+    auto slow = c->makeSubgraph({"Slow"}, "Waiting");
+    QVERIFY(slow.ok());
+    const auto shown = [&](const std::string& id) { return window.scene()->nodeItem(id)->status(); };
+    QSignalSpy finished(run, &gui::RunController::runFinished);
+    QVERIFY(window.runWorkflow());
+    QTRY_VERIFY_WITH_TIMEOUT(shown(*slow).state == gui::NodeRunState::Running && shown(*slow).value > 0, 5000);
+    QCOMPARE(shown(*slow).max, qint64(2000));
+    QCOMPARE(shown(*slow).text, QStringLiteral("Slow: step"));
+    window.cancelRun();
+    QVERIFY(waitFinished(finished, 5000));
+    QCOMPARE(int(shown(*slow).state), int(gui::NodeRunState::Cancelled));
+
+    c->newDocument();
+    buildChain(*c);
+    QVERIFY(c->addNode("Fail", {0, 300}).ok());
+    QVERIFY(c->setParam("Fail", "message", std::string("the disk is on fire")).ok());
+    auto scale = c->makeSubgraph({"Scale"}, "Doubler");
+    auto broken = c->makeSubgraph({"Fail"}, "Broken");
+    QVERIFY(scale.ok() && broken.ok());
+    const std::string definition = c->document().find_node(*broken)->params["subgraph"].get<std::string>();
+    auto expose = vidgraph::engine::make_expose_param(c->document(), definition, "message", {"Fail", "message"});
+    QVERIFY(expose.ok());
+    QVERIFY(c->apply(std::move(expose.value())).ok());
+    finished.clear();
+    QVERIFY(window.runWorkflow());
+    QVERIFY(waitFinished(finished, 10000));
+    QCOMPARE(int(shown(*scale).state), int(gui::NodeRunState::Done));
+    QCOMPARE(int(shown(*broken).state), int(gui::NodeRunState::Failed));
+    QVERIFY(shown(*broken).message.startsWith(QStringLiteral("Fail: ")));
+    QVERIFY(window.scene()->nodeItem(*broken)->toolTip().contains("the disk is on fire"));
+    QVERIFY(c->setParam(*broken, "message", std::string("other")).ok());
+    QCOMPARE(int(shown(*broken).state), int(gui::NodeRunState::Idle));
+    QCOMPARE(int(shown(*scale).state), int(gui::NodeRunState::Done));
+    // Inside the instance, its own nodes show their statuses again.
+    finished.clear();
+    QVERIFY(window.runWorkflow());
+    QVERIFY(waitFinished(finished, 10000));
+    QVERIFY(c->enterSubgraph(*broken).ok());
+    QCOMPARE(int(window.scene()->nodeItem("Fail")->status().state), int(gui::NodeRunState::Failed));
+    QVERIFY(window.scene()->nodeItem("Fail")->status().message.contains("other"));
+  }
+
   // The status bar's hint returns after a timed message.
   void statusHintComesBack() {
     gui::MainWindow window(registry_, {tmp_.filePath("rec-hint"), 3600000, false});
