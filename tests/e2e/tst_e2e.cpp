@@ -113,6 +113,7 @@ class tst_e2e : public QObject {
   void fastWorkflowRuns();
   void a14bWorkflowRuns_data();
   void a14bWorkflowRuns();
+  void a14bLightningWorkflowRuns_data();
   void a14bLightningWorkflowRuns();
   void previewsPerStep();
   void lightVaePreviewsOnTheDemo();
@@ -236,12 +237,22 @@ void tst_e2e::a14bWorkflowRuns() {
   QCOMPARE(info.fps, 16.0);
 }
 
-// The shipped 4-step Lightning workflow: one LoRA per expert (written here in ComfyUI's names for
-// the tiny DiT), guidance 1, Euler; the log says which file went to which expert.
+// The shipped 4-step Lightning workflows (T2V; I2V with the sample image): one LoRA per expert
+// (written here in ComfyUI's names for the tiny DiT), guidance 1, Euler; the log says which file went
+// to which expert.
+void tst_e2e::a14bLightningWorkflowRuns_data() {
+  QTest::addColumn<QString>("config");
+  QTest::addColumn<QStringList>("sets");  // the size: the sampler's for T2V, Load Image's for I2V
+  QTest::newRow("t2v") << "a14b-t2v" << QStringList{"sampler.width=160", "sampler.height=96"};
+  QTest::newRow("i2v") << "a14b-i2v" << QStringList{"image.width=160", "image.height=96"};
+}
+
 void tst_e2e::a14bLightningWorkflowRuns() {
+  QFETCH(QString, config);
+  QFETCH(QStringList, sets);
   QTemporaryDir out, model;
   nodes::RandomModelOptions options;
-  options.config = "a14b-t2v";
+  options.config = config.toStdString();
   options.tiny = true;
   options.tokenizer = kBinary.toStdString() + "/share/vidgraph/models/wan22-tiny/spiece.model";
   nodes::write_random_model(model.path().toStdString(), options);
@@ -255,12 +266,13 @@ void tst_e2e::a14bLightningWorkflowRuns() {
   };
   const QString high = write_lora("lightning_high_noise.safetensors");
   const QString low = write_lora("lightning_low_noise.safetensors");
-  const QString flow = kBinary + "/share/vidgraph/workflows/wan22-a14b-t2v-lightning.vgflow";
-  const RunOutcome r = run_runner({"run", flow, "--output-dir", out.path(), "--json-events",
-                                   "--set", "model.model_path=" + model.path(), "--set", "model.device=cpu",
-                                   "--set", "model.dtype=float32", "--set", "lora_high.path=" + high,
-                                   "--set", "lora_low.path=" + low, "--set", "sampler.width=160",
-                                   "--set", "sampler.height=96", "--set", "sampler.frames=5"});
+  const QString name = "wan22-" + config + "-lightning";
+  QStringList args{"run", kBinary + "/share/vidgraph/workflows/" + name + ".vgflow", "--output-dir", out.path(),
+                   "--json-events", "--set", "model.model_path=" + model.path(), "--set", "model.device=cpu",
+                   "--set", "model.dtype=float32", "--set", "lora_high.path=" + high,
+                   "--set", "lora_low.path=" + low, "--set", "sampler.frames=5"};
+  for (const QString& set : sets) args << "--set" << set;
+  const RunOutcome r = run_runner(args);
   QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
   std::map<std::string, std::string> lora_of;  // node id -> the LoRA message it logged
   int sampler_steps = 0;
@@ -275,9 +287,9 @@ void tst_e2e::a14bLightningWorkflowRuns() {
   QCOMPARE(sampler_steps, 4);
   media::VideoInfo info;
   std::string error;
-  QVERIFY2(media::probe_video(out.filePath("wan22-a14b-t2v-lightning.mp4").toStdString(), &info, &error),
-           error.c_str());
+  QVERIFY2(media::probe_video(out.filePath(name + ".mp4").toStdString(), &info, &error), error.c_str());
   QCOMPARE(info.frame_count, 5);
+  QCOMPARE(info.width, 160);
 }
 
 // --previews DIR: one preview event per sampler step (steps 1..N in order), each naming a new PNG in
