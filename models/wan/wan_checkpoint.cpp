@@ -158,14 +158,15 @@ WanCheckpointInfo wan_inspect_checkpoint(const model_io::ManifestPart& part) {
   return info;
 }
 
-void wan_load_weights(WanModelImpl& model, const WanCheckpointInfo& info, bool keep_fp8) {
+void wan_load_weights(WanModelImpl& model, const WanCheckpointInfo& info, bool keep_fp8,
+                      const WanLoadProgress& progress) {
   auto log = models_logger();
   const auto start = std::chrono::steady_clock::now();
   const auto params = wan_named_parameters(model);
   // Check everything before touching the model: a bad checkpoint leaves no half-loaded model.
   std::map<std::string, std::vector<std::pair<std::string, at::Tensor>>> per_file;
   std::vector<std::string> missing;
-  int64_t zeroed = 0;
+  int64_t zeroed = 0, total_bytes = 0, loaded_bytes = 0;
   for (const auto& [name, param] : params) {
     auto it = info.tensors.find(name);
     if (it == info.tensors.end()) {
@@ -190,6 +191,7 @@ void wan_load_weights(WanModelImpl& model, const WanCheckpointInfo& info, bool k
                                src.dtype + ", expected a float type (F32, F16, BF16, F64, F8_E4M3, F8_E5M2 or a GGUF quantisation).");
     }
     per_file[src.file].emplace_back(name, param);
+    total_bytes += param.numel() * int64_t(param.element_size());
   }
   if (!missing.empty()) {
     std::string list;
@@ -218,6 +220,8 @@ void wan_load_weights(WanModelImpl& model, const WanCheckpointInfo& info, bool k
     const model_io::TensorFile& tf = *info.headers.at(f);
     for (auto& [name, param] : it->second) {
       const WanTensorSource& src = info.tensors.at(name);
+      if (progress && !progress(loaded_bytes, total_bytes)) throw WanLoadStopped();
+      loaded_bytes += param.numel() * int64_t(param.element_size());
       const auto linear = linears.find(name);
       if (linear != linears.end()) {
         if (auto fp8 = tf.load_fp8(src.stored_name, param.device())) {
@@ -268,7 +272,7 @@ WanModel wan_load_model(const WanCheckpointInfo& info, const WanLoadOptions& opt
   }
   mo.offload_blocks = options.offload_blocks;
   WanModel model(mo);
-  wan_load_weights(*model, info, options.keep_fp8);
+  wan_load_weights(*model, info, options.keep_fp8, options.progress);
   pin_offloaded_blocks(*model);
   return model;
 }

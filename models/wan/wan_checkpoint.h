@@ -19,8 +19,10 @@
 // asks for them; present ones are loaded. Unknown tensors are reported in the log and skipped.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <optional>
 #include <string>
 #include <vector>
@@ -79,11 +81,19 @@ WanCheckpointInfo wan_inspect_checkpoint(const std::string& path);
 // and read them (no folder listed, no index parsed again).
 WanCheckpointInfo wan_inspect_checkpoint(const model_io::ManifestPart& part);
 
+// Told before each tensor loads: the bytes loaded so far and in all (as the parameters hold them).
+// It returns false to stop the load, which then throws WanLoadStopped (a user cancelled it).
+using WanLoadProgress = std::function<bool(int64_t loaded, int64_t total)>;
+struct WanLoadStopped : std::runtime_error {
+  WanLoadStopped() : std::runtime_error("The load of the Wan DiT was stopped.") {}
+};
+
 // Loads every parameter of `model` from the checkpoint, shard by shard, converting to each
 // parameter's device and dtype. Throws on missing tensors (except sparse extras, zeroed), shape
 // mismatch and non-float dtypes, naming the file and tensor.
 // keep_fp8: every linear weight stored as F8_* stays fp8 (wan_layers.h: WanLinear's fp8_table).
-void wan_load_weights(WanModelImpl& model, const WanCheckpointInfo& info, bool keep_fp8 = false);
+void wan_load_weights(WanModelImpl& model, const WanCheckpointInfo& info, bool keep_fp8 = false,
+                      const WanLoadProgress& progress = {});
 
 struct WanLoadOptions {
   c10::Device device = c10::Device(c10::kCPU);
@@ -98,6 +108,7 @@ struct WanLoadOptions {
   // byte per weight instead of two in bf16, and are looked up per layer as it runs. Others load
   // as usual. Such a model can sample and train LoRAs, not be fine-tuned in full.
   bool keep_fp8 = false;
+  WanLoadProgress progress;  // optional: progress and stop of the weights' load
 };
 
 // Inspect + build + load.

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -704,6 +705,35 @@ void tst_nodes_model::twoExpertFolderLoadsBoth() {
   QCOMPARE(high->expert, WanExpert::HighNoise);
   QCOMPARE(low->expert, WanExpert::LowNoise);
   QCOMPARE(low->swap_offload_blocks, int64_t(-1));
+  // Progress in thousandths of the bytes of all parts, rising as each expert's weights load.
+  QVERIFY(!rec.progress.empty());
+  QCOMPARE(rec.progress.back(), std::make_pair(int64_t(1000), int64_t(1000)));
+  std::set<int64_t> values;
+  bool high_reported = false, low_reported = false;
+  for (std::size_t i = 0; i < rec.progress.size(); ++i) {
+    QCOMPARE(rec.progress[i].second, int64_t(1000));
+    if (i > 0) QVERIFY(rec.progress[i].first >= rec.progress[i - 1].first);
+    values.insert(rec.progress[i].first);
+    high_reported |= rec.progress_text[i].rfind("loading the DiT: ", 0) == 0;
+    low_reported |= rec.progress_text[i].rfind("loading the low-noise expert: ", 0) == 0;
+  }
+  QVERIFY2(values.size() > 20 && high_reported && low_reported, rec.progress_text.back().c_str());
+  // A run cancelled while the first expert loads stops at its next tensor: the second never starts.
+  std::vector<std::string> texts;
+  bool cancel = false;
+  engine::NodeContext::Hooks hooks;
+  hooks.progress = [&](int64_t value, int64_t, const std::string& text, const engine::ProgressMetrics&) {
+    texts.push_back(text);
+    cancel = cancel || value >= 100;
+  };
+  hooks.cancelled = [&] { return cancel; };
+  engine::NodeContext ctx_cancel("model", t.name, {}, t.params_with_defaults(params), {}, hooks);
+  auto cancelled = t.compute(ctx_cancel);
+  QVERIFY(!cancelled.ok());
+  QCOMPARE(cancelled.error().message, std::string("Model loading cancelled."));
+  QVERIFY(std::none_of(texts.begin(), texts.end(), [](const std::string& text) {
+    return text.find("low-noise expert") != std::string::npos || text.find("VAE") != std::string::npos;
+  }));
 
   // experts_on_gpu active: the low-noise expert waits with every block on the host; both swap.
   nlohmann::json one = params;

@@ -4,6 +4,7 @@
 // anything loads when the weights cannot fit (load_memory.h). The engine's cache keeps them loaded
 // between runs while these params and the files on disk are unchanged. In a run of several ranks
 // only rank 0 loads the text encoder: Encode Text runs there and sends its embeddings to the others.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -112,6 +113,43 @@ std::vector<LoadPart> load_parts(const model_io::CheckpointManifest& manifest, c
   return parts;
 }
 
+// The node's progress over a load, in thousandths of the bytes of all its parts (load_parts): a
+// DiT's weights report as they load, at most once a thousandth, and stop the load when the run is
+// cancelled; the VAE and the text encoder report as they start.
+const LoadPart* part_named(const std::vector<LoadPart>& parts, const std::string& name) {
+  const auto it = std::find_if(parts.begin(), parts.end(), [&](const LoadPart& p) { return p.name == name; });
+  return it == parts.end() ? nullptr : &*it;
+}
+
+class LoadProgress {
+ public:
+  static constexpr int64_t kScale = 1000;
+  LoadProgress(engine::NodeContext& ctx, const std::vector<LoadPart>& parts) : ctx_(ctx) {
+    for (const LoadPart& p : parts) total_ += p.bytes + p.host_bytes;
+  }
+  void start(const std::string& text) { report(0, text, true); }
+  void finish(const LoadPart& part) { done_ += part.bytes + part.host_bytes; }
+  wan::WanLoadProgress dit(const LoadPart& part) {
+    return [this, &part](int64_t loaded, int64_t total) {
+      const int64_t part_bytes = part.bytes + part.host_bytes;
+      const int64_t within = total > 0 ? int64_t(double(loaded) / double(total) * double(part_bytes)) : 0;
+      report(within, "loading the " + part.name + ": " + device::format_gib(loaded) + " of " + device::format_gib(total),
+             false);
+      return !ctx_.cancelled();
+    };
+  }
+
+ private:
+  void report(int64_t within, const std::string& text, bool always) {
+    const int64_t value = total_ > 0 ? std::min(kScale, (done_ + within) * kScale / total_) : 0;
+    if (!always && value == last_) return;
+    last_ = value;
+    ctx_.progress(value, kScale, text);
+  }
+  engine::NodeContext& ctx_;
+  int64_t total_ = 0, done_ = 0, last_ = -1;
+};
+
 // The budgets: memory_limit_gib, or what is free on the device; the RAM for the host parts.
 LoadMemoryCheck memory_check(const engine::NodeContext& ctx, const std::vector<DitToLoad>& dits,
                              const wan::WanLoadOptions& options) {
@@ -178,9 +216,11 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
     const std::string refusal = check_load_memory(parts, memory_check(ctx, dits, dit_options));
     if (!refusal.empty()) return node_error(ctx, refusal);
 
-    ctx.progress(0, 3, dits.size() == 1 ? "loading DiT" : "loading the two experts");
-    for (DitToLoad& d : dits) {
+    LoadProgress progress(ctx, parts);
+    for (std::size_t k = 0; k < dits.size(); ++k) {
+      DitToLoad& d = dits[k];
       stage = d.name + " '" + d.path + "'";
+      d.options.progress = progress.dit(parts[k]);
       const WanExpert expert = dits.size() == 1 ? WanExpert::None
                                : d.port == "model"  ? WanExpert::HighNoise
                                                     : WanExpert::LowNoise;
@@ -188,20 +228,21 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
                     swaps ? dit_options.offload_blocks : -1};
       const std::size_t dit_bytes = module_bytes(*dit.model);
       out[d.port] = engine::make_value(kModelType, std::move(dit), dit_bytes);
-      if (ctx.cancelled()) return node_error(ctx, "Model loading cancelled.");
+      progress.finish(parts[k]);
     }
 
     stage = "VAE '" + files.vae + "'";
-    ctx.progress(1, 3, "loading VAE");
+    progress.start("loading the VAE");
     const model_io::ManifestPart* vae_part = (*manifest)->part(model_io::kRoleVae);
     if (vae_part == nullptr) throw std::runtime_error("no VAE file was given");  // as the VAE loader says it
     VaeHandle vae{load_vae(*vae_part, *device, vae_dtype), files.vae, *device, vae_dtype};
     const std::size_t vae_bytes = module_bytes(*vae.vae);
     out["vae"] = engine::make_value(kVaeType, std::move(vae), vae_bytes);
     if (ctx.cancelled()) return node_error(ctx, "Model loading cancelled.");
+    if (const LoadPart* vae_part = part_named(parts, "VAE")) progress.finish(*vae_part);
 
     stage = "text encoder '" + files.text_encoder + "'";
-    ctx.progress(2, 3, "loading text encoder");
+    progress.start("loading the text encoder");
     TextEncoderHandle text;
     if (!text_here) {
       text = rank0_text_encoder(files.text_encoder, text_device);
@@ -211,13 +252,15 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
     }
     const std::size_t text_bytes = text.bytes;
     out["text_encoder"] = engine::make_value(kTextEncoderType, std::move(text), text_bytes);
+  } catch (const wan::WanLoadStopped&) {
+    return node_error(ctx, "Model loading cancelled.");
   } catch (const c10::Error& e) {  // a LibTorch check: its message without the C++ backtrace
     return node_error(ctx, "Loading the " + stage + " failed: " + e.what_without_backtrace() +
                            "; check that the file holds Wan2.2 weights.");
   } catch (const std::exception& e) {
     return node_error(ctx, "Loading the " + stage + " failed: " + e.what());
   }
-  ctx.progress(3, 3, "loaded");
+  ctx.progress(LoadProgress::kScale, LoadProgress::kScale, "loaded");
   memory.report(ctx, "Load Wan Model");
   return out;
 }
