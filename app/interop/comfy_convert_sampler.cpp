@@ -15,7 +15,10 @@ using nlohmann::json;
 
 namespace {
 
-const std::set<std::string> kWanLatents = {"Wan22ImageToVideoLatent", "WanImageToVideo", "EmptyHunyuanLatentVideo"};
+const std::set<std::string> kWanLatents = {"Wan22ImageToVideoLatent", "WanImageToVideo", "WanFirstLastFrameToVideo",
+                                           "EmptyHunyuanLatentVideo"};
+// The latent nodes that also pass the prompts on (their outputs 0 and 1), with the image latent added.
+const std::set<std::string> kPromptPassing = {"WanImageToVideo", "WanFirstLastFrameToVideo"};
 
 struct ModelChain {
   const ComfyNode* loader = nullptr;  // the UNET loader the chain starts from
@@ -39,9 +42,10 @@ ModelChain model_chain(const ComfyGraph& graph, const ComfyNode& stage) {
   return chain;
 }
 
-// A conditioning source seen through WanImageToVideo, which passes its prompts on (slot 0, 1).
+// A conditioning source seen through WanImageToVideo or WanFirstLastFrameToVideo, which pass their
+// prompts on (slot 0, 1).
 Reached through_i2v(const ComfyGraph& graph, Reached r) {
-  for (int hop = 0; r.node && r.node->type == "WanImageToVideo" && r.slot < 2 && hop < 64; ++hop) {
+  for (int hop = 0; r.node && kPromptPassing.count(r.node->type) && r.slot < 2 && hop < 64; ++hop) {
     r = follow(graph, *r.node, r.slot == 1 ? "negative" : "positive");
   }
   return r;
@@ -161,24 +165,38 @@ engine::Status Converter::emit_latent(engine::Node& s, const ComfyNode& stage) {
   carry(L, "length", s, "frames");
   std::string sentence = "its size " + std::to_string(width) + "x" + std::to_string(height) + " and length became " +
                          "Wan Sampler's width, height and frames";
-  if (L.type != "EmptyHunyuanLatentVideo" && L.input("start_image") && L.input("start_image")->linked) {
-    auto image = emit_input(L, "start_image");
+  // ComfyUI scales the start and end images to the video's size.
+  const auto image_input = [&](const char* comfy_input, const char* input) -> Result<bool> {
+    if (L.type == "EmptyHunyuanLatentVideo" || !L.input(comfy_input) || !L.input(comfy_input)->linked) return false;
+    auto image = emit_input(L, comfy_input);
     if (!image.ok()) return image.error();
-    if (!image->node.empty()) {  // a muted or bypassed Load Image gives none: text to video
-      auto vae = emit_input(L, "vae");
-      if (!vae.ok()) return vae.error();
-      s.inputs["image"] = *image;
-      if (!vae->node.empty()) s.inputs["vae"] = *vae;
-      if (engine::Node* load = find(image->node); load && load->type == "LoadImage") {
-        load->params["width"] = width;  // ComfyUI scales the start image to the video's size
-        load->params["height"] = height;
-      }
-      sentence += "; its start image is the sampler's image";
+    if (image->node.empty()) return false;  // a muted or bypassed Load Image gives none
+    s.inputs[input] = *image;
+    if (engine::Node* load = find(image->node); load && load->type == "LoadImage") {
+      load->params["width"] = width;
+      load->params["height"] = height;
     }
+    return true;
+  };
+  auto start = image_input("start_image", "image");
+  if (!start.ok()) return start.error();
+  if (*start) {
+    auto vae = emit_input(L, "vae");
+    if (!vae.ok()) return vae.error();
+    if (!vae->node.empty()) s.inputs["vae"] = *vae;
+    sentence += "; its start image is the sampler's image";
+    auto end = image_input("end_image", "last_image");
+    if (!end.ok()) return end.error();
+    if (*end) sentence += " and its end image the sampler's last_image";
+  } else if (const ComfyInput* end = L.input("end_image"); end && end->linked) {
+    report_.approximate(L, "its end image without a start image has no equivalent (Wan Sampler's last_image goes "
+                           "with an image); it was left out.");
   }
-  if (const ComfyInput* vision = L.input("clip_vision_output"); vision && vision->linked) {
-    report_.approximate(L, "its clip_vision_output (Wan2.1's CLIP image encoder) has no use in Vidgraph; it was "
-                           "ignored.");
+  for (const char* vision : {"clip_vision_output", "clip_vision_start_image", "clip_vision_end_image"}) {
+    if (const ComfyInput* in = L.input(vision); in && in->linked) {
+      report_.approximate(L, std::string("its ") + vision + " (Wan2.1's CLIP image encoder) has no use in Vidgraph; "
+                             "it was ignored.");
+    }
   }
   if (integer_or(widget_value(graph_, L, "batch_size"), 1) > 1) {
     report_.approximate(L, "batch_size " + widget_value(graph_, L, "batch_size").dump() + " has no equivalent: Wan "

@@ -28,6 +28,7 @@ const std::map<std::string, std::vector<std::string>>& widget_table() {
         "end_at_step", "return_with_leftover_noise"}},
       {"Wan22ImageToVideoLatent", {"width", "height", "length", "batch_size"}},
       {"WanImageToVideo", {"width", "height", "length", "batch_size"}},
+      {"WanFirstLastFrameToVideo", {"width", "height", "length", "batch_size"}},
       {"EmptyHunyuanLatentVideo", {"width", "height", "length", "batch_size"}},
       {"LoadImage", {"image", "upload"}},
       {"CreateVideo", {"fps"}},

@@ -18,13 +18,15 @@ constexpr int64_t kI2vMaskChannels = 4;
 constexpr int64_t i2v_condition_channels(int64_t latent_channels) { return kI2vMaskChannels + latent_channels; }
 
 // The mask of a `frames`-frame video (4k + 1) on an h x w latent: [4, T, h, w] fp32 with
-// T = (frames - 1) / 4 + 1, 1 where the frame is given (the first) and 0 elsewhere, in the
-// official layout. Throws std::invalid_argument when frames is not 4k + 1 or a side is not positive.
-at::Tensor i2v_mask(int64_t frames, int64_t h, int64_t w);
+// T = (frames - 1) / 4 + 1, 1 where the frame is given (the first; with `last_given` the last too,
+// first-last-frame to video as in Wan2.1's first_last_frame2video.py) and 0 elsewhere, in the
+// official layout. Throws std::invalid_argument when frames is not 4k + 1 (at least 5 with a last
+// frame) or a side is not positive.
+at::Tensor i2v_mask(int64_t frames, int64_t h, int64_t w, bool last_given = false);
 
 // y = cat([i2v_mask, image_latent]) along channels: image_latent [z, T, h, w] is the VAE's
-// normalised latent of the image followed by 4(T - 1) zero frames; -> [4 + z, T, h, w] fp32 on
-// image_latent's device.
-at::Tensor i2v_condition(const at::Tensor& image_latent);
+// normalised latent of the image followed by 4(T - 1) zero frames (the last of them the last image
+// when `last_given`); -> [4 + z, T, h, w] fp32 on image_latent's device.
+at::Tensor i2v_condition(const at::Tensor& image_latent, bool last_given = false);
 
 }  // namespace vidgraph::sampling

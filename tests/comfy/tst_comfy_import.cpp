@@ -191,6 +191,22 @@ json a14b_i2v_subgraph_file(bool lora_on) {
                                       "5d1e0c3b-8a7f-4e2d-9c6b-1a2b3c4d5e6f", "Wan22_I2V");
 }
 
+// The A14B I2V graph as ComfyUI's first-last-frame template shapes it: WanFirstLastFrameToVideo
+// with a start and an end image (Load Image 62 and 68).
+json a14b_flf2v_file() {
+  UiGraph g = comfy_test::a14b_i2v_ui();
+  json& flf = g.at(50);
+  flf["type"] = "WanFirstLastFrameToVideo";
+  for (json& in : flf["inputs"]) {
+    if (in["name"] == "clip_vision_output") in["name"] = "clip_vision_start_image";
+  }
+  flf["inputs"].push_back({{"name", "clip_vision_end_image"}, {"type", "CLIP_VISION_OUTPUT"}, {"link", nullptr}});
+  flf["inputs"].push_back({{"name", "end_image"}, {"type", "IMAGE"}, {"link", nullptr}});
+  g.node(68, "LoadImage", {"ending.png", "image"}, {}, {"IMAGE", "MASK"});
+  g.link(68, 0, 50, "end_image");
+  return g.file();
+}
+
 // `doc` with its instance `instance` expanded and the inner ids without their "<instance>/…/" path:
 // the graph a flat import of the same file gives.
 engine::GraphDocument without_instance(const engine::GraphDocument& doc, const std::string& instance) {
@@ -224,6 +240,7 @@ class tst_ComfyImport : public QObject {
   void a14bBypassedLorasAreNotApplied();
   void a14bImageToVideoWebm();
   void a14bStagesThatDoNotMeet();
+  void a14bFirstLastFrame();
   void mutedLoraLeavesModelOpen();
   void animatedWebpApproximated();
   void approximatedSamplerSettings();
@@ -241,7 +258,8 @@ class tst_ComfyImport : public QObject {
   void cliValidatesComfyFiles();
   void cliRunsImported5bEndToEnd();
   void cliRunsImportedSubgraph();
-  void cliRunsImportedA14bI2vSubgraph();
+  void cliRunsImportedA14bI2v_data();
+  void cliRunsImportedA14bI2v();
   void cliConfinesComfyWorkflowWrites();
 };
 
@@ -389,6 +407,25 @@ void tst_ComfyImport::a14bImageToVideoWebm() {
   QCOMPARE(e["fps"].get<double>(), 16.0);
   QVERIFY(lists(imported.report.mapped, "50", "WanImageToVideo", "start image"));
   QVERIFY(lists(imported.report.mapped, "63", "SaveWEBM"));
+  QVERIFY2(imported.report.approximated.empty(),
+           imported.report.approximated.empty() ? "" : imported.report.approximated.front().sentence.c_str());
+}
+
+// WanFirstLastFrameToVideo: the start image is the sampler's image, the end image its last_image,
+// both scaled to the video's size; the prompts pass through it as through WanImageToVideo.
+void tst_ComfyImport::a14bFirstLastFrame() {
+  const comfy::ComfyImport imported = import_or_fail(a14b_flf2v_file());
+  const engine::GraphDocument& doc = imported.document;
+  QVERIFY(linked(doc, "sampler", "image", "image", "image"));
+  const auto& last = node_of(doc, "sampler").inputs.at("last_image");
+  const engine::Node* end = doc.find_node(last.node);
+  QVERIFY(end && end->type == "LoadImage" && last.node != "image");
+  QVERIFY2(end->params["path"].get<std::string>().find("ending.png") != std::string::npos, end->params.dump().c_str());
+  QCOMPARE(end->params["width"].get<int>(), 832);
+  QCOMPARE(end->params["height"].get<int>(), 480);
+  QVERIFY(linked(doc, "sampler", "conditioning", "encode", "conditioning"));
+  QVERIFY(linked(doc, "sampler", "low_noise_model", "model", "low_noise_model"));
+  QVERIFY(lists(imported.report.mapped, "50", "WanFirstLastFrameToVideo", "end image"));
   QVERIFY2(imported.report.approximated.empty(),
            imported.report.approximated.empty() ? "" : imported.report.approximated.front().sentence.c_str());
 }
@@ -763,8 +800,22 @@ void tst_ComfyImport::cliRunsImportedSubgraph() {
   QVERIFY2((bad.out + bad.err).contains("exposes no param 'steps' (it exposes: seed)"), qPrintable(bad.out + bad.err));
 }
 
-// The A14B I2V subgraph file runs headless on the tiny random A14B I2V model to a WebM.
-void tst_ComfyImport::cliRunsImportedA14bI2vSubgraph() {
+// The A14B I2V subgraph file and the first-last-frame file run headless on the tiny random A14B
+// I2V model to a WebM (the images: the sample).
+void tst_ComfyImport::cliRunsImportedA14bI2v_data() {
+  QTest::addColumn<bool>("first_last");
+  QTest::addColumn<QStringList>("sets");
+  QTest::newRow("subgraph") << false
+                            << QStringList{"Wan22_I2V/sampler.width=160", "Wan22_I2V/sampler.height=96",
+                                           "Wan22_I2V/sampler.frames=5", "Wan22_I2V/sampler.steps=4"};
+  QTest::newRow("first and last frame")
+      << true << QStringList{"image_2.width=160", "image_2.height=96", "sampler.width=160", "sampler.height=96",
+                             "sampler.frames=5", "sampler.steps=4"};
+}
+
+void tst_ComfyImport::cliRunsImportedA14bI2v() {
+  QFETCH(bool, first_last);
+  QFETCH(QStringList, sets);
   const QString maker = QStringLiteral(VIDGRAPH_BINARY_DIR) + "/bin/vidgraph-make-random-model";
   const QString tokenizer = QStringLiteral(VIDGRAPH_BINARY_DIR) + "/share/vidgraph/models/wan22-tiny/spiece.model";
   if (!QFileInfo::exists(kRunner) || !QFileInfo::exists(maker) || !QFileInfo::exists(tokenizer)) {
@@ -774,15 +825,14 @@ void tst_ComfyImport::cliRunsImportedA14bI2vSubgraph() {
   const auto made = test_common::run_process(
       maker, {model.path(), "--config", "a14b-i2v", "--tiny", "--tokenizer", tokenizer}, 300000);
   QVERIFY2(made.exit_code == 0, qPrintable(made.out + made.err));
-  const std::string flow = write_file(dir, "wan-a14b-i2v.json", a14b_i2v_subgraph_file(false));
+  const std::string flow =
+      write_file(dir, "wan-a14b-i2v.json", first_last ? a14b_flf2v_file() : a14b_i2v_subgraph_file(false));
   const QString image = QStringLiteral(VIDGRAPH_SOURCE_DIR) + "/resources/samples/landscape.png";
   QStringList args{"run", QString::fromStdString(flow), "--output-dir", out.path(), "--set",
                    "model.model_path=" + model.path(), "--set", "model.device=cpu", "--set", "model.dtype=float32",
-                   "--set", "image.path=" + image};
-  for (const char* set : {"image.width=160", "image.height=96", "Wan22_I2V/sampler.width=160",
-                          "Wan22_I2V/sampler.height=96", "Wan22_I2V/sampler.frames=5", "Wan22_I2V/sampler.steps=4"}) {
-    args << "--set" << set;
-  }
+                   "--set", "image.path=" + image, "--set", "image.width=160", "--set", "image.height=96"};
+  if (first_last) args << "--set" << "image_2.path=" + image;
+  for (const QString& set : sets) args << "--set" << set;
   const auto r = test_common::run_process(kRunner, args, 300000);
   QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
   const std::string video = out.filePath("wan-i2v.webm").toStdString();

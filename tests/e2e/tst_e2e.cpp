@@ -194,16 +194,21 @@ void tst_e2e::fastWorkflowRuns() {
 // switches between them, and the Wan2.1 VAE decodes the 16-channel latent.
 void tst_e2e::a14bWorkflowRuns_data() {
   QTest::addColumn<QString>("config");
+  QTest::addColumn<QString>("name");      // the shipped workflow
   QTest::addColumn<QStringList>("sets");  // the size: the sampler's for T2V, Load Image's for I2V
-  QTest::newRow("t2v") << "a14b-t2v"
-                       << QStringList{"sampler.width=160", "sampler.height=96"};
-  QTest::newRow("i2v") << "a14b-i2v" << QStringList{"image.width=160", "image.height=96"};
+  QTest::newRow("t2v") << "a14b-t2v" << "wan22-a14b-t2v" << QStringList{"sampler.width=160", "sampler.height=96"};
+  QTest::newRow("i2v") << "a14b-i2v" << "wan22-a14b-i2v" << QStringList{"image.width=160", "image.height=96"};
+  // First-last-frame: the same model, a second Load Image as the sampler's last_image.
+  QTest::newRow("flf2v") << "a14b-i2v" << "wan22-a14b-flf2v"
+                         << QStringList{"image.width=160", "image.height=96", "last_image.width=160",
+                                        "last_image.height=96"};
   // Wan2.1 T2V: one DiT (no partner), the Wan2.1 VAE picked from the folder.
-  QTest::newRow("wan21") << "wan21-1.3b" << QStringList{"sampler.width=160", "sampler.height=96"};
+  QTest::newRow("wan21") << "wan21-1.3b" << "wan21-t2v" << QStringList{"sampler.width=160", "sampler.height=96"};
 }
 
 void tst_e2e::a14bWorkflowRuns() {
   QFETCH(QString, config);
+  QFETCH(QString, name);
   QFETCH(QStringList, sets);
   QTemporaryDir out, model;
   nodes::RandomModelOptions options;
@@ -212,7 +217,6 @@ void tst_e2e::a14bWorkflowRuns() {
   options.tokenizer = kBinary.toStdString() + "/share/vidgraph/models/wan22-tiny/spiece.model";
   nodes::write_random_model(model.path().toStdString(), options);
   const bool two_experts_expected = config.startsWith("a14b");
-  const QString name = two_experts_expected ? "wan22-" + config : QString("wan21-t2v");
   QStringList args{"run", kBinary + "/share/vidgraph/workflows/" + name + ".vgflow", "--output-dir", out.path(),
                    "--json-events", "--set", "model.model_path=" + model.path(), "--set", "model.device=cpu",
                    "--set", "model.dtype=float32", "--set", "sampler.frames=5", "--set", "sampler.steps=4"};

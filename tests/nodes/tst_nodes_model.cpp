@@ -5,9 +5,11 @@
 // nodes_test_fixture.h; the other node types are in tst_nodes.cpp.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/allclose.h>
+#include <ATen/ops/cat.h>
 #include <ATen/ops/equal.h>
 #include <ATen/ops/from_blob.h>
 #include <ATen/ops/randn.h>
+#include <ATen/ops/zeros.h>
 
 #include <algorithm>
 #include <cmath>
@@ -30,7 +32,9 @@
 #include "models/wan/wan_memory.h"
 #include "models/wan/wan_tiny.h"
 #include "nodes/session.h"
+#include "models/sampling/i2v_condition.h"
 #include "nodes/sampling/conditioning.h"
+#include "nodes/sampling/image_conditioning.h"
 #include "nodes/sampling/latent.h"
 #include "nodes/model/load_memory.h"
 #include "nodes/model/model_files.h"
@@ -262,6 +266,33 @@ void tst_nodes_model::samplerI2vA14B() {
   t2v["vae"] = inputs.at("vae");
   t2v["image"] = inputs.at("image");
   refused(t2v, "takes no image");
+
+  // First-last-frame to video: the conditioning is the mask with the last frame given and the VAE's
+  // latent of [first, 3 zero frames, last]; the last image changes the video.
+  engine::ValueMap flf = inputs;
+  flf["last_image"] = tiny_image_value(48, 16, 3);
+  const VaeHandle& vae = *engine::value_as<VaeHandle>(inputs.at("vae"));
+  const at::Tensor head = image_video(vae, *engine::value_as<Image>(inputs.at("image")));
+  const at::Tensor tail = image_video(vae, *engine::value_as<Image>(flf.at("last_image")));
+  const at::Tensor y = encode_i2v_condition(vae, head, 5, {}, tail);
+  const at::Tensor video = at::cat({head, at::zeros({1, 3, 3, 16, 48}), tail}, 2);
+  QVERIFY(at::allclose(y.narrow(0, 4, 16), vae.vae->encode(video)[0], 1e-5, 1e-6));
+  QVERIFY(at::equal(y.narrow(0, 0, 4), sampling::i2v_mask(5, 2, 6, true)));
+  auto flf_out = run(flf);
+  QVERIFY2(flf_out.ok(), flf_out.ok() ? "" : flf_out.error().message.c_str());
+  const at::Tensor flf_latent = engine::value_as<Latent>(flf_out->at("latent"))->samples;
+  QVERIFY(flf_latent.isfinite().all().item<bool>());
+  QVERIFY(!at::equal(first, flf_latent));
+  engine::ValueMap other_size = flf;
+  other_size["last_image"] = tiny_image_value(32, 16, 3);
+  refused(other_size, "size its Load Image as the first image's");
+  engine::ValueMap five_b = tiny_model_inputs(8);
+  five_b["vae"] = tiny_vae_value(vae::WanVaeConfig::tiny());
+  five_b["image"] = tiny_image_value(48, 16, 1);
+  five_b["last_image"] = tiny_image_value(48, 16, 3);
+  refused(five_b, "takes a first frame only");
+  p["frames"] = 1;
+  refused(flf, "need at least 5 frames");
 }
 
 // TI2V-5B's image-to-video (in_dim = out_dim on the Wan2.2 VAE; here the tiny one, z 8) is unchanged

@@ -542,6 +542,15 @@ void tst_samplers::i2vMaskLayout() {
   QVERIFY(at::equal(mask, expected));
   QVERIFY(at::equal(mask.select(1, 0), at::ones({4, h, w})));
   QCOMPARE(mask.sum().item<double>(), double(4 * h * w));
+  if (frames < 5) {
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, i2v_mask(frames, h, w, true));
+    return;
+  }
+  // With a last frame (first_last_frame2video.py): pixel frame F - 1 is given too, which is channel 3
+  // of the last latent frame only.
+  expected[3][latent_frames - 1].fill_(1.0);
+  QVERIFY(at::equal(i2v_mask(frames, h, w, true), expected));
+  QVERIFY(at::equal(i2v_condition(at::zeros({16, latent_frames, h, w}), true).narrow(0, 0, 4), expected));
 }
 
 // y = [mask (4), image latent (z)] in that order; frames not 4k + 1 are refused.

@@ -41,6 +41,28 @@ engine::Status resolve_size(const engine::NodeContext& ctx, SamplerSetup& s) {
   return {};
 }
 
+// A last frame is for I2V-A14B's first-last-frame to video: beside a first one, of the video's size,
+// with frames to go between them.
+engine::Status check_last_image(const engine::NodeContext& ctx, const SamplerSetup& s) {
+  if (!ctx.has_input("last_image")) return {};
+  if (s.image != ImageConditioning::Concat) {
+    return node_error(ctx, std::string("A last frame (last_image) is for Wan2.2-I2V-A14B's first-last-frame to video; ") +
+                           (s.image == ImageConditioning::FirstFrame ? "this DiT (TI2V-5B) takes a first frame only"
+                                                                     : "this DiT takes no image") +
+                           ". Disconnect last_image, or load the I2V-A14B experts.");
+  }
+  const Image& last = ctx.input_as<Image>("last_image");
+  if (last.width != s.width || last.height != s.height) {
+    return node_error(ctx, "The last image is " + std::to_string(last.width) + "x" + std::to_string(last.height) +
+                           " but the video is " + std::to_string(s.width) + "x" + std::to_string(s.height) +
+                           "; size its Load Image as the first image's.");
+  }
+  if (s.frames < 5) {
+    return node_error(ctx, "A first and a last frame need at least 5 frames; got " + std::to_string(s.frames) + ".");
+  }
+  return {};
+}
+
 // An image needs the VAE whose latent the DiT samples (its out_dim channels) to encode it.
 engine::Status check_image_vae(const engine::NodeContext& ctx, const wan::WanConfig& config) {
   if (!ctx.has_input("vae")) {
@@ -157,6 +179,7 @@ engine::Result<SamplerSetup> make_sampler_setup(const engine::NodeContext& ctx, 
   s.image = *image;
   if (auto st = resolve_size(ctx, s); !st.ok()) return st.error();
   s.frames = static_cast<int>(ctx.param_int("frames"));
+  if (auto st = check_last_image(ctx, s); !st.ok()) return st.error();
   auto shape = video_latent_shape(ctx, config, s.width, s.height, s.frames);
   if (!shape.ok()) return shape.error();
   s.options.latent_shape = std::move(*shape);

@@ -46,8 +46,10 @@ void condition_on_image(const engine::NodeContext& ctx, const DitHandle& dit, Sa
     s.options.first_frame = vae.vae->encode(image_video(vae, image))[0].to(dit.device, at::kFloat);
     return;
   }
-  velocity.condition = encode_i2v_condition(vae, image_video(vae, image), s.frames).to(dit.device);
-  s.info["image_conditioning"] = "mask + image latent (I2V-A14B)";
+  const bool last = ctx.has_input("last_image");
+  const at::Tensor last_video = last ? image_video(vae, ctx.input_as<Image>("last_image")) : at::Tensor();
+  velocity.condition = encode_i2v_condition(vae, image_video(vae, image), s.frames, {}, last_video).to(dit.device);
+  s.info["image_conditioning"] = last ? "mask + first and last images' latent (I2V-A14B)" : "mask + image latent (I2V-A14B)";
 }
 
 // A second expert (Wan2.2-A14B's low-noise model) must be the same architecture on the same device.
@@ -161,6 +163,8 @@ engine::NodeType wan_sampler_node(const std::vector<plugin::MethodInfo>& attenti
               {"conditioning", kConditioningType, false, "Prompt embeddings from Encode Text."},
               {"vae", kVaeType, true, "The VAE; needed when an image is connected."},
               {"image", kImageType, true, "First frame for image-to-video (from Load Image); required by I2V-A14B."},
+              {"last_image", kImageType, true,
+               "Last frame (I2V-A14B only, with image): the video goes from the first frame to this one."},
               {"latent", kLatentType, true, "Initial latent instead of seeded noise."},
               {"low_noise_model", kModelType, true,
                "Wan2.2-A14B's low-noise expert (a second Load Wan Model): it runs the steps whose timestep "
