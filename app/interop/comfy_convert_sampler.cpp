@@ -15,10 +15,11 @@ using nlohmann::json;
 
 namespace {
 
+// WanFunInpaintToVideo is WanFirstLastFrameToVideo in ComfyUI (its clip_vision_output the start's).
 const std::set<std::string> kWanLatents = {"Wan22ImageToVideoLatent", "WanImageToVideo", "WanFirstLastFrameToVideo",
-                                           "EmptyHunyuanLatentVideo"};
+                                           "WanFunInpaintToVideo", "EmptyHunyuanLatentVideo"};
 // The latent nodes that also pass the prompts on (their outputs 0 and 1), with the image latent added.
-const std::set<std::string> kPromptPassing = {"WanImageToVideo", "WanFirstLastFrameToVideo"};
+const std::set<std::string> kPromptPassing = {"WanImageToVideo", "WanFirstLastFrameToVideo", "WanFunInpaintToVideo"};
 
 struct ModelChain {
   const ComfyNode* loader = nullptr;  // the UNET loader the chain starts from
@@ -42,8 +43,7 @@ ModelChain model_chain(const ComfyGraph& graph, const ComfyNode& stage) {
   return chain;
 }
 
-// A conditioning source seen through WanImageToVideo or WanFirstLastFrameToVideo, which pass their
-// prompts on (slot 0, 1).
+// A conditioning source seen through a latent node that passes its prompts on (slot 0, 1).
 Reached through_i2v(const ComfyGraph& graph, Reached r) {
   for (int hop = 0; r.node && kPromptPassing.count(r.node->type) && r.slot < 2 && hop < 64; ++hop) {
     r = follow(graph, *r.node, r.slot == 1 ? "negative" : "positive");

@@ -29,6 +29,7 @@ const std::map<std::string, std::vector<std::string>>& widget_table() {
       {"Wan22ImageToVideoLatent", {"width", "height", "length", "batch_size"}},
       {"WanImageToVideo", {"width", "height", "length", "batch_size"}},
       {"WanFirstLastFrameToVideo", {"width", "height", "length", "batch_size"}},
+      {"WanFunInpaintToVideo", {"width", "height", "length", "batch_size"}},
       {"EmptyHunyuanLatentVideo", {"width", "height", "length", "batch_size"}},
       {"LoadImage", {"image", "upload"}},
       {"CreateVideo", {"fps"}},

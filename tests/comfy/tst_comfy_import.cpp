@@ -193,10 +193,10 @@ json a14b_i2v_subgraph_file(bool lora_on) {
 
 // The A14B I2V graph as ComfyUI's first-last-frame template shapes it: WanFirstLastFrameToVideo
 // with a start and an end image (Load Image 62 and 68).
-json a14b_flf2v_file() {
+json a14b_flf2v_file(const std::string& type = "WanFirstLastFrameToVideo") {
   UiGraph g = comfy_test::a14b_i2v_ui();
   json& flf = g.at(50);
-  flf["type"] = "WanFirstLastFrameToVideo";
+  flf["type"] = type;
   for (json& in : flf["inputs"]) {
     if (in["name"] == "clip_vision_output") in["name"] = "clip_vision_start_image";
   }
@@ -240,6 +240,7 @@ class tst_ComfyImport : public QObject {
   void a14bBypassedLorasAreNotApplied();
   void a14bImageToVideoWebm();
   void a14bStagesThatDoNotMeet();
+  void a14bFirstLastFrame_data();
   void a14bFirstLastFrame();
   void mutedLoraLeavesModelOpen();
   void animatedWebpApproximated();
@@ -411,10 +412,18 @@ void tst_ComfyImport::a14bImageToVideoWebm() {
            imported.report.approximated.empty() ? "" : imported.report.approximated.front().sentence.c_str());
 }
 
-// WanFirstLastFrameToVideo: the start image is the sampler's image, the end image its last_image,
-// both scaled to the video's size; the prompts pass through it as through WanImageToVideo.
+// WanFirstLastFrameToVideo (and WanFunInpaintToVideo, the same in ComfyUI): the start image is the
+// sampler's image, the end image its last_image, both scaled to the video's size; the prompts pass
+// through it as through WanImageToVideo.
+void tst_ComfyImport::a14bFirstLastFrame_data() {
+  QTest::addColumn<QString>("type");
+  QTest::newRow("first-last") << "WanFirstLastFrameToVideo";
+  QTest::newRow("fun inpaint") << "WanFunInpaintToVideo";
+}
+
 void tst_ComfyImport::a14bFirstLastFrame() {
-  const comfy::ComfyImport imported = import_or_fail(a14b_flf2v_file());
+  QFETCH(QString, type);
+  const comfy::ComfyImport imported = import_or_fail(a14b_flf2v_file(type.toStdString()));
   const engine::GraphDocument& doc = imported.document;
   QVERIFY(linked(doc, "sampler", "image", "image", "image"));
   const auto& last = node_of(doc, "sampler").inputs.at("last_image");
@@ -425,7 +434,7 @@ void tst_ComfyImport::a14bFirstLastFrame() {
   QCOMPARE(end->params["height"].get<int>(), 480);
   QVERIFY(linked(doc, "sampler", "conditioning", "encode", "conditioning"));
   QVERIFY(linked(doc, "sampler", "low_noise_model", "model", "low_noise_model"));
-  QVERIFY(lists(imported.report.mapped, "50", "WanFirstLastFrameToVideo", "end image"));
+  QVERIFY(lists(imported.report.mapped, "50", type.toStdString(), "end image"));
   QVERIFY2(imported.report.approximated.empty(),
            imported.report.approximated.empty() ? "" : imported.report.approximated.front().sentence.c_str());
 }
