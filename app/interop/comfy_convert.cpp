@@ -24,7 +24,8 @@ const std::set<std::string> kOtherFamily = {
 const std::set<std::string> kMapped = {
     "UNETLoader", "UnetLoaderGGUF", "CLIPLoader", "CLIPLoaderGGUF", "VAELoader", "LoraLoaderModelOnly", "LoraLoader",
     "CLIPTextEncode", "ModelSamplingSD3", "KSampler", "KSamplerAdvanced", "Wan22ImageToVideoLatent", "WanImageToVideo",
-    "WanFirstLastFrameToVideo", "WanFunInpaintToVideo", "EmptyHunyuanLatentVideo", "LoadImage", "VAEDecode", "CreateVideo", "SaveVideo", "SaveWEBM", "SaveAnimatedWEBP"};
+    "WanFirstLastFrameToVideo", "WanFunInpaintToVideo", "EmptyHunyuanLatentVideo", "LoadImage", "VAEDecode",
+    "CreateVideo", "SaveVideo", "SaveWEBM", "SaveAnimatedWEBP"};
 
 bool followed_through(const std::string& type) { return type == "Reroute" || type.rfind("Primitive", 0) == 0; }
 

@@ -85,7 +85,9 @@ engine::Status group_subgraphs(engine::GraphDocument& doc, const ComfyGraph& gra
     }
     std::string note = named + " is the subgraph instance '" + instance + "' of " + std::to_string(ids.size()) +
                        " nodes" + (exposed.empty() ? "" : ", with the params " + engine::comma_list(exposed)) + ".";
-    if (!left_out.empty()) note += " Its promoted widgets " + engine::comma_list(left_out) + " have no Vidgraph param of their own.";
+    if (!left_out.empty()) {
+      note += " Its promoted widgets " + engine::comma_list(left_out) + " have no Vidgraph param of their own.";
+    }
     report.notes.push_back(note);
   }
   return {};

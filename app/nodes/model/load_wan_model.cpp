@@ -113,14 +113,14 @@ std::vector<LoadPart> load_parts(const model_io::CheckpointManifest& manifest, c
   return parts;
 }
 
-// The node's progress over a load, in thousandths of the bytes of all its parts (load_parts): a
-// DiT's weights report as they load, at most once a thousandth, and stop the load when the run is
-// cancelled; the VAE and the text encoder report as they start.
 const LoadPart* part_named(const std::vector<LoadPart>& parts, const std::string& name) {
   const auto it = std::find_if(parts.begin(), parts.end(), [&](const LoadPart& p) { return p.name == name; });
   return it == parts.end() ? nullptr : &*it;
 }
 
+// The node's progress over a load, in thousandths of the bytes of all its parts (load_parts): a
+// DiT's weights report as they load, at most once a thousandth, and stop the load when the run is
+// cancelled; the VAE and the text encoder report as they start.
 class LoadProgress {
  public:
   static constexpr int64_t kScale = 1000;
@@ -133,8 +133,9 @@ class LoadProgress {
     return [this, &part](int64_t loaded, int64_t total) {
       const int64_t part_bytes = part.bytes + part.host_bytes;
       const int64_t within = total > 0 ? int64_t(double(loaded) / double(total) * double(part_bytes)) : 0;
-      report(within, "loading the " + part.name + ": " + device::format_gib(loaded) + " of " + device::format_gib(total),
-             false);
+      const std::string text = "loading the " + part.name + ": " + device::format_gib(loaded) + " of " +
+                               device::format_gib(total);
+      report(within, text, false);
       return !ctx_.cancelled();
     };
   }
@@ -239,7 +240,7 @@ engine::Result<engine::ValueMap> compute_load_model(engine::NodeContext& ctx) {
     const std::size_t vae_bytes = module_bytes(*vae.vae);
     out["vae"] = engine::make_value(kVaeType, std::move(vae), vae_bytes);
     if (ctx.cancelled()) return node_error(ctx, "Model loading cancelled.");
-    if (const LoadPart* vae_part = part_named(parts, "VAE")) progress.finish(*vae_part);
+    if (const LoadPart* vae_load = part_named(parts, "VAE")) progress.finish(*vae_load);
 
     stage = "text encoder '" + files.text_encoder + "'";
     progress.start("loading the text encoder");

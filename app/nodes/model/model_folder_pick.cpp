@@ -65,8 +65,9 @@ engine::Result<std::string> pick_model_file(const mio::ModelFolders& folders, mi
   const std::string where = dirs.empty() ? std::string("no ") + mio::model_kind_folder(kind) + " folder"
                                          : "'" + engine::comma_list(dirs) + "'";
   if (matches.empty()) {
-    return engine::make_error("No " + std::string(what(kind)) + " found in " + where +
-                              (others.empty() ? std::string(" (no weight files there)") : " (seen: " + engine::comma_list(others) + ")") +
+    const std::string seen =
+        others.empty() ? std::string(" (no weight files there)") : " (seen: " + engine::comma_list(others) + ")";
+    return engine::make_error("No " + std::string(what(kind)) + " found in " + where + seen +
                               "; put the file there or set the " + param + " param to it.");
   }
   std::vector<std::string> named;

@@ -46,10 +46,10 @@ engine::Status resolve_size(const engine::NodeContext& ctx, SamplerSetup& s) {
 engine::Status check_last_image(const engine::NodeContext& ctx, const SamplerSetup& s) {
   if (!ctx.has_input("last_image")) return {};
   if (s.image != ImageConditioning::Concat) {
-    return node_error(ctx, std::string("A last frame (last_image) is for Wan2.2-I2V-A14B's first-last-frame to video; ") +
-                           (s.image == ImageConditioning::FirstFrame ? "this DiT (TI2V-5B) takes a first frame only"
-                                                                     : "this DiT takes no image") +
-                           ". Disconnect last_image, or load the I2V-A14B experts.");
+    const char* takes = s.image == ImageConditioning::FirstFrame ? "this DiT (TI2V-5B) takes a first frame only"
+                                                                 : "this DiT takes no image";
+    return node_error(ctx, std::string("A last frame (last_image) is for Wan2.2-I2V-A14B's first-last-frame to "
+                                       "video; ") + takes + ". Disconnect last_image, or load the I2V-A14B experts.");
   }
   const Image& last = ctx.input_as<Image>("last_image");
   if (last.width != s.width || last.height != s.height) {

@@ -49,7 +49,8 @@ void condition_on_image(const engine::NodeContext& ctx, const DitHandle& dit, Sa
   const bool last = ctx.has_input("last_image");
   const at::Tensor last_video = last ? image_video(vae, ctx.input_as<Image>("last_image")) : at::Tensor();
   velocity.condition = encode_i2v_condition(vae, image_video(vae, image), s.frames, {}, last_video).to(dit.device);
-  s.info["image_conditioning"] = last ? "mask + first and last images' latent (I2V-A14B)" : "mask + image latent (I2V-A14B)";
+  s.info["image_conditioning"] =
+      last ? "mask + first and last images' latent (I2V-A14B)" : "mask + image latent (I2V-A14B)";
 }
 
 // A second expert (Wan2.2-A14B's low-noise model) must be the same architecture on the same device.
