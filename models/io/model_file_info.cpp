@@ -39,12 +39,17 @@ std::string strip_prefix(const std::string& name) {
   return name;
 }
 
-// The Wan DiT the tensors are (wan_dit_identity.h).
-WanDitIdentity identify(const std::vector<Tensor>& tensors, const std::string& path) {
+// (name, shape) of each tensor, as wan_dit_identity.h takes them.
+std::vector<std::pair<std::string, std::vector<int64_t>>> shapes_of(const std::vector<Tensor>& tensors) {
   std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
   shapes.reserve(tensors.size());
   for (const Tensor& t : tensors) shapes.emplace_back(t.name, t.shape);
-  return identify_wan_dit(shapes, path);
+  return shapes;
+}
+
+// The Wan DiT the tensors are (wan_dit_identity.h).
+WanDitIdentity identify(const std::vector<Tensor>& tensors, const std::string& path) {
+  return identify_wan_dit(shapes_of(tensors), path);
 }
 
 std::string detect(const std::vector<Tensor>& tensors, const std::string& path, bool* has_tokenizer,
@@ -96,6 +101,7 @@ void summarise(ModelFileInfo& info, const std::vector<Tensor>& tensors) {
   WanDitIdentity dit{};
   info.detected = detect(tensors, info.path, &info.has_tokenizer, &dit);
   info.model = dit.id.empty() ? "" : wan_dit_description(dit);
+  if (info.detected == "lora") info.model = wan_lora_description(shapes_of(tensors), info.path);
   info.unsupported = dit.unsupported;
 }
 

@@ -26,7 +26,7 @@ struct ModelFileInfo {
   //   (z_dim 16), "umt5-xxl" (vocab 256,384 x 4096), "t5" (another T5 encoder), "lora", "taehv" (a
 //   TAEHV light decoder).
   std::string detected;
-  std::string model;        // a DiT: "Wan2.2-T2V-A14B (high-noise expert)"; else ""
+  std::string model;        // a DiT: "Wan2.2-T2V-A14B (high-noise expert)"; a LoRA: "LoRA for Wan2.2-TI2V-5B"; else ""
   std::string unsupported;  // a DiT Vidgraph does not run: why; else ""
   bool has_tokenizer = false;  // carries its tokenizer: ComfyUI's `spiece_model` tensor, GGUF tokenizer metadata
   std::string error;           // why the header could not be read ("" when it could)

@@ -139,4 +139,23 @@ std::string wan_dit_description(const WanDitIdentity& identity) {
   return identity.model + (identity.role.empty() ? "" : " (" + identity.role + ")");
 }
 
+std::string wan_lora_description(const std::vector<std::pair<std::string, std::vector<int64_t>>>& tensors,
+                                 const std::string& path) {
+  for (const auto& [stored, shape] : tensors) {
+    const std::string name = lower(stored);
+    const bool query = name.find("self_attn.q.") != std::string::npos ||
+                       name.find("self_attn_q.") != std::string::npos || name.find("attn1.to_q.") != std::string::npos;
+    const bool down = name.find("lora_down") != std::string::npos || name.find("lora_a") != std::string::npos;
+    if (!query || !down || shape.size() != 2) continue;
+    const int64_t dim = shape[1];
+    const std::string model = dim == 3072 ? "Wan2.2-TI2V-5B"
+                              : dim == 5120 ? "Wan2.2-A14B or Wan2.1-14B"
+                              : dim == 1536 ? "Wan2.1-T2V-1.3B"
+                                            : "a Wan DiT " + std::to_string(dim) + " wide";
+    const std::string role = expert_role(std::filesystem::path(path).filename().string());
+    return "LoRA for " + model + (role.empty() ? "" : " (" + role + ")");
+  }
+  return "";
+}
+
 }  // namespace vidgraph::model_io

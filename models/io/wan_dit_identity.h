@@ -42,4 +42,10 @@ std::string low_noise_partner(const std::string& high_path);
 // "Wan2.2-T2V-A14B (high-noise expert)".
 std::string wan_dit_description(const WanDitIdentity& identity);
 
+// A LoRA file's model, from the width its self-attention query LoRA takes (lora_down or lora_A [rank,
+// dim], any naming), and its expert from the file name: "LoRA for Wan2.2-A14B or Wan2.1-14B
+// (high-noise expert)"; "" when no such tensor is found.
+std::string wan_lora_description(const std::vector<std::pair<std::string, std::vector<int64_t>>>& tensors,
+                                 const std::string& path);
+
 }  // namespace vidgraph::model_io

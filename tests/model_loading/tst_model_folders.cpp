@@ -98,7 +98,18 @@ void tst_model_folders::tellsWhatFilesHold() {
   QCOMPARE(te.detected, std::string("umt5-xxl"));
   QVERIFY(te.has_tokenizer);
   QCOMPARE(mio::inspect_model_file(models + "/text_encoders/t5xxl_fp16.safetensors").detected, std::string("t5"));
-  QCOMPARE(mio::inspect_model_file(models + "/loras/wan_lora.safetensors").detected, std::string("lora"));
+  const mio::ModelFileInfo lora = mio::inspect_model_file(models + "/loras/wan_lora.safetensors");
+  QCOMPARE(lora.detected, std::string("lora"));
+  QCOMPARE(lora.model, std::string("LoRA for Wan2.2-TI2V-5B"));
+  // An A14B LoRA in ComfyUI's names (lightx2v's high-noise file) and a diffusers-named 1.3B LoRA.
+  const std::string pair = models + "/loras/wan2.2_t2v_lightx2v_4steps_lora_v1.1_high_noise.safetensors";
+  write_sparse_safetensors(pair, {{"diffusion_model.blocks.0.self_attn.q.lora_down.weight", "BF16", {64, 5120}},
+                                  {"diffusion_model.blocks.0.self_attn.q.lora_up.weight", "BF16", {5120, 64}}});
+  QCOMPARE(mio::inspect_model_file(pair).model,
+           std::string("LoRA for Wan2.2-A14B or Wan2.1-14B (high-noise expert)"));
+  const std::string small = models + "/loras/wan21_small.safetensors";
+  write_sparse_safetensors(small, {{"transformer.blocks.0.attn1.to_q.lora_A.weight", "F32", {8, 1536}}});
+  QCOMPARE(mio::inspect_model_file(small).model, std::string("LoRA for Wan2.1-T2V-1.3B"));
   QCOMPARE(mio::inspect_model_file(models + "/diffusion_models/quant.gguf").format, std::string("gguf"));
   std::ofstream(models + "/vae/broken.safetensors") << "<html>login</html>";
   const mio::ModelFileInfo broken = mio::inspect_model_file(models + "/vae/broken.safetensors");
