@@ -29,15 +29,21 @@ std::string lower(std::string s) {
   return s;
 }
 
-// "high-noise expert" / "low-noise expert" from the path, or "".
-std::string expert_role(const std::string& path) {
-  const std::string p = lower(path);
+// "high-noise expert" / "low-noise expert" named in `text`, or "".
+std::string expert_named(const std::string& text) {
+  const std::string p = lower(text);
   for (const char* high : {"high_noise", "highnoise", "high-noise"}) {
     if (p.find(high) != std::string::npos) return "high-noise expert";
   }
   for (const char* low : {"low_noise", "lownoise", "low-noise"}) {
     if (p.find(low) != std::string::npos) return "low-noise expert";
   }
+  return "";
+}
+
+// "high-noise expert" / "low-noise expert" from the path, or "".
+std::string expert_role(const std::string& path) {
+  if (std::string named = expert_named(path); !named.empty()) return named;
   // diffusers' A14B repos: transformer/ runs the high-noise steps, transformer_2/ the low-noise ones.
   const std::filesystem::path folder = std::filesystem::path(path).lexically_normal();
   const std::string name = folder.filename().empty() ? folder.parent_path().filename().string()
@@ -139,6 +145,10 @@ std::string wan_dit_description(const WanDitIdentity& identity) {
   return identity.model + (identity.role.empty() ? "" : " (" + identity.role + ")");
 }
 
+std::string expert_in_file_name(const std::string& path) {
+  return expert_named(std::filesystem::path(path).filename().string());
+}
+
 std::string wan_lora_description(const std::vector<std::pair<std::string, std::vector<int64_t>>>& tensors,
                                  const std::string& path) {
   for (const auto& [stored, shape] : tensors) {
@@ -152,7 +162,7 @@ std::string wan_lora_description(const std::vector<std::pair<std::string, std::v
                               : dim == 5120 ? "Wan2.2-A14B or Wan2.1-14B"
                               : dim == 1536 ? "Wan2.1-T2V-1.3B"
                                             : "a Wan DiT " + std::to_string(dim) + " wide";
-    const std::string role = expert_role(std::filesystem::path(path).filename().string());
+    const std::string role = expert_in_file_name(path);
     return "LoRA for " + model + (role.empty() ? "" : " (" + role + ")");
   }
   return "";

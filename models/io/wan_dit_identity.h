@@ -42,6 +42,10 @@ std::string low_noise_partner(const std::string& high_path);
 // "Wan2.2-T2V-A14B (high-noise expert)".
 std::string wan_dit_description(const WanDitIdentity& identity);
 
+// "high-noise expert" or "low-noise expert" when the file name says so (high_noise, HighNoise,
+// high-noise, ...: the names ComfyUI, QuantStack and lightx2v use); else "".
+std::string expert_in_file_name(const std::string& path);
+
 // A LoRA file's model, from the width its self-attention query LoRA takes (lora_down or lora_A [rank,
 // dim], any naming), and its expert from the file name: "LoRA for Wan2.2-A14B or Wan2.1-14B
 // (high-noise expert)"; "" when no such tensor is found.

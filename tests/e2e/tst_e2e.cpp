@@ -286,8 +286,10 @@ void tst_e2e::a14bLightningWorkflowRuns() {
     if (e.value("message", "").find("LoRA '") != std::string::npos) lora_of[node] = e.value("message", "");
     if (e.value("event", "") == "node_progress" && node == "sampler") sampler_steps = e.value("max", 0);
   }
-  QVERIFY2(lora_of["lora_high"].find("lightning_high_noise") != std::string::npos, qPrintable(r.out));
-  QVERIFY2(lora_of["lora_low"].find("lightning_low_noise") != std::string::npos, qPrintable(r.out));
+  QVERIFY2(lora_of["lora_high"].find("lightning_high_noise.safetensors' on the high-noise expert") != std::string::npos,
+           qPrintable(r.out));
+  QVERIFY2(lora_of["lora_low"].find("lightning_low_noise.safetensors' on the low-noise expert") != std::string::npos,
+           qPrintable(r.out));
   QCOMPARE(sampler_steps, 4);
   media::VideoInfo info;
   std::string error;

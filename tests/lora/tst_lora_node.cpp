@@ -96,6 +96,22 @@ class tst_LoraNode : public QObject {
     QVERIFY(params_of(*dit.model)["blocks.1.ffn.2.weight"].data_ptr() == params_of(*base_)["blocks.1.ffn.2.weight"].data_ptr());
     QVERIFY(warnings.empty());
 
+    // An A14B expert: a file named for the other expert is applied, with a warning naming both.
+    nodes::DitHandle low{base_.ptr(), "tiny", base_->device(), at::kFloat, nodes::WanExpert::LowNoise};
+    const engine::Value low_in = engine::make_value(nodes::kModelType, std::move(low), 0);
+    const std::string high_file = write("lightning_high_noise.safetensors",
+                                        {{"diffusion_model.blocks.0.cross_attn.o.lora_down.weight", d1},
+                                         {"diffusion_model.blocks.0.cross_attn.o.lora_up.weight", u1}});
+    run(low_in, high_file, 1.0);
+    QCOMPARE(warnings.size(), std::size_t(1));
+    QVERIFY2(warnings[0].find("named for the high-noise expert but goes to the low-noise expert") != std::string::npos,
+             warnings[0].c_str());
+    const std::string low_file = write("lightning_low_noise.safetensors",
+                                       {{"diffusion_model.blocks.0.cross_attn.o.lora_down.weight", d1},
+                                        {"diffusion_model.blocks.0.cross_attn.o.lora_up.weight", u1}});
+    run(low_in, low_file, 1.0);
+    QCOMPARE(warnings.size(), std::size_t(1));
+
     engine::NodeContext bad("lora", "LoadLoRA", {{"model", in}},
                             type->params_with_defaults({{"path", path("missing.safetensors")}}), {}, {});
     const auto failed = type->compute(bad);

@@ -3,6 +3,7 @@
 // its own copies only of the layers the LoRA touches; chain several to combine LoRAs.
 #include <c10/util/Exception.h>
 
+#include "models/io/wan_dit_identity.h"
 #include "models/wan/wan_lora.h"
 #include "nodes/common/node_types.h"
 #include "nodes/common/node_util.h"
@@ -15,6 +16,20 @@ namespace vidgraph::nodes {
 using engine::ParamSpec;
 
 namespace {
+
+// A14B LoRAs come in pairs named for their expert (lightx2v's ..._high_noise / ..._low_noise): the
+// expert this DiT is, for the log, and a warning when the file names the other one.
+std::string expert_of(const engine::NodeContext& ctx, const DitHandle& dit, const std::string& path) {
+  const std::string is = dit.expert == WanExpert::HighNoise  ? "high-noise expert"
+                         : dit.expert == WanExpert::LowNoise ? "low-noise expert"
+                                                             : "";
+  const std::string named = model_io::expert_in_file_name(path);
+  if (!named.empty() && !is.empty() && named != is) {
+    ctx.log_warn("The LoRA '" + path + "' is named for the " + named + " but goes to the " + is +
+                 "; if that is a mix-up, swap the files of the two Load LoRA nodes.");
+  }
+  return is;
+}
 
 engine::Result<engine::ValueMap> compute_load_lora(engine::NodeContext& ctx) {
   const std::string path = ctx.param_path("path");
@@ -33,8 +48,9 @@ engine::Result<engine::ValueMap> compute_load_lora(engine::NodeContext& ctx) {
   } catch (const std::exception& e) {
     return node_error(ctx, e.what());
   }
-  ctx.log_info("LoRA '" + path + "' at strength " + std::to_string(strength) + ": " +
-               std::to_string(result.layers_patched) + " parameters changed (" +
+  const std::string expert = expert_of(ctx, base, path);
+  ctx.log_info("LoRA '" + path + "'" + (expert.empty() ? "" : " on the " + expert) + " at strength " +
+               std::to_string(strength) + ": " + std::to_string(result.layers_patched) + " parameters changed (" +
                std::to_string(result.private_bytes >> 20) + " MiB of their own; the rest shared).");
   DitHandle out{result.model, base.path + " + " + path, base.device, base.dtype, base.expert,
                 base.swap_offload_blocks};
