@@ -35,7 +35,7 @@ void validate_sample(const wan::WanConfig& c, const TrainingSample& s, size_t in
           who + " latent " + shape_text(s.latent) + " is not a whole number of patches (" + std::to_string(p[0]) +
               ", " + std::to_string(p[1]) + ", " + std::to_string(p[2]) + ") in frames, height and width.");
   require_text_context(c, s.context, who + " needs a");
-  if (s.image_to_video && !s.condition.defined()) {  // TI2V-5B: latent frame 0 is the image
+  if (s.clean_first_frame()) {
     require(s.latent.size(1) >= 2,
             who + " is image-to-video but has 1 latent frame: frame 0 is the clean image, so nothing is left to "
                   "learn from; give it at least 2 latent frames.");
@@ -67,7 +67,7 @@ void require_text_context(const wan::WanConfig& c, const at::Tensor& t, const st
 
 void require_image_condition(const wan::WanConfig& c, const at::Tensor& condition, at::IntArrayRef latent_shape,
                              const std::string& who, const std::string& advice) {
-  const int64_t channels = c.in_dim - c.out_dim;
+  const int64_t channels = c.condition_channels();
   require(channels == 0 || condition.defined(),
           who + " has no image conditioning, which this model takes beside its latent (in_dim " +
               std::to_string(c.in_dim) + ": Wan2.2-I2V-A14B); " + advice);

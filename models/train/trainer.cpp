@@ -185,7 +185,7 @@ TrainResult train(wan::WanModelImpl& model, plugin::AttentionBackend* backend,
         const int64_t position = (static_cast<int64_t>(step - 1) * o.accumulation + a) * o.batch + b;
         const TrainingSample& s = samples[order.at(position)];
         at::Generator gen = at::detail::createCPUGenerator(mix_seed(o.seed, position));
-        FlowExample example = make_flow_example(s.latent, s.image_to_video && !s.condition.defined(), o.shift,
+        FlowExample example = make_flow_example(s.latent, s.clean_first_frame(), o.shift,
                                                 patch_t, gen, s_range.first, s_range.second);
         items.push_back({&s, std::move(example), context_for(s, o, gen)});
       }

@@ -32,6 +32,9 @@ struct TrainingSample {
   bool image_to_video = false;
   at::Tensor condition;
   std::string name;             // for messages
+
+  // TI2V-5B's image-to-video: latent frame 0 stays clean.
+  bool clean_first_frame() const { return image_to_video && !condition.defined(); }
 };
 
 // Sparsity of vsa / sla_star per step k (1-based): start + (target - start) * min(k - 1, steps) / steps;

@@ -35,6 +35,9 @@ struct WanConfig {
   bool with_proj_l = false;
 
   int64_t head_dim() const { return dim / num_heads; }
+  // Channels of image conditioning the DiT takes beside its latent: Wan2.2-I2V-A14B 20 (mask and
+  // image latent), every other Wan DiT 0.
+  int64_t condition_channels() const { return in_dim - out_dim; }
   int64_t patch_volume() const { return patch_size[0] * patch_size[1] * patch_size[2]; }
 
   // The Wan2.2-TI2V-5B config (the defaults above).

@@ -84,13 +84,13 @@ engine::Status check_image_vae(const engine::NodeContext& ctx, const wan::WanCon
 engine::Result<ImageConditioning> resolve_image_conditioning(const engine::NodeContext& ctx,
                                                             const wan::WanConfig& config) {
   const bool image = ctx.has_input("image");
-  if (config.in_dim == config.out_dim + sampling::i2v_condition_channels(config.out_dim)) {
+  if (config.condition_channels() == sampling::i2v_condition_channels(config.out_dim)) {
     if (!image) {
       return node_error(ctx, "This DiT is an image-to-video model (Wan2.2-I2V-A14B: " + std::to_string(config.in_dim) +
                              " input channels); connect an image (Load Image) and the VAE, or load the "
                              "T2V-A14B experts for text-to-video.");
     }
-  } else if (config.in_dim != config.out_dim) {
+  } else if (config.condition_channels() != 0) {
     return node_error(ctx, "This DiT takes " + std::to_string(config.in_dim) + " input channels for " +
                            std::to_string(config.out_dim) + " latent channels, which no Wan model Vidgraph "
                            "samples uses; load a Wan2.2 (TI2V-5B, T2V-A14B, I2V-A14B) or Wan2.1 T2V model.");
@@ -101,7 +101,7 @@ engine::Result<ImageConditioning> resolve_image_conditioning(const engine::NodeC
                            "image; disconnect the image, or load the I2V-A14B experts for image-to-video.");
   }
   if (auto st = check_image_vae(ctx, config); !st.ok()) return st.error();
-  return config.in_dim == config.out_dim ? ImageConditioning::FirstFrame : ImageConditioning::Concat;
+  return config.condition_channels() == 0 ? ImageConditioning::FirstFrame : ImageConditioning::Concat;
 }
 
 // The method, its params from the node (attention_params_bridge.h) and the plugin's preparation for

@@ -73,7 +73,7 @@ engine::Result<std::vector<std::string>> prompt_texts(const engine::NodeContext&
 // frame too, the image the student then learns to animate; for a model that takes image
 // conditioning (Wan2.2-I2V-A14B), the sample's conditioning instead.
 std::vector<train::DistillPrompt> set_prompts(const TrainingSet& set, const wan::WanConfig& config) {
-  const bool conditioned = config.in_dim > config.out_dim;
+  const bool conditioned = config.condition_channels() > 0;
   std::vector<train::DistillPrompt> prompts;
   for (const TrainingSampleFile& file : set.samples) {
     const TrainingSampleData data = read_training_sample(file.path);

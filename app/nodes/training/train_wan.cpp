@@ -55,7 +55,7 @@ engine::Result<std::vector<train::TrainingSample>> load_samples(const engine::No
     }
     TrainingSampleData data = read_training_sample(file.path);
     // The image conditioning goes to a model that takes it (Wan2.2-I2V-A14B) and to no other.
-    const bool conditioned = config.in_dim > config.out_dim;
+    const bool conditioned = config.condition_channels() > 0;
     samples.push_back({data.latent, data.context, file.image_to_video, conditioned ? data.condition : at::Tensor(),
                        file.source});
   }
